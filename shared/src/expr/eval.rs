@@ -1,0 +1,253 @@
+//! Evaluation of parsed expressions over a row, with SQL-compatible nulls.
+
+use super::{BinaryOp, Expr, Function, UnaryOp};
+use crate::value::Value;
+use std::cmp::Ordering;
+
+/// Evaluates `expr` over the row's field slots and its timestamp `time` (ms).
+pub fn eval(expr: &Expr, row: &[Value], time: i64) -> Value {
+    match expr {
+        Expr::Literal(v) => v.clone(),
+        Expr::Field(slot) => row.get(*slot).cloned().unwrap_or(Value::Null),
+        Expr::Time => Value::Long(time),
+        Expr::Unary(UnaryOp::Neg, e) => match eval(e, row, time) {
+            Value::Long(v) => Value::Long(v.wrapping_neg()),
+            other => other.as_double().map(|v| Value::Double(-v)).unwrap_or(Value::Null),
+        },
+        Expr::Unary(UnaryOp::Not, e) => {
+            let v = eval(e, row, time);
+            if v.is_null() {
+                Value::Null
+            } else {
+                Value::Long(i64::from(!v.is_truthy()))
+            }
+        }
+        Expr::Binary(op, a, b) => binary(*op, eval(a, row, time), || eval(b, row, time)),
+        Expr::Call(f, args) => call(f, args, row, time),
+    }
+}
+
+fn binary(op: BinaryOp, a: Value, b: impl FnOnce() -> Value) -> Value {
+    use BinaryOp::*;
+    match op {
+        And => {
+            if !a.is_null() && !a.is_truthy() {
+                return Value::Long(0);
+            }
+            let b = b();
+            if !b.is_null() && !b.is_truthy() {
+                return Value::Long(0);
+            }
+            if a.is_null() || b.is_null() {
+                Value::Null
+            } else {
+                Value::Long(1)
+            }
+        }
+        Or => {
+            if a.is_truthy() {
+                return Value::Long(1);
+            }
+            let b = b();
+            if b.is_truthy() {
+                Value::Long(1)
+            } else if a.is_null() || b.is_null() {
+                Value::Null
+            } else {
+                Value::Long(0)
+            }
+        }
+        _ => {
+            let b = b();
+            if a.is_null() || b.is_null() {
+                return Value::Null;
+            }
+            match op {
+                Lt | Le | Gt | Ge | Eq | Ne => {
+                    let ord = compare(&a, &b);
+                    let r = match op {
+                        Lt => ord == Some(Ordering::Less),
+                        Le => matches!(ord, Some(Ordering::Less | Ordering::Equal)),
+                        Gt => ord == Some(Ordering::Greater),
+                        Ge => matches!(ord, Some(Ordering::Greater | Ordering::Equal)),
+                        Eq => ord == Some(Ordering::Equal),
+                        _ => ord != Some(Ordering::Equal),
+                    };
+                    Value::Long(i64::from(r))
+                }
+                Add if matches!(a, Value::String(_)) || matches!(b, Value::String(_)) => {
+                    Value::String(format!("{a}{b}"))
+                }
+                _ => arithmetic(op, &a, &b),
+            }
+        }
+    }
+}
+
+fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Long(x), Value::Long(y)) => Some(x.cmp(y)),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        _ => a.as_double()?.partial_cmp(&b.as_double()?),
+    }
+}
+
+fn arithmetic(op: BinaryOp, a: &Value, b: &Value) -> Value {
+    use BinaryOp::*;
+    if let (Value::Long(x), Value::Long(y)) = (a, b) {
+        return match op {
+            Mul => Value::Long(x.wrapping_mul(*y)),
+            Add => Value::Long(x.wrapping_add(*y)),
+            Sub => Value::Long(x.wrapping_sub(*y)),
+            Div if *y == 0 => Value::Null,
+            Div => Value::Long(x.wrapping_div(*y)),
+            Rem if *y == 0 => Value::Null,
+            Rem => Value::Long(x.wrapping_rem(*y)),
+            Pow => Value::Long((*x as f64).powf(*y as f64) as i64),
+            _ => Value::Null,
+        };
+    }
+    let (Some(x), Some(y)) = (a.as_double(), b.as_double()) else { return Value::Null };
+    Value::Double(match op {
+        Mul => x * y,
+        Add => x + y,
+        Sub => x - y,
+        Div => x / y,
+        Rem => x % y,
+        Pow => x.powf(y),
+        _ => return Value::Null,
+    })
+}
+
+fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
+    let arg = |i: usize| args.get(i).map(|e| eval(e, row, time)).unwrap_or(Value::Null);
+    match f {
+        Function::Concat => {
+            let mut out = String::new();
+            for e in args {
+                match eval(e, row, time).as_str() {
+                    Some(s) => out.push_str(&s),
+                    None => return Value::Null,
+                }
+            }
+            Value::String(out)
+        }
+        Function::Lower => map_str(arg(0), |s| s.to_lowercase()),
+        Function::Upper => map_str(arg(0), |s| s.to_uppercase()),
+        Function::Strlen => arg(0).as_str().map(|s| Value::Long(s.chars().count() as i64)).unwrap_or(Value::Null),
+        Function::Substring => {
+            let (s, index, len) = (arg(0), arg(1).as_long(), arg(2).as_long());
+            match (s.as_str(), index) {
+                (Some(s), Some(index)) if index >= 0 => {
+                    let chars = s.chars().skip(index as usize);
+                    Value::String(match len {
+                        Some(n) if n >= 0 => chars.take(n as usize).collect(),
+                        _ => chars.collect(),
+                    })
+                }
+                _ => Value::Null,
+            }
+        }
+        Function::TimestampFloor(g) => arg(0).as_long().map(|t| Value::Long(g.floor(t))).unwrap_or(Value::Null),
+        Function::Nvl => {
+            let a = arg(0);
+            if a.is_null() {
+                arg(1)
+            } else {
+                a
+            }
+        }
+        Function::If => {
+            if arg(0).is_truthy() {
+                arg(1)
+            } else {
+                arg(2)
+            }
+        }
+        Function::CaseSearched => {
+            let mut i = 0;
+            while i + 1 < args.len() {
+                if arg(i).is_truthy() {
+                    return arg(i + 1);
+                }
+                i += 2;
+            }
+            if i < args.len() {
+                arg(i)
+            } else {
+                Value::Null
+            }
+        }
+        Function::Abs => match arg(0) {
+            Value::Long(v) => Value::Long(v.wrapping_abs()),
+            other => other.as_double().map(|v| Value::Double(v.abs())).unwrap_or(Value::Null),
+        },
+    }
+}
+
+fn map_str(v: Value, f: impl Fn(&str) -> String) -> Value {
+    v.as_str().map(|s| Value::String(f(&s))).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::expr::parse;
+    use crate::value::Value;
+
+    fn run(text: &str, fields: &[(&str, Value)]) -> Value {
+        let names: Vec<&str> = fields.iter().map(|f| f.0).collect();
+        let mut extra = Vec::new();
+        let expr = parse(text, &mut |name| {
+            names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                extra.push(name.to_string());
+                names.len() + extra.len() - 1
+            })
+        })
+        .expect("parse");
+        let row: Vec<Value> = fields.iter().map(|f| f.1.clone()).collect();
+        super::eval(&expr, &row, 1_442_018_818_771)
+    }
+
+    #[test]
+    fn evaluates_arithmetic_and_precedence() {
+        assert_eq!(run("1 + 2 * 3", &[]), Value::Long(7));
+        assert_eq!(run("(1 + 2) * 3", &[]), Value::Long(9));
+        assert_eq!(run("2 ^ 3 ^ 2", &[]), Value::Long(512));
+        assert_eq!(run("7 / 2.0", &[]), Value::Double(3.5));
+        assert_eq!(run("-x + 1", &[("x", Value::Long(5))]), Value::Long(-4));
+        assert_eq!(run("x * 2", &[("x", Value::Null)]), Value::Null);
+        assert_eq!(run("1 / 0", &[]), Value::Null);
+    }
+
+    #[test]
+    fn evaluates_druid_tutorial_transforms() {
+        // Druid's transform tutorial: "animal" upper-cased and a number tripled.
+        assert_eq!(run("upper(animal)", &[("animal", Value::String("octopus".into()))]), Value::String("OCTOPUS".into()));
+        assert_eq!(run("concat('super-', animal)", &[("animal", Value::String("mongoose".into()))]), Value::String("super-mongoose".into()));
+        assert_eq!(run("number * 3", &[("number", Value::Long(416))]), Value::Long(1248));
+        assert_eq!(run("\"my field\" == 'a'", &[("my field", Value::String("a".into()))]), Value::Long(1));
+    }
+
+    #[test]
+    fn evaluates_functions_with_nulls() {
+        assert_eq!(run("nvl(x, 'none')", &[("x", Value::Null)]), Value::String("none".into()));
+        assert_eq!(run("concat('a', x)", &[("x", Value::Null)]), Value::Null);
+        assert_eq!(run("substring('hello', 1, 3)", &[]), Value::String("ell".into()));
+        assert_eq!(run("substring('hello', 2, -1)", &[]), Value::String("llo".into()));
+        assert_eq!(run("strlen('héllo')", &[]), Value::Long(5));
+        assert_eq!(run("if(x > 3, 'big', 'small')", &[("x", Value::Long(5))]), Value::String("big".into()));
+        assert_eq!(run("case_searched(x == 1, 'one', x == 2, 'two', 'many')", &[("x", Value::Long(2))]), Value::String("two".into()));
+        assert_eq!(run("case_searched(x == 1, 'one')", &[("x", Value::Long(2))]), Value::Null);
+        assert_eq!(run("timestamp_floor(__time, 'PT1H')", &[]), Value::Long(1_442_016_000_000));
+        assert_eq!(run("lower('ABC') == 'abc' && !(1 > 2)", &[]), Value::Long(1));
+    }
+
+    #[test]
+    fn rejects_bad_expressions_with_reason() {
+        let mut resolve = |_: &str| 0;
+        for bad in ["1 +", "foo(1)", "'open", "lower(1, 2)", "(1", "timestamp_floor(__time, 'PT1X')"] {
+            let err = parse(bad, &mut resolve).expect_err(bad);
+            assert!(err.to_string().contains(bad), "{err}");
+        }
+    }
+}

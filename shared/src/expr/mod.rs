@@ -1,0 +1,102 @@
+//! Druid expressions (the subset used by `transformSpec` and `expression` inputs): a parser
+//! producing an AST whose field references are resolved to row slots once, and an evaluator.
+
+mod eval;
+mod parse;
+
+pub use eval::eval;
+pub use parse::parse;
+
+/// An error in an expression's text, naming the expression and what was expected.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("expression {expression:?}: {reason}")]
+pub struct ExprError {
+    /// The expression text.
+    pub expression: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// A parsed expression with field references resolved to slots of the row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A literal value.
+    Literal(crate::value::Value),
+    /// A field of the input row, by slot.
+    Field(usize),
+    /// The row timestamp (`__time`), in milliseconds.
+    Time,
+    /// A unary operator.
+    Unary(UnaryOp, Box<Expr>),
+    /// A binary operator.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// A function call.
+    Call(Function, Vec<Expr>),
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// Numeric negation.
+    Neg,
+    /// Logical not.
+    Not,
+}
+
+/// Binary operators, lowest precedence last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `^`
+    Pow,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `+` (also concatenates strings)
+    Add,
+    /// `-`
+    Sub,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+}
+
+/// The functions Sluice implements.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Function {
+    /// `concat(a, b, ...)`: null if any argument is null.
+    Concat,
+    /// `lower(s)`
+    Lower,
+    /// `upper(s)`
+    Upper,
+    /// `substring(s, index, length)`: 0-based; length -1 means to the end.
+    Substring,
+    /// `strlen(s)`
+    Strlen,
+    /// `timestamp_floor(t, period[, origin[, timezone]])` with the period parsed once.
+    TimestampFloor(crate::granularity::Granularity),
+    /// `nvl(a, b)`: `b` when `a` is null.
+    Nvl,
+    /// `if(predicate, then, else)`
+    If,
+    /// `case_searched(p1, v1, ..., [else])`
+    CaseSearched,
+    /// `abs(x)`
+    Abs,
+}

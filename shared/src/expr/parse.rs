@@ -1,0 +1,260 @@
+//! A precedence-climbing parser for Druid's expression syntax.
+
+use super::{BinaryOp, Expr, ExprError, Function, UnaryOp};
+use crate::granularity::Granularity;
+use crate::time::{parse_iso_instant, Period};
+use crate::value::Value;
+
+/// Parses `text`, resolving each field name to a row slot through `resolve`.
+pub fn parse(text: &str, resolve: &mut dyn FnMut(&str) -> usize) -> Result<Expr, ExprError> {
+    let tokens = tokenize(text).map_err(|reason| ExprError { expression: text.to_string(), reason })?;
+    let mut parser = Parser { tokens, pos: 0, resolve, text };
+    let expr = parser.expr(0)?;
+    if parser.pos != parser.tokens.len() {
+        return Err(parser.error(format!("unexpected {:?}", parser.tokens[parser.pos])));
+    }
+    Ok(expr)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Number(Value),
+    Str(String),
+    Ident(String),
+    Op(&'static str),
+    LParen,
+    RParen,
+    Comma,
+}
+
+const OPS: [&str; 16] = ["&&", "||", "<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%", "^", "!", "="];
+
+fn tokenize(text: &str) -> Result<Vec<Token>, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '(' {
+            out.push(Token::LParen);
+            i += 1;
+        } else if c == ')' {
+            out.push(Token::RParen);
+            i += 1;
+        } else if c == ',' {
+            out.push(Token::Comma);
+            i += 1;
+        } else if c == '\'' || c == '"' {
+            let (s, next) = quoted(text, i, c)?;
+            out.push(if c == '\'' { Token::Str(s) } else { Token::Ident(s) });
+            i = next;
+        } else if c.is_ascii_digit() || (c == '.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+            let lit = &text[start..i];
+            let value = match lit.parse::<i64>() {
+                Ok(v) => Value::Long(v),
+                Err(_) => Value::Double(lit.parse::<f64>().map_err(|_| format!("bad number {lit:?}"))?),
+            };
+            out.push(Token::Number(value));
+        } else if c.is_alphabetic() || c == '_' || c == '$' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'_' | b'$' | b'.')) {
+                i += 1;
+            }
+            out.push(Token::Ident(text[start..i].to_string()));
+        } else if let Some(op) = OPS.iter().find(|op| text[i..].starts_with(**op)) {
+            out.push(Token::Op(op));
+            i += op.len();
+        } else {
+            return Err(format!("unexpected character {c:?} at {i}"));
+        }
+    }
+    Ok(out)
+}
+
+fn quoted(text: &str, start: usize, quote: char) -> Result<(String, usize), String> {
+    let mut s = String::new();
+    let mut chars = text[start + 1..].char_indices();
+    while let Some((j, c)) = chars.next() {
+        if c == '\\' {
+            if let Some((_, esc)) = chars.next() {
+                s.push(match esc {
+                    'n' => '\n',
+                    't' => '\t',
+                    other => other,
+                });
+            }
+        } else if c == quote {
+            return Ok((s, start + 1 + j + 1));
+        } else {
+            s.push(c);
+        }
+    }
+    Err(format!("unterminated {quote} quote at {start}"))
+}
+
+struct Parser<'a> {
+    tokens: Vec<Token>,
+    pos: usize,
+    resolve: &'a mut dyn FnMut(&str) -> usize,
+    text: &'a str,
+}
+
+fn binary(op: &str) -> Option<(BinaryOp, u8, bool)> {
+    // (operator, precedence, right-associative)
+    Some(match op {
+        "||" => (BinaryOp::Or, 1, false),
+        "&&" => (BinaryOp::And, 2, false),
+        "==" | "=" => (BinaryOp::Eq, 3, false),
+        "!=" => (BinaryOp::Ne, 3, false),
+        "<" => (BinaryOp::Lt, 4, false),
+        "<=" => (BinaryOp::Le, 4, false),
+        ">" => (BinaryOp::Gt, 4, false),
+        ">=" => (BinaryOp::Ge, 4, false),
+        "+" => (BinaryOp::Add, 5, false),
+        "-" => (BinaryOp::Sub, 5, false),
+        "*" => (BinaryOp::Mul, 6, false),
+        "/" => (BinaryOp::Div, 6, false),
+        "%" => (BinaryOp::Rem, 6, false),
+        "^" => (BinaryOp::Pow, 8, true),
+        _ => return None,
+    })
+}
+
+impl Parser<'_> {
+    fn error(&self, reason: String) -> ExprError {
+        ExprError { expression: self.text.to_string(), reason }
+    }
+
+    fn next(&mut self) -> Option<Token> {
+        let t = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+
+    fn expr(&mut self, min_prec: u8) -> Result<Expr, ExprError> {
+        let mut lhs = self.unary()?;
+        while let Some(Token::Op(op)) = self.tokens.get(self.pos) {
+            let Some((bin, prec, right)) = binary(op) else { break };
+            if prec < min_prec {
+                break;
+            }
+            self.pos += 1;
+            let rhs = self.expr(if right { prec } else { prec + 1 })?;
+            lhs = Expr::Binary(bin, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<Expr, ExprError> {
+        match self.tokens.get(self.pos) {
+            Some(Token::Op("-")) => {
+                self.pos += 1;
+                Ok(Expr::Unary(UnaryOp::Neg, Box::new(self.expr(7)?)))
+            }
+            Some(Token::Op("!")) => {
+                self.pos += 1;
+                Ok(Expr::Unary(UnaryOp::Not, Box::new(self.expr(7)?)))
+            }
+            _ => self.primary(),
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, ExprError> {
+        match self.next() {
+            Some(Token::Number(v)) => Ok(Expr::Literal(v)),
+            Some(Token::Str(s)) => Ok(Expr::Literal(Value::String(s))),
+            Some(Token::LParen) => {
+                let e = self.expr(0)?;
+                match self.next() {
+                    Some(Token::RParen) => Ok(e),
+                    _ => Err(self.error("missing ')'".into())),
+                }
+            }
+            Some(Token::Ident(name)) => {
+                if self.tokens.get(self.pos) == Some(&Token::LParen) {
+                    self.pos += 1;
+                    let args = self.args()?;
+                    self.call(&name, args)
+                } else if name == "null" {
+                    Ok(Expr::Literal(Value::Null))
+                } else if name == "__time" {
+                    Ok(Expr::Time)
+                } else {
+                    Ok(Expr::Field((self.resolve)(&name)))
+                }
+            }
+            other => Err(self.error(format!("expected a value, found {other:?}"))),
+        }
+    }
+
+    fn args(&mut self) -> Result<Vec<Expr>, ExprError> {
+        let mut args = Vec::new();
+        if self.tokens.get(self.pos) == Some(&Token::RParen) {
+            self.pos += 1;
+            return Ok(args);
+        }
+        loop {
+            args.push(self.expr(0)?);
+            match self.next() {
+                Some(Token::Comma) => continue,
+                Some(Token::RParen) => return Ok(args),
+                _ => return Err(self.error("expected ',' or ')' in arguments".into())),
+            }
+        }
+    }
+
+    fn call(&self, name: &str, args: Vec<Expr>) -> Result<Expr, ExprError> {
+        let arity = |min: usize, max: usize| -> Result<(), ExprError> {
+            if args.len() < min || args.len() > max {
+                Err(self.error(format!("{name} takes {min}..{max} arguments, got {}", args.len())))
+            } else {
+                Ok(())
+            }
+        };
+        let function = match name {
+            "concat" => Function::Concat,
+            "lower" => (arity(1, 1)?, Function::Lower).1,
+            "upper" => (arity(1, 1)?, Function::Upper).1,
+            "substring" => (arity(3, 3)?, Function::Substring).1,
+            "strlen" => (arity(1, 1)?, Function::Strlen).1,
+            "nvl" => (arity(2, 2)?, Function::Nvl).1,
+            "if" => (arity(3, 3)?, Function::If).1,
+            "abs" => (arity(1, 1)?, Function::Abs).1,
+            "case_searched" => (arity(2, usize::MAX)?, Function::CaseSearched).1,
+            "timestamp_floor" => {
+                arity(2, 4)?;
+                let literal = |i: usize| match args.get(i) {
+                    Some(Expr::Literal(Value::String(s))) => Ok(Some(s.clone())),
+                    Some(Expr::Literal(Value::Null)) | None => Ok(None),
+                    _ => Err(self.error(format!("timestamp_floor argument {} must be a string literal", i + 1))),
+                };
+                let period = literal(1)?.ok_or_else(|| self.error("timestamp_floor needs a period".into()))?;
+                let period = Period::parse(&period).map_err(|e| self.error(e.to_string()))?;
+                let origin = match literal(2)? {
+                    Some(o) => parse_iso_instant(&o).map_err(|e| self.error(e.to_string()))?,
+                    None => 0,
+                };
+                if let Some(tz) = literal(3)? {
+                    if tz != "UTC" {
+                        return Err(self.error(format!("timestamp_floor time zone {tz:?} is not supported yet: only UTC")));
+                    }
+                }
+                let week = Period { months: 0, millis: 7 * 86_400_000 };
+                let origin = if period == week && origin == 0 { 4 * 86_400_000 } else { origin };
+                Function::TimestampFloor(Granularity::Period { period, origin })
+            }
+            other => return Err(self.error(format!("function {other:?} is not supported"))),
+        };
+        let args = match function {
+            Function::TimestampFloor(_) => args.into_iter().take(1).collect(),
+            _ => args,
+        };
+        Ok(Expr::Call(function, args))
+    }
+}

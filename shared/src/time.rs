@@ -1,0 +1,245 @@
+//! Millisecond timestamps, intervals and ISO-8601 periods, the way Druid spells them.
+
+use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The earliest instant Druid's `ETERNITY` interval starts at, in milliseconds.
+pub const ETERNITY_START: i64 = -4_611_686_018_427_387;
+/// The instant Druid's `ETERNITY` interval ends at, in milliseconds.
+pub const ETERNITY_END: i64 = 4_611_686_018_427_387;
+
+/// A half-open time interval `[start, end)` in milliseconds since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Interval {
+    /// Inclusive start, milliseconds since the epoch.
+    pub start: i64,
+    /// Exclusive end, milliseconds since the epoch.
+    pub end: i64,
+}
+
+impl Interval {
+    /// Builds an interval; `start` must not be after `end`.
+    pub fn new(start: i64, end: i64) -> Self {
+        debug_assert!(start <= end, "interval start after end");
+        Self { start, end }
+    }
+
+    /// Returns true when `t` lies inside the interval.
+    pub fn contains(&self, t: i64) -> bool {
+        self.start <= t && t < self.end
+    }
+
+    /// Parses Druid's `start/end` interval notation (ISO-8601 instants or dates).
+    pub fn parse(text: &str) -> Result<Self, TimeError> {
+        let (a, b) = text
+            .split_once('/')
+            .ok_or_else(|| TimeError::Invalid(format!("interval {text:?} has no '/'")))?;
+        let start = parse_iso_instant(a)?;
+        let end = match parse_iso_instant(b) {
+            Ok(end) => end,
+            Err(_) => Period::parse(b)?.add_to(start, 1),
+        };
+        if end < start {
+            return Err(TimeError::Invalid(format!("interval {text:?} ends before it starts")));
+        }
+        Ok(Self { start, end })
+    }
+}
+
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", format_iso(self.start), format_iso(self.end))
+    }
+}
+
+/// An error in a time value, naming the text that was wrong.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TimeError {
+    /// The text is not a valid time, interval or period.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Formats milliseconds as Druid prints instants: `2015-09-12T00:00:00.000Z`.
+pub fn format_iso(ms: i64) -> String {
+    match Utc.timestamp_millis_opt(ms).single() {
+        Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        None => ms.to_string(),
+    }
+}
+
+/// Parses an ISO-8601 instant as Druid accepts it: full date-time with offset, a date-time
+/// without offset (taken as UTC), a date alone, or a year-month.
+pub fn parse_iso_instant(text: &str) -> Result<i64, TimeError> {
+    let s = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(t.timestamp_millis());
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M:%S%.f%:z"] {
+        if let Ok(t) = DateTime::parse_from_str(s, fmt) {
+            return Ok(t.timestamp_millis());
+        }
+    }
+    let naive = s.strip_suffix('Z').unwrap_or(s);
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(naive, fmt) {
+            return Ok(t.and_utc().timestamp_millis());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(naive, "%Y-%m-%d") {
+        return Ok(day_start(d));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(&format!("{naive}-01"), "%Y-%m-%d") {
+        return Ok(day_start(d));
+    }
+    Err(TimeError::Invalid(format!("{text:?} is not an ISO-8601 instant")))
+}
+
+fn day_start(d: NaiveDate) -> i64 {
+    d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0)
+}
+
+/// An ISO-8601 period such as `PT1H`, `P1D`, `P3M` or `P1W`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Period {
+    /// Calendar months (years count as 12).
+    pub months: i64,
+    /// Fixed-length part in milliseconds (weeks, days, hours, minutes, seconds).
+    pub millis: i64,
+}
+
+impl Period {
+    /// Parses `PnYnMnWnDTnHnMnS` (fractional seconds allowed).
+    pub fn parse(text: &str) -> Result<Self, TimeError> {
+        let bad = || TimeError::Invalid(format!("{text:?} is not an ISO-8601 period such as PT1H or P1D"));
+        let rest = text.trim().strip_prefix(['P', 'p']).ok_or_else(bad)?;
+        if rest.is_empty() {
+            return Err(bad());
+        }
+        let mut period = Period::default();
+        let mut in_time = false;
+        let mut number = String::new();
+        let mut any = false;
+        for c in rest.chars() {
+            match c {
+                'T' | 't' if number.is_empty() && !in_time => in_time = true,
+                '0'..='9' | '.' => number.push(c),
+                _ => {
+                    let value: f64 = number.parse().map_err(|_| bad())?;
+                    number.clear();
+                    any = true;
+                    let whole = value as i64;
+                    match (in_time, c.to_ascii_uppercase()) {
+                        (false, 'Y') => period.months += 12 * whole,
+                        (false, 'M') => period.months += whole,
+                        (false, 'W') => period.millis += whole * 7 * 86_400_000,
+                        (false, 'D') => period.millis += whole * 86_400_000,
+                        (true, 'H') => period.millis += whole * 3_600_000,
+                        (true, 'M') => period.millis += whole * 60_000,
+                        (true, 'S') => period.millis += (value * 1000.0).round() as i64,
+                        _ => return Err(bad()),
+                    }
+                }
+            }
+        }
+        if !number.is_empty() || !any {
+            return Err(bad());
+        }
+        Ok(period)
+    }
+
+    /// Returns true for the zero period, which can bucket nothing.
+    pub fn is_zero(&self) -> bool {
+        self.months == 0 && self.millis == 0
+    }
+
+    /// Adds `times` copies of the period to `t` (UTC calendar arithmetic for months).
+    pub fn add_to(&self, t: i64, times: i64) -> i64 {
+        let mut out = t;
+        if self.months != 0 {
+            out = add_months(out, self.months * times);
+        }
+        out.saturating_add(self.millis.saturating_mul(times))
+    }
+
+    /// The length of a fixed-length period in milliseconds, if it has no month part.
+    pub fn fixed_millis(&self) -> Option<i64> {
+        (self.months == 0).then_some(self.millis)
+    }
+}
+
+impl fmt::Display for Period {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "P")?;
+        if self.months != 0 {
+            write!(f, "{}M", self.months)?;
+        }
+        if self.millis != 0 || self.months == 0 {
+            let secs = self.millis as f64 / 1000.0;
+            write!(f, "T{secs}S")?;
+        }
+        Ok(())
+    }
+}
+
+/// Adds calendar months to a UTC instant, clamping the day of month like Joda does.
+pub fn add_months(ms: i64, months: i64) -> i64 {
+    let Some(t) = Utc.timestamp_millis_opt(ms).single() else { return ms };
+    let total = t.year() as i64 * 12 + t.month0() as i64 + months;
+    let (year, month0) = (total.div_euclid(12) as i32, total.rem_euclid(12) as u32);
+    let mut day = t.day();
+    loop {
+        if let Some(d) = NaiveDate::from_ymd_opt(year, month0 + 1, day) {
+            let time = t.time();
+            return d.and_time(time).and_utc().timestamp_millis();
+        }
+        if day <= 28 {
+            return ms;
+        }
+        day -= 1;
+    }
+}
+
+/// The first instant of the UTC calendar month containing `ms`, shifted by `months`.
+pub fn month_floor(ms: i64, step_months: i64, origin_months: i64) -> i64 {
+    let Some(t) = Utc.timestamp_millis_opt(ms).single() else { return ms };
+    let total = t.year() as i64 * 12 + t.month0() as i64;
+    let bucket = (total - origin_months).div_euclid(step_months) * step_months + origin_months;
+    let (year, month0) = (bucket.div_euclid(12) as i32, bucket.rem_euclid(12) as u32);
+    NaiveDate::from_ymd_opt(year, month0 + 1, 1).map(day_start).unwrap_or(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_druid_instants_and_intervals() {
+        assert_eq!(parse_iso_instant("2015-09-12T00:46:58.771Z"), Ok(1_442_018_818_771));
+        assert_eq!(parse_iso_instant("2015-09-12"), Ok(1_442_016_000_000));
+        let i = Interval::parse("2018-01-01/2018-01-03").expect("interval");
+        assert_eq!(i.end - i.start, 2 * 86_400_000);
+        assert_eq!(i.to_string(), "2018-01-01T00:00:00.000Z/2018-01-03T00:00:00.000Z");
+        assert_eq!(Interval::parse("2018-01-01/P1D").expect("period end").end - i.start, 86_400_000);
+        assert!(parse_iso_instant("yesterday").is_err());
+    }
+
+    #[test]
+    fn parses_periods() {
+        assert_eq!(Period::parse("PT10M"), Ok(Period { months: 0, millis: 600_000 }));
+        assert_eq!(Period::parse("P1Y2M"), Ok(Period { months: 14, millis: 0 }));
+        assert_eq!(Period::parse("PT0.5S").map(|p| p.millis), Ok(500));
+        assert!(Period::parse("P").is_err());
+        assert!(Period::parse("10M").is_err());
+        assert!(Period::parse("PT5X").is_err());
+    }
+
+    #[test]
+    fn month_arithmetic_clamps_day() {
+        let jan31 = parse_iso_instant("2020-01-31T10:00:00Z").expect("instant");
+        assert_eq!(format_iso(add_months(jan31, 1)), "2020-02-29T10:00:00.000Z");
+        let mid = parse_iso_instant("2020-05-17T10:00:00Z").expect("instant");
+        assert_eq!(format_iso(month_floor(mid, 3, 0)), "2020-04-01T00:00:00.000Z");
+    }
+}
