@@ -11,11 +11,11 @@
 //! Each arrow is one module: [`input`], [`index`], [`segment`], [`merge`]. The datasource
 //! [`spec`] drives them all.
 
-//pub mod aggregate;
+pub mod aggregate;
 pub mod expr;
 pub mod filter;
 pub mod granularity;
-//pub mod index;
+pub mod index;
 pub mod input;
 //pub mod merge;
 pub mod row;

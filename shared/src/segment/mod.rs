@@ -1,8 +1,19 @@
-//! The segment format (one format for hydrants and final segments).
+//! The segment format, one format for hydrants and final segments (as in Druid): a header,
+//! a JSON column directory and checksummed, block-compressed column parts. The byte layout is
+//! specified in `docs/segment-format.md`.
 
 mod codec;
+pub mod directory;
+pub mod parts;
+mod reader;
+mod rows;
+mod writer;
 
 pub use codec::Codec;
+pub use directory::{ColumnEntry, ColumnType, Directory};
+pub use reader::{Segment, StringColumn};
+pub use rows::{DimBuf, RowBuf, RowCursor};
+pub use writer::{DimCell, DimLayout, SegmentLayout, SegmentWriter};
 
 /// A corrupt or truncated segment, naming the object and the problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

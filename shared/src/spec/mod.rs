@@ -13,7 +13,7 @@ pub mod tuning;
 pub use aggregator::{AggregatorSpec, MetricKind};
 pub use data_schema::{DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec};
 pub use input_format::InputFormat;
-pub use resolve::{DatasourceSpec, IoSettings, SluiceConfig, TuningSettings};
+pub use resolve::{Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY};
 
 use serde::Deserialize;
 use std::fmt;

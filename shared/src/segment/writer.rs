@@ -1,0 +1,366 @@
+//! Writes a segment from rows given in sort order: `__time`, then dimensions, then metrics.
+//! String dimensions arrive as codes into a sorted dictionary (0 is null, k is value k-1);
+//! values no row uses are dropped and the ids renumbered when the segment is finished.
+
+use super::directory::{ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder, NumericPart, KIND_LONGS};
+use super::{Codec, FormatError};
+use crate::aggregate::{Aggregator, MetricCell, Scalar};
+use crate::granularity::Granularity;
+use crate::spec::Compression;
+use crate::spec::{DimensionType, MetricKind, MultiValueHandling};
+use crate::time::Interval;
+use roaring::RoaringBitmap;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A dimension of the segment being written.
+#[derive(Debug, Clone)]
+pub struct DimLayout {
+    /// Dimension name.
+    pub name: String,
+    /// Dimension type.
+    pub kind: DimensionType,
+    /// Multi-value ordering (string dimensions).
+    pub multi_value_handling: MultiValueHandling,
+    /// Sorted dictionary the codes refer to (string dimensions).
+    pub dictionary: Arc<Vec<String>>,
+}
+
+/// The columns of a segment being written.
+#[derive(Debug, Clone)]
+pub struct SegmentLayout {
+    /// The time chunk.
+    pub interval: Interval,
+    /// Dimensions in sort order.
+    pub dims: Vec<DimLayout>,
+    /// Metrics.
+    pub metrics: Vec<Aggregator>,
+    /// Whether rows are rolled up.
+    pub rollup: bool,
+    /// Timestamp truncation.
+    pub query_granularity: Granularity,
+}
+
+/// A dimension value handed to the writer.
+#[derive(Debug, Clone, Copy)]
+pub enum DimCell<'a> {
+    /// String dimension codes (one for a single value; `[0]` for null).
+    Codes(&'a [u32]),
+    /// Long dimension value.
+    Long(Option<i64>),
+    /// Float or double dimension value.
+    Double(Option<f64>),
+}
+
+#[derive(Debug)]
+enum DimWriter {
+    Str { ids: LongsEncoder, offsets: LongsEncoder, num_ids: i64, bitmaps: Vec<RoaringBitmap>, multi: bool },
+    Long { values: LongsEncoder, nulls: RoaringBitmap },
+    Double { values: NumericEncoder<f64>, nulls: RoaringBitmap },
+    Float { values: NumericEncoder<f32>, nulls: RoaringBitmap },
+}
+
+#[derive(Debug)]
+enum ValueWriter {
+    Long(LongsEncoder),
+    Double(NumericEncoder<f64>),
+    Float(NumericEncoder<f32>),
+    Bytes(BytesEncoder),
+}
+
+impl ValueWriter {
+    fn new(kind: MetricKind, codec: Codec) -> Self {
+        match kind {
+            MetricKind::Long | MetricKind::LongFirstLast => ValueWriter::Long(LongsEncoder::longs(codec, false)),
+            MetricKind::Double | MetricKind::DoubleFirstLast => ValueWriter::Double(NumericEncoder::floats(codec)),
+            MetricKind::Float | MetricKind::FloatFirstLast => ValueWriter::Float(NumericEncoder::floats(codec)),
+            MetricKind::StringFirstLast | MetricKind::HllSketch => ValueWriter::Bytes(BytesEncoder::new(codec)),
+        }
+    }
+
+    fn push_scalar(&mut self, v: Option<&Scalar>) {
+        match (self, v) {
+            (ValueWriter::Long(e), Some(Scalar::Long(x))) => e.push(*x),
+            (ValueWriter::Long(e), _) => e.push(0),
+            (ValueWriter::Double(e), Some(Scalar::Double(x))) => e.push_float(*x),
+            (ValueWriter::Double(e), _) => e.push_float(0.0),
+            (ValueWriter::Float(e), Some(Scalar::Double(x))) => e.push_float(*x as f32),
+            (ValueWriter::Float(e), _) => e.push_float(0.0),
+            (ValueWriter::Bytes(e), Some(Scalar::Str(s))) => e.push(s.as_bytes()),
+            (ValueWriter::Bytes(e), _) => e.push(&[]),
+        }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        match self {
+            ValueWriter::Long(e) => e.finish(),
+            ValueWriter::Double(e) => e.finish_float(),
+            ValueWriter::Float(e) => e.finish_float(),
+            ValueWriter::Bytes(e) => e.finish(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct MetricWriter {
+    times: Option<LongsEncoder>,
+    values: ValueWriter,
+    nulls: RoaringBitmap,
+}
+
+/// Builds one segment in memory.
+#[derive(Debug)]
+pub struct SegmentWriter {
+    layout: SegmentLayout,
+    compression: Compression,
+    time: LongsEncoder,
+    dims: Vec<DimWriter>,
+    metrics: Vec<MetricWriter>,
+    num_rows: u32,
+}
+
+impl SegmentWriter {
+    /// Starts a segment with the given columns and compression.
+    pub fn new(layout: SegmentLayout, compression: Compression) -> Self {
+        let dc = compression.dimensions;
+        let mc = compression.metrics;
+        let dims = layout
+            .dims
+            .iter()
+            .map(|d| match d.kind {
+                DimensionType::String => DimWriter::Str {
+                    ids: LongsEncoder::longs(dc, false),
+                    offsets: {
+                        let mut o = LongsEncoder::longs(dc, true);
+                        o.push(0);
+                        o
+                    },
+                    num_ids: 0,
+                    bitmaps: vec![RoaringBitmap::new(); d.dictionary.len() + 1],
+                    multi: false,
+                },
+                DimensionType::Long => DimWriter::Long { values: LongsEncoder::longs(dc, false), nulls: RoaringBitmap::new() },
+                DimensionType::Double => DimWriter::Double { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() },
+                DimensionType::Float => DimWriter::Float { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() },
+            })
+            .collect();
+        let metrics = layout
+            .metrics
+            .iter()
+            .map(|a| MetricWriter {
+                times: matches!(a.kind, MetricKind::LongFirstLast | MetricKind::DoubleFirstLast | MetricKind::FloatFirstLast | MetricKind::StringFirstLast)
+                    .then(|| LongsEncoder::longs(mc, false)),
+                values: ValueWriter::new(a.kind, mc),
+                nulls: RoaringBitmap::new(),
+            })
+            .collect();
+        Self { time: LongsEncoder::longs(mc, true), layout, compression, dims, metrics, num_rows: 0 }
+    }
+
+    /// Number of rows written so far.
+    pub fn num_rows(&self) -> u32 {
+        self.num_rows
+    }
+
+    /// Appends a row; `dims` and `metrics` follow the layout.
+    pub fn push_row(&mut self, time: i64, dims: &[DimCell<'_>], metrics: &[&MetricCell]) {
+        debug_assert_eq!(dims.len(), self.dims.len());
+        debug_assert_eq!(metrics.len(), self.metrics.len());
+        let row = self.num_rows;
+        self.time.push(time);
+        for (w, cell) in self.dims.iter_mut().zip(dims) {
+            match (w, cell) {
+                (DimWriter::Str { ids, offsets, num_ids, bitmaps, multi }, DimCell::Codes(codes)) => {
+                    let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
+                    for &c in codes {
+                        ids.push(c as i64);
+                        bitmaps[c as usize].insert(row);
+                    }
+                    *multi |= codes.len() > 1;
+                    *num_ids += codes.len() as i64;
+                    offsets.push(*num_ids);
+                }
+                (DimWriter::Long { values, nulls }, DimCell::Long(v)) => {
+                    values.push(v.unwrap_or(0));
+                    if v.is_none() {
+                        nulls.insert(row);
+                    }
+                }
+                (DimWriter::Double { values, nulls }, DimCell::Double(v)) => {
+                    values.push_float(v.unwrap_or(0.0));
+                    if v.is_none() {
+                        nulls.insert(row);
+                    }
+                }
+                (DimWriter::Float { values, nulls }, DimCell::Double(v)) => {
+                    values.push_float(v.unwrap_or(0.0) as f32);
+                    if v.is_none() {
+                        nulls.insert(row);
+                    }
+                }
+                _ => debug_assert!(false, "dimension cell does not match the layout"),
+            }
+        }
+        for (w, cell) in self.metrics.iter_mut().zip(metrics) {
+            match *cell {
+                MetricCell::Long(v) => {
+                    if let ValueWriter::Long(e) = &mut w.values {
+                        e.push(v.unwrap_or(0));
+                    }
+                    if v.is_none() {
+                        w.nulls.insert(row);
+                    }
+                }
+                MetricCell::Double(v) => {
+                    match &mut w.values {
+                        ValueWriter::Double(e) => e.push_float(v.unwrap_or(0.0)),
+                        ValueWriter::Float(e) => e.push_float(v.unwrap_or(0.0) as f32),
+                        _ => debug_assert!(false, "double cell for a non-double metric"),
+                    }
+                    if v.is_none() {
+                        w.nulls.insert(row);
+                    }
+                }
+                MetricCell::Timed(v) => {
+                    if let Some(times) = &mut w.times {
+                        times.push(v.as_ref().map(|(t, _)| *t).unwrap_or(0));
+                    }
+                    w.values.push_scalar(v.as_ref().map(|(_, s)| s));
+                    if v.is_none() {
+                        w.nulls.insert(row);
+                    }
+                }
+                MetricCell::Sketch(s) => {
+                    if let ValueWriter::Bytes(e) = &mut w.values {
+                        e.push(&s.serialize());
+                    }
+                }
+            }
+        }
+        self.num_rows += 1;
+    }
+
+    /// Finishes the segment and returns its bytes.
+    pub fn finish(self) -> Result<Vec<u8>, FormatError> {
+        let dc = self.compression.dimensions;
+        let mut data = Vec::new();
+        let mut add = |parts: &mut BTreeMap<String, PartRef>, name: &str, bytes: Vec<u8>| {
+            let r = PartRef { offset: data.len() as u64, length: bytes.len() as u64, crc32: crc32fast::hash(&bytes) };
+            data.extend_from_slice(&bytes);
+            parts.insert(name.to_string(), r);
+        };
+        let mut columns = Vec::new();
+        let mut parts = BTreeMap::new();
+        add(&mut parts, "values", self.time.finish());
+        columns.push(ColumnEntry { name: "__time".into(), kind: ColumnType::Time, multi_value: false, multi_value_handling: None, cardinality: None, aggregator: None, parts });
+        for (layout, w) in self.layout.dims.iter().zip(self.dims) {
+            let mut parts = BTreeMap::new();
+            let mut entry = ColumnEntry { name: layout.name.clone(), kind: ColumnType::String, multi_value: false, multi_value_handling: None, cardinality: None, aggregator: None, parts: BTreeMap::new() };
+            match w {
+                DimWriter::Str { ids, offsets, bitmaps, multi, .. } => {
+                    // Keep only the values some row uses; renumber when any is dropped.
+                    let used: Vec<usize> = (1..bitmaps.len()).filter(|&c| !bitmaps[c].is_empty()).collect();
+                    let mut ids_part = ids.finish();
+                    if used.len() + 1 != bitmaps.len() {
+                        let mut remap = vec![0i64; bitmaps.len()];
+                        for (new, &old) in used.iter().enumerate() {
+                            remap[old] = new as i64 + 1;
+                        }
+                        ids_part = renumber(&ids_part, &remap, dc)?;
+                    }
+                    let mut dict = BytesEncoder::new(dc);
+                    let mut bits = BytesEncoder::new(dc);
+                    let mut buf = Vec::new();
+                    bitmaps[0].serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+                    bits.push(&buf);
+                    for &c in &used {
+                        dict.push(layout.dictionary[c - 1].as_bytes());
+                        buf.clear();
+                        bitmaps[c].serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+                        bits.push(&buf);
+                    }
+                    add(&mut parts, "dictionary", dict.finish());
+                    add(&mut parts, "ids", ids_part);
+                    if multi {
+                        add(&mut parts, "offsets", offsets.finish());
+                    }
+                    add(&mut parts, "bitmaps", bits.finish());
+                    entry.multi_value = multi;
+                    entry.multi_value_handling = Some(layout.multi_value_handling);
+                    entry.cardinality = Some(used.len() as u32);
+                }
+                DimWriter::Long { values, nulls } => {
+                    entry.kind = ColumnType::Long;
+                    add(&mut parts, "values", values.finish());
+                    add_nulls(&mut add, &mut parts, &nulls, dc)?;
+                }
+                DimWriter::Double { values, nulls } => {
+                    entry.kind = ColumnType::Double;
+                    add(&mut parts, "values", values.finish_float());
+                    add_nulls(&mut add, &mut parts, &nulls, dc)?;
+                }
+                DimWriter::Float { values, nulls } => {
+                    entry.kind = ColumnType::Float;
+                    add(&mut parts, "values", values.finish_float());
+                    add_nulls(&mut add, &mut parts, &nulls, dc)?;
+                }
+            }
+            entry.parts = parts;
+            columns.push(entry);
+        }
+        let mc = self.compression.metrics;
+        for (agg, w) in self.layout.metrics.iter().zip(self.metrics) {
+            let mut parts = BTreeMap::new();
+            if let Some(times) = w.times {
+                add(&mut parts, "times", times.finish());
+            }
+            add(&mut parts, "values", w.values.finish());
+            add_nulls(&mut add, &mut parts, &w.nulls, mc)?;
+            columns.push(ColumnEntry { name: agg.name.clone(), kind: ColumnType::Metric, multi_value: false, multi_value_handling: None, cardinality: None, aggregator: Some(agg.spec.clone()), parts });
+        }
+        let directory = Directory {
+            format: "sluice-segment".into(),
+            version: FORMAT_VERSION,
+            interval: self.layout.interval,
+            num_rows: self.num_rows,
+            rollup: self.layout.rollup,
+            query_granularity: self.layout.query_granularity,
+            columns,
+        };
+        let dir = serde_json::to_vec(&directory).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+        let mut out = Vec::with_capacity(HEADER_LEN + dir.len() + data.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(dir.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&dir).to_le_bytes());
+        out.extend_from_slice(&dir);
+        out.extend_from_slice(&data);
+        Ok(out)
+    }
+}
+
+fn add_nulls(add: &mut impl FnMut(&mut BTreeMap<String, PartRef>, &str, Vec<u8>), parts: &mut BTreeMap<String, PartRef>, nulls: &RoaringBitmap, codec: Codec) -> Result<(), FormatError> {
+    if nulls.is_empty() {
+        return Ok(());
+    }
+    let mut buf = Vec::new();
+    nulls.serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+    let mut enc = BytesEncoder::new(codec);
+    enc.push(&buf);
+    add(parts, "nulls", enc.finish());
+    Ok(())
+}
+
+fn renumber(part: &[u8], remap: &[i64], codec: Codec) -> Result<Vec<u8>, FormatError> {
+    let p = NumericPart::open(part, KIND_LONGS, "new segment", "ids")?;
+    let mut out = LongsEncoder::longs(codec, false);
+    let mut block = Vec::new();
+    for i in 0..p.num_blocks() {
+        p.long_block(i, &mut block)?;
+        for &v in &block {
+            out.push(remap[v as usize]);
+        }
+    }
+    Ok(out.finish())
+}
