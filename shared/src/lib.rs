@@ -17,7 +17,7 @@ pub mod filter;
 pub mod granularity;
 pub mod index;
 pub mod input;
-//pub mod merge;
+pub mod merge;
 pub mod row;
 pub mod segment;
 pub mod spec;

@@ -2,6 +2,7 @@
 //! rows sorted by (time, dimensions) and written through the segment writer.
 
 use super::dims::{DimColumn, MULTI};
+use super::persist_order::cmp_opt_f64;
 use super::IncrementalIndex;
 use crate::segment::{DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter};
 use crate::spec::Compression;
@@ -11,7 +12,10 @@ use std::sync::Arc;
 /// A dimension's values in persist order.
 enum Sorted<'a> {
     /// Sorted codes per row (0 null, rank + 1); multi-value rows point into `combos`.
-    Str { codes: Vec<u32>, combos: Vec<Vec<u32>> },
+    Str {
+        codes: Vec<u32>,
+        combos: Vec<Vec<u32>>,
+    },
     Long(&'a [Option<i64>]),
     Double(&'a [Option<f64>]),
     Float(&'a [Option<f32>]),
@@ -42,20 +46,16 @@ impl Sorted<'_> {
     }
 }
 
-/// Orders nullable doubles with nulls first, then by IEEE total order.
-pub fn cmp_opt_f64(a: Option<f64>, b: Option<f64>) -> Ordering {
-    match (a, b) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        (x, y) => x.is_some().cmp(&y.is_some()),
-    }
-}
-
 impl IncrementalIndex {
     /// The order dimensions are persisted in: declared ones as declared, then discovered ones
     /// by name (so every hydrant of a datasource agrees on the order).
     pub fn dimension_order(&self) -> Vec<usize> {
-        let mut declared: Vec<usize> = (0..self.meta.len()).filter(|&i| !self.meta[i].discovered).collect();
-        let mut discovered: Vec<usize> = (0..self.meta.len()).filter(|&i| self.meta[i].discovered).collect();
+        let mut declared: Vec<usize> = (0..self.meta.len())
+            .filter(|&i| !self.meta[i].discovered)
+            .collect();
+        let mut discovered: Vec<usize> = (0..self.meta.len())
+            .filter(|&i| self.meta[i].discovered)
+            .collect();
         discovered.sort_by(|&a, &b| self.meta[a].name.cmp(&self.meta[b].name));
         declared.extend(discovered);
         declared
@@ -78,16 +78,38 @@ impl IncrementalIndex {
                     for (pos, &id) in by_value.iter().enumerate() {
                         rank[id as usize] = pos as u32 + 1;
                     }
-                    let codes = c.codes.iter().map(|&code| if code & MULTI != 0 || code == 0 { code } else { rank[code as usize - 1] }).collect();
-                    let combos = c.combos.iter().map(|ids| ids.iter().map(|&id| rank[id as usize]).collect()).collect();
-                    let dictionary: Vec<String> = by_value.iter().map(|&id| values[id as usize].to_string()).collect();
+                    let codes = c
+                        .codes
+                        .iter()
+                        .map(|&code| {
+                            if code & MULTI != 0 || code == 0 {
+                                code
+                            } else {
+                                rank[code as usize - 1]
+                            }
+                        })
+                        .collect();
+                    let combos = c
+                        .combos
+                        .iter()
+                        .map(|ids| ids.iter().map(|&id| rank[id as usize]).collect())
+                        .collect();
+                    let dictionary: Vec<String> = by_value
+                        .iter()
+                        .map(|&id| values[id as usize].to_string())
+                        .collect();
                     (dictionary, Sorted::Str { codes, combos })
                 }
                 DimColumn::Long(v) => (Vec::new(), Sorted::Long(v)),
                 DimColumn::Double(v) => (Vec::new(), Sorted::Double(v)),
                 DimColumn::Float(v) => (Vec::new(), Sorted::Float(v)),
             };
-            layouts.push(DimLayout { name: meta.name.clone(), kind: meta.kind, multi_value_handling: meta.multi_value_handling, dictionary: Arc::new(dictionary) });
+            layouts.push(DimLayout {
+                name: meta.name.clone(),
+                kind: meta.kind,
+                multi_value_handling: meta.multi_value_handling,
+                dictionary: Arc::new(dictionary),
+            });
             sorted.push(s);
         }
         let mut perm: Vec<u32> = (0..self.times.len() as u32).collect();

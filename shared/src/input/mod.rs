@@ -31,7 +31,9 @@ pub struct ParseError {
 
 impl ParseError {
     fn new(reason: impl Into<String>) -> Self {
-        Self { reason: reason.into() }
+        Self {
+            reason: reason.into(),
+        }
     }
 }
 
@@ -114,8 +116,14 @@ impl RecordParser {
             missing_ts: match &spec.timestamp.missing_value {
                 None => None,
                 Some(serde_json::Value::Number(n)) => n.as_i64(),
-                Some(serde_json::Value::String(s)) => Some(crate::time::parse_iso_instant(s).map_err(|e| e.to_string())?),
-                Some(other) => return Err(format!("timestampSpec.missingValue {other} is not an instant")),
+                Some(serde_json::Value::String(s)) => {
+                    Some(crate::time::parse_iso_instant(s).map_err(|e| e.to_string())?)
+                }
+                Some(other) => {
+                    return Err(format!(
+                        "timestampSpec.missingValue {other} is not an instant"
+                    ))
+                }
             },
             decoder: Decoder::Json(None),
             dims: Vec::new(),
@@ -129,10 +137,17 @@ impl RecordParser {
         p.ts_slot = p.slot(&spec.timestamp.column);
         p.not_dimensions.insert(spec.timestamp.column.clone());
         p.not_dimensions.insert("__time".to_string());
-        p.not_dimensions.extend(spec.dimension_exclusions.iter().cloned());
+        p.not_dimensions
+            .extend(spec.dimension_exclusions.iter().cloned());
         for d in &spec.dimensions {
             let slot = p.slot(&d.name);
-            p.dims.push(DimPlan { name: d.name.clone(), kind: d.kind, multi_value_handling: d.multi_value_handling, discovered: false, slot });
+            p.dims.push(DimPlan {
+                name: d.name.clone(),
+                kind: d.kind,
+                multi_value_handling: d.multi_value_handling,
+                discovered: false,
+                slot,
+            });
         }
         for agg in &spec.metrics {
             let input = match (agg, agg.field_name()) {
@@ -141,29 +156,61 @@ impl RecordParser {
                     p.not_dimensions.insert(field.to_string());
                     MetricInput::Slot(p.slot(field))
                 }
-                (AggregatorSpec::LongSum(a) | AggregatorSpec::DoubleSum(a) | AggregatorSpec::FloatSum(a) | AggregatorSpec::LongMin(a) | AggregatorSpec::LongMax(a) | AggregatorSpec::DoubleMin(a) | AggregatorSpec::DoubleMax(a) | AggregatorSpec::FloatMin(a) | AggregatorSpec::FloatMax(a), None) => {
+                (
+                    AggregatorSpec::LongSum(a)
+                    | AggregatorSpec::DoubleSum(a)
+                    | AggregatorSpec::FloatSum(a)
+                    | AggregatorSpec::LongMin(a)
+                    | AggregatorSpec::LongMax(a)
+                    | AggregatorSpec::DoubleMin(a)
+                    | AggregatorSpec::DoubleMax(a)
+                    | AggregatorSpec::FloatMin(a)
+                    | AggregatorSpec::FloatMax(a),
+                    None,
+                ) => {
                     let text = a.expression.clone().unwrap_or_default();
-                    MetricInput::Expr(expr::parse(&text, &mut |name| p.slot(name)).map_err(|e| e.to_string())?)
+                    MetricInput::Expr(
+                        expr::parse(&text, &mut |name| p.slot(name)).map_err(|e| e.to_string())?,
+                    )
                 }
                 (_, None) => MetricInput::None,
             };
             p.metrics.push((input, agg.metric_kind()));
         }
         for t in &spec.transform.transforms {
-            let e = expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
-            let target = if t.name == "__time" { Target::Time } else { Target::Slot(p.slot(&t.name)) };
+            let e =
+                expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
+            let target = if t.name == "__time" {
+                Target::Time
+            } else {
+                Target::Slot(p.slot(&t.name))
+            };
             if let Target::Slot(slot) = target {
-                if p.discover && !p.not_dimensions.contains(&t.name) && !p.dims.iter().any(|d| d.name == t.name) {
-                    p.dims.push(DimPlan { name: t.name.clone(), kind: DimensionType::String, multi_value_handling: MultiValueHandling::SortedArray, discovered: true, slot });
+                if p.discover
+                    && !p.not_dimensions.contains(&t.name)
+                    && !p.dims.iter().any(|d| d.name == t.name)
+                {
+                    p.dims.push(DimPlan {
+                        name: t.name.clone(),
+                        kind: DimensionType::String,
+                        multi_value_handling: MultiValueHandling::SortedArray,
+                        discovered: true,
+                        slot,
+                    });
                 }
             }
             p.transforms.push((target, e));
         }
         if let Some(f) = &spec.transform.filter {
-            p.filter = Some(f.compile(&mut |name| p.slot(name)).map_err(|e| e.to_string())?);
+            p.filter = Some(
+                f.compile(&mut |name| p.slot(name))
+                    .map_err(|e| e.to_string())?,
+            );
         }
         p.decoder = match spec.input_format.value_format() {
-            InputFormat::Json { flatten_spec, .. } => Decoder::Json(flatten_spec.as_ref().map(Flattener::new).transpose()?),
+            InputFormat::Json { flatten_spec, .. } => {
+                Decoder::Json(flatten_spec.as_ref().map(Flattener::new).transpose()?)
+            }
             InputFormat::Csv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b',')?),
             InputFormat::Tsv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b'\t')?),
             InputFormat::Kafka { .. } => return Err("nested kafka inputFormat".into()),
@@ -193,7 +240,13 @@ impl RecordParser {
         }
         let s = self.slot(name);
         if self.discover && !self.not_dimensions.contains(name) {
-            self.dims.push(DimPlan { name: name.to_string(), kind: DimensionType::String, multi_value_handling: MultiValueHandling::SortedArray, discovered: true, slot: s });
+            self.dims.push(DimPlan {
+                name: name.to_string(),
+                kind: DimensionType::String,
+                multi_value_handling: MultiValueHandling::SortedArray,
+                discovered: true,
+                slot: s,
+            });
         }
         s
     }
@@ -201,7 +254,11 @@ impl RecordParser {
     /// Parses one record (which may hold several rows) and appends an outcome per row.
     pub fn parse_record(&mut self, bytes: &[u8], out: &mut Vec<Result<Parsed, ParseError>>) {
         if bytes.len() > MAX_RECORD_BYTES {
-            out.push(Err(ParseError::new(format!("record of {} bytes exceeds the {} byte limit", bytes.len(), MAX_RECORD_BYTES))));
+            out.push(Err(ParseError::new(format!(
+                "record of {} bytes exceeds the {} byte limit",
+                bytes.len(),
+                MAX_RECORD_BYTES
+            ))));
             return;
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -211,13 +268,17 @@ impl RecordParser {
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
-                out.push(Err(ParseError::new(format!("record is not valid UTF-8 (byte {})", e.valid_up_to()))));
+                out.push(Err(ParseError::new(format!(
+                    "record is not valid UTF-8 (byte {})",
+                    e.valid_up_to()
+                ))));
                 return;
             }
         };
         match &mut self.decoder {
             Decoder::Json(_) => {
-                let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
+                let mut stream =
+                    serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
                 loop {
                     match stream.next() {
                         None => break,
@@ -225,7 +286,10 @@ impl RecordParser {
                             let r = self.json_row(obj);
                             out.push(r);
                         }
-                        Some(Ok(other)) => out.push(Err(ParseError::new(format!("expected a JSON object, found {}", json_kind(&other))))),
+                        Some(Ok(other)) => out.push(Err(ParseError::new(format!(
+                            "expected a JSON object, found {}",
+                            json_kind(&other)
+                        )))),
                         Some(Err(e)) => {
                             out.push(Err(ParseError::new(format!("malformed JSON: {e}"))));
                             break;
@@ -254,7 +318,10 @@ impl RecordParser {
         self.scratch[slot] = v;
     }
 
-    fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
+    fn json_row(
+        &mut self,
+        obj: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Parsed, ParseError> {
         self.reset_scratch();
         let fields = match &self.decoder {
             Decoder::Json(Some(f)) => f.flatten(&obj),
@@ -268,8 +335,12 @@ impl RecordParser {
     }
 
     fn delimited_row(&mut self, line: &str) -> Result<Parsed, ParseError> {
-        let Decoder::Delimited(d) = &mut self.decoder else { return Err(ParseError::new("not a delimited format")) };
-        let Some(values) = d.decode(line)? else { return Ok(Parsed::Skipped) };
+        let Decoder::Delimited(d) = &mut self.decoder else {
+            return Err(ParseError::new("not a delimited format"));
+        };
+        let Some(values) = d.decode(line)? else {
+            return Ok(Parsed::Skipped);
+        };
         let columns = d.columns().to_vec();
         self.reset_scratch();
         for (name, v) in columns.iter().zip(values) {
@@ -280,21 +351,40 @@ impl RecordParser {
     }
 
     fn finish_row(&mut self) -> Result<Parsed, ParseError> {
-        let ts_value = self.scratch.get(self.ts_slot).cloned().unwrap_or(Value::Null);
+        let ts_value = self
+            .scratch
+            .get(self.ts_slot)
+            .cloned()
+            .unwrap_or(Value::Null);
         let mut time = if ts_value.is_null() {
             match self.missing_ts {
                 Some(t) => t,
-                None => return Err(ParseError::new(format!("missing timestamp field {:?}", self.names[self.ts_slot]))),
+                None => {
+                    return Err(ParseError::new(format!(
+                        "missing timestamp field {:?}",
+                        self.names[self.ts_slot]
+                    )))
+                }
             }
         } else {
             self.ts_format.read(&ts_value).map_err(ParseError::new)?
         };
         if !self.transforms.is_empty() {
-            let results: Vec<(Target, Value)> = self.transforms.iter().map(|(t, e)| (*t, expr::eval(e, &self.scratch, time))).collect();
+            let results: Vec<(Target, Value)> = self
+                .transforms
+                .iter()
+                .map(|(t, e)| (*t, expr::eval(e, &self.scratch, time)))
+                .collect();
             for (target, v) in results {
                 match target {
                     Target::Slot(s) => self.set(s, v),
-                    Target::Time => time = v.as_long().ok_or_else(|| ParseError::new(format!("transform of __time gave {v}, not a timestamp")))?,
+                    Target::Time => {
+                        time = v.as_long().ok_or_else(|| {
+                            ParseError::new(format!(
+                                "transform of __time gave {v}, not a timestamp"
+                            ))
+                        })?
+                    }
                 }
             }
         }
@@ -318,7 +408,14 @@ impl RecordParser {
             };
             metrics.push(metric_value(i, *kind, raw, &mut errors)?);
         }
-        Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
+        Ok(Parsed::Row {
+            row: Row {
+                time,
+                dims,
+                metrics,
+            },
+            errors,
+        })
     }
 }
 
@@ -335,7 +432,11 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 fn checked(name: &str, s: String) -> Result<String, ParseError> {
     if s.len() > MAX_VALUE_BYTES {
-        return Err(ParseError::new(format!("field {name:?} holds {} bytes, more than the {} byte limit", s.len(), MAX_VALUE_BYTES)));
+        return Err(ParseError::new(format!(
+            "field {name:?} holds {} bytes, more than the {} byte limit",
+            s.len(),
+            MAX_VALUE_BYTES
+        )));
     }
     Ok(s)
 }
@@ -345,7 +446,10 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
         return Ok(DimValue::Null);
     }
     let mut convert_error = || {
-        errors.push(format!("could not convert value {v} of dimension {:?} to {:?}", d.name, d.kind));
+        errors.push(format!(
+            "could not convert value {v} of dimension {:?} to {:?}",
+            d.name, d.kind
+        ));
         Ok(DimValue::Null)
     };
     match d.kind {
@@ -372,7 +476,10 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
                     _ => DimValue::Multi(values),
                 })
             }
-            other => Ok(DimValue::Str(checked(&d.name, other.as_str().map(|s| s.into_owned()).unwrap_or_default())?)),
+            other => Ok(DimValue::Str(checked(
+                &d.name,
+                other.as_str().map(|s| s.into_owned()).unwrap_or_default(),
+            )?)),
         },
         DimensionType::Long => match v.as_long() {
             Some(x) if !matches!(v, Value::Array(_)) => Ok(DimValue::Long(x)),
@@ -389,7 +496,12 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
     }
 }
 
-fn metric_value(i: usize, kind: crate::spec::MetricKind, v: Value, errors: &mut Vec<String>) -> Result<Value, ParseError> {
+fn metric_value(
+    i: usize,
+    kind: crate::spec::MetricKind,
+    v: Value,
+    errors: &mut Vec<String>,
+) -> Result<Value, ParseError> {
     use crate::spec::MetricKind::*;
     if v.is_null() {
         return Ok(Value::Null);
@@ -404,7 +516,9 @@ fn metric_value(i: usize, kind: crate::spec::MetricKind, v: Value, errors: &mut 
         Some(Value::String(s)) => Ok(Value::String(checked("metric input", s)?)),
         Some(x) => Ok(x),
         None => {
-            errors.push(format!("could not convert value {v} of metric input #{i} to {kind:?}"));
+            errors.push(format!(
+                "could not convert value {v} of metric input #{i} to {kind:?}"
+            ));
             Ok(Value::Null)
         }
     }

@@ -2,7 +2,12 @@ use super::*;
 use crate::spec::load_spec_value;
 use serde_json::json;
 
-fn spec(input_format: serde_json::Value, dims: serde_json::Value, metrics: serde_json::Value, transform: serde_json::Value) -> DatasourceSpec {
+fn spec(
+    input_format: serde_json::Value,
+    dims: serde_json::Value,
+    metrics: serde_json::Value,
+    transform: serde_json::Value,
+) -> DatasourceSpec {
     let json = json!({
         "type": "kafka",
         "spec": {
@@ -42,12 +47,27 @@ fn reason(r: &Result<Parsed, ParseError>) -> String {
 
 #[test]
 fn json_rows_follow_the_dimension_list() {
-    let s = spec(json!({"type": "json"}), json!(["a", {"name": "n", "type": "long"}, "m"]), json!([{"type": "longSum", "name": "s", "fieldName": "x"}]), json!({}));
+    let s = spec(
+        json!({"type": "json"}),
+        json!(["a", {"name": "n", "type": "long"}, "m"]),
+        json!([{"type": "longSum", "name": "s", "fieldName": "x"}]),
+        json!({}),
+    );
     let mut p = RecordParser::new(&s).expect("parser");
-    let out = parse(&mut p, r#"{"ts": "2020-01-01T00:00:00Z", "a": "A", "n": "12", "m": ["z", "b"], "x": 3, "other": 1}"#);
+    let out = parse(
+        &mut p,
+        r#"{"ts": "2020-01-01T00:00:00Z", "a": "A", "n": "12", "m": ["z", "b"], "x": 3, "other": 1}"#,
+    );
     let r = row(&out[0]);
     assert_eq!(r.time, 1_577_836_800_000);
-    assert_eq!(r.dims, vec![DimValue::Str("A".into()), DimValue::Long(12), DimValue::Multi(vec!["b".into(), "z".into()])]);
+    assert_eq!(
+        r.dims,
+        vec![
+            DimValue::Str("A".into()),
+            DimValue::Long(12),
+            DimValue::Multi(vec!["b".into(), "z".into()])
+        ]
+    );
     assert_eq!(r.metrics, vec![Value::Long(3)]);
 }
 
@@ -59,13 +79,22 @@ fn bad_records_give_reasons() {
     assert!(reason(&parse(&mut p, "[1,2]")[0]).contains("expected a JSON object"));
     assert!(reason(&parse(&mut p, "  ")[0]).contains("empty"));
     assert!(reason(&parse(&mut p, r#"{"a": "x"}"#)[0]).contains("missing timestamp"));
-    assert!(reason(&parse(&mut p, r#"{"ts": "tomorrow"}"#)[0]).contains("could not parse timestamp"));
+    assert!(
+        reason(&parse(&mut p, r#"{"ts": "tomorrow"}"#)[0]).contains("could not parse timestamp")
+    );
     let mut out = Vec::new();
     p.parse_record(b"{\"ts\": 1, \"a\": \"\xff\xfe\"}", &mut out);
     assert!(reason(&out[0]).contains("UTF-8"));
-    let deep = format!("{{\"ts\": 1, \"a\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
+    let deep = format!(
+        "{{\"ts\": 1, \"a\": {}{}}}",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
     assert!(reason(&parse(&mut p, &deep)[0]).contains("malformed JSON"));
-    let huge = format!("{{\"ts\": 1, \"a\": \"{}\"}}", "x".repeat(MAX_VALUE_BYTES + 1));
+    let huge = format!(
+        "{{\"ts\": 1, \"a\": \"{}\"}}",
+        "x".repeat(MAX_VALUE_BYTES + 1)
+    );
     assert!(reason(&parse(&mut p, &huge)[0]).contains("byte limit"));
     let mut out = Vec::new();
     p.parse_record(&vec![b' '; MAX_RECORD_BYTES + 1], &mut out);
@@ -74,7 +103,12 @@ fn bad_records_give_reasons() {
 
 #[test]
 fn wrong_typed_fields_are_row_errors_not_record_errors() {
-    let s = spec(json!({"type": "json"}), json!([{"name": "n", "type": "long"}]), json!([{"type": "doubleSum", "name": "s", "fieldName": "x"}]), json!({}));
+    let s = spec(
+        json!({"type": "json"}),
+        json!([{"name": "n", "type": "long"}]),
+        json!([{"type": "doubleSum", "name": "s", "fieldName": "x"}]),
+        json!({}),
+    );
     let mut p = RecordParser::new(&s).expect("parser");
     let out = parse(&mut p, r#"{"ts": 5, "n": "abc", "x": "def"}"#);
     match &out[0] {
@@ -89,13 +123,24 @@ fn wrong_typed_fields_are_row_errors_not_record_errors() {
 
 #[test]
 fn schemaless_discovery_excludes_time_metrics_and_exclusions() {
-    let mut s = spec(json!({"type": "json"}), json!([]), json!([{"type": "longSum", "name": "s", "fieldName": "x"}]), json!({}));
+    let mut s = spec(
+        json!({"type": "json"}),
+        json!([]),
+        json!([{"type": "longSum", "name": "s", "fieldName": "x"}]),
+        json!({}),
+    );
     s.dimension_exclusions = vec!["secret".into()];
     let mut p = RecordParser::new(&s).expect("parser");
-    let out = parse(&mut p, r#"{"ts": 5, "b": "1", "x": 3, "secret": "s", "a": true}"#);
+    let out = parse(
+        &mut p,
+        r#"{"ts": 5, "b": "1", "x": 3, "secret": "s", "a": true}"#,
+    );
     let names: Vec<&str> = p.dimensions().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, vec!["b", "a"]);
-    assert_eq!(row(&out[0]).dims, vec![DimValue::Str("1".into()), DimValue::Str("true".into())]);
+    assert_eq!(
+        row(&out[0]).dims,
+        vec![DimValue::Str("1".into()), DimValue::Str("true".into())]
+    );
     let out = parse(&mut p, r#"{"ts": 6, "c": "new"}"#);
     assert_eq!(row(&out[0]).dims.len(), 3);
 }
@@ -110,7 +155,10 @@ fn transforms_and_filter_apply_before_indexing() {
                "filter": {"type": "not", "field": {"type": "selector", "dimension": "animal", "value": "lion"}}}),
     );
     let mut p = RecordParser::new(&s).expect("parser");
-    let out = parse(&mut p, r#"{"ts": 5, "animal": "octopus"}{"ts": 6, "animal": "lion"}"#);
+    let out = parse(
+        &mut p,
+        r#"{"ts": 5, "animal": "octopus"}{"ts": 6, "animal": "lion"}"#,
+    );
     assert_eq!(out.len(), 2, "two JSON objects in one record");
     let r = row(&out[0]);
     assert_eq!(r.dims[1], DimValue::Str("OCTOPUS".into()));
@@ -120,12 +168,23 @@ fn transforms_and_filter_apply_before_indexing() {
 
 #[test]
 fn csv_with_header_and_list_delimiter() {
-    let s = spec(json!({"type": "csv", "findColumnsFromHeader": true, "listDelimiter": "|"}), json!(["a", "tags"]), json!([{"type": "longSum", "name": "s", "fieldName": "x"}]), json!({}));
+    let s = spec(
+        json!({"type": "csv", "findColumnsFromHeader": true, "listDelimiter": "|"}),
+        json!(["a", "tags"]),
+        json!([{"type": "longSum", "name": "s", "fieldName": "x"}]),
+        json!({}),
+    );
     let mut p = RecordParser::new(&s).expect("parser");
     assert_eq!(parse(&mut p, "ts,a,tags,x")[0], Ok(Parsed::Skipped));
     let out = parse(&mut p, "2020-01-01,\"A, quoted\",q|p,7\n2020-01-02,,,");
     let r = row(&out[0]);
-    assert_eq!(r.dims, vec![DimValue::Str("A, quoted".into()), DimValue::Multi(vec!["p".into(), "q".into()])]);
+    assert_eq!(
+        r.dims,
+        vec![
+            DimValue::Str("A, quoted".into()),
+            DimValue::Multi(vec!["p".into(), "q".into()])
+        ]
+    );
     assert_eq!(r.metrics, vec![Value::Long(7)]);
     assert_eq!(row(&out[1]).dims, vec![DimValue::Null, DimValue::Null]);
     assert!(reason(&parse(&mut p, "2020-01-01,a,b,c,d,e")[0]).contains("fields"));

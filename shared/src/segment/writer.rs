@@ -2,7 +2,9 @@
 //! String dimensions arrive as codes into a sorted dictionary (0 is null, k is value k-1);
 //! values no row uses are dropped and the ids renumbered when the segment is finished.
 
-use super::directory::{ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use super::directory::{
+    ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC,
+};
 use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder, NumericPart, KIND_LONGS};
 use super::{Codec, FormatError};
 use crate::aggregate::{Aggregator, MetricCell, Scalar};
@@ -55,10 +57,25 @@ pub enum DimCell<'a> {
 
 #[derive(Debug)]
 enum DimWriter {
-    Str { ids: LongsEncoder, offsets: LongsEncoder, num_ids: i64, bitmaps: Vec<RoaringBitmap>, multi: bool },
-    Long { values: LongsEncoder, nulls: RoaringBitmap },
-    Double { values: NumericEncoder<f64>, nulls: RoaringBitmap },
-    Float { values: NumericEncoder<f32>, nulls: RoaringBitmap },
+    Str {
+        ids: LongsEncoder,
+        offsets: LongsEncoder,
+        num_ids: i64,
+        bitmaps: Vec<RoaringBitmap>,
+        multi: bool,
+    },
+    Long {
+        values: LongsEncoder,
+        nulls: RoaringBitmap,
+    },
+    Double {
+        values: NumericEncoder<f64>,
+        nulls: RoaringBitmap,
+    },
+    Float {
+        values: NumericEncoder<f32>,
+        nulls: RoaringBitmap,
+    },
 }
 
 #[derive(Debug)]
@@ -72,10 +89,18 @@ enum ValueWriter {
 impl ValueWriter {
     fn new(kind: MetricKind, codec: Codec) -> Self {
         match kind {
-            MetricKind::Long | MetricKind::LongFirstLast => ValueWriter::Long(LongsEncoder::longs(codec, false)),
-            MetricKind::Double | MetricKind::DoubleFirstLast => ValueWriter::Double(NumericEncoder::floats(codec)),
-            MetricKind::Float | MetricKind::FloatFirstLast => ValueWriter::Float(NumericEncoder::floats(codec)),
-            MetricKind::StringFirstLast | MetricKind::HllSketch => ValueWriter::Bytes(BytesEncoder::new(codec)),
+            MetricKind::Long | MetricKind::LongFirstLast => {
+                ValueWriter::Long(LongsEncoder::longs(codec, false))
+            }
+            MetricKind::Double | MetricKind::DoubleFirstLast => {
+                ValueWriter::Double(NumericEncoder::floats(codec))
+            }
+            MetricKind::Float | MetricKind::FloatFirstLast => {
+                ValueWriter::Float(NumericEncoder::floats(codec))
+            }
+            MetricKind::StringFirstLast | MetricKind::HllSketch => {
+                ValueWriter::Bytes(BytesEncoder::new(codec))
+            }
         }
     }
 
@@ -140,22 +165,44 @@ impl SegmentWriter {
                     bitmaps: vec![RoaringBitmap::new(); d.dictionary.len() + 1],
                     multi: false,
                 },
-                DimensionType::Long => DimWriter::Long { values: LongsEncoder::longs(dc, false), nulls: RoaringBitmap::new() },
-                DimensionType::Double => DimWriter::Double { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() },
-                DimensionType::Float => DimWriter::Float { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() },
+                DimensionType::Long => DimWriter::Long {
+                    values: LongsEncoder::longs(dc, false),
+                    nulls: RoaringBitmap::new(),
+                },
+                DimensionType::Double => DimWriter::Double {
+                    values: NumericEncoder::floats(dc),
+                    nulls: RoaringBitmap::new(),
+                },
+                DimensionType::Float => DimWriter::Float {
+                    values: NumericEncoder::floats(dc),
+                    nulls: RoaringBitmap::new(),
+                },
             })
             .collect();
         let metrics = layout
             .metrics
             .iter()
             .map(|a| MetricWriter {
-                times: matches!(a.kind, MetricKind::LongFirstLast | MetricKind::DoubleFirstLast | MetricKind::FloatFirstLast | MetricKind::StringFirstLast)
-                    .then(|| LongsEncoder::longs(mc, false)),
+                times: matches!(
+                    a.kind,
+                    MetricKind::LongFirstLast
+                        | MetricKind::DoubleFirstLast
+                        | MetricKind::FloatFirstLast
+                        | MetricKind::StringFirstLast
+                )
+                .then(|| LongsEncoder::longs(mc, false)),
                 values: ValueWriter::new(a.kind, mc),
                 nulls: RoaringBitmap::new(),
             })
             .collect();
-        Self { time: LongsEncoder::longs(mc, true), layout, compression, dims, metrics, num_rows: 0 }
+        Self {
+            time: LongsEncoder::longs(mc, true),
+            layout,
+            compression,
+            dims,
+            metrics,
+            num_rows: 0,
+        }
     }
 
     /// Number of rows written so far.
@@ -171,7 +218,16 @@ impl SegmentWriter {
         self.time.push(time);
         for (w, cell) in self.dims.iter_mut().zip(dims) {
             match (w, cell) {
-                (DimWriter::Str { ids, offsets, num_ids, bitmaps, multi }, DimCell::Codes(codes)) => {
+                (
+                    DimWriter::Str {
+                        ids,
+                        offsets,
+                        num_ids,
+                        bitmaps,
+                        multi,
+                    },
+                    DimCell::Codes(codes),
+                ) => {
                     let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
                     for &c in codes {
                         ids.push(c as i64);
@@ -246,21 +302,49 @@ impl SegmentWriter {
         let dc = self.compression.dimensions;
         let mut data = Vec::new();
         let mut add = |parts: &mut BTreeMap<String, PartRef>, name: &str, bytes: Vec<u8>| {
-            let r = PartRef { offset: data.len() as u64, length: bytes.len() as u64, crc32: crc32fast::hash(&bytes) };
+            let r = PartRef {
+                offset: data.len() as u64,
+                length: bytes.len() as u64,
+                crc32: crc32fast::hash(&bytes),
+            };
             data.extend_from_slice(&bytes);
             parts.insert(name.to_string(), r);
         };
         let mut columns = Vec::new();
         let mut parts = BTreeMap::new();
         add(&mut parts, "values", self.time.finish());
-        columns.push(ColumnEntry { name: "__time".into(), kind: ColumnType::Time, multi_value: false, multi_value_handling: None, cardinality: None, aggregator: None, parts });
+        columns.push(ColumnEntry {
+            name: "__time".into(),
+            kind: ColumnType::Time,
+            multi_value: false,
+            multi_value_handling: None,
+            cardinality: None,
+            aggregator: None,
+            parts,
+        });
         for (layout, w) in self.layout.dims.iter().zip(self.dims) {
             let mut parts = BTreeMap::new();
-            let mut entry = ColumnEntry { name: layout.name.clone(), kind: ColumnType::String, multi_value: false, multi_value_handling: None, cardinality: None, aggregator: None, parts: BTreeMap::new() };
+            let mut entry = ColumnEntry {
+                name: layout.name.clone(),
+                kind: ColumnType::String,
+                multi_value: false,
+                multi_value_handling: None,
+                cardinality: None,
+                aggregator: None,
+                parts: BTreeMap::new(),
+            };
             match w {
-                DimWriter::Str { ids, offsets, bitmaps, multi, .. } => {
+                DimWriter::Str {
+                    ids,
+                    offsets,
+                    bitmaps,
+                    multi,
+                    ..
+                } => {
                     // Keep only the values some row uses; renumber when any is dropped.
-                    let used: Vec<usize> = (1..bitmaps.len()).filter(|&c| !bitmaps[c].is_empty()).collect();
+                    let used: Vec<usize> = (1..bitmaps.len())
+                        .filter(|&c| !bitmaps[c].is_empty())
+                        .collect();
                     let mut ids_part = ids.finish();
                     if used.len() + 1 != bitmaps.len() {
                         let mut remap = vec![0i64; bitmaps.len()];
@@ -272,12 +356,16 @@ impl SegmentWriter {
                     let mut dict = BytesEncoder::new(dc);
                     let mut bits = BytesEncoder::new(dc);
                     let mut buf = Vec::new();
-                    bitmaps[0].serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+                    bitmaps[0]
+                        .serialize_into(&mut buf)
+                        .map_err(|e| FormatError::new("new segment", e.to_string()))?;
                     bits.push(&buf);
                     for &c in &used {
                         dict.push(layout.dictionary[c - 1].as_bytes());
                         buf.clear();
-                        bitmaps[c].serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+                        bitmaps[c]
+                            .serialize_into(&mut buf)
+                            .map_err(|e| FormatError::new("new segment", e.to_string()))?;
                         bits.push(&buf);
                     }
                     add(&mut parts, "dictionary", dict.finish());
@@ -317,7 +405,15 @@ impl SegmentWriter {
             }
             add(&mut parts, "values", w.values.finish());
             add_nulls(&mut add, &mut parts, &w.nulls, mc)?;
-            columns.push(ColumnEntry { name: agg.name.clone(), kind: ColumnType::Metric, multi_value: false, multi_value_handling: None, cardinality: None, aggregator: Some(agg.spec.clone()), parts });
+            columns.push(ColumnEntry {
+                name: agg.name.clone(),
+                kind: ColumnType::Metric,
+                multi_value: false,
+                multi_value_handling: None,
+                cardinality: None,
+                aggregator: Some(agg.spec.clone()),
+                parts,
+            });
         }
         let directory = Directory {
             format: "sluice-segment".into(),
@@ -328,7 +424,8 @@ impl SegmentWriter {
             query_granularity: self.layout.query_granularity,
             columns,
         };
-        let dir = serde_json::to_vec(&directory).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+        let dir = serde_json::to_vec(&directory)
+            .map_err(|e| FormatError::new("new segment", e.to_string()))?;
         let mut out = Vec::with_capacity(HEADER_LEN + dir.len() + data.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -340,12 +437,19 @@ impl SegmentWriter {
     }
 }
 
-fn add_nulls(add: &mut impl FnMut(&mut BTreeMap<String, PartRef>, &str, Vec<u8>), parts: &mut BTreeMap<String, PartRef>, nulls: &RoaringBitmap, codec: Codec) -> Result<(), FormatError> {
+fn add_nulls(
+    add: &mut impl FnMut(&mut BTreeMap<String, PartRef>, &str, Vec<u8>),
+    parts: &mut BTreeMap<String, PartRef>,
+    nulls: &RoaringBitmap,
+    codec: Codec,
+) -> Result<(), FormatError> {
     if nulls.is_empty() {
         return Ok(());
     }
     let mut buf = Vec::new();
-    nulls.serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
+    nulls
+        .serialize_into(&mut buf)
+        .map_err(|e| FormatError::new("new segment", e.to_string()))?;
     let mut enc = BytesEncoder::new(codec);
     enc.push(&buf);
     add(parts, "nulls", enc.finish());

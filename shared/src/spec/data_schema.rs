@@ -76,7 +76,11 @@ impl ParseSpec {
     /// The input format equivalent to this legacy parse spec.
     pub fn input_format(&self) -> Result<InputFormat, String> {
         match self.format.as_str() {
-            "json" => Ok(InputFormat::Json { flatten_spec: self.flatten_spec.clone(), feature_spec: None, keep_null_columns: None }),
+            "json" => Ok(InputFormat::Json {
+                flatten_spec: self.flatten_spec.clone(),
+                feature_spec: None,
+                keep_null_columns: None,
+            }),
             "csv" | "tsv" => Ok(InputFormat::from_delimited(
                 &self.format,
                 self.columns.clone(),
@@ -85,7 +89,9 @@ impl ParseSpec {
                 self.has_header_row,
                 self.skip_header_rows,
             )),
-            other => Err(format!("parseSpec format {other:?} is not supported: use json, csv or tsv")),
+            other => Err(format!(
+                "parseSpec format {other:?} is not supported: use json, csv or tsv"
+            )),
         }
     }
 }
