@@ -2,6 +2,8 @@
 //! persist and merge, and read rows back.
 #![allow(dead_code)]
 
+pub mod alloc;
+
 use sluice_shared::aggregate::MetricCell;
 use sluice_shared::index::{IncrementalIndex, IndexConfig};
 use sluice_shared::input::{Parsed, RecordParser};
