@@ -343,7 +343,9 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
     };
     let mut out = Vec::new();
     let mut writer = SegmentWriter::new(layout.clone(), options.compression);
-    let mut pending: Option<MergedRow> = None;
+    // The row being rolled up; its buffers are swapped with the inputs' to avoid copies.
+    let mut pending = MergedRow::default();
+    let mut has_pending = false;
     loop {
         // The input whose current row sorts first (k is small: a linear scan beats a heap).
         let mut best: Option<usize> = None;
@@ -352,36 +354,34 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
                 continue;
             }
             best = match best {
-                None => Some(i),
-                Some(b) => {
-                    let (x, y) = (&s.row, &states[b].row);
-                    if x.time.cmp(&y.time).then_with(|| cmp_dims(&x.dims, &y.dims))
-                        == Ordering::Less
-                    {
-                        Some(i)
-                    } else {
-                        Some(b)
-                    }
+                Some(b)
+                    if s.row
+                        .time
+                        .cmp(&states[b].row.time)
+                        .then_with(|| cmp_dims(&s.row.dims, &states[b].row.dims))
+                        != Ordering::Less =>
+                {
+                    Some(b)
                 }
+                _ => Some(i),
             };
         }
         let Some(b) = best else { break };
-        let same_key = pending.as_ref().is_some_and(|p| {
-            rollup
-                && p.time == states[b].row.time
-                && cmp_dims(&p.dims, &states[b].row.dims) == Ordering::Equal
-        });
-        if same_key {
-            let p = pending.as_mut().expect("pending row");
+        let next = &mut states[b].row;
+        if has_pending
+            && rollup
+            && pending.time == next.time
+            && cmp_dims(&pending.dims, &next.dims) == Ordering::Equal
+        {
             for (agg, (cell, other)) in aggregators
                 .iter()
-                .zip(p.metrics.iter_mut().zip(&states[b].row.metrics))
+                .zip(pending.metrics.iter_mut().zip(&next.metrics))
             {
                 agg.combine(cell, other);
             }
         } else {
-            if let Some(p) = pending.take() {
-                write_row(&mut writer, &p);
+            if has_pending {
+                write_row(&mut writer, &pending);
                 if writer.num_rows() as u64 >= options.max_rows_per_segment {
                     let full = std::mem::replace(
                         &mut writer,
@@ -390,12 +390,16 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
                     out.push(full.finish()?);
                 }
             }
-            pending = Some(states[b].row.clone());
+            std::mem::swap(&mut pending, next);
+            has_pending = true;
+            if states[b].row.dims.is_empty() {
+                states[b].row.dims = pending.dims.clone();
+            }
         }
         states[b].advance()?;
     }
-    if let Some(p) = pending {
-        write_row(&mut writer, &p);
+    if has_pending {
+        write_row(&mut writer, &pending);
     }
     if writer.num_rows() > 0 || out.is_empty() {
         out.push(writer.finish()?);
@@ -404,15 +408,13 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
 }
 
 fn write_row(writer: &mut SegmentWriter, row: &MergedRow) {
-    let cells: Vec<DimCell<'_>> = row
-        .dims
-        .iter()
-        .map(|d| match d {
+    writer.push_row_with(
+        row.time,
+        |i| match &row.dims[i] {
             DimBuf::Codes(c) => DimCell::Codes(c),
             DimBuf::Long(v) => DimCell::Long(*v),
             DimBuf::Double(v) => DimCell::Double(*v),
-        })
-        .collect();
-    let metrics: Vec<&MetricCell> = row.metrics.iter().collect();
-    writer.push_row(row.time, &cells, &metrics);
+        },
+        |i| &row.metrics[i],
+    );
 }

@@ -133,20 +133,18 @@ impl IncrementalIndex {
             query_granularity: self.config.query_granularity,
         };
         let mut writer = SegmentWriter::new(layout, compression);
-        let mut cells = Vec::with_capacity(sorted.len());
-        let mut metric_refs = Vec::with_capacity(self.metrics.len());
         for &r in &perm {
             let r = r as usize;
-            cells.clear();
-            cells.extend(sorted.iter().map(|s| match s {
-                Sorted::Str { .. } => DimCell::Codes(s.codes(r)),
-                Sorted::Long(v) => DimCell::Long(v[r]),
-                Sorted::Double(v) => DimCell::Double(v[r]),
-                Sorted::Float(v) => DimCell::Double(v[r].map(f64::from)),
-            }));
-            metric_refs.clear();
-            metric_refs.extend(self.metrics.iter().map(|m| &m[r]));
-            writer.push_row(self.times[r], &cells, &metric_refs);
+            writer.push_row_with(
+                self.times[r],
+                |i| match &sorted[i] {
+                    s @ Sorted::Str { .. } => DimCell::Codes(s.codes(r)),
+                    Sorted::Long(v) => DimCell::Long(v[r]),
+                    Sorted::Double(v) => DimCell::Double(v[r]),
+                    Sorted::Float(v) => DimCell::Double(v[r].map(f64::from)),
+                },
+                |i| &self.metrics[i][r],
+            );
         }
         writer.finish()
     }

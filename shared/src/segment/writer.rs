@@ -61,7 +61,7 @@ enum DimWriter {
         ids: LongsEncoder,
         offsets: LongsEncoder,
         num_ids: i64,
-        bitmaps: Vec<RoaringBitmap>,
+        cardinality: usize,
         multi: bool,
     },
     Long {
@@ -162,7 +162,7 @@ impl SegmentWriter {
                         o
                     },
                     num_ids: 0,
-                    bitmaps: vec![RoaringBitmap::new(); d.dictionary.len() + 1],
+                    cardinality: d.dictionary.len(),
                     multi: false,
                 },
                 DimensionType::Long => DimWriter::Long {
@@ -214,24 +214,35 @@ impl SegmentWriter {
     pub fn push_row(&mut self, time: i64, dims: &[DimCell<'_>], metrics: &[&MetricCell]) {
         debug_assert_eq!(dims.len(), self.dims.len());
         debug_assert_eq!(metrics.len(), self.metrics.len());
+        self.push_row_with(time, |i| dims[i], |i| metrics[i]);
+    }
+
+    /// Appends a row whose dimension `i` is `dim(i)` and metric `i` is `metric(i)`, without
+    /// collecting them first.
+    pub fn push_row_with<'a, 'm>(
+        &mut self,
+        time: i64,
+        dim: impl Fn(usize) -> DimCell<'a>,
+        metric: impl Fn(usize) -> &'m MetricCell,
+    ) {
         let row = self.num_rows;
         self.time.push(time);
-        for (w, cell) in self.dims.iter_mut().zip(dims) {
-            match (w, cell) {
+        for (i, w) in self.dims.iter_mut().enumerate() {
+            let cell = dim(i);
+            match (w, &cell) {
                 (
                     DimWriter::Str {
                         ids,
                         offsets,
                         num_ids,
-                        bitmaps,
                         multi,
+                        ..
                     },
                     DimCell::Codes(codes),
                 ) => {
                     let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
                     for &c in codes {
                         ids.push(c as i64);
-                        bitmaps[c as usize].insert(row);
                     }
                     *multi |= codes.len() > 1;
                     *num_ids += codes.len() as i64;
@@ -258,8 +269,8 @@ impl SegmentWriter {
                 _ => debug_assert!(false, "dimension cell does not match the layout"),
             }
         }
-        for (w, cell) in self.metrics.iter_mut().zip(metrics) {
-            match *cell {
+        for (i, w) in self.metrics.iter_mut().enumerate() {
+            match metric(i) {
                 MetricCell::Long(v) => {
                     if let ValueWriter::Long(e) = &mut w.values {
                         e.push(v.unwrap_or(0));
@@ -337,46 +348,31 @@ impl SegmentWriter {
                 DimWriter::Str {
                     ids,
                     offsets,
-                    bitmaps,
                     multi,
+                    cardinality,
                     ..
                 } => {
-                    // Keep only the values some row uses; renumber when any is dropped.
-                    let used: Vec<usize> = (1..bitmaps.len())
-                        .filter(|&c| !bitmaps[c].is_empty())
-                        .collect();
-                    let mut ids_part = ids.finish();
-                    if used.len() + 1 != bitmaps.len() {
-                        let mut remap = vec![0i64; bitmaps.len()];
-                        for (new, &old) in used.iter().enumerate() {
-                            remap[old] = new as i64 + 1;
-                        }
-                        ids_part = renumber(&ids_part, &remap, dc)?;
-                    }
+                    let ids_part = ids.finish();
+                    let offsets_part = offsets.finish();
+                    let index = StringIndex::build(
+                        &ids_part,
+                        multi.then_some(offsets_part.as_slice()),
+                        cardinality,
+                        dc,
+                    )?;
                     let mut dict = BytesEncoder::new(dc);
-                    let mut bits = BytesEncoder::new(dc);
-                    let mut buf = Vec::new();
-                    bitmaps[0]
-                        .serialize_into(&mut buf)
-                        .map_err(|e| FormatError::new("new segment", e.to_string()))?;
-                    bits.push(&buf);
-                    for &c in &used {
-                        dict.push(layout.dictionary[c - 1].as_bytes());
-                        buf.clear();
-                        bitmaps[c]
-                            .serialize_into(&mut buf)
-                            .map_err(|e| FormatError::new("new segment", e.to_string()))?;
-                        bits.push(&buf);
+                    for &c in &index.used {
+                        dict.push(layout.dictionary[c as usize - 1].as_bytes());
                     }
                     add(&mut parts, "dictionary", dict.finish());
-                    add(&mut parts, "ids", ids_part);
+                    add(&mut parts, "ids", index.ids.unwrap_or(ids_part));
                     if multi {
-                        add(&mut parts, "offsets", offsets.finish());
+                        add(&mut parts, "offsets", offsets_part);
                     }
-                    add(&mut parts, "bitmaps", bits.finish());
+                    add(&mut parts, "bitmaps", index.bitmaps);
                     entry.multi_value = multi;
                     entry.multi_value_handling = Some(layout.multi_value_handling);
-                    entry.cardinality = Some(used.len() as u32);
+                    entry.cardinality = Some(index.used.len() as u32);
                 }
                 DimWriter::Long { values, nulls } => {
                     entry.kind = ColumnType::Long;
@@ -456,15 +452,86 @@ fn add_nulls(
     Ok(())
 }
 
-fn renumber(part: &[u8], remap: &[i64], codec: Codec) -> Result<Vec<u8>, FormatError> {
-    let p = NumericPart::open(part, KIND_LONGS, "new segment", "ids")?;
-    let mut out = LongsEncoder::longs(codec, false);
-    let mut block = Vec::new();
-    for i in 0..p.num_blocks() {
-        p.long_block(i, &mut block)?;
-        for &v in &block {
-            out.push(remap[v as usize]);
+/// A string column's index, built from its ids once all rows are written: the codes in use,
+/// the ids renumbered when some dictionary values went unused, and one bitmap per id.
+struct StringIndex {
+    used: Vec<u32>,
+    ids: Option<Vec<u8>>,
+    bitmaps: Vec<u8>,
+}
+
+impl StringIndex {
+    fn build(
+        ids_part: &[u8],
+        offsets_part: Option<&[u8]>,
+        cardinality: usize,
+        codec: Codec,
+    ) -> Result<Self, FormatError> {
+        let err = |e: String| FormatError::new("new segment", e);
+        let ids = NumericPart::open(ids_part, KIND_LONGS, "new segment", "ids")?.all_longs()?;
+        // The row of each id: one id per row, or as the offsets say for multi-value rows.
+        let row_of: Vec<u32> = match offsets_part {
+            None => (0..ids.len() as u32).collect(),
+            Some(o) => {
+                let offsets =
+                    NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
+                let mut rows = Vec::with_capacity(ids.len());
+                for (r, w) in offsets.windows(2).enumerate() {
+                    rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
+                }
+                rows
+            }
+        };
+        // Counting sort of rows by id: each id's rows come out ascending.
+        let mut start = vec![0usize; cardinality + 2];
+        for &c in &ids {
+            start[c as usize + 1] += 1;
         }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut sorted = vec![0u32; ids.len()];
+        let mut fill = start.clone();
+        for (&c, &r) in ids.iter().zip(&row_of) {
+            sorted[fill[c as usize]] = r;
+            fill[c as usize] += 1;
+        }
+        let used: Vec<u32> = (1..=cardinality as u32)
+            .filter(|&c| start[c as usize + 1] > start[c as usize])
+            .collect();
+        let renumbered = if used.len() == cardinality {
+            None
+        } else {
+            let mut remap = vec![0i64; cardinality + 1];
+            for (new, &old) in used.iter().enumerate() {
+                remap[old as usize] = new as i64 + 1;
+            }
+            let mut out = LongsEncoder::longs(codec, false);
+            ids.iter().for_each(|&c| out.push(remap[c as usize]));
+            Some(out.finish())
+        };
+        let mut bitmaps = BytesEncoder::new(codec);
+        let mut buf = Vec::new();
+        for c in std::iter::once(0).chain(used.iter().copied()) {
+            let rows = &sorted[start[c as usize]..start[c as usize + 1]];
+            // A multi-value row may repeat a value; the bitmap needs strictly ascending rows.
+            let distinct = rows
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| *i == 0 || rows[i - 1] != **r)
+                .map(|(_, r)| *r);
+            let bitmap =
+                RoaringBitmap::from_sorted_iter(distinct).map_err(|e| err(e.to_string()))?;
+            buf.clear();
+            bitmap
+                .serialize_into(&mut buf)
+                .map_err(|e| err(e.to_string()))?;
+            bitmaps.push(&buf);
+        }
+        Ok(Self {
+            used,
+            ids: renumbered,
+            bitmaps: bitmaps.finish(),
+        })
     }
-    Ok(out.finish())
 }
