@@ -129,13 +129,7 @@ impl Aggregator {
             StringFirst(a) | StringLast(a) => a.max_string_bytes.unwrap_or(1024) as usize,
             _ => 1024,
         };
-        Aggregator {
-            name: spec.name().to_string(),
-            op,
-            kind: spec.metric_kind(),
-            max_string_bytes,
-            spec: spec.clone(),
-        }
+        Aggregator { name: spec.name().to_string(), op, kind: spec.metric_kind(), max_string_bytes, spec: spec.clone() }
     }
 
     fn is_float(&self) -> bool {
@@ -146,9 +140,7 @@ impl Aggregator {
     pub fn empty(&self) -> MetricCell {
         match (self.op, self.kind) {
             (AggOp::Count, _) => MetricCell::Long(Some(0)),
-            (AggOp::Hll { lg_k, hll_type }, _) => {
-                MetricCell::Sketch(Box::new(new_sketch(lg_k, hll_type)))
-            }
+            (AggOp::Hll { lg_k, hll_type }, _) => MetricCell::Sketch(Box::new(new_sketch(lg_k, hll_type))),
             (AggOp::First | AggOp::Last, _) => MetricCell::Timed(None),
             (_, MetricKind::Long) => MetricCell::Long(None),
             _ => MetricCell::Double(None),
@@ -198,17 +190,14 @@ impl Aggregator {
         match (self.op, cell, other) {
             (AggOp::Count, MetricCell::Long(Some(a)), MetricCell::Long(Some(b))) => *a += b,
             (AggOp::Hll { lg_k, hll_type }, MetricCell::Sketch(a), MetricCell::Sketch(b)) => {
-                let mut union = HllUnion::new(lg_k)
-                    .unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid"));
+                let mut union = HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid"));
                 union.update(a);
                 union.update(b);
                 **a = union.to_sketch(hll_type.sketch_type());
             }
-            (
-                AggOp::First | AggOp::Last,
-                MetricCell::Timed(slot),
-                MetricCell::Timed(Some((t, v))),
-            ) => self.pick(slot, *t, v.clone()),
+            (AggOp::First | AggOp::Last, MetricCell::Timed(slot), MetricCell::Timed(Some((t, v)))) => {
+                self.pick(slot, *t, v.clone())
+            }
             (op, MetricCell::Long(a), MetricCell::Long(b)) => {
                 *a = match (*a, *b) {
                     (Some(x), Some(y)) => Some(long_op(op, x, y)),
@@ -243,12 +232,8 @@ impl Aggregator {
         match self.kind {
             MetricKind::LongFirstLast => input.as_long().map(Scalar::Long),
             MetricKind::DoubleFirstLast => input.as_double().map(Scalar::Double),
-            MetricKind::FloatFirstLast => {
-                input.as_double().map(|v| Scalar::Double(v as f32 as f64))
-            }
-            MetricKind::StringFirstLast => input
-                .as_str()
-                .map(|s| Scalar::Str(truncate(&s, self.max_string_bytes))),
+            MetricKind::FloatFirstLast => input.as_double().map(|v| Scalar::Double(v as f32 as f64)),
+            MetricKind::StringFirstLast => input.as_str().map(|s| Scalar::Str(truncate(&s, self.max_string_bytes))),
             _ => None,
         }
     }
@@ -348,13 +333,7 @@ mod tests {
     fn first_and_last_are_order_independent() {
         let first = agg(r#"{"type":"stringFirst","name":"f","fieldName":"x"}"#);
         let last = agg(r#"{"type":"longLast","name":"l","fieldName":"x"}"#);
-        let inputs = [
-            (5, "b", 2),
-            (1, "z", 9),
-            (1, "a", 1),
-            (9, "q", 7),
-            (9, "q", 8),
-        ];
+        let inputs = [(5, "b", 2), (1, "z", 9), (1, "a", 1), (9, "q", 7), (9, "q", 8)];
         for order in [[0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [2, 0, 4, 1, 3]] {
             let mut f = first.empty();
             let mut l = last.empty();
@@ -378,9 +357,7 @@ mod tests {
             a.fold(&mut right, &Value::Long(i + 200), 0);
         }
         a.combine(&mut left, &right);
-        let MetricCell::Sketch(s) = left else {
-            panic!("sketch")
-        };
+        let MetricCell::Sketch(s) = left else { panic!("sketch") };
         let estimate = s.estimate();
         assert!((estimate - 500.0).abs() < 500.0 * 0.05, "{estimate}");
     }

@@ -133,9 +133,7 @@ pub enum FilterError {
         reason: String,
     },
     /// An unknown match value type.
-    #[error(
-        "filter on {column:?}: matchValueType {kind:?} is not one of STRING, LONG, DOUBLE, FLOAT"
-    )]
+    #[error("filter on {column:?}: matchValueType {kind:?} is not one of STRING, LONG, DOUBLE, FLOAT")]
     MatchType {
         /// Column name.
         column: String,
@@ -179,22 +177,11 @@ type Truth = Option<bool>;
 
 impl Filter {
     /// Compiles the filter, resolving column names to row slots through `resolve`.
-    pub fn compile(
-        &self,
-        resolve: &mut dyn FnMut(&str) -> usize,
-    ) -> Result<RowFilter, FilterError> {
+    pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> usize) -> Result<RowFilter, FilterError> {
         Ok(match self {
-            Filter::Selector { dimension, value } => {
-                RowFilter::InSet(resolve(dimension), vec![value.clone()])
-            }
-            Filter::In { dimension, values } => {
-                RowFilter::InSet(resolve(dimension), values.clone())
-            }
-            Filter::Equals {
-                column,
-                match_value_type,
-                match_value,
-            } => {
+            Filter::Selector { dimension, value } => RowFilter::InSet(resolve(dimension), vec![value.clone()]),
+            Filter::In { dimension, values } => RowFilter::InSet(resolve(dimension), values.clone()),
+            Filter::Equals { column, match_value_type, match_value } => {
                 let slot = resolve(column);
                 match numeric_type(column, match_value_type)? {
                     false => RowFilter::InSet(slot, vec![json_str(match_value)]),
@@ -204,23 +191,11 @@ impl Filter {
                     },
                 }
             }
-            Filter::Bound {
-                dimension,
-                lower,
-                upper,
-                lower_strict,
-                upper_strict,
-                ordering,
-            } => {
+            Filter::Bound { dimension, lower, upper, lower_strict, upper_strict, ordering } => {
                 let slot = resolve(dimension);
-                if ordering
-                    .as_deref()
-                    .is_some_and(|o| o.eq_ignore_ascii_case("numeric"))
-                {
+                if ordering.as_deref().is_some_and(|o| o.eq_ignore_ascii_case("numeric")) {
                     let num = |b: &Option<String>, strict: bool| {
-                        b.as_ref()
-                            .and_then(|s| s.parse::<f64>().ok())
-                            .map(|v| (v, strict))
+                        b.as_ref().and_then(|s| s.parse::<f64>().ok()).map(|v| (v, strict))
                     };
                     RowFilter::NumRange(slot, num(lower, *lower_strict), num(upper, *upper_strict))
                 } else {
@@ -228,54 +203,34 @@ impl Filter {
                     RowFilter::StrRange(slot, s(lower, *lower_strict), s(upper, *upper_strict))
                 }
             }
-            Filter::Range {
-                column,
-                match_value_type,
-                lower,
-                upper,
-                lower_open,
-                upper_open,
-            } => {
+            Filter::Range { column, match_value_type, lower, upper, lower_open, upper_open } => {
                 let slot = resolve(column);
                 if numeric_type(column, match_value_type)? {
-                    let num = |b: &Option<serde_json::Value>, open: bool| {
-                        b.as_ref().and_then(json_num).map(|v| (v, open))
-                    };
+                    let num =
+                        |b: &Option<serde_json::Value>, open: bool| b.as_ref().and_then(json_num).map(|v| (v, open));
                     RowFilter::NumRange(slot, num(lower, *lower_open), num(upper, *upper_open))
                 } else {
-                    let s = |b: &Option<serde_json::Value>, open: bool| {
-                        b.as_ref().and_then(json_str).map(|v| (v, open))
-                    };
+                    let s =
+                        |b: &Option<serde_json::Value>, open: bool| b.as_ref().and_then(json_str).map(|v| (v, open));
                     RowFilter::StrRange(slot, s(lower, *lower_open), s(upper, *upper_open))
                 }
             }
-            Filter::Like {
-                dimension,
-                pattern,
-                escape,
-            } => {
+            Filter::Like { dimension, pattern, escape } => {
                 let re = like_to_regex(pattern, escape.as_deref().and_then(|e| e.chars().next()));
                 RowFilter::Regex(resolve(dimension), compile_regex(dimension, pattern, &re)?)
             }
-            Filter::Regex { dimension, pattern } => RowFilter::Regex(
-                resolve(dimension),
-                compile_regex(dimension, pattern, pattern)?,
-            ),
+            Filter::Regex { dimension, pattern } => {
+                RowFilter::Regex(resolve(dimension), compile_regex(dimension, pattern, pattern)?)
+            }
             Filter::Null { column } => RowFilter::IsNull(resolve(column)),
             Filter::True => RowFilter::Const(true),
             Filter::False => RowFilter::Const(false),
-            Filter::And { fields } => RowFilter::And(
-                fields
-                    .iter()
-                    .map(|f| f.compile(resolve))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Filter::Or { fields } => RowFilter::Or(
-                fields
-                    .iter()
-                    .map(|f| f.compile(resolve))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Filter::And { fields } => {
+                RowFilter::And(fields.iter().map(|f| f.compile(resolve)).collect::<Result<_, _>>()?)
+            }
+            Filter::Or { fields } => {
+                RowFilter::Or(fields.iter().map(|f| f.compile(resolve)).collect::<Result<_, _>>()?)
+            }
             Filter::Not { field } => RowFilter::Not(Box::new(field.compile(resolve)?)),
             Filter::Expression { expression } => RowFilter::Expr(expr::parse(expression, resolve)?),
         })
@@ -286,10 +241,7 @@ fn numeric_type(column: &str, kind: &str) -> Result<bool, FilterError> {
     match kind.to_ascii_uppercase().as_str() {
         "STRING" => Ok(false),
         "LONG" | "DOUBLE" | "FLOAT" => Ok(true),
-        _ => Err(FilterError::MatchType {
-            column: column.to_string(),
-            kind: kind.to_string(),
-        }),
+        _ => Err(FilterError::MatchType { column: column.to_string(), kind: kind.to_string() }),
     }
 }
 
@@ -353,16 +305,10 @@ impl RowFilter {
                 None => set.iter().any(Option::is_none).then_some(true),
                 Some(v) => {
                     let s = v.as_str();
-                    Some(
-                        set.iter()
-                            .flatten()
-                            .any(|m| Some(m.as_str()) == s.as_deref()),
-                    )
+                    Some(set.iter().flatten().any(|m| Some(m.as_str()) == s.as_deref()))
                 }
             }),
-            RowFilter::NumEq(slot, target) => {
-                any_value(field(slot), |v| v.map(|v| v.as_double() == Some(*target)))
-            }
+            RowFilter::NumEq(slot, target) => any_value(field(slot), |v| v.map(|v| v.as_double() == Some(*target))),
             RowFilter::StrRange(slot, lo, hi) => any_value(field(slot), |v| {
                 let s = v?.as_str()?.into_owned();
                 Some(in_range(
@@ -373,15 +319,9 @@ impl RowFilter {
             }),
             RowFilter::NumRange(slot, lo, hi) => any_value(field(slot), |v| {
                 let x = v?.as_double()?;
-                Some(in_range(
-                    &x,
-                    lo.as_ref().map(|(b, s)| (b, *s)),
-                    hi.as_ref().map(|(b, s)| (b, *s)),
-                ))
+                Some(in_range(&x, lo.as_ref().map(|(b, s)| (b, *s)), hi.as_ref().map(|(b, s)| (b, *s))))
             }),
-            RowFilter::Regex(slot, re) => {
-                any_value(field(slot), |v| Some(re.is_match(&v?.as_str()?)))
-            }
+            RowFilter::Regex(slot, re) => any_value(field(slot), |v| Some(re.is_match(&v?.as_str()?))),
             RowFilter::IsNull(slot) => Some(field(slot).is_null()),
             RowFilter::And(parts) => {
                 let mut out = Some(true);
@@ -453,26 +393,11 @@ mod tests {
     #[test]
     fn matches_like_druid() {
         let s = |v: &str| Value::String(v.to_string());
-        assert!(check(
-            r#"{"type":"selector","dimension":"d","value":"a"}"#,
-            s("a")
-        ));
-        assert!(!check(
-            r#"{"type":"selector","dimension":"d","value":"a"}"#,
-            Value::Null
-        ));
-        assert!(check(
-            r#"{"type":"selector","dimension":"d","value":null}"#,
-            Value::Null
-        ));
-        assert!(check(
-            r#"{"type":"in","dimension":"d","values":["x","a"]}"#,
-            Value::Array(vec![s("q"), s("a")])
-        ));
-        assert!(check(
-            r#"{"type":"equals","column":"d","matchValueType":"LONG","matchValue":5}"#,
-            Value::Long(5)
-        ));
+        assert!(check(r#"{"type":"selector","dimension":"d","value":"a"}"#, s("a")));
+        assert!(!check(r#"{"type":"selector","dimension":"d","value":"a"}"#, Value::Null));
+        assert!(check(r#"{"type":"selector","dimension":"d","value":null}"#, Value::Null));
+        assert!(check(r#"{"type":"in","dimension":"d","values":["x","a"]}"#, Value::Array(vec![s("q"), s("a")])));
+        assert!(check(r#"{"type":"equals","column":"d","matchValueType":"LONG","matchValue":5}"#, Value::Long(5)));
         assert!(
             check(
                 r#"{"type":"bound","dimension":"d","lower":"10","upper":"9","ordering":"lexicographic"}"#,
@@ -491,35 +416,17 @@ mod tests {
             r#"{"type":"range","column":"d","matchValueType":"DOUBLE","lower":1.5,"lowerOpen":true}"#,
             Value::Double(1.6)
         ));
-        assert!(check(
-            r#"{"type":"like","dimension":"d","pattern":"Wiki%"}"#,
-            s("Wikipedia")
-        ));
-        assert!(!check(
-            r#"{"type":"like","dimension":"d","pattern":"W_ki"}"#,
-            s("Wikipedia")
-        ));
-        assert!(check(
-            r#"{"type":"regex","dimension":"d","pattern":"^#en"}"#,
-            s("#en.wikipedia")
-        ));
-        assert!(check(
-            r#"{"type":"null","column":"d"}"#,
-            Value::Array(vec![])
-        ));
-        assert!(check(
-            r#"{"type":"expression","expression":"d > 3"}"#,
-            Value::Long(4)
-        ));
+        assert!(check(r#"{"type":"like","dimension":"d","pattern":"Wiki%"}"#, s("Wikipedia")));
+        assert!(!check(r#"{"type":"like","dimension":"d","pattern":"W_ki"}"#, s("Wikipedia")));
+        assert!(check(r#"{"type":"regex","dimension":"d","pattern":"^#en"}"#, s("#en.wikipedia")));
+        assert!(check(r#"{"type":"null","column":"d"}"#, Value::Array(vec![])));
+        assert!(check(r#"{"type":"expression","expression":"d > 3"}"#, Value::Long(4)));
     }
 
     #[test]
     fn not_of_unknown_is_not_a_match() {
         let not_a = r#"{"type":"not","field":{"type":"selector","dimension":"d","value":"a"}}"#;
-        assert!(
-            !check(not_a, Value::Null),
-            "SQL-compatible: NOT (null = 'a') is unknown"
-        );
+        assert!(!check(not_a, Value::Null), "SQL-compatible: NOT (null = 'a') is unknown");
         assert!(check(not_a, Value::String("b".into())));
         let or = r#"{"type":"or","fields":[{"type":"selector","dimension":"d","value":"a"},{"type":"true"}]}"#;
         assert!(check(or, Value::Null));
@@ -527,9 +434,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_patterns_naming_the_column() {
-        let f: Filter =
-            serde_json::from_str(r#"{"type":"regex","dimension":"page","pattern":"(["}"#)
-                .expect("json");
+        let f: Filter = serde_json::from_str(r#"{"type":"regex","dimension":"page","pattern":"(["}"#).expect("json");
         let err = f.compile(&mut |_| 0).expect_err("bad regex");
         assert!(err.to_string().contains("page"), "{err}");
     }

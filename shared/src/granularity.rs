@@ -27,14 +27,8 @@ const MONDAY_1970_01_05: i64 = 4 * 86_400_000;
 impl Granularity {
     /// Parses a Druid granularity name, case-insensitively.
     pub fn from_name(name: &str) -> Option<Self> {
-        let p = |millis: i64| Granularity::Period {
-            period: Period { months: 0, millis },
-            origin: 0,
-        };
-        let m = |months: i64| Granularity::Period {
-            period: Period { months, millis: 0 },
-            origin: 0,
-        };
+        let p = |millis: i64| Granularity::Period { period: Period { months: 0, millis }, origin: 0 };
+        let m = |months: i64| Granularity::Period { period: Period { months, millis: 0 }, origin: 0 };
         Some(match name.to_ascii_lowercase().as_str() {
             "all" => Granularity::All,
             "none" => Granularity::None,
@@ -48,13 +42,9 @@ impl Granularity {
             "six_hour" => p(6 * 3_600_000),
             "eight_hour" => p(8 * 3_600_000),
             "day" => p(86_400_000),
-            "week" => Granularity::Period {
-                period: Period {
-                    months: 0,
-                    millis: 7 * 86_400_000,
-                },
-                origin: MONDAY_1970_01_05,
-            },
+            "week" => {
+                Granularity::Period { period: Period { months: 0, millis: 7 * 86_400_000 }, origin: MONDAY_1970_01_05 }
+            }
             "month" => m(1),
             "quarter" => m(3),
             "year" => m(12),
@@ -97,10 +87,7 @@ impl Granularity {
 
 fn month_index(ms: i64) -> i64 {
     use chrono::{Datelike, TimeZone, Utc};
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .map(|t| t.year() as i64 * 12 + t.month0() as i64)
-        .unwrap_or(0)
+    Utc.timestamp_millis_opt(ms).single().map(|t| t.year() as i64 * 12 + t.month0() as i64).unwrap_or(0)
 }
 
 /// The JSON forms Druid accepts for a granularity.
@@ -194,57 +181,25 @@ mod tests {
 
     #[test]
     fn floors_like_druid() {
+        assert_eq!(floor("\"minute\"", "2018-01-01T01:01:35Z"), "2018-01-01T01:01:00.000Z");
+        assert_eq!(floor("\"DAY\"", "2015-09-12T23:59:59.999Z"), "2015-09-12T00:00:00.000Z");
+        assert_eq!(floor("\"week\"", "2015-09-12T10:00:00Z"), "2015-09-07T00:00:00.000Z");
+        assert_eq!(floor("\"quarter\"", "2015-09-12T10:00:00Z"), "2015-07-01T00:00:00.000Z");
+        assert_eq!(floor("\"year\"", "2015-09-12T10:00:00Z"), "2015-01-01T00:00:00.000Z");
+        assert_eq!(floor(r#"{"type":"period","period":"PT6H"}"#, "2015-09-12T10:00:00Z"), "2015-09-12T06:00:00.000Z");
         assert_eq!(
-            floor("\"minute\"", "2018-01-01T01:01:35Z"),
-            "2018-01-01T01:01:00.000Z"
-        );
-        assert_eq!(
-            floor("\"DAY\"", "2015-09-12T23:59:59.999Z"),
-            "2015-09-12T00:00:00.000Z"
-        );
-        assert_eq!(
-            floor("\"week\"", "2015-09-12T10:00:00Z"),
-            "2015-09-07T00:00:00.000Z"
-        );
-        assert_eq!(
-            floor("\"quarter\"", "2015-09-12T10:00:00Z"),
-            "2015-07-01T00:00:00.000Z"
-        );
-        assert_eq!(
-            floor("\"year\"", "2015-09-12T10:00:00Z"),
-            "2015-01-01T00:00:00.000Z"
-        );
-        assert_eq!(
-            floor(
-                r#"{"type":"period","period":"PT6H"}"#,
-                "2015-09-12T10:00:00Z"
-            ),
-            "2015-09-12T06:00:00.000Z"
-        );
-        assert_eq!(
-            floor(
-                r#"{"type":"duration","duration":7200000,"origin":"1970-01-01T01:00:00Z"}"#,
-                "2015-09-12T10:30:00Z"
-            ),
+            floor(r#"{"type":"duration","duration":7200000,"origin":"1970-01-01T01:00:00Z"}"#, "2015-09-12T10:30:00Z"),
             "2015-09-12T09:00:00.000Z"
         );
-        assert_eq!(
-            floor("\"none\"", "1969-12-31T23:59:59.999Z"),
-            "1969-12-31T23:59:59.999Z"
-        );
-        assert_eq!(
-            floor("\"hour\"", "1969-12-31T23:59:59.999Z"),
-            "1969-12-31T23:00:00.000Z"
-        );
+        assert_eq!(floor("\"none\"", "1969-12-31T23:59:59.999Z"), "1969-12-31T23:59:59.999Z");
+        assert_eq!(floor("\"hour\"", "1969-12-31T23:59:59.999Z"), "1969-12-31T23:00:00.000Z");
     }
 
     #[test]
     fn rejects_unknown_granularities_by_name() {
         let err = serde_json::from_str::<Granularity>("\"fortnight\"").expect_err("unknown");
         assert!(err.to_string().contains("fortnight"), "{err}");
-        assert!(
-            serde_json::from_str::<Granularity>(r#"{"type":"duration","duration":-5}"#).is_err()
-        );
+        assert!(serde_json::from_str::<Granularity>(r#"{"type":"duration","duration":-5}"#).is_err());
         assert!(serde_json::from_str::<Granularity>(
             r#"{"type":"period","period":"PT1H","timeZone":"America/Los_Angeles"}"#
         )
@@ -255,9 +210,6 @@ mod tests {
     fn buckets_are_contiguous() {
         let g = Granularity::from_name("month").expect("month");
         let b = g.bucket(parse_iso_instant("2016-02-10T00:00:00Z").expect("instant"));
-        assert_eq!(
-            b.to_string(),
-            "2016-02-01T00:00:00.000Z/2016-03-01T00:00:00.000Z"
-        );
+        assert_eq!(b.to_string(), "2016-02-01T00:00:00.000Z/2016-03-01T00:00:00.000Z");
     }
 }

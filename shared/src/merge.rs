@@ -7,8 +7,7 @@
 use crate::aggregate::{Aggregator, MetricCell};
 use crate::index::persist_order::cmp_opt_f64;
 use crate::segment::{
-    ColumnType, DimBuf, DimCell, DimLayout, FormatError, RowBuf, RowCursor, Segment, SegmentLayout,
-    SegmentWriter,
+    ColumnType, DimBuf, DimCell, DimLayout, FormatError, RowBuf, RowCursor, Segment, SegmentLayout, SegmentWriter,
 };
 use crate::spec::{Compression, DimensionType, MultiValueHandling};
 use std::cmp::Ordering;
@@ -93,10 +92,7 @@ impl Input<'_> {
         }
         self.row.metrics.clear();
         for &p in &self.metric_pos {
-            self.row.metrics.push(std::mem::replace(
-                &mut self.buf.metrics[p],
-                MetricCell::Long(None),
-            ));
+            self.row.metrics.push(std::mem::replace(&mut self.buf.metrics[p], MetricCell::Long(None)));
         }
         Ok(())
     }
@@ -116,7 +112,10 @@ fn set_null(out: &mut DimBuf) {
 fn cmp_dims(a: &[DimBuf], b: &[DimBuf]) -> Ordering {
     for (x, y) in a.iter().zip(b) {
         let o = match (x, y) {
-            (DimBuf::Codes(x), DimBuf::Codes(y)) => x.cmp(y),
+            (DimBuf::Codes(x), DimBuf::Codes(y)) => match (x.as_slice(), y.as_slice()) {
+                ([a], [b]) => a.cmp(b),
+                (x, y) => x.cmp(y),
+            },
             (DimBuf::Long(x), DimBuf::Long(y)) => x.cmp(y),
             (DimBuf::Double(x), DimBuf::Double(y)) => cmp_opt_f64(*x, *y),
             _ => Ordering::Equal,
@@ -130,20 +129,13 @@ fn cmp_dims(a: &[DimBuf], b: &[DimBuf]) -> Ordering {
 
 /// Orders the union of the inputs' dimensions so that each input's order is kept (a
 /// topological merge); inputs that disagree are an error.
-fn merged_dimension_order(
-    inputs: &[Segment],
-) -> Result<Vec<(String, ColumnType, MultiValueHandling)>, MergeError> {
+fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnType, MultiValueHandling)>, MergeError> {
     let mut names: Vec<(String, ColumnType, MultiValueHandling)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut edges: Vec<Vec<usize>> = Vec::new();
     for seg in inputs {
         let mut prev: Option<usize> = None;
-        for col in seg
-            .directory()
-            .columns
-            .iter()
-            .filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric))
-        {
+        for col in seg.directory().columns.iter().filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric)) {
             let id = match index.get(&col.name) {
                 Some(&id) => {
                     if names[id].1 != col.kind {
@@ -159,11 +151,7 @@ fn merged_dimension_order(
                 }
                 None => {
                     index.insert(col.name.clone(), names.len());
-                    names.push((
-                        col.name.clone(),
-                        col.kind,
-                        col.multi_value_handling.unwrap_or_default(),
-                    ));
+                    names.push((col.name.clone(), col.kind, col.multi_value_handling.unwrap_or_default()));
                     edges.push(Vec::new());
                     names.len() - 1
                 }
@@ -179,9 +167,8 @@ fn merged_dimension_order(
     let mut order = Vec::with_capacity(names.len());
     let mut done = vec![false; names.len()];
     while order.len() < names.len() {
-        let next = (0..names.len())
-            .find(|&i| !done[i] && indegree[i] == 0)
-            .ok_or_else(|| MergeError::Incompatible {
+        let next =
+            (0..names.len()).find(|&i| !done[i] && indegree[i] == 0).ok_or_else(|| MergeError::Incompatible {
                 object: inputs[0].object().into(),
                 reason: "inputs disagree on the order of their dimensions".into(),
             })?;
@@ -190,6 +177,38 @@ fn merged_dimension_order(
         order.push(names[next].clone());
     }
     Ok(order)
+}
+
+/// K-way merges sorted dictionaries into their sorted union, returning it with each input's
+/// table from local id (0 null, k value k-1) to merged code.
+fn merge_dictionaries(locals: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<u32>>) {
+    use std::collections::BinaryHeap;
+    let mut tables: Vec<Vec<u32>> = locals
+        .iter()
+        .map(|l| {
+            let mut t = Vec::with_capacity(l.len() + 1);
+            t.push(0);
+            t
+        })
+        .collect();
+    let mut iters: Vec<std::vec::IntoIter<String>> = locals.into_iter().map(Vec::into_iter).collect();
+    let mut heap = BinaryHeap::new();
+    for (i, it) in iters.iter_mut().enumerate() {
+        if let Some(v) = it.next() {
+            heap.push(std::cmp::Reverse((v, i)));
+        }
+    }
+    let mut merged: Vec<String> = Vec::new();
+    while let Some(std::cmp::Reverse((v, i))) = heap.pop() {
+        if merged.last() != Some(&v) {
+            merged.push(v);
+        }
+        tables[i].push(merged.len() as u32);
+        if let Some(next) = iters[i].next() {
+            heap.push(std::cmp::Reverse((next, i)));
+        }
+    }
+    (merged, tables)
 }
 
 /// Merges segments of one time chunk into one or more segments of at most
@@ -202,39 +221,22 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
     let query_granularity = first.directory().query_granularity;
     for seg in inputs {
         let d = seg.directory();
-        let incompatible = |reason: String| MergeError::Incompatible {
-            object: seg.object().into(),
-            reason,
-        };
+        let incompatible = |reason: String| MergeError::Incompatible { object: seg.object().into(), reason };
         if d.interval != interval {
-            return Err(incompatible(format!(
-                "interval {} differs from {}",
-                d.interval, interval
-            )));
+            return Err(incompatible(format!("interval {} differs from {}", d.interval, interval)));
         }
         let aggs = seg.aggregators();
-        if aggs
-            .iter()
-            .map(|a| &a.spec)
-            .ne(aggregators.iter().map(|a| &a.spec))
-        {
+        if aggs.iter().map(|a| &a.spec).ne(aggregators.iter().map(|a| &a.spec)) {
             return Err(incompatible("metrics differ from the other inputs'".into()));
         }
         if d.query_granularity != query_granularity {
-            return Err(incompatible(
-                "query granularity differs from the other inputs'".into(),
-            ));
+            return Err(incompatible("query granularity differs from the other inputs'".into()));
         }
     }
     let order = merged_dimension_order(inputs)?;
     let mut dims: Vec<MergedDim> = order
         .into_iter()
-        .map(|(name, kind, mvh)| MergedDim {
-            name,
-            kind,
-            multi_value_handling: mvh,
-            dictionary: Vec::new(),
-        })
+        .map(|(name, kind, mvh)| MergedDim { name, kind, multi_value_handling: mvh, dictionary: Vec::new() })
         .collect();
 
     // Dictionaries: sorted union, and each input's id -> merged code table.
@@ -246,28 +248,11 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
         }
         let locals: Vec<Vec<String>> = inputs
             .iter()
-            .map(|s| {
-                if s.column(&d.name).is_some() {
-                    s.dictionary(&d.name)
-                } else {
-                    Ok(Vec::new())
-                }
-            })
+            .map(|s| if s.column(&d.name).is_some() { s.dictionary(&d.name) } else { Ok(Vec::new()) })
             .collect::<Result<_, _>>()?;
-        let mut all: Vec<&String> = locals.iter().flatten().collect();
-        all.sort_unstable();
-        all.dedup();
-        d.dictionary = all.into_iter().cloned().collect();
-        for (i, local) in locals.iter().enumerate() {
-            let mut table = Vec::with_capacity(local.len() + 1);
-            table.push(0);
-            let mut j = 0;
-            for v in local {
-                while d.dictionary[j] != *v {
-                    j += 1;
-                }
-                table.push(j as u32 + 1);
-            }
+        let (dictionary, tables) = merge_dictionaries(locals);
+        d.dictionary = dictionary;
+        for (i, table) in tables.into_iter().enumerate() {
             remaps[i].push(table);
         }
     }
@@ -279,13 +264,8 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
             .filter(|c| c.kind != ColumnType::Metric)
             .map(|c| c.name.as_str())
             .collect();
-        let metric_names: Vec<&str> = seg
-            .directory()
-            .columns
-            .iter()
-            .filter(|c| c.kind == ColumnType::Metric)
-            .map(|c| c.name.as_str())
-            .collect();
+        let metric_names: Vec<&str> =
+            seg.directory().columns.iter().filter(|c| c.kind == ColumnType::Metric).map(|c| c.name.as_str()).collect();
         let row = MergedRow {
             time: 0,
             dims: dims
@@ -305,10 +285,7 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
         let mut input = Input {
             cursor: RowCursor::new(seg)?,
             buf: RowBuf::default(),
-            dim_pos: dims
-                .iter()
-                .map(|d| cols.iter().position(|c| *c == d.name))
-                .collect(),
+            dim_pos: dims.iter().map(|d| cols.iter().position(|c| *c == d.name)).collect(),
             remap,
             metric_pos: aggregators
                 .iter()
@@ -355,10 +332,7 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
             }
             best = match best {
                 Some(b)
-                    if s.row
-                        .time
-                        .cmp(&states[b].row.time)
-                        .then_with(|| cmp_dims(&s.row.dims, &states[b].row.dims))
+                    if s.row.time.cmp(&states[b].row.time).then_with(|| cmp_dims(&s.row.dims, &states[b].row.dims))
                         != Ordering::Less =>
                 {
                     Some(b)
@@ -368,25 +342,16 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
         }
         let Some(b) = best else { break };
         let next = &mut states[b].row;
-        if has_pending
-            && rollup
-            && pending.time == next.time
-            && cmp_dims(&pending.dims, &next.dims) == Ordering::Equal
+        if has_pending && rollup && pending.time == next.time && cmp_dims(&pending.dims, &next.dims) == Ordering::Equal
         {
-            for (agg, (cell, other)) in aggregators
-                .iter()
-                .zip(pending.metrics.iter_mut().zip(&next.metrics))
-            {
+            for (agg, (cell, other)) in aggregators.iter().zip(pending.metrics.iter_mut().zip(&next.metrics)) {
                 agg.combine(cell, other);
             }
         } else {
             if has_pending {
                 write_row(&mut writer, &pending);
                 if writer.num_rows() as u64 >= options.max_rows_per_segment {
-                    let full = std::mem::replace(
-                        &mut writer,
-                        SegmentWriter::new(layout.clone(), options.compression),
-                    );
+                    let full = std::mem::replace(&mut writer, SegmentWriter::new(layout.clone(), options.compression));
                     out.push(full.finish()?);
                 }
             }

@@ -32,18 +32,14 @@ impl Interval {
 
     /// Parses Druid's `start/end` interval notation (ISO-8601 instants or dates).
     pub fn parse(text: &str) -> Result<Self, TimeError> {
-        let (a, b) = text
-            .split_once('/')
-            .ok_or_else(|| TimeError::Invalid(format!("interval {text:?} has no '/'")))?;
+        let (a, b) = text.split_once('/').ok_or_else(|| TimeError::Invalid(format!("interval {text:?} has no '/'")))?;
         let start = parse_iso_instant(a)?;
         let end = match parse_iso_instant(b) {
             Ok(end) => end,
             Err(_) => Period::parse(b)?.add_to(start, 1),
         };
         if end < start {
-            return Err(TimeError::Invalid(format!(
-                "interval {text:?} ends before it starts"
-            )));
+            return Err(TimeError::Invalid(format!("interval {text:?} ends before it starts")));
         }
         Ok(Self { start, end })
     }
@@ -78,24 +74,13 @@ pub fn parse_iso_instant(text: &str) -> Result<i64, TimeError> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Ok(t.timestamp_millis());
     }
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f%:z",
-        "%Y-%m-%dT%H:%M:%S%.f%z",
-        "%Y-%m-%dT%H:%M%:z",
-        "%Y-%m-%d %H:%M:%S%.f%:z",
-    ] {
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M:%S%.f%:z"] {
         if let Ok(t) = DateTime::parse_from_str(s, fmt) {
             return Ok(t.timestamp_millis());
         }
     }
     let naive = s.strip_suffix('Z').unwrap_or(s);
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%dT%H",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%d %H:%M",
-    ] {
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
         if let Ok(t) = chrono::NaiveDateTime::parse_from_str(naive, fmt) {
             return Ok(t.and_utc().timestamp_millis());
         }
@@ -106,15 +91,11 @@ pub fn parse_iso_instant(text: &str) -> Result<i64, TimeError> {
     if let Ok(d) = NaiveDate::parse_from_str(&format!("{naive}-01"), "%Y-%m-%d") {
         return Ok(day_start(d));
     }
-    Err(TimeError::Invalid(format!(
-        "{text:?} is not an ISO-8601 instant"
-    )))
+    Err(TimeError::Invalid(format!("{text:?} is not an ISO-8601 instant")))
 }
 
 fn day_start(d: NaiveDate) -> i64 {
-    d.and_hms_opt(0, 0, 0)
-        .map(|t| t.and_utc().timestamp_millis())
-        .unwrap_or(0)
+    d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0)
 }
 
 /// An ISO-8601 period such as `PT1H`, `P1D`, `P3M` or `P1W`.
@@ -129,11 +110,7 @@ pub struct Period {
 impl Period {
     /// Parses `PnYnMnWnDTnHnMnS` (fractional seconds allowed).
     pub fn parse(text: &str) -> Result<Self, TimeError> {
-        let bad = || {
-            TimeError::Invalid(format!(
-                "{text:?} is not an ISO-8601 period such as PT1H or P1D"
-            ))
-        };
+        let bad = || TimeError::Invalid(format!("{text:?} is not an ISO-8601 period such as PT1H or P1D"));
         let rest = text.trim().strip_prefix(['P', 'p']).ok_or_else(bad)?;
         if rest.is_empty() {
             return Err(bad());
@@ -232,9 +209,7 @@ pub fn month_floor(ms: i64, step_months: i64, origin_months: i64) -> i64 {
     let total = t.year() as i64 * 12 + t.month0() as i64;
     let bucket = (total - origin_months).div_euclid(step_months) * step_months + origin_months;
     let (year, month0) = (bucket.div_euclid(12) as i32, bucket.rem_euclid(12) as u32);
-    NaiveDate::from_ymd_opt(year, month0 + 1, 1)
-        .map(day_start)
-        .unwrap_or(ms)
+    NaiveDate::from_ymd_opt(year, month0 + 1, 1).map(day_start).unwrap_or(ms)
 }
 
 #[cfg(test)]
@@ -243,40 +218,19 @@ mod tests {
 
     #[test]
     fn parses_druid_instants_and_intervals() {
-        assert_eq!(
-            parse_iso_instant("2015-09-12T00:46:58.771Z"),
-            Ok(1_442_018_818_771)
-        );
+        assert_eq!(parse_iso_instant("2015-09-12T00:46:58.771Z"), Ok(1_442_018_818_771));
         assert_eq!(parse_iso_instant("2015-09-12"), Ok(1_442_016_000_000));
         let i = Interval::parse("2018-01-01/2018-01-03").expect("interval");
         assert_eq!(i.end - i.start, 2 * 86_400_000);
-        assert_eq!(
-            i.to_string(),
-            "2018-01-01T00:00:00.000Z/2018-01-03T00:00:00.000Z"
-        );
-        assert_eq!(
-            Interval::parse("2018-01-01/P1D").expect("period end").end - i.start,
-            86_400_000
-        );
+        assert_eq!(i.to_string(), "2018-01-01T00:00:00.000Z/2018-01-03T00:00:00.000Z");
+        assert_eq!(Interval::parse("2018-01-01/P1D").expect("period end").end - i.start, 86_400_000);
         assert!(parse_iso_instant("yesterday").is_err());
     }
 
     #[test]
     fn parses_periods() {
-        assert_eq!(
-            Period::parse("PT10M"),
-            Ok(Period {
-                months: 0,
-                millis: 600_000
-            })
-        );
-        assert_eq!(
-            Period::parse("P1Y2M"),
-            Ok(Period {
-                months: 14,
-                millis: 0
-            })
-        );
+        assert_eq!(Period::parse("PT10M"), Ok(Period { months: 0, millis: 600_000 }));
+        assert_eq!(Period::parse("P1Y2M"), Ok(Period { months: 14, millis: 0 }));
         assert_eq!(Period::parse("PT0.5S").map(|p| p.millis), Ok(500));
         assert!(Period::parse("P").is_err());
         assert!(Period::parse("10M").is_err());
@@ -288,9 +242,6 @@ mod tests {
         let jan31 = parse_iso_instant("2020-01-31T10:00:00Z").expect("instant");
         assert_eq!(format_iso(add_months(jan31, 1)), "2020-02-29T10:00:00.000Z");
         let mid = parse_iso_instant("2020-05-17T10:00:00Z").expect("instant");
-        assert_eq!(
-            format_iso(month_floor(mid, 3, 0)),
-            "2020-04-01T00:00:00.000Z"
-        );
+        assert_eq!(format_iso(month_floor(mid, 3, 0)), "2020-04-01T00:00:00.000Z");
     }
 }

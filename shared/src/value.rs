@@ -78,17 +78,13 @@ impl Value {
     pub fn from_json(v: serde_json::Value) -> Value {
         match v {
             serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => {
-                Value::String(if b { "true" } else { "false" }.to_string())
-            }
+            serde_json::Value::Bool(b) => Value::String(if b { "true" } else { "false" }.to_string()),
             serde_json::Value::Number(n) => match n.as_i64() {
                 Some(i) => Value::Long(i),
                 None => n.as_f64().map(Value::Double).unwrap_or(Value::Null),
             },
             serde_json::Value::String(s) => Value::String(s),
-            serde_json::Value::Array(items) => {
-                Value::Array(items.into_iter().map(Value::from_json).collect())
-            }
+            serde_json::Value::Array(items) => Value::Array(items.into_iter().map(Value::from_json).collect()),
             obj @ serde_json::Value::Object(_) => Value::String(obj.to_string()),
         }
     }
@@ -97,12 +93,7 @@ impl Value {
 /// Parses a long the way Druid does for numeric strings: integers, or decimals truncated.
 pub fn parse_long(s: &str) -> Option<i64> {
     let t = s.trim();
-    t.parse::<i64>().ok().or_else(|| {
-        t.parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .map(|v| v as i64)
-    })
+    t.parse::<i64>().ok().or_else(|| t.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v as i64))
 }
 
 /// Formats a double like Java's `Double.toString` for the common cases (`1.0`, `0.5`).

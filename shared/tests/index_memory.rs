@@ -16,9 +16,8 @@ fn measure(spec_json: serde_json::Value, lines: &[String]) -> (usize, usize, usi
     let config = IndexConfig::from_spec(&spec);
     let mut parser = RecordParser::new(&spec).expect("parser");
     let mut out = Vec::with_capacity(4);
-    let chunk = config
-        .segment_granularity
-        .bucket(sluice_shared::time::parse_iso_instant("2015-09-12T00:00:00Z").expect("day"));
+    let chunk =
+        config.segment_granularity.bucket(sluice_shared::time::parse_iso_instant("2015-09-12T00:00:00Z").expect("day"));
     let before = alloc::current();
     let mut index = IncrementalIndex::new(config, chunk);
     for line in lines {
@@ -39,8 +38,7 @@ fn measure(spec_json: serde_json::Value, lines: &[String]) -> (usize, usize, usi
 
 fn wikipedia_spec(rollup: bool) -> serde_json::Value {
     let mut spec: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(common::data_path("specs/wikipedia-kafka-supervisor.json"))
-            .expect("spec"),
+        &std::fs::read_to_string(common::data_path("specs/wikipedia-kafka-supervisor.json")).expect("spec"),
     )
     .expect("json");
     if rollup {
@@ -64,11 +62,10 @@ fn estimate_tracks_real_allocation() {
     for rollup in [false, true] {
         let (estimate, actual, rows) = measure(wikipedia_spec(rollup), &lines);
         let ratio = estimate as f64 / actual as f64;
-        eprintln!("rollup={rollup}: {rows} rows, estimate {estimate} bytes, allocated {actual} bytes, ratio {ratio:.2}");
-        assert!(rows > 1000);
-        assert!(
-            (0.85..1.15).contains(&ratio),
-            "rollup={rollup}: estimate {estimate} vs allocated {actual}"
+        eprintln!(
+            "rollup={rollup}: {rows} rows, estimate {estimate} bytes, allocated {actual} bytes, ratio {ratio:.2}"
         );
+        assert!(rows > 1000);
+        assert!((0.85..1.15).contains(&ratio), "rollup={rollup}: estimate {estimate} vs allocated {actual}");
     }
 }

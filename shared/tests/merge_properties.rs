@@ -39,10 +39,7 @@ fn config(rollup: bool, query_granularity: &str) -> (IndexConfig, RecordParser) 
     }))
     .expect("spec")
     .spec;
-    (
-        IndexConfig::from_spec(&spec),
-        RecordParser::new(&spec).expect("parser"),
-    )
+    (IndexConfig::from_spec(&spec), RecordParser::new(&spec).expect("parser"))
 }
 
 fn word() -> impl Strategy<Value = String> {
@@ -62,25 +59,15 @@ fn multi_dim() -> impl Strategy<Value = DimValue> {
 }
 
 fn row() -> impl Strategy<Value = Row> {
-    let dims = (
-        string_dim(),
-        multi_dim(),
-        prop::option::of(-3i64..3),
-        prop::option::of(-2i32..2),
-    );
-    let metrics = (
-        prop::option::of(-50i64..50),
-        prop::option::of(-8i32..8),
-        prop::option::of(word()),
-    );
+    let dims = (string_dim(), multi_dim(), prop::option::of(-3i64..3), prop::option::of(-2i32..2));
+    let metrics = (prop::option::of(-50i64..50), prop::option::of(-8i32..8), prop::option::of(word()));
     (0i64..180_000, dims, metrics).prop_map(|(t, (s, m, n, f), (x, y, z))| Row {
         time: 1_600_000_000_000 / 3_600_000 * 3_600_000 + t,
         dims: vec![
             s,
             m,
             n.map(DimValue::Long).unwrap_or(DimValue::Null),
-            f.map(|v| DimValue::Double(v as f64 * 0.5))
-                .unwrap_or(DimValue::Null),
+            f.map(|v| DimValue::Double(v as f64 * 0.5)).unwrap_or(DimValue::Null),
         ],
         metrics: vec![
             Value::Null,
@@ -100,25 +87,14 @@ fn sorted(mut rows: Vec<Comparable>) -> Vec<Comparable> {
     rows
 }
 
-fn check(
-    rows: Vec<Row>,
-    tasks: Vec<usize>,
-    persist_every: usize,
-    max_rows: u64,
-    rollup: bool,
-    granularity: &str,
-) {
+fn check(rows: Vec<Row>, tasks: Vec<usize>, persist_every: usize, max_rows: u64, rollup: bool, granularity: &str) {
     let (config, parser) = config(rollup, granularity);
     let plan = parser.dimensions().to_vec();
-    let interval = Interval::new(
-        rows[0].time / 3_600_000 * 3_600_000,
-        rows[0].time / 3_600_000 * 3_600_000 + 3_600_000,
-    );
+    let interval =
+        Interval::new(rows[0].time / 3_600_000 * 3_600_000, rows[0].time / 3_600_000 * 3_600_000 + 3_600_000);
     let mut whole = IncrementalIndex::new(config.clone(), interval);
     rows.iter().for_each(|r| whole.add(r.clone(), &plan));
-    let expected =
-        Segment::from_bytes("whole", whole.persist(Default::default()).expect("persist"))
-            .expect("open");
+    let expected = Segment::from_bytes("whole", whole.persist(Default::default()).expect("persist")).expect("open");
 
     // Split rows into tasks at random points; each task persists every `persist_every` rows.
     let mut hydrants = Vec::new();
@@ -129,24 +105,17 @@ fn check(
         for (i, r) in rows[start..end].iter().enumerate() {
             index.add(r.clone(), &plan);
             if (i + 1) % persist_every == 0 {
-                let done =
-                    std::mem::replace(&mut index, IncrementalIndex::new(config.clone(), interval));
+                let done = std::mem::replace(&mut index, IncrementalIndex::new(config.clone(), interval));
                 hydrants.push(
-                    Segment::from_bytes(
-                        &format!("h{t}-{i}"),
-                        done.persist(Default::default()).expect("persist"),
-                    )
-                    .expect("open"),
+                    Segment::from_bytes(&format!("h{t}-{i}"), done.persist(Default::default()).expect("persist"))
+                        .expect("open"),
                 );
             }
         }
         if !index.is_empty() {
             hydrants.push(
-                Segment::from_bytes(
-                    &format!("h{t}-end"),
-                    index.persist(Default::default()).expect("persist"),
-                )
-                .expect("open"),
+                Segment::from_bytes(&format!("h{t}-end"), index.persist(Default::default()).expect("persist"))
+                    .expect("open"),
             );
         }
         start = end;
@@ -159,10 +128,7 @@ fn check(
     for (i, seg) in merged.iter().enumerate() {
         check_bitmaps(seg);
         assert!(seg.num_rows() as u64 <= max_rows);
-        assert!(
-            i + 1 == merged.len() || seg.num_rows() as u64 == max_rows,
-            "only the last shard may be short"
-        );
+        assert!(i + 1 == merged.len() || seg.num_rows() as u64 == max_rows, "only the last shard may be short");
         actual.extend(comparable(seg));
     }
     check_bitmaps(&expected);
@@ -170,25 +136,14 @@ fn check(
     if rollup {
         assert_eq!(actual, expected_rows, "rolled-up rows in order");
     } else {
-        assert_eq!(
-            sorted(actual),
-            sorted(expected_rows),
-            "same multiset of rows"
-        );
+        assert_eq!(sorted(actual), sorted(expected_rows), "same multiset of rows");
     }
     // Dictionaries: the union over shards equals the dictionary built in one go.
     for dim in ["s", "m"] {
-        let mut union: Vec<String> = merged
-            .iter()
-            .flat_map(|s| s.dictionary(dim).expect("dict"))
-            .collect();
+        let mut union: Vec<String> = merged.iter().flat_map(|s| s.dictionary(dim).expect("dict")).collect();
         union.sort();
         union.dedup();
-        assert_eq!(
-            union,
-            expected.dictionary(dim).expect("dict"),
-            "dictionary of {dim}"
-        );
+        assert_eq!(union, expected.dictionary(dim).expect("dict"), "dictionary of {dim}");
     }
 }
 

@@ -92,17 +92,11 @@ fn split(bytes: &[u8]) -> (Directory, Vec<u8>) {
 
 fn assert_bounded(result: Result<usize, String>, input_len: usize) {
     if let Err(e) = &result {
-        assert!(
-            e.contains("fuzzed-object"),
-            "error does not name the object: {e}"
-        );
+        assert!(e.contains("fuzzed-object"), "error does not name the object: {e}");
     }
     // Decoding this segment legitimately needs a few MiB; a forged length must not ask for more.
     let used = alloc::peak().saturating_sub(alloc::current());
-    assert!(
-        used < 64 * input_len + (32 << 20),
-        "peak allocation {used} bytes for a {input_len}-byte input"
-    );
+    assert!(used < 64 * input_len + (32 << 20), "peak allocation {used} bytes for a {input_len}-byte input");
 }
 
 #[test]

@@ -59,10 +59,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
 }
 
 fn default_sample() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/wikiticker-2015-09-12-sampled.json.gz"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/wikiticker-2015-09-12-sampled.json.gz"))
 }
 
 /// The sample's records repeated to `rows` records, copy `k` shifted by `k * SHIFT_MS` within
@@ -81,16 +78,10 @@ pub fn wikipedia_records(sample: &std::path::Path, rows: usize) -> Result<Vec<Ve
                 break;
             }
             let mut v = line.clone();
-            let t = sluice_shared::time::parse_iso_instant(
-                v["time"]
-                    .as_str()
-                    .ok_or_else(|| anyhow!("row without time"))?,
-            )?;
+            let t =
+                sluice_shared::time::parse_iso_instant(v["time"].as_str().ok_or_else(|| anyhow!("row without time"))?)?;
             let day = t.div_euclid(DAY_MS) * DAY_MS;
-            v["time"] = sluice_shared::time::format_iso(
-                day + (t - day + copy * SHIFT_MS).rem_euclid(DAY_MS),
-            )
-            .into();
+            v["time"] = sluice_shared::time::format_iso(day + (t - day + copy * SHIFT_MS).rem_euclid(DAY_MS)).into();
             out.push(serde_json::to_vec(&v)?);
         }
         copy += 1;
@@ -128,20 +119,13 @@ fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, Re
     Ok((rows, parser))
 }
 
-fn build_indexes(
-    config: &IndexConfig,
-    rows: Vec<Row>,
-    parser: &RecordParser,
-) -> Vec<IncrementalIndex> {
+fn build_indexes(config: &IndexConfig, rows: Vec<Row>, parser: &RecordParser) -> Vec<IncrementalIndex> {
     let mut indexes: Vec<IncrementalIndex> = Vec::new();
     for row in rows {
         let pos = match indexes.iter().position(|i| i.interval().contains(row.time)) {
             Some(p) => p,
             None => {
-                indexes.push(IncrementalIndex::new(
-                    config.clone(),
-                    config.segment_granularity.bucket(row.time),
-                ));
+                indexes.push(IncrementalIndex::new(config.clone(), config.segment_granularity.bucket(row.time)));
                 indexes.len() - 1
             }
         };
@@ -166,50 +150,32 @@ fn segment(args: SegmentArgs) -> Result<()> {
         Ok((start.elapsed(), built))
     })
     .map(|(_, (t, i))| (t, i))?;
-    let main = indexes
-        .iter()
-        .max_by_key(|i| i.num_rows())
-        .ok_or_else(|| anyhow!("no rows"))?;
+    let main = indexes.iter().max_by_key(|i| i.num_rows()).ok_or_else(|| anyhow!("no rows"))?;
     let main_rows = main.num_rows();
     let (persist_time, hydrant) = best(args.repeat, || Ok(main.persist(Compression::default())?))?;
 
     // The merge stage: the main chunk's rows as `hydrants` consecutive persists.
     let main_chunk = main.interval();
-    let chunk_rows: Vec<Row> = rows
-        .iter()
-        .filter(|r| main_chunk.contains(r.time))
-        .cloned()
-        .collect();
+    let chunk_rows: Vec<Row> = rows.iter().filter(|r| main_chunk.contains(r.time)).cloned().collect();
     let per = chunk_rows.len().div_ceil(args.hydrants.max(1));
     let mut hydrants = Vec::new();
     for (i, part) in chunk_rows.chunks(per).enumerate() {
         let mut index = IncrementalIndex::new(config.clone(), main_chunk);
-        part.iter()
-            .for_each(|r| index.add(r.clone(), parser.dimensions()));
-        hydrants.push(Segment::from_bytes(
-            &format!("hydrant-{i}"),
-            index.persist(Compression::default())?,
-        )?);
+        part.iter().for_each(|r| index.add(r.clone(), parser.dimensions()));
+        hydrants.push(Segment::from_bytes(&format!("hydrant-{i}"), index.persist(Compression::default())?)?);
     }
     let options = |codec| MergeOptions {
         max_rows_per_segment: u64::MAX,
-        compression: Compression {
-            dimensions: codec,
-            metrics: codec,
-        },
+        compression: Compression { dimensions: codec, metrics: codec },
     };
     let (merge_time, merged) = best(args.repeat, || Ok(merge(&hydrants, &options(Codec::Lz4))?))?;
     let merged_lz4: usize = merged.iter().map(Vec::len).sum();
     let merged_zstd_bytes = merge(&hydrants, &options(Codec::Zstd))?;
     let merged_zstd: usize = merged_zstd_bytes.iter().map(Vec::len).sum();
     if let Some(path) = &args.write_segment {
-        std::fs::write(path, &merged_zstd_bytes[0])
-            .with_context(|| format!("write {}", path.display()))?;
+        std::fs::write(path, &merged_zstd_bytes[0]).with_context(|| format!("write {}", path.display()))?;
     }
-    let breakdown = part_sizes(&Segment::from_bytes(
-        "merged-zstd",
-        merged_zstd_bytes[0].clone(),
-    )?);
+    let breakdown = part_sizes(&Segment::from_bytes("merged-zstd", merged_zstd_bytes[0].clone())?);
     let merged_rows = chunk_rows.len();
 
     if let Some(path) = &args.export_rows {
@@ -242,16 +208,13 @@ fn segment(args: SegmentArgs) -> Result<()> {
         println!("{report}");
     } else {
         let f = |k: &str| report[k].as_f64().unwrap_or(0.0);
-        println!("segment engine, single thread, {n} rows of Druid's Wikipedia sample ({} time chunks), best of {}", indexes.len(), args.repeat);
         println!(
-            "  parse JSON -> rows      {:>12.0} rows/s  ({:.1} MB/s)",
-            f("parse_rows_per_s"),
-            f("parse_mb_per_s")
+            "segment engine, single thread, {n} rows of Druid's Wikipedia sample ({} time chunks), best of {}",
+            indexes.len(),
+            args.repeat
         );
-        println!(
-            "  build incremental index {:>12.0} rows/s",
-            f("index_rows_per_s")
-        );
+        println!("  parse JSON -> rows      {:>12.0} rows/s  ({:.1} MB/s)", f("parse_rows_per_s"), f("parse_mb_per_s"));
+        println!("  build incremental index {:>12.0} rows/s", f("index_rows_per_s"));
         println!(
             "  persist hydrant         {:>12.0} rows/s  ({main_rows} rows, {} bytes)",
             f("persist_rows_per_s"),
@@ -262,14 +225,8 @@ fn segment(args: SegmentArgs) -> Result<()> {
             hydrants.len(),
             f("merge_rows_per_s")
         );
-        println!(
-            "  segment size (lz4)      {:>12.1} bytes/row ({merged_lz4} bytes)",
-            f("segment_bytes_per_row_lz4")
-        );
-        println!(
-            "  segment size (zstd)     {:>12.1} bytes/row ({merged_zstd} bytes)",
-            f("segment_bytes_per_row_zstd")
-        );
+        println!("  segment size (lz4)      {:>12.1} bytes/row ({merged_lz4} bytes)", f("segment_bytes_per_row_lz4"));
+        println!("  segment size (zstd)     {:>12.1} bytes/row ({merged_zstd} bytes)", f("segment_bytes_per_row_zstd"));
     }
     Ok(())
 }
@@ -288,13 +245,9 @@ fn part_sizes(seg: &Segment) -> serde_json::Value {
 /// Writes a segment's rows as newline-delimited JSON: `__time` in ISO-8601, then each
 /// dimension under its name (multi-values as arrays, nulls omitted as JSON null).
 fn export_rows(seg: &Segment, path: &std::path::Path) -> Result<()> {
-    let names: Vec<String> = seg.directory().columns[1..]
-        .iter()
-        .map(|c| c.name.clone())
-        .collect();
-    let mut out = std::io::BufWriter::new(
-        std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?,
-    );
+    let names: Vec<String> = seg.directory().columns[1..].iter().map(|c| c.name.clone()).collect();
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?);
     for (t, dims, _) in seg.read_rows()? {
         let mut obj = serde_json::Map::new();
         obj.insert("__time".into(), sluice_shared::time::format_iso(t).into());

@@ -12,10 +12,7 @@ pub fn eval(expr: &Expr, row: &[Value], time: i64) -> Value {
         Expr::Time => Value::Long(time),
         Expr::Unary(UnaryOp::Neg, e) => match eval(e, row, time) {
             Value::Long(v) => Value::Long(v.wrapping_neg()),
-            other => other
-                .as_double()
-                .map(|v| Value::Double(-v))
-                .unwrap_or(Value::Null),
+            other => other.as_double().map(|v| Value::Double(-v)).unwrap_or(Value::Null),
         },
         Expr::Unary(UnaryOp::Not, e) => {
             let v = eval(e, row, time);
@@ -125,11 +122,7 @@ fn arithmetic(op: BinaryOp, a: &Value, b: &Value) -> Value {
 }
 
 fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
-    let arg = |i: usize| {
-        args.get(i)
-            .map(|e| eval(e, row, time))
-            .unwrap_or(Value::Null)
-    };
+    let arg = |i: usize| args.get(i).map(|e| eval(e, row, time)).unwrap_or(Value::Null);
     match f {
         Function::Concat => {
             let mut out = String::new();
@@ -143,10 +136,7 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
         }
         Function::Lower => map_str(arg(0), |s| s.to_lowercase()),
         Function::Upper => map_str(arg(0), |s| s.to_uppercase()),
-        Function::Strlen => arg(0)
-            .as_str()
-            .map(|s| Value::Long(s.chars().count() as i64))
-            .unwrap_or(Value::Null),
+        Function::Strlen => arg(0).as_str().map(|s| Value::Long(s.chars().count() as i64)).unwrap_or(Value::Null),
         Function::Substring => {
             let (s, index, len) = (arg(0), arg(1).as_long(), arg(2).as_long());
             match (s.as_str(), index) {
@@ -160,10 +150,7 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
                 _ => Value::Null,
             }
         }
-        Function::TimestampFloor(g) => arg(0)
-            .as_long()
-            .map(|t| Value::Long(g.floor(t)))
-            .unwrap_or(Value::Null),
+        Function::TimestampFloor(g) => arg(0).as_long().map(|t| Value::Long(g.floor(t))).unwrap_or(Value::Null),
         Function::Nvl => {
             let a = arg(0);
             if a.is_null() {
@@ -195,18 +182,13 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
         }
         Function::Abs => match arg(0) {
             Value::Long(v) => Value::Long(v.wrapping_abs()),
-            other => other
-                .as_double()
-                .map(|v| Value::Double(v.abs()))
-                .unwrap_or(Value::Null),
+            other => other.as_double().map(|v| Value::Double(v.abs())).unwrap_or(Value::Null),
         },
     }
 }
 
 fn map_str(v: Value, f: impl Fn(&str) -> String) -> Value {
-    v.as_str()
-        .map(|s| Value::String(f(&s)))
-        .unwrap_or(Value::Null)
+    v.as_str().map(|s| Value::String(f(&s))).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -243,84 +225,38 @@ mod tests {
     fn evaluates_druid_tutorial_transforms() {
         // Druid's transform tutorial: "animal" upper-cased and a number tripled.
         assert_eq!(
-            run(
-                "upper(animal)",
-                &[("animal", Value::String("octopus".into()))]
-            ),
+            run("upper(animal)", &[("animal", Value::String("octopus".into()))]),
             Value::String("OCTOPUS".into())
         );
         assert_eq!(
-            run(
-                "concat('super-', animal)",
-                &[("animal", Value::String("mongoose".into()))]
-            ),
+            run("concat('super-', animal)", &[("animal", Value::String("mongoose".into()))]),
             Value::String("super-mongoose".into())
         );
-        assert_eq!(
-            run("number * 3", &[("number", Value::Long(416))]),
-            Value::Long(1248)
-        );
-        assert_eq!(
-            run(
-                "\"my field\" == 'a'",
-                &[("my field", Value::String("a".into()))]
-            ),
-            Value::Long(1)
-        );
+        assert_eq!(run("number * 3", &[("number", Value::Long(416))]), Value::Long(1248));
+        assert_eq!(run("\"my field\" == 'a'", &[("my field", Value::String("a".into()))]), Value::Long(1));
     }
 
     #[test]
     fn evaluates_functions_with_nulls() {
-        assert_eq!(
-            run("nvl(x, 'none')", &[("x", Value::Null)]),
-            Value::String("none".into())
-        );
+        assert_eq!(run("nvl(x, 'none')", &[("x", Value::Null)]), Value::String("none".into()));
         assert_eq!(run("concat('a', x)", &[("x", Value::Null)]), Value::Null);
-        assert_eq!(
-            run("substring('hello', 1, 3)", &[]),
-            Value::String("ell".into())
-        );
-        assert_eq!(
-            run("substring('hello', 2, -1)", &[]),
-            Value::String("llo".into())
-        );
+        assert_eq!(run("substring('hello', 1, 3)", &[]), Value::String("ell".into()));
+        assert_eq!(run("substring('hello', 2, -1)", &[]), Value::String("llo".into()));
         assert_eq!(run("strlen('héllo')", &[]), Value::Long(5));
+        assert_eq!(run("if(x > 3, 'big', 'small')", &[("x", Value::Long(5))]), Value::String("big".into()));
         assert_eq!(
-            run("if(x > 3, 'big', 'small')", &[("x", Value::Long(5))]),
-            Value::String("big".into())
-        );
-        assert_eq!(
-            run(
-                "case_searched(x == 1, 'one', x == 2, 'two', 'many')",
-                &[("x", Value::Long(2))]
-            ),
+            run("case_searched(x == 1, 'one', x == 2, 'two', 'many')", &[("x", Value::Long(2))]),
             Value::String("two".into())
         );
-        assert_eq!(
-            run("case_searched(x == 1, 'one')", &[("x", Value::Long(2))]),
-            Value::Null
-        );
-        assert_eq!(
-            run("timestamp_floor(__time, 'PT1H')", &[]),
-            Value::Long(1_442_016_000_000)
-        );
-        assert_eq!(
-            run("lower('ABC') == 'abc' && !(1 > 2)", &[]),
-            Value::Long(1)
-        );
+        assert_eq!(run("case_searched(x == 1, 'one')", &[("x", Value::Long(2))]), Value::Null);
+        assert_eq!(run("timestamp_floor(__time, 'PT1H')", &[]), Value::Long(1_442_016_000_000));
+        assert_eq!(run("lower('ABC') == 'abc' && !(1 > 2)", &[]), Value::Long(1));
     }
 
     #[test]
     fn rejects_bad_expressions_with_reason() {
         let mut resolve = |_: &str| 0;
-        for bad in [
-            "1 +",
-            "foo(1)",
-            "'open",
-            "lower(1, 2)",
-            "(1",
-            "timestamp_floor(__time, 'PT1X')",
-        ] {
+        for bad in ["1 +", "foo(1)", "'open", "lower(1, 2)", "(1", "timestamp_floor(__time, 'PT1X')"] {
             let err = parse(bad, &mut resolve).expect_err(bad);
             assert!(err.to_string().contains(bad), "{err}");
         }

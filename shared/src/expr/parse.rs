@@ -7,16 +7,8 @@ use crate::value::Value;
 
 /// Parses `text`, resolving each field name to a row slot through `resolve`.
 pub fn parse(text: &str, resolve: &mut dyn FnMut(&str) -> usize) -> Result<Expr, ExprError> {
-    let tokens = tokenize(text).map_err(|reason| ExprError {
-        expression: text.to_string(),
-        reason,
-    })?;
-    let mut parser = Parser {
-        tokens,
-        pos: 0,
-        resolve,
-        text,
-    };
+    let tokens = tokenize(text).map_err(|reason| ExprError { expression: text.to_string(), reason })?;
+    let mut parser = Parser { tokens, pos: 0, resolve, text };
     let expr = parser.expr(0)?;
     if parser.pos != parser.tokens.len() {
         return Err(parser.error(format!("unexpected {:?}", parser.tokens[parser.pos])));
@@ -35,9 +27,7 @@ enum Token {
     Comma,
 }
 
-const OPS: [&str; 16] = [
-    "&&", "||", "<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%", "^", "!", "=",
-];
+const OPS: [&str; 16] = ["&&", "||", "<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%", "^", "!", "="];
 
 fn tokenize(text: &str) -> Result<Vec<Token>, String> {
     let bytes = text.as_bytes();
@@ -58,15 +48,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             i += 1;
         } else if c == '\'' || c == '"' {
             let (s, next) = quoted(text, i, c)?;
-            out.push(if c == '\'' {
-                Token::Str(s)
-            } else {
-                Token::Ident(s)
-            });
+            out.push(if c == '\'' { Token::Str(s) } else { Token::Ident(s) });
             i = next;
-        } else if c.is_ascii_digit()
-            || (c == '.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
-        {
+        } else if c.is_ascii_digit() || (c == '.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             let start = i;
             while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
                 i += 1;
@@ -74,17 +58,12 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             let lit = &text[start..i];
             let value = match lit.parse::<i64>() {
                 Ok(v) => Value::Long(v),
-                Err(_) => Value::Double(
-                    lit.parse::<f64>()
-                        .map_err(|_| format!("bad number {lit:?}"))?,
-                ),
+                Err(_) => Value::Double(lit.parse::<f64>().map_err(|_| format!("bad number {lit:?}"))?),
             };
             out.push(Token::Number(value));
         } else if c.is_alphabetic() || c == '_' || c == '$' {
             let start = i;
-            while i < bytes.len()
-                && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'_' | b'$' | b'.'))
-            {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'_' | b'$' | b'.')) {
                 i += 1;
             }
             out.push(Token::Ident(text[start..i].to_string()));
@@ -149,10 +128,7 @@ fn binary(op: &str) -> Option<(BinaryOp, u8, bool)> {
 
 impl Parser<'_> {
     fn error(&self, reason: String) -> ExprError {
-        ExprError {
-            expression: self.text.to_string(),
-            reason,
-        }
+        ExprError { expression: self.text.to_string(), reason }
     }
 
     fn next(&mut self) -> Option<Token> {
@@ -238,10 +214,7 @@ impl Parser<'_> {
     fn call(&self, name: &str, args: Vec<Expr>) -> Result<Expr, ExprError> {
         let arity = |min: usize, max: usize| -> Result<(), ExprError> {
             if args.len() < min || args.len() > max {
-                Err(self.error(format!(
-                    "{name} takes {min}..{max} arguments, got {}",
-                    args.len()
-                )))
+                Err(self.error(format!("{name} takes {min}..{max} arguments, got {}", args.len())))
             } else {
                 Ok(())
             }
@@ -261,13 +234,9 @@ impl Parser<'_> {
                 let literal = |i: usize| match args.get(i) {
                     Some(Expr::Literal(Value::String(s))) => Ok(Some(s.clone())),
                     Some(Expr::Literal(Value::Null)) | None => Ok(None),
-                    _ => Err(self.error(format!(
-                        "timestamp_floor argument {} must be a string literal",
-                        i + 1
-                    ))),
+                    _ => Err(self.error(format!("timestamp_floor argument {} must be a string literal", i + 1))),
                 };
-                let period = literal(1)?
-                    .ok_or_else(|| self.error("timestamp_floor needs a period".into()))?;
+                let period = literal(1)?.ok_or_else(|| self.error("timestamp_floor needs a period".into()))?;
                 let period = Period::parse(&period).map_err(|e| self.error(e.to_string()))?;
                 let origin = match literal(2)? {
                     Some(o) => parse_iso_instant(&o).map_err(|e| self.error(e.to_string()))?,
@@ -275,20 +244,13 @@ impl Parser<'_> {
                 };
                 if let Some(tz) = literal(3)? {
                     if tz != "UTC" {
-                        return Err(self.error(format!(
-                            "timestamp_floor time zone {tz:?} is not supported yet: only UTC"
-                        )));
+                        return Err(
+                            self.error(format!("timestamp_floor time zone {tz:?} is not supported yet: only UTC"))
+                        );
                     }
                 }
-                let week = Period {
-                    months: 0,
-                    millis: 7 * 86_400_000,
-                };
-                let origin = if period == week && origin == 0 {
-                    4 * 86_400_000
-                } else {
-                    origin
-                };
+                let week = Period { months: 0, millis: 7 * 86_400_000 };
+                let origin = if period == week && origin == 0 { 4 * 86_400_000 } else { origin };
                 Function::TimestampFloor(Granularity::Period { period, origin })
             }
             other => return Err(self.error(format!("function {other:?} is not supported"))),

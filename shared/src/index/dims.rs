@@ -31,8 +31,7 @@ impl Dictionary {
         self.values.push(s.into_boxed_str());
         let values = &self.values;
         let hasher = &self.hasher;
-        self.table
-            .insert_unique(hash, id, |&id| hasher.hash_one(&*values[id as usize]));
+        self.table.insert_unique(hash, id, |&id| hasher.hash_one(&*values[id as usize]));
         id
     }
 
@@ -72,10 +71,7 @@ impl StrColumn {
                 let ids: Vec<u32> = values.into_iter().map(|s| self.dict.intern(s)).collect();
                 let hash = self.combo_hasher.hash_one(&ids);
                 let combos = &self.combos;
-                if let Some(&k) = self
-                    .combo_table
-                    .find(hash, |&k| *combos[k as usize] == *ids)
-                {
+                if let Some(&k) = self.combo_table.find(hash, |&k| *combos[k as usize] == *ids) {
                     return MULTI | k;
                 }
                 let k = self.combos.len() as u32;
@@ -83,8 +79,7 @@ impl StrColumn {
                 self.combos.push(ids.into_boxed_slice());
                 let combos = &self.combos;
                 let hasher = &self.combo_hasher;
-                self.combo_table
-                    .insert_unique(hash, k, |&k| hasher.hash_one(&combos[k as usize]));
+                self.combo_table.insert_unique(hash, k, |&k| hasher.hash_one(&combos[k as usize]));
                 MULTI | k
             }
             DimValue::Null => 0,
@@ -121,10 +116,7 @@ impl DimColumn {
     /// An empty column of `kind` backfilled with `rows` nulls.
     pub fn new(kind: DimensionType, rows: usize) -> Self {
         match kind {
-            DimensionType::String => DimColumn::Str(StrColumn {
-                codes: vec![0; rows],
-                ..Default::default()
-            }),
+            DimensionType::String => DimColumn::Str(StrColumn { codes: vec![0; rows], ..Default::default() }),
             DimensionType::Long => DimColumn::Long(vec![None; rows]),
             DimensionType::Double => DimColumn::Double(vec![None; rows]),
             DimensionType::Float => DimColumn::Float(vec![None; rows]),
@@ -165,10 +157,7 @@ impl DimColumn {
                     _ => None,
                 };
                 c.push(x);
-                (
-                    x.is_none() as u64,
-                    x.map(|f| f.to_bits() as u64).unwrap_or(0),
-                )
+                (x.is_none() as u64, x.map(|f| f.to_bits() as u64).unwrap_or(0))
             }
         }
     }

@@ -119,24 +119,14 @@ impl IncrementalIndex {
     /// Adds a row whose dimensions follow `plan` (the parser's dimension list). The row's
     /// time must lie in the index's interval.
     pub fn add(&mut self, row: Row, plan: &[DimPlan]) {
-        debug_assert!(
-            self.interval.contains(row.time),
-            "row outside the index interval"
-        );
+        debug_assert!(self.interval.contains(row.time), "row outside the index interval");
         if self.meta.len() < plan.len() {
             self.add_dimensions(&plan[self.meta.len()..]);
         }
         self.num_ingested += 1;
         let time = self.config.query_granularity.floor(row.time);
-        let Row {
-            dims: values,
-            metrics: inputs,
-            time: raw_time,
-        } = row;
-        debug_assert!(
-            values.len() <= self.dims.len(),
-            "row has more dimensions than its plan"
-        );
+        let Row { dims: values, metrics: inputs, time: raw_time } = row;
+        debug_assert!(values.len() <= self.dims.len(), "row has more dimensions than its plan");
         let mut values = values.into_iter();
         if !self.config.rollup {
             for col in &mut self.dims {
@@ -165,12 +155,7 @@ impl IncrementalIndex {
             for col in &mut self.dims {
                 col.pop();
             }
-            for (agg, (cells, input)) in self
-                .config
-                .aggregators
-                .iter()
-                .zip(self.metrics.iter_mut().zip(&inputs))
-            {
+            for (agg, (cells, input)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&inputs)) {
                 let cell = &mut cells[r as usize];
                 let before = cell_heap_bytes(cell);
                 agg.fold(cell, input, raw_time);
@@ -181,9 +166,7 @@ impl IncrementalIndex {
         let r = self.times.len() as u32;
         self.keys.extend_from_slice(&self.key_buf);
         let (keys, hasher) = (&self.keys, &self.hasher);
-        self.rollup.insert_unique(hash, r, |&r| {
-            hasher.hash_one(key_of(keys, r as usize, width))
-        });
+        self.rollup.insert_unique(hash, r, |&r| hasher.hash_one(key_of(keys, r as usize, width)));
         self.push_new(time, &inputs, raw_time);
     }
 
@@ -220,33 +203,18 @@ impl IncrementalIndex {
         for r in 0..rows {
             let hash = self.hasher.hash_one(key_of(&self.keys, r, width));
             let (keys, hasher) = (&self.keys, &self.hasher);
-            self.rollup.insert_unique(hash, r as u32, |&r| {
-                hasher.hash_one(key_of(keys, r as usize, width))
-            });
+            self.rollup.insert_unique(hash, r as u32, |&r| hasher.hash_one(key_of(keys, r as usize, width)));
         }
     }
 
     fn key_width(&self) -> usize {
-        1 + self
-            .dims
-            .iter()
-            .map(|d| if matches!(d, DimColumn::Str(_)) { 1 } else { 2 })
-            .sum::<usize>()
+        1 + self.dims.iter().map(|d| if matches!(d, DimColumn::Str(_)) { 1 } else { 2 }).sum::<usize>()
     }
 
     fn push_new(&mut self, time: i64, inputs: &[crate::value::Value], raw_time: i64) {
         self.times.push(time);
-        for (i, (agg, cells)) in self
-            .config
-            .aggregators
-            .iter()
-            .zip(self.metrics.iter_mut())
-            .enumerate()
-        {
-            let cell = agg.init(
-                inputs.get(i).unwrap_or(&crate::value::Value::Null),
-                raw_time,
-            );
+        for (i, (agg, cells)) in self.config.aggregators.iter().zip(self.metrics.iter_mut()).enumerate() {
+            let cell = agg.init(inputs.get(i).unwrap_or(&crate::value::Value::Null), raw_time);
             self.metric_heap += cell_heap_bytes(&cell);
             cells.push(cell);
         }
@@ -254,11 +222,7 @@ impl IncrementalIndex {
 
     /// Estimated bytes held by the index, from the capacities of its buffers.
     pub fn estimated_bytes(&self) -> usize {
-        let metric_cells: usize = self
-            .metrics
-            .iter()
-            .map(|m| m.capacity() * std::mem::size_of::<MetricCell>())
-            .sum();
+        let metric_cells: usize = self.metrics.iter().map(|m| m.capacity() * std::mem::size_of::<MetricCell>()).sum();
         std::mem::size_of::<Self>()
             + self.times.capacity() * 8
             + self.dims.iter().map(DimColumn::heap_bytes).sum::<usize>()

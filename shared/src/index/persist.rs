@@ -50,12 +50,8 @@ impl IncrementalIndex {
     /// The order dimensions are persisted in: declared ones as declared, then discovered ones
     /// by name (so every hydrant of a datasource agrees on the order).
     pub fn dimension_order(&self) -> Vec<usize> {
-        let mut declared: Vec<usize> = (0..self.meta.len())
-            .filter(|&i| !self.meta[i].discovered)
-            .collect();
-        let mut discovered: Vec<usize> = (0..self.meta.len())
-            .filter(|&i| self.meta[i].discovered)
-            .collect();
+        let mut declared: Vec<usize> = (0..self.meta.len()).filter(|&i| !self.meta[i].discovered).collect();
+        let mut discovered: Vec<usize> = (0..self.meta.len()).filter(|&i| self.meta[i].discovered).collect();
         discovered.sort_by(|&a, &b| self.meta[a].name.cmp(&self.meta[b].name));
         declared.extend(discovered);
         declared
@@ -81,23 +77,10 @@ impl IncrementalIndex {
                     let codes = c
                         .codes
                         .iter()
-                        .map(|&code| {
-                            if code & MULTI != 0 || code == 0 {
-                                code
-                            } else {
-                                rank[code as usize - 1]
-                            }
-                        })
+                        .map(|&code| if code & MULTI != 0 || code == 0 { code } else { rank[code as usize - 1] })
                         .collect();
-                    let combos = c
-                        .combos
-                        .iter()
-                        .map(|ids| ids.iter().map(|&id| rank[id as usize]).collect())
-                        .collect();
-                    let dictionary: Vec<String> = by_value
-                        .iter()
-                        .map(|&id| values[id as usize].to_string())
-                        .collect();
+                    let combos = c.combos.iter().map(|ids| ids.iter().map(|&id| rank[id as usize]).collect()).collect();
+                    let dictionary: Vec<String> = by_value.iter().map(|&id| values[id as usize].to_string()).collect();
                     (dictionary, Sorted::Str { codes, combos })
                 }
                 DimColumn::Long(v) => (Vec::new(), Sorted::Long(v)),

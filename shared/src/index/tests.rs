@@ -13,9 +13,7 @@ fn index_records(spec_json: &str, records: &[&str]) -> (IncrementalIndex, Record
         out.clear();
         parser.parse_record(r.as_bytes(), &mut out);
         for o in out.drain(..) {
-            let Ok(Parsed::Row { row, .. }) = o else {
-                panic!("{o:?}")
-            };
+            let Ok(Parsed::Row { row, .. }) = o else { panic!("{o:?}") };
             let chunk = config.segment_granularity.bucket(row.time);
             let idx = index.get_or_insert_with(|| IncrementalIndex::new(config.clone(), chunk));
             idx.add(row, parser.dimensions());
@@ -41,26 +39,15 @@ fn rollup_survives_dimensions_discovered_midway() {
             r#"{"t": 4000, "a": "x", "b": "new", "x": 8}"#,
         ],
     );
-    assert_eq!(
-        index.num_rows(),
-        2,
-        "(x, null) and (x, new) within one minute"
-    );
-    let seg = Segment::from_bytes("t", index.persist(Default::default()).expect("persist"))
-        .expect("open");
+    assert_eq!(index.num_rows(), 2, "(x, null) and (x, new) within one minute");
+    let seg = Segment::from_bytes("t", index.persist(Default::default()).expect("persist")).expect("open");
     let rows = seg.read_rows().expect("rows");
     let sums: Vec<_> = rows.iter().map(|r| r.2.clone()).collect();
     assert_eq!(
         sums,
         vec![
-            vec![
-                crate::aggregate::MetricCell::Long(Some(2)),
-                crate::aggregate::MetricCell::Long(Some(5))
-            ],
-            vec![
-                crate::aggregate::MetricCell::Long(Some(2)),
-                crate::aggregate::MetricCell::Long(Some(10))
-            ],
+            vec![crate::aggregate::MetricCell::Long(Some(2)), crate::aggregate::MetricCell::Long(Some(5))],
+            vec![crate::aggregate::MetricCell::Long(Some(2)), crate::aggregate::MetricCell::Long(Some(10))],
         ]
     );
 }
@@ -77,15 +64,10 @@ fn persist_sorts_rows_and_dictionaries() {
             r#"{"t": 60000, "a": ["z", "c"], "x": 1}"#,
         ],
     );
-    let seg = Segment::from_bytes("t", index.persist(Default::default()).expect("persist"))
-        .expect("open");
+    let seg = Segment::from_bytes("t", index.persist(Default::default()).expect("persist")).expect("open");
     assert_eq!(seg.dictionary("a").expect("dict"), vec!["a", "b", "c", "z"]);
-    let rows: Vec<(i64, Vec<crate::row::DimValue>)> = seg
-        .read_rows()
-        .expect("rows")
-        .into_iter()
-        .map(|r| (r.0, r.1))
-        .collect();
+    let rows: Vec<(i64, Vec<crate::row::DimValue>)> =
+        seg.read_rows().expect("rows").into_iter().map(|r| (r.0, r.1)).collect();
     use crate::row::DimValue::*;
     assert_eq!(
         rows,

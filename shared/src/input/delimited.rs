@@ -32,10 +32,7 @@ impl DelimitedDecoder {
             find_header: d.find_columns_from_header,
             skip: d.skip_header_rows,
             seen: 0,
-            list_delimiter: d
-                .list_delimiter
-                .clone()
-                .unwrap_or_else(|| "\u{1}".to_string()),
+            list_delimiter: d.list_delimiter.clone().unwrap_or_else(|| "\u{1}".to_string()),
             delimiter,
         })
     }
@@ -79,12 +76,7 @@ impl DelimitedDecoder {
                 if field.is_empty() {
                     Value::Null
                 } else if !self.list_delimiter.is_empty() && field.contains(&self.list_delimiter) {
-                    Value::Array(
-                        field
-                            .split(&self.list_delimiter)
-                            .map(|s| Value::String(s.to_string()))
-                            .collect(),
-                    )
+                    Value::Array(field.split(&self.list_delimiter).map(|s| Value::String(s.to_string())).collect())
                 } else {
                     Value::String(field.to_string())
                 }

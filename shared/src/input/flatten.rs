@@ -35,28 +35,18 @@ impl Flattener {
             };
             fields.push((f.name.clone(), steps));
         }
-        Ok(Self {
-            discover: spec.use_field_discovery,
-            fields,
-        })
+        Ok(Self { discover: spec.use_field_discovery, fields })
     }
 
     /// Produces the flattened (name, value) pairs of a JSON object.
-    pub fn flatten(
-        &self,
-        obj: &serde_json::Map<String, serde_json::Value>,
-    ) -> Vec<(String, serde_json::Value)> {
+    pub fn flatten(&self, obj: &serde_json::Map<String, serde_json::Value>) -> Vec<(String, serde_json::Value)> {
         let mut out = Vec::with_capacity(obj.len() + self.fields.len());
         if self.discover {
             for (k, v) in obj {
                 let scalar_list = |v: &serde_json::Value| {
-                    v.as_array()
-                        .is_some_and(|a| a.iter().all(|x| !x.is_object() && !x.is_array()))
+                    v.as_array().is_some_and(|a| a.iter().all(|x| !x.is_object() && !x.is_array()))
                 };
-                if !v.is_object()
-                    && (!v.is_array() || scalar_list(v))
-                    && !self.fields.iter().any(|(n, _)| n == k)
-                {
+                if !v.is_object() && (!v.is_array() || scalar_list(v)) && !self.fields.iter().any(|(n, _)| n == k) {
                     out.push((k.clone(), v.clone()));
                 }
             }
@@ -97,20 +87,14 @@ pub fn select(root: &serde_json::Value, steps: &[Step]) -> serde_json::Value {
     if wildcard {
         serde_json::Value::Array(current.into_iter().cloned().collect())
     } else {
-        current
-            .first()
-            .map(|v| (*v).clone())
-            .unwrap_or(serde_json::Value::Null)
+        current.first().map(|v| (*v).clone()).unwrap_or(serde_json::Value::Null)
     }
 }
 
 /// Parses the JSONPath subset.
 pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
     let bad = |why: &str| format!("JSONPath {path:?}: {why}");
-    let rest = path
-        .trim()
-        .strip_prefix('$')
-        .ok_or_else(|| bad("must start with $"))?;
+    let rest = path.trim().strip_prefix('$').ok_or_else(|| bad("must start with $"))?;
     let mut steps = Vec::new();
     let chars: Vec<char> = rest.chars().collect();
     let mut i = 0;
@@ -129,32 +113,23 @@ pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                 if name.is_empty() {
                     return Err(bad("empty member name"));
                 }
-                steps.push(if name == "*" {
-                    Step::Wildcard
-                } else {
-                    Step::Key(name)
-                });
+                steps.push(if name == "*" { Step::Wildcard } else { Step::Key(name) });
                 i = end;
             }
             '[' => {
-                let close = chars[i..]
-                    .iter()
-                    .position(|&c| c == ']')
-                    .ok_or_else(|| bad("missing ]"))?
-                    + i;
+                let close = chars[i..].iter().position(|&c| c == ']').ok_or_else(|| bad("missing ]"))? + i;
                 let inner: String = chars[i + 1..close].iter().collect();
                 let inner = inner.trim();
                 if inner == "*" {
                     steps.push(Step::Wildcard);
-                } else if let Some(q) = inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\''))
-                {
+                } else if let Some(q) = inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
                     steps.push(Step::Key(q.to_string()));
                 } else if let Some(q) = inner.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
                     steps.push(Step::Key(q.to_string()));
                 } else {
-                    steps.push(Step::Index(inner.parse().map_err(|_| {
-                        bad("expected an index, '*' or a quoted name in []")
-                    })?));
+                    steps.push(Step::Index(
+                        inner.parse().map_err(|_| bad("expected an index, '*' or a quoted name in []"))?,
+                    ));
                 }
                 i = close + 1;
             }
@@ -175,49 +150,23 @@ mod tests {
         let spec = FlattenSpec {
             use_field_discovery: true,
             fields: vec![
-                FlattenField {
-                    kind: "path".into(),
-                    name: "city".into(),
-                    expr: Some("$.geo.city".into()),
-                },
-                FlattenField {
-                    kind: "path".into(),
-                    name: "first_tag".into(),
-                    expr: Some("$.tags[0]".into()),
-                },
-                FlattenField {
-                    kind: "path".into(),
-                    name: "names".into(),
-                    expr: Some("$.people[*]['name']".into()),
-                },
-                FlattenField {
-                    kind: "root".into(),
-                    name: "id".into(),
-                    expr: None,
-                },
-                FlattenField {
-                    kind: "path".into(),
-                    name: "missing".into(),
-                    expr: Some("$.nope.deeper".into()),
-                },
+                FlattenField { kind: "path".into(), name: "city".into(), expr: Some("$.geo.city".into()) },
+                FlattenField { kind: "path".into(), name: "first_tag".into(), expr: Some("$.tags[0]".into()) },
+                FlattenField { kind: "path".into(), name: "names".into(), expr: Some("$.people[*]['name']".into()) },
+                FlattenField { kind: "root".into(), name: "id".into(), expr: None },
+                FlattenField { kind: "path".into(), name: "missing".into(), expr: Some("$.nope.deeper".into()) },
             ],
         };
         let f = Flattener::new(&spec).expect("flattener");
         let obj = json!({"id": 7, "geo": {"city": "Paris"}, "tags": ["a", "b"], "people": [{"name": "x"}, {"name": "y"}], "time": "t"});
-        let out: std::collections::HashMap<_, _> = f
-            .flatten(obj.as_object().expect("object"))
-            .into_iter()
-            .collect();
+        let out: std::collections::HashMap<_, _> = f.flatten(obj.as_object().expect("object")).into_iter().collect();
         assert_eq!(out["city"], json!("Paris"));
         assert_eq!(out["first_tag"], json!("a"));
         assert_eq!(out["names"], json!(["x", "y"]));
         assert_eq!(out["id"], json!(7));
         assert_eq!(out["tags"], json!(["a", "b"]), "discovered list of scalars");
         assert_eq!(out["missing"], json!(null));
-        assert!(
-            !out.contains_key("geo"),
-            "nested objects are not discovered"
-        );
+        assert!(!out.contains_key("geo"), "nested objects are not discovered");
     }
 
     #[test]
@@ -225,9 +174,6 @@ mod tests {
         assert!(parse_path("geo.city").is_err());
         assert!(parse_path("$..city").is_err());
         assert!(parse_path("$.a[x]").is_err());
-        assert_eq!(
-            parse_path("$.a[-1]"),
-            Ok(vec![Step::Key("a".into()), Step::Index(-1)])
-        );
+        assert_eq!(parse_path("$.a[-1]"), Ok(vec![Step::Key("a".into()), Step::Index(-1)]));
     }
 }

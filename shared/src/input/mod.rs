@@ -31,9 +31,7 @@ pub struct ParseError {
 
 impl ParseError {
     fn new(reason: impl Into<String>) -> Self {
-        Self {
-            reason: reason.into(),
-        }
+        Self { reason: reason.into() }
     }
 }
 
@@ -119,11 +117,7 @@ impl RecordParser {
                 Some(serde_json::Value::String(s)) => {
                     Some(crate::time::parse_iso_instant(s).map_err(|e| e.to_string())?)
                 }
-                Some(other) => {
-                    return Err(format!(
-                        "timestampSpec.missingValue {other} is not an instant"
-                    ))
-                }
+                Some(other) => return Err(format!("timestampSpec.missingValue {other} is not an instant")),
             },
             decoder: Decoder::Json(None),
             dims: Vec::new(),
@@ -137,8 +131,7 @@ impl RecordParser {
         p.ts_slot = p.slot(&spec.timestamp.column);
         p.not_dimensions.insert(spec.timestamp.column.clone());
         p.not_dimensions.insert("__time".to_string());
-        p.not_dimensions
-            .extend(spec.dimension_exclusions.iter().cloned());
+        p.not_dimensions.extend(spec.dimension_exclusions.iter().cloned());
         for d in &spec.dimensions {
             let slot = p.slot(&d.name);
             p.dims.push(DimPlan {
@@ -169,27 +162,17 @@ impl RecordParser {
                     None,
                 ) => {
                     let text = a.expression.clone().unwrap_or_default();
-                    MetricInput::Expr(
-                        expr::parse(&text, &mut |name| p.slot(name)).map_err(|e| e.to_string())?,
-                    )
+                    MetricInput::Expr(expr::parse(&text, &mut |name| p.slot(name)).map_err(|e| e.to_string())?)
                 }
                 (_, None) => MetricInput::None,
             };
             p.metrics.push((input, agg.metric_kind()));
         }
         for t in &spec.transform.transforms {
-            let e =
-                expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
-            let target = if t.name == "__time" {
-                Target::Time
-            } else {
-                Target::Slot(p.slot(&t.name))
-            };
+            let e = expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
+            let target = if t.name == "__time" { Target::Time } else { Target::Slot(p.slot(&t.name)) };
             if let Target::Slot(slot) = target {
-                if p.discover
-                    && !p.not_dimensions.contains(&t.name)
-                    && !p.dims.iter().any(|d| d.name == t.name)
-                {
+                if p.discover && !p.not_dimensions.contains(&t.name) && !p.dims.iter().any(|d| d.name == t.name) {
                     p.dims.push(DimPlan {
                         name: t.name.clone(),
                         kind: DimensionType::String,
@@ -202,10 +185,7 @@ impl RecordParser {
             p.transforms.push((target, e));
         }
         if let Some(f) = &spec.transform.filter {
-            p.filter = Some(
-                f.compile(&mut |name| p.slot(name))
-                    .map_err(|e| e.to_string())?,
-            );
+            p.filter = Some(f.compile(&mut |name| p.slot(name)).map_err(|e| e.to_string())?);
         }
         p.decoder = match spec.input_format.value_format() {
             InputFormat::Json { flatten_spec, .. } => {
@@ -268,17 +248,13 @@ impl RecordParser {
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
-                out.push(Err(ParseError::new(format!(
-                    "record is not valid UTF-8 (byte {})",
-                    e.valid_up_to()
-                ))));
+                out.push(Err(ParseError::new(format!("record is not valid UTF-8 (byte {})", e.valid_up_to()))));
                 return;
             }
         };
         match &mut self.decoder {
             Decoder::Json(_) => {
-                let mut stream =
-                    serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
+                let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
                 loop {
                     match stream.next() {
                         None => break,
@@ -286,10 +262,8 @@ impl RecordParser {
                             let r = self.json_row(obj);
                             out.push(r);
                         }
-                        Some(Ok(other)) => out.push(Err(ParseError::new(format!(
-                            "expected a JSON object, found {}",
-                            json_kind(&other)
-                        )))),
+                        Some(Ok(other)) => out
+                            .push(Err(ParseError::new(format!("expected a JSON object, found {}", json_kind(&other))))),
                         Some(Err(e)) => {
                             out.push(Err(ParseError::new(format!("malformed JSON: {e}"))));
                             break;
@@ -318,10 +292,7 @@ impl RecordParser {
         self.scratch[slot] = v;
     }
 
-    fn json_row(
-        &mut self,
-        obj: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<Parsed, ParseError> {
+    fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
         self.reset_scratch();
         let fields = match &self.decoder {
             Decoder::Json(Some(f)) => f.flatten(&obj),
@@ -351,39 +322,25 @@ impl RecordParser {
     }
 
     fn finish_row(&mut self) -> Result<Parsed, ParseError> {
-        let ts_value = self
-            .scratch
-            .get(self.ts_slot)
-            .cloned()
-            .unwrap_or(Value::Null);
+        let ts_value = self.scratch.get(self.ts_slot).cloned().unwrap_or(Value::Null);
         let mut time = if ts_value.is_null() {
             match self.missing_ts {
                 Some(t) => t,
-                None => {
-                    return Err(ParseError::new(format!(
-                        "missing timestamp field {:?}",
-                        self.names[self.ts_slot]
-                    )))
-                }
+                None => return Err(ParseError::new(format!("missing timestamp field {:?}", self.names[self.ts_slot]))),
             }
         } else {
             self.ts_format.read(&ts_value).map_err(ParseError::new)?
         };
         if !self.transforms.is_empty() {
-            let results: Vec<(Target, Value)> = self
-                .transforms
-                .iter()
-                .map(|(t, e)| (*t, expr::eval(e, &self.scratch, time)))
-                .collect();
+            let results: Vec<(Target, Value)> =
+                self.transforms.iter().map(|(t, e)| (*t, expr::eval(e, &self.scratch, time))).collect();
             for (target, v) in results {
                 match target {
                     Target::Slot(s) => self.set(s, v),
                     Target::Time => {
-                        time = v.as_long().ok_or_else(|| {
-                            ParseError::new(format!(
-                                "transform of __time gave {v}, not a timestamp"
-                            ))
-                        })?
+                        time = v
+                            .as_long()
+                            .ok_or_else(|| ParseError::new(format!("transform of __time gave {v}, not a timestamp")))?
                     }
                 }
             }
@@ -408,14 +365,7 @@ impl RecordParser {
             };
             metrics.push(metric_value(i, *kind, raw, &mut errors)?);
         }
-        Ok(Parsed::Row {
-            row: Row {
-                time,
-                dims,
-                metrics,
-            },
-            errors,
-        })
+        Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
     }
 }
 
@@ -446,10 +396,7 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
         return Ok(DimValue::Null);
     }
     let mut convert_error = || {
-        errors.push(format!(
-            "could not convert value {v} of dimension {:?} to {:?}",
-            d.name, d.kind
-        ));
+        errors.push(format!("could not convert value {v} of dimension {:?} to {:?}", d.name, d.kind));
         Ok(DimValue::Null)
     };
     match d.kind {
@@ -476,10 +423,7 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
                     _ => DimValue::Multi(values),
                 })
             }
-            other => Ok(DimValue::Str(checked(
-                &d.name,
-                other.as_str().map(|s| s.into_owned()).unwrap_or_default(),
-            )?)),
+            other => Ok(DimValue::Str(checked(&d.name, other.as_str().map(|s| s.into_owned()).unwrap_or_default())?)),
         },
         DimensionType::Long => match v.as_long() {
             Some(x) if !matches!(v, Value::Array(_)) => Ok(DimValue::Long(x)),
@@ -516,9 +460,7 @@ fn metric_value(
         Some(Value::String(s)) => Ok(Value::String(checked("metric input", s)?)),
         Some(x) => Ok(x),
         None => {
-            errors.push(format!(
-                "could not convert value {v} of metric input #{i} to {kind:?}"
-            ));
+            errors.push(format!("could not convert value {v} of metric input #{i} to {kind:?}"));
             Ok(Value::Null)
         }
     }

@@ -54,19 +54,13 @@ fn json_rows_follow_the_dimension_list() {
         json!({}),
     );
     let mut p = RecordParser::new(&s).expect("parser");
-    let out = parse(
-        &mut p,
-        r#"{"ts": "2020-01-01T00:00:00Z", "a": "A", "n": "12", "m": ["z", "b"], "x": 3, "other": 1}"#,
-    );
+    let out =
+        parse(&mut p, r#"{"ts": "2020-01-01T00:00:00Z", "a": "A", "n": "12", "m": ["z", "b"], "x": 3, "other": 1}"#);
     let r = row(&out[0]);
     assert_eq!(r.time, 1_577_836_800_000);
     assert_eq!(
         r.dims,
-        vec![
-            DimValue::Str("A".into()),
-            DimValue::Long(12),
-            DimValue::Multi(vec!["b".into(), "z".into()])
-        ]
+        vec![DimValue::Str("A".into()), DimValue::Long(12), DimValue::Multi(vec!["b".into(), "z".into()])]
     );
     assert_eq!(r.metrics, vec![Value::Long(3)]);
 }
@@ -79,22 +73,13 @@ fn bad_records_give_reasons() {
     assert!(reason(&parse(&mut p, "[1,2]")[0]).contains("expected a JSON object"));
     assert!(reason(&parse(&mut p, "  ")[0]).contains("empty"));
     assert!(reason(&parse(&mut p, r#"{"a": "x"}"#)[0]).contains("missing timestamp"));
-    assert!(
-        reason(&parse(&mut p, r#"{"ts": "tomorrow"}"#)[0]).contains("could not parse timestamp")
-    );
+    assert!(reason(&parse(&mut p, r#"{"ts": "tomorrow"}"#)[0]).contains("could not parse timestamp"));
     let mut out = Vec::new();
     p.parse_record(b"{\"ts\": 1, \"a\": \"\xff\xfe\"}", &mut out);
     assert!(reason(&out[0]).contains("UTF-8"));
-    let deep = format!(
-        "{{\"ts\": 1, \"a\": {}{}}}",
-        "[".repeat(10_000),
-        "]".repeat(10_000)
-    );
+    let deep = format!("{{\"ts\": 1, \"a\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
     assert!(reason(&parse(&mut p, &deep)[0]).contains("malformed JSON"));
-    let huge = format!(
-        "{{\"ts\": 1, \"a\": \"{}\"}}",
-        "x".repeat(MAX_VALUE_BYTES + 1)
-    );
+    let huge = format!("{{\"ts\": 1, \"a\": \"{}\"}}", "x".repeat(MAX_VALUE_BYTES + 1));
     assert!(reason(&parse(&mut p, &huge)[0]).contains("byte limit"));
     let mut out = Vec::new();
     p.parse_record(&vec![b' '; MAX_RECORD_BYTES + 1], &mut out);
@@ -131,16 +116,10 @@ fn schemaless_discovery_excludes_time_metrics_and_exclusions() {
     );
     s.dimension_exclusions = vec!["secret".into()];
     let mut p = RecordParser::new(&s).expect("parser");
-    let out = parse(
-        &mut p,
-        r#"{"ts": 5, "b": "1", "x": 3, "secret": "s", "a": true}"#,
-    );
+    let out = parse(&mut p, r#"{"ts": 5, "b": "1", "x": 3, "secret": "s", "a": true}"#);
     let names: Vec<&str> = p.dimensions().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, vec!["b", "a"]);
-    assert_eq!(
-        row(&out[0]).dims,
-        vec![DimValue::Str("1".into()), DimValue::Str("true".into())]
-    );
+    assert_eq!(row(&out[0]).dims, vec![DimValue::Str("1".into()), DimValue::Str("true".into())]);
     let out = parse(&mut p, r#"{"ts": 6, "c": "new"}"#);
     assert_eq!(row(&out[0]).dims.len(), 3);
 }
@@ -155,10 +134,7 @@ fn transforms_and_filter_apply_before_indexing() {
                "filter": {"type": "not", "field": {"type": "selector", "dimension": "animal", "value": "lion"}}}),
     );
     let mut p = RecordParser::new(&s).expect("parser");
-    let out = parse(
-        &mut p,
-        r#"{"ts": 5, "animal": "octopus"}{"ts": 6, "animal": "lion"}"#,
-    );
+    let out = parse(&mut p, r#"{"ts": 5, "animal": "octopus"}{"ts": 6, "animal": "lion"}"#);
     assert_eq!(out.len(), 2, "two JSON objects in one record");
     let r = row(&out[0]);
     assert_eq!(r.dims[1], DimValue::Str("OCTOPUS".into()));
@@ -178,13 +154,7 @@ fn csv_with_header_and_list_delimiter() {
     assert_eq!(parse(&mut p, "ts,a,tags,x")[0], Ok(Parsed::Skipped));
     let out = parse(&mut p, "2020-01-01,\"A, quoted\",q|p,7\n2020-01-02,,,");
     let r = row(&out[0]);
-    assert_eq!(
-        r.dims,
-        vec![
-            DimValue::Str("A, quoted".into()),
-            DimValue::Multi(vec!["p".into(), "q".into()])
-        ]
-    );
+    assert_eq!(r.dims, vec![DimValue::Str("A, quoted".into()), DimValue::Multi(vec!["p".into(), "q".into()])]);
     assert_eq!(r.metrics, vec![Value::Long(7)]);
     assert_eq!(row(&out[1]).dims, vec![DimValue::Null, DimValue::Null]);
     assert!(reason(&parse(&mut p, "2020-01-01,a,b,c,d,e")[0]).contains("fields"));

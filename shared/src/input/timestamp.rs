@@ -94,22 +94,13 @@ impl TimestampFormat {
                 Value::String(s) => parse_iso_instant(s).map_err(|_| bad()),
                 _ => Err(bad()),
             },
-            TimestampFormat::Pattern {
-                chrono,
-                zoned,
-                has_time,
-                ..
-            } => {
+            TimestampFormat::Pattern { chrono, zoned, has_time, .. } => {
                 let s = value.as_str().ok_or_else(bad)?;
                 let s = s.trim();
                 let parsed = if *zoned {
-                    DateTime::parse_from_str(s, chrono)
-                        .map(|t| t.timestamp_millis())
-                        .ok()
+                    DateTime::parse_from_str(s, chrono).map(|t| t.timestamp_millis()).ok()
                 } else if *has_time {
-                    NaiveDateTime::parse_from_str(s, chrono)
-                        .map(|t| t.and_utc().timestamp_millis())
-                        .ok()
+                    NaiveDateTime::parse_from_str(s, chrono).map(|t| t.and_utc().timestamp_millis()).ok()
                 } else {
                     NaiveDate::parse_from_str(s, chrono)
                         .ok()
@@ -154,11 +145,7 @@ fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, String> {
                 .position(|&q| q == '\'')
                 .ok_or_else(|| format!("timestamp pattern {joda:?} has an unterminated quote"))?;
             let literal: String = chars[i + 1..i + 1 + close].iter().collect();
-            out.push_str(&if literal.is_empty() {
-                "'".to_string()
-            } else {
-                literal.replace('%', "%%")
-            });
+            out.push_str(&if literal.is_empty() { "'".to_string() } else { literal.replace('%', "%%") });
             i += close + 2;
             continue;
         }
@@ -186,14 +173,10 @@ fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, String> {
             ('Z', 1) => "%z",
             ('Z', _) => "%:z",
             ('z', _) => {
-                return Err(format!(
-                    "timestamp pattern {joda:?}: time zone names (z) are not supported; use Z"
-                ))
+                return Err(format!("timestamp pattern {joda:?}: time zone names (z) are not supported; use Z"))
             }
             (c, _) if c.is_ascii_alphabetic() => {
-                return Err(format!(
-                    "timestamp pattern {joda:?}: letter {c:?} is not supported"
-                ))
+                return Err(format!("timestamp pattern {joda:?}: letter {c:?} is not supported"))
             }
             _ => {
                 for _ in 0..n {
@@ -227,12 +210,7 @@ fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, String> {
     if !has_date {
         return Err(format!("timestamp pattern {joda:?} has no date: expected a format name (iso, millis, posix, micro, nano, auto) or a Joda pattern such as yyyy-MM-dd HH:mm:ss"));
     }
-    Ok(TimestampFormat::Pattern {
-        joda: joda.to_string(),
-        chrono: out,
-        zoned,
-        has_time,
-    })
+    Ok(TimestampFormat::Pattern { joda: joda.to_string(), chrono: out, zoned, has_time })
 }
 
 #[cfg(test)]
@@ -246,27 +224,15 @@ mod tests {
     #[test]
     fn reads_every_named_format() {
         let iso = 1_442_018_818_771;
-        assert_eq!(
-            read("iso", Value::String("2015-09-12T00:46:58.771Z".into())),
-            Ok(iso)
-        );
-        assert_eq!(
-            read("auto", Value::String("2015-09-12T00:46:58.771Z".into())),
-            Ok(iso)
-        );
+        assert_eq!(read("iso", Value::String("2015-09-12T00:46:58.771Z".into())), Ok(iso));
+        assert_eq!(read("auto", Value::String("2015-09-12T00:46:58.771Z".into())), Ok(iso));
         assert_eq!(read("auto", Value::Long(iso)), Ok(iso));
         assert_eq!(read("auto", Value::String(iso.to_string())), Ok(iso));
         assert_eq!(read("millis", Value::String(iso.to_string())), Ok(iso));
-        assert_eq!(
-            read("posix", Value::Long(1_442_018_818)),
-            Ok(1_442_018_818_000)
-        );
+        assert_eq!(read("posix", Value::Long(1_442_018_818)), Ok(1_442_018_818_000));
         assert_eq!(read("ruby", Value::Double(1_442_018_818.771)), Ok(iso));
         assert_eq!(read("micro", Value::Long(1_442_018_818_771_123)), Ok(iso));
-        assert_eq!(
-            read("nano", Value::Long(1_442_018_818_771_123_456)),
-            Ok(iso)
-        );
+        assert_eq!(read("nano", Value::Long(1_442_018_818_771_123_456)), Ok(iso));
         assert!(read("iso", Value::Long(5)).is_err());
         assert!(read("auto", Value::String("soon".into())).is_err());
         assert!(read("millis", Value::Null).is_err());
@@ -274,31 +240,13 @@ mod tests {
 
     #[test]
     fn reads_joda_patterns() {
+        assert_eq!(read("yyyy-MM-dd HH:mm:ss", Value::String("2015-09-12 00:46:58".into())), Ok(1_442_018_818_000));
         assert_eq!(
-            read(
-                "yyyy-MM-dd HH:mm:ss",
-                Value::String("2015-09-12 00:46:58".into())
-            ),
-            Ok(1_442_018_818_000)
-        );
-        assert_eq!(
-            read(
-                "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
-                Value::String("2015-09-12T02:46:58.771+0200".into())
-            ),
+            read("yyyy-MM-dd'T'HH:mm:ss.SSSZ", Value::String("2015-09-12T02:46:58.771+0200".into())),
             Ok(1_442_018_818_771)
         );
-        assert_eq!(
-            read("dd/MM/yyyy", Value::String("12/09/2015".into())),
-            Ok(1_442_016_000_000)
-        );
-        assert_eq!(
-            read(
-                "MMM dd yyyy HH:mm",
-                Value::String("Sep 12 2015 00:46".into())
-            ),
-            Ok(1_442_018_760_000)
-        );
+        assert_eq!(read("dd/MM/yyyy", Value::String("12/09/2015".into())), Ok(1_442_016_000_000));
+        assert_eq!(read("MMM dd yyyy HH:mm", Value::String("Sep 12 2015 00:46".into())), Ok(1_442_018_760_000));
         assert!(read("yyyy-MM-dd", Value::String("2015/09/12".into())).is_err());
         assert!(TimestampFormat::parse("HH:mm").is_err());
         assert!(TimestampFormat::parse("yyyy-MM-dd zzz").is_err());

@@ -41,43 +41,27 @@ impl Codec {
 
     /// Decompresses a block whose uncompressed size the format recorded as `len`; the size
     /// was bounds-checked by the caller, so no allocation exceeds it.
-    pub fn decompress(
-        self,
-        data: &[u8],
-        len: usize,
-        object: &str,
-        what: &str,
-    ) -> Result<Vec<u8>, FormatError> {
+    pub fn decompress(self, data: &[u8], len: usize, object: &str, what: &str) -> Result<Vec<u8>, FormatError> {
         let err = |reason: String| FormatError::new(object, format!("{what}: {reason}"));
         match self {
             Codec::None => {
                 if data.len() != len {
-                    return Err(err(format!(
-                        "stored block holds {} bytes, expected {len}",
-                        data.len()
-                    )));
+                    return Err(err(format!("stored block holds {} bytes, expected {len}", data.len())));
                 }
                 Ok(data.to_vec())
             }
             Codec::Lz4 => {
                 let mut out = vec![0u8; len];
-                let n = lz4_flex::block::decompress_into(data, &mut out)
-                    .map_err(|e| err(format!("lz4: {e}")))?;
+                let n = lz4_flex::block::decompress_into(data, &mut out).map_err(|e| err(format!("lz4: {e}")))?;
                 if n != len {
-                    return Err(err(format!(
-                        "lz4 block decompressed to {n} bytes, expected {len}"
-                    )));
+                    return Err(err(format!("lz4 block decompressed to {n} bytes, expected {len}")));
                 }
                 Ok(out)
             }
             Codec::Zstd => {
-                let out =
-                    zstd::bulk::decompress(data, len).map_err(|e| err(format!("zstd: {e}")))?;
+                let out = zstd::bulk::decompress(data, len).map_err(|e| err(format!("zstd: {e}")))?;
                 if out.len() != len {
-                    return Err(err(format!(
-                        "zstd block decompressed to {} bytes, expected {len}",
-                        out.len()
-                    )));
+                    return Err(err(format!("zstd block decompressed to {} bytes, expected {len}", out.len())));
                 }
                 Ok(out)
             }

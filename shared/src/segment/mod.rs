@@ -28,9 +28,6 @@ pub struct FormatError {
 impl FormatError {
     /// Builds an error for `object`.
     pub fn new(object: &str, reason: impl Into<String>) -> Self {
-        Self {
-            object: object.to_string(),
-            reason: reason.into(),
-        }
+        Self { object: object.to_string(), reason: reason.into() }
     }
 }

@@ -150,12 +150,7 @@ impl NumericEncoder<i64> {
             }
         }
         let base = self.pending.iter().copied().min().unwrap_or(0);
-        let max_offset = self
-            .pending
-            .iter()
-            .map(|v| v.wrapping_sub(base) as u64)
-            .max()
-            .unwrap_or(0);
+        let max_offset = self.pending.iter().map(|v| v.wrapping_sub(base) as u64).max().unwrap_or(0);
         let width = match max_offset {
             0 => 0u8,
             1..=0xff => 1,
@@ -165,10 +160,13 @@ impl NumericEncoder<i64> {
         };
         self.scratch.extend_from_slice(&base.to_le_bytes());
         self.scratch.push(width);
-        for v in &self.pending {
-            let off = v.wrapping_sub(base) as u64;
-            self.scratch
-                .extend_from_slice(&off.to_le_bytes()[..width as usize]);
+        let offsets = self.pending.iter().map(|v| v.wrapping_sub(base) as u64);
+        match width {
+            0 => {}
+            1 => self.scratch.extend(offsets.map(|o| o as u8)),
+            2 => offsets.for_each(|o| self.scratch.extend_from_slice(&(o as u16).to_le_bytes())),
+            4 => offsets.for_each(|o| self.scratch.extend_from_slice(&(o as u32).to_le_bytes())),
+            _ => offsets.for_each(|o| self.scratch.extend_from_slice(&o.to_le_bytes())),
         }
         self.close_block();
     }
@@ -258,8 +256,7 @@ impl BytesEncoder {
         }
         raw.extend_from_slice(&self.bytes);
         self.data.extend_from_slice(&self.codec.compress(&raw));
-        self.table
-            .push((self.block_first, raw.len() as u32, self.data.len() as u32));
+        self.table.push((self.block_first, raw.len() as u32, self.data.len() as u32));
         self.block_first = self.num_values;
         self.offsets.clear();
         self.offsets.push(0);
@@ -301,33 +298,18 @@ pub struct NumericPart<'a> {
 
 impl<'a> NumericPart<'a> {
     /// Opens a numeric part, checking its header against its length.
-    pub fn open(
-        bytes: &'a [u8],
-        expected_kind: u8,
-        object: &'a str,
-        what: &'a str,
-    ) -> Result<Self, FormatError> {
+    pub fn open(bytes: &'a [u8], expected_kind: u8, object: &'a str, what: &'a str) -> Result<Self, FormatError> {
         let err = |reason: String| FormatError::new(object, format!("{what}: {reason}"));
         if bytes.len() < 16 {
-            return Err(err(format!(
-                "part of {} bytes is shorter than its 16-byte header",
-                bytes.len()
-            )));
+            return Err(err(format!("part of {} bytes is shorter than its 16-byte header", bytes.len())));
         }
         if bytes[0] != expected_kind {
-            return Err(err(format!(
-                "part kind {} where {expected_kind} was expected",
-                bytes[0]
-            )));
+            return Err(err(format!("part kind {} where {expected_kind} was expected", bytes[0])));
         }
-        let codec =
-            Codec::from_byte(bytes[1]).ok_or_else(|| err(format!("unknown codec {}", bytes[1])))?;
-        let (num_values, block_values, num_blocks) =
-            (le_u32(bytes, 4), le_u32(bytes, 8), le_u32(bytes, 12));
+        let codec = Codec::from_byte(bytes[1]).ok_or_else(|| err(format!("unknown codec {}", bytes[1])))?;
+        let (num_values, block_values, num_blocks) = (le_u32(bytes, 4), le_u32(bytes, 8), le_u32(bytes, 12));
         if block_values == 0 || block_values > MAX_BLOCK_VALUES {
-            return Err(err(format!(
-                "block size {block_values} outside 1..={MAX_BLOCK_VALUES}"
-            )));
+            return Err(err(format!("block size {block_values} outside 1..={MAX_BLOCK_VALUES}")));
         }
         if num_blocks as u64 != (num_values as u64).div_ceil(block_values as u64) {
             return Err(err(format!(
@@ -337,11 +319,7 @@ impl<'a> NumericPart<'a> {
         let table_end = 16usize
             .checked_add(num_blocks as usize * 4)
             .filter(|&e| e <= bytes.len())
-            .ok_or_else(|| {
-                err(format!(
-                    "block table of {num_blocks} entries overruns the part"
-                ))
-            })?;
+            .ok_or_else(|| err(format!("block table of {num_blocks} entries overruns the part")))?;
         Ok(Self {
             kind: expected_kind,
             codec,
@@ -380,17 +358,10 @@ impl<'a> NumericPart<'a> {
     }
 
     fn raw_block(&self, i: usize, element_width: Option<usize>) -> Result<Vec<u8>, FormatError> {
-        let start = if i == 0 {
-            0
-        } else {
-            le_u32(self.ends, (i - 1) * 4) as usize
-        };
+        let start = if i == 0 { 0 } else { le_u32(self.ends, (i - 1) * 4) as usize };
         let end = le_u32(self.ends, i * 4) as usize;
         if start > end || end > self.data.len() {
-            return Err(self.err(format!(
-                "block {i} spans {start}..{end} outside the {} data bytes",
-                self.data.len()
-            )));
+            return Err(self.err(format!("block {i} spans {start}..{end} outside the {} data bytes", self.data.len())));
         }
         let n = self.values_in_block(i);
         let stored = &self.data[start..end];
@@ -398,19 +369,14 @@ impl<'a> NumericPart<'a> {
             Some(w) => self.codec.decompress(stored, n * w, self.object, self.what),
             None => {
                 // Longs: a 9-byte header (base, width), then n values of that width.
-                let raw = self
-                    .codec
-                    .decompress_up_to(stored, 9 + n * 8, self.object, self.what)?;
-                let width = raw
-                    .get(8)
-                    .copied()
-                    .ok_or_else(|| self.err(format!("block {i} is shorter than its header")))?
-                    as usize;
+                let raw = self.codec.decompress_up_to(stored, 9 + n * 8, self.object, self.what)?;
+                let width =
+                    raw.get(8).copied().ok_or_else(|| self.err(format!("block {i} is shorter than its header")))?
+                        as usize;
                 if !matches!(width, 0 | 1 | 2 | 4 | 8) || raw.len() != 9 + n * width {
-                    return Err(self.err(format!(
-                        "block {i} holds {} bytes for {n} values of width {width}",
-                        raw.len()
-                    )));
+                    return Err(
+                        self.err(format!("block {i} holds {} bytes for {n} values of width {width}", raw.len()))
+                    );
                 }
                 Ok(raw)
             }
@@ -427,18 +393,22 @@ impl<'a> NumericPart<'a> {
         debug_assert_eq!(self.kind, KIND_LONGS);
         out.clear();
         let raw = self.raw_block(i, None)?;
-        let base = i64::from_le_bytes([
-            raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-        ]);
+        let base = i64::from_le_bytes([raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7]]);
         let width = raw[8] as usize;
         let n = self.values_in_block(i);
         out.reserve(n);
         let body = &raw[9..];
-        for j in 0..n {
-            let mut b = [0u8; 8];
-            b[..width].copy_from_slice(&body[j * width..(j + 1) * width]);
-            out.push(base.wrapping_add(u64::from_le_bytes(b) as i64));
+        let add = |o: u64| base.wrapping_add(o as i64);
+        match width {
+            0 => out.resize(n, base),
+            1 => out.extend(body.iter().map(|&b| add(b as u64))),
+            2 => out.extend(body.chunks_exact(2).map(|c| add(u16::from_le_bytes([c[0], c[1]]) as u64))),
+            4 => out.extend(body.chunks_exact(4).map(|c| add(u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64))),
+            _ => out.extend(
+                body.chunks_exact(8).map(|c| add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))),
+            ),
         }
+        debug_assert_eq!(out.len(), n);
         if self.delta {
             for j in 1..n {
                 out[j] = out[j].wrapping_add(out[j - 1]);
@@ -517,8 +487,7 @@ impl BytesBlock {
 
     /// Value `j` of the block (0-based within the block).
     pub fn get(&self, j: usize) -> &[u8] {
-        &self.raw[self.values_at + self.offsets[j] as usize
-            ..self.values_at + self.offsets[j + 1] as usize]
+        &self.raw[self.values_at + self.offsets[j] as usize..self.values_at + self.offsets[j + 1] as usize]
     }
 }
 
@@ -527,45 +496,21 @@ impl<'a> BytesPart<'a> {
     pub fn open(bytes: &'a [u8], object: &'a str, what: &'a str) -> Result<Self, FormatError> {
         let err = |reason: String| FormatError::new(object, format!("{what}: {reason}"));
         if bytes.len() < 12 {
-            return Err(err(format!(
-                "part of {} bytes is shorter than its 12-byte header",
-                bytes.len()
-            )));
+            return Err(err(format!("part of {} bytes is shorter than its 12-byte header", bytes.len())));
         }
         if bytes[0] != KIND_BYTES {
-            return Err(err(format!(
-                "part kind {} where {KIND_BYTES} was expected",
-                bytes[0]
-            )));
+            return Err(err(format!("part kind {} where {KIND_BYTES} was expected", bytes[0])));
         }
-        let codec =
-            Codec::from_byte(bytes[1]).ok_or_else(|| err(format!("unknown codec {}", bytes[1])))?;
+        let codec = Codec::from_byte(bytes[1]).ok_or_else(|| err(format!("unknown codec {}", bytes[1])))?;
         let (num_values, num_blocks) = (le_u32(bytes, 4), le_u32(bytes, 8) as usize);
         let table_end = 12usize
-            .checked_add(
-                num_blocks
-                    .checked_mul(12)
-                    .ok_or_else(|| err("block table size overflows".into()))?,
-            )
+            .checked_add(num_blocks.checked_mul(12).ok_or_else(|| err("block table size overflows".into()))?)
             .filter(|&e| e <= bytes.len())
-            .ok_or_else(|| {
-                err(format!(
-                    "block table of {num_blocks} entries overruns the part"
-                ))
-            })?;
+            .ok_or_else(|| err(format!("block table of {num_blocks} entries overruns the part")))?;
         if (num_blocks == 0) != (num_values == 0) || num_blocks > num_values as usize {
-            return Err(err(format!(
-                "{num_blocks} blocks cannot hold {num_values} values"
-            )));
+            return Err(err(format!("{num_blocks} blocks cannot hold {num_values} values")));
         }
-        Ok(Self {
-            codec,
-            num_values,
-            table: &bytes[12..table_end],
-            data: &bytes[table_end..],
-            object,
-            what,
-        })
+        Ok(Self { codec, num_values, table: &bytes[12..table_end], data: &bytes[table_end..], object, what })
     }
 
     /// Number of values.
@@ -597,59 +542,34 @@ impl<'a> BytesPart<'a> {
         let first = self.block_first(i);
         let raw_len = le_u32(self.table, i * 12 + 4) as usize;
         let end = le_u32(self.table, i * 12 + 8) as usize;
-        let start = if i == 0 {
-            0
-        } else {
-            le_u32(self.table, (i - 1) * 12 + 8) as usize
-        };
-        let next_first = if i + 1 < self.num_blocks() {
-            self.block_first(i + 1)
-        } else {
-            self.num_values as usize
-        };
+        let start = if i == 0 { 0 } else { le_u32(self.table, (i - 1) * 12 + 8) as usize };
+        let next_first = if i + 1 < self.num_blocks() { self.block_first(i + 1) } else { self.num_values as usize };
         if i == 0 && first != 0 {
             return Err(self.err(format!("first block starts at value {first}")));
         }
         if next_first <= first || next_first > self.num_values as usize {
-            return Err(self.err(format!(
-                "block {i} covers values {first}..{next_first} of {}",
-                self.num_values
-            )));
+            return Err(self.err(format!("block {i} covers values {first}..{next_first} of {}", self.num_values)));
         }
         let n = next_first - first;
         if start > end || end > self.data.len() {
-            return Err(self.err(format!(
-                "block {i} spans {start}..{end} outside the {} data bytes",
-                self.data.len()
-            )));
+            return Err(self.err(format!("block {i} spans {start}..{end} outside the {} data bytes", self.data.len())));
         }
         if raw_len > MAX_BLOCK_BYTES || raw_len < (n + 1) * 4 {
-            return Err(self.err(format!(
-                "block {i} declares {raw_len} raw bytes for {n} values"
-            )));
+            return Err(self.err(format!("block {i} declares {raw_len} raw bytes for {n} values")));
         }
-        let raw = self
-            .codec
-            .decompress(&self.data[start..end], raw_len, self.object, self.what)?;
+        let raw = self.codec.decompress(&self.data[start..end], raw_len, self.object, self.what)?;
         let values_at = (n + 1) * 4;
         let mut offsets = Vec::with_capacity(n + 1);
         let mut prev = 0u32;
         for j in 0..=n {
             let o = le_u32(&raw, j * 4);
             if o < prev || values_at + o as usize > raw.len() || (j == 0 && o != 0) {
-                return Err(self.err(format!(
-                    "block {i} value offset {o} out of order or out of bounds"
-                )));
+                return Err(self.err(format!("block {i} value offset {o} out of order or out of bounds")));
             }
             prev = o;
             offsets.push(o);
         }
-        *out = BytesBlock {
-            first,
-            offsets,
-            raw,
-            values_at,
-        };
+        *out = BytesBlock { first, offsets, raw, values_at };
         Ok(())
     }
 
@@ -662,11 +582,7 @@ impl<'a> BytesPart<'a> {
             out.extend((0..block.len()).map(|j| block.get(j).to_vec()));
         }
         if out.len() != self.num_values as usize {
-            return Err(self.err(format!(
-                "blocks hold {} values, header says {}",
-                out.len(),
-                self.num_values
-            )));
+            return Err(self.err(format!("blocks hold {} values, header says {}", out.len(), self.num_values)));
         }
         Ok(out)
     }
@@ -684,20 +600,14 @@ impl Codec {
         let err = |reason: String| FormatError::new(object, format!("{what}: {reason}"));
         match self {
             Codec::None if data.len() <= max_len => Ok(data.to_vec()),
-            Codec::None => Err(err(format!(
-                "stored block of {} bytes exceeds {max_len}",
-                data.len()
-            ))),
+            Codec::None => Err(err(format!("stored block of {} bytes exceeds {max_len}", data.len()))),
             Codec::Lz4 => {
                 let mut buf = vec![0u8; max_len];
-                let n = lz4_flex::block::decompress_into(data, &mut buf)
-                    .map_err(|e| err(format!("lz4: {e}")))?;
+                let n = lz4_flex::block::decompress_into(data, &mut buf).map_err(|e| err(format!("lz4: {e}")))?;
                 buf.truncate(n);
                 Ok(buf)
             }
-            Codec::Zstd => {
-                zstd::bulk::decompress(data, max_len).map_err(|e| err(format!("zstd: {e}")))
-            }
+            Codec::Zstd => zstd::bulk::decompress(data, max_len).map_err(|e| err(format!("zstd: {e}"))),
         }
     }
 }
@@ -743,10 +653,8 @@ mod tests {
         let p = NumericPart::open(&part, KIND_FLOATS, "t", "floats").expect("open");
         assert_eq!(p.all_floats::<f32>().expect("decode")[9_999], 4_999.5);
         let mut enc = BytesEncoder::new(Codec::Zstd);
-        let values: Vec<Vec<u8>> = (0..10_000)
-            .map(|i| format!("value-{i}").into_bytes())
-            .chain([vec![], vec![7u8; 100_000]])
-            .collect();
+        let values: Vec<Vec<u8>> =
+            (0..10_000).map(|i| format!("value-{i}").into_bytes()).chain([vec![], vec![7u8; 100_000]]).collect();
         values.iter().for_each(|v| enc.push(v));
         let part = enc.finish();
         let p = BytesPart::open(&part, "t", "bytes").expect("open");

@@ -1,9 +1,7 @@
 //! Opens a segment from bytes or a file (mmap) and hands out its columns one at a time; only
 //! the parts a caller asks for are checksummed and decoded.
 
-use super::directory::{
-    ColumnEntry, ColumnType, Directory, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES,
-};
+use super::directory::{ColumnEntry, ColumnType, Directory, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES};
 use super::parts::{BytesPart, NumericPart, KIND_LONGS};
 use super::FormatError;
 use roaring::RoaringBitmap;
@@ -57,13 +55,11 @@ impl Segment {
     /// Opens a segment file by memory-mapping it.
     pub fn open_file(path: &Path) -> Result<Self, FormatError> {
         let object = path.display().to_string();
-        let file =
-            std::fs::File::open(path).map_err(|e| FormatError::new(&object, e.to_string()))?;
+        let file = std::fs::File::open(path).map_err(|e| FormatError::new(&object, e.to_string()))?;
         // SAFETY: segment files are immutable once written (they are renamed into place and
         // never modified), so the mapping cannot change under the reader.
         #[allow(unsafe_code)]
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|e| FormatError::new(&object, e.to_string()))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| FormatError::new(&object, e.to_string()))?;
         Self::open(&object, Bytes::Mapped(Arc::new(map)))
     }
 
@@ -71,54 +67,40 @@ impl Segment {
         let b = bytes.as_slice();
         let err = |reason: String| FormatError::new(object, reason);
         if b.len() < HEADER_LEN {
-            return Err(err(format!(
-                "{} bytes is shorter than the {HEADER_LEN}-byte header (truncated?)",
-                b.len()
-            )));
+            return Err(err(format!("{} bytes is shorter than the {HEADER_LEN}-byte header (truncated?)", b.len())));
         }
         if &b[..8] != MAGIC {
             return Err(err("not a Sluice segment (bad magic)".into()));
         }
         let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
         if version != FORMAT_VERSION {
-            return Err(err(format!(
-                "format version {version} is not supported (this reader reads {FORMAT_VERSION})"
-            )));
+            return Err(err(format!("format version {version} is not supported (this reader reads {FORMAT_VERSION})")));
         }
         let dir_len = u32::from_le_bytes([b[12], b[13], b[14], b[15]]) as usize;
         let dir_crc = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
         if dir_len > MAX_DIRECTORY_BYTES || HEADER_LEN + dir_len > b.len() {
-            return Err(err(format!(
-                "directory of {dir_len} bytes does not fit in {} bytes (truncated?)",
-                b.len()
-            )));
+            return Err(err(format!("directory of {dir_len} bytes does not fit in {} bytes (truncated?)", b.len())));
         }
         let dir_bytes = &b[HEADER_LEN..HEADER_LEN + dir_len];
         if crc32fast::hash(dir_bytes) != dir_crc {
             return Err(err("directory checksum mismatch".into()));
         }
-        let dir: Directory =
-            serde_json::from_slice(dir_bytes).map_err(|e| err(format!("directory: {e}")))?;
+        let dir: Directory = serde_json::from_slice(dir_bytes).map_err(|e| err(format!("directory: {e}")))?;
         let data_len = (b.len() - HEADER_LEN - dir_len) as u64;
         for c in &dir.columns {
             for (name, p) in &c.parts {
-                if p.offset
-                    .checked_add(p.length)
-                    .is_none_or(|end| end > data_len)
-                {
-                    return Err(err(format!("column {:?} part {name} ({}+{}) lies outside the {data_len} data bytes (truncated?)", c.name, p.offset, p.length)));
+                if p.offset.checked_add(p.length).is_none_or(|end| end > data_len) {
+                    return Err(err(format!(
+                        "column {:?} part {name} ({}+{}) lies outside the {data_len} data bytes (truncated?)",
+                        c.name, p.offset, p.length
+                    )));
                 }
             }
         }
         if dir.columns.first().map(|c| c.kind) != Some(ColumnType::Time) {
             return Err(err("first column is not __time".into()));
         }
-        Ok(Self {
-            object: object.to_string(),
-            data_start: HEADER_LEN + dir_len,
-            dir,
-            bytes,
-        })
+        Ok(Self { object: object.to_string(), data_start: HEADER_LEN + dir_len, dir, bytes })
     }
 
     /// The object name given at open.
@@ -158,18 +140,14 @@ impl Segment {
         let start = self.data_start + r.offset as usize;
         let bytes = &self.bytes.as_slice()[start..start + r.length as usize];
         if crc32fast::hash(bytes) != r.crc32 {
-            return Err(self.err(format!(
-                "column {:?} part {part}: checksum mismatch",
-                col.name
-            )));
+            return Err(self.err(format!("column {:?} part {part}: checksum mismatch", col.name)));
         }
         Ok(Some(bytes))
     }
 
     /// Like [`Segment::part_opt`], but a missing part is an error.
     pub fn part(&self, col: &ColumnEntry, part: &str) -> Result<&[u8], FormatError> {
-        self.part_opt(col, part)?
-            .ok_or_else(|| self.err(format!("column {:?} has no {part} part", col.name)))
+        self.part_opt(col, part)?.ok_or_else(|| self.err(format!("column {:?} has no {part} part", col.name)))
     }
 
     /// Opens a numeric part and checks it holds `expected` values.
@@ -207,11 +185,7 @@ impl Segment {
                 let part = BytesPart::open(bytes, &self.object, "nulls")?;
                 let values = part.all()?;
                 let [only] = values.as_slice() else {
-                    return Err(self.err(format!(
-                        "column {:?} nulls part holds {} bitmaps",
-                        col.name,
-                        values.len()
-                    )));
+                    return Err(self.err(format!("column {:?} nulls part holds {} bitmaps", col.name, values.len())));
                 };
                 self.bitmap(only, &col.name)
             }
@@ -223,30 +197,19 @@ impl Segment {
         let b = RoaringBitmap::deserialize_from(bytes)
             .map_err(|e| self.err(format!("column {column:?}: bad bitmap: {e}")))?;
         if b.max().is_some_and(|m| m as usize >= self.num_rows()) {
-            return Err(self.err(format!(
-                "column {column:?}: bitmap names a row past {}",
-                self.num_rows()
-            )));
+            return Err(self.err(format!("column {column:?}: bitmap names a row past {}", self.num_rows())));
         }
         Ok(b)
     }
 
     /// The parts of string dimension `col`, with their sizes cross-checked.
-    pub fn string_column<'a>(
-        &'a self,
-        col: &'a ColumnEntry,
-    ) -> Result<StringColumn<'a>, FormatError> {
+    pub fn string_column<'a>(&'a self, col: &'a ColumnEntry) -> Result<StringColumn<'a>, FormatError> {
         if col.kind != ColumnType::String {
             return Err(self.err(format!("column {:?} is not a string dimension", col.name)));
         }
-        let dictionary =
-            BytesPart::open(self.part(col, "dictionary")?, &self.object, "dictionary")?;
+        let dictionary = BytesPart::open(self.part(col, "dictionary")?, &self.object, "dictionary")?;
         let bitmaps = BytesPart::open(self.part(col, "bitmaps")?, &self.object, "bitmaps")?;
-        if bitmaps.len() != dictionary.len() + 1
-            || col
-                .cardinality
-                .is_some_and(|c| c as usize != dictionary.len())
-        {
+        if bitmaps.len() != dictionary.len() + 1 || col.cardinality.is_some_and(|c| c as usize != dictionary.len()) {
             return Err(self.err(format!(
                 "column {:?}: {} bitmaps for {} dictionary values",
                 col.name,
@@ -259,21 +222,7 @@ impl Segment {
         } else {
             None
         };
-        let ids = self.numeric(
-            col,
-            "ids",
-            KIND_LONGS,
-            if col.multi_value {
-                None
-            } else {
-                Some(self.num_rows())
-            },
-        )?;
-        Ok(StringColumn {
-            dictionary,
-            ids,
-            offsets,
-            bitmaps,
-        })
+        let ids = self.numeric(col, "ids", KIND_LONGS, if col.multi_value { None } else { Some(self.num_rows()) })?;
+        Ok(StringColumn { dictionary, ids, offsets, bitmaps })
     }
 }

@@ -2,9 +2,7 @@
 //! one block per column of each input, never all its rows.
 
 use super::directory::ColumnType;
-use super::parts::{
-    BytesBlock, BytesPart, Element, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS,
-};
+use super::parts::{BytesBlock, BytesPart, Element, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
 use super::reader::Segment;
 use super::FormatError;
 use crate::aggregate::{Aggregator, MetricCell, Scalar};
@@ -21,12 +19,7 @@ struct LongStream<'a> {
 
 impl<'a> LongStream<'a> {
     fn new(part: NumericPart<'a>) -> Self {
-        Self {
-            part,
-            block: Vec::new(),
-            next_block: 0,
-            pos: 0,
-        }
+        Self { part, block: Vec::new(), next_block: 0, pos: 0 }
     }
 
     fn next(&mut self) -> Result<i64, FormatError> {
@@ -52,12 +45,7 @@ struct FloatStream<'a, T> {
 
 impl<'a, T: Element> FloatStream<'a, T> {
     fn new(part: NumericPart<'a>) -> Self {
-        Self {
-            part,
-            block: Vec::new(),
-            next_block: 0,
-            pos: 0,
-        }
+        Self { part, block: Vec::new(), next_block: 0, pos: 0 }
     }
 
     fn next(&mut self) -> Result<T, FormatError> {
@@ -83,12 +71,7 @@ struct BytesStream<'a> {
 
 impl<'a> BytesStream<'a> {
     fn new(part: BytesPart<'a>) -> Self {
-        Self {
-            part,
-            block: BytesBlock::default(),
-            next_block: 0,
-            pos: 0,
-        }
+        Self { part, block: BytesBlock::default(), next_block: 0, pos: 0 }
     }
 
     fn next(&mut self) -> Result<&[u8], FormatError> {
@@ -106,13 +89,7 @@ impl<'a> BytesStream<'a> {
 }
 
 enum DimStream<'a> {
-    Str {
-        ids: LongStream<'a>,
-        offsets: Option<LongStream<'a>>,
-        prev: i64,
-        max_id: i64,
-        name: String,
-    },
+    Str { ids: LongStream<'a>, offsets: Option<LongStream<'a>>, prev: i64, max_id: i64, name: String },
     Long(LongStream<'a>, RoaringBitmap),
     Double(FloatStream<'a, f64>, RoaringBitmap),
     Float(FloatStream<'a, f32>, RoaringBitmap),
@@ -172,9 +149,7 @@ impl<'a> RowCursor<'a> {
         let mut metrics = Vec::new();
         for col in &segment.directory().columns[1..] {
             match col.kind {
-                ColumnType::Time => {
-                    return Err(FormatError::new(segment.object(), "second __time column"))
-                }
+                ColumnType::Time => return Err(FormatError::new(segment.object(), "second __time column")),
                 ColumnType::String => {
                     let s = segment.string_column(col)?;
                     let mut offsets = s.offsets.map(LongStream::new);
@@ -209,56 +184,34 @@ impl<'a> RowCursor<'a> {
                 )),
                 ColumnType::Metric => {
                     let spec = col.aggregator.as_ref().ok_or_else(|| {
-                        FormatError::new(
-                            segment.object(),
-                            format!("metric {:?} has no aggregator", col.name),
-                        )
+                        FormatError::new(segment.object(), format!("metric {:?} has no aggregator", col.name))
                     })?;
                     let kind = spec.metric_kind();
-                    let times =
-                        match kind {
-                            MetricKind::LongFirstLast
-                            | MetricKind::DoubleFirstLast
-                            | MetricKind::FloatFirstLast
-                            | MetricKind::StringFirstLast => Some(LongStream::new(
-                                segment.numeric(col, "times", KIND_LONGS, Some(n))?,
-                            )),
-                            _ => None,
-                        };
+                    let times = match kind {
+                        MetricKind::LongFirstLast
+                        | MetricKind::DoubleFirstLast
+                        | MetricKind::FloatFirstLast
+                        | MetricKind::StringFirstLast => {
+                            Some(LongStream::new(segment.numeric(col, "times", KIND_LONGS, Some(n))?))
+                        }
+                        _ => None,
+                    };
                     let values = match kind {
-                        MetricKind::Long | MetricKind::LongFirstLast => ValueStream::Long(
-                            LongStream::new(segment.numeric(col, "values", KIND_LONGS, Some(n))?),
-                        ),
-                        MetricKind::Double | MetricKind::DoubleFirstLast => {
-                            ValueStream::Double(FloatStream::new(segment.numeric(
-                                col,
-                                "values",
-                                KIND_DOUBLES,
-                                Some(n),
-                            )?))
+                        MetricKind::Long | MetricKind::LongFirstLast => {
+                            ValueStream::Long(LongStream::new(segment.numeric(col, "values", KIND_LONGS, Some(n))?))
                         }
-                        MetricKind::Float | MetricKind::FloatFirstLast => {
-                            ValueStream::Float(FloatStream::new(segment.numeric(
-                                col,
-                                "values",
-                                KIND_FLOATS,
-                                Some(n),
-                            )?))
-                        }
+                        MetricKind::Double | MetricKind::DoubleFirstLast => ValueStream::Double(FloatStream::new(
+                            segment.numeric(col, "values", KIND_DOUBLES, Some(n))?,
+                        )),
+                        MetricKind::Float | MetricKind::FloatFirstLast => ValueStream::Float(FloatStream::new(
+                            segment.numeric(col, "values", KIND_FLOATS, Some(n))?,
+                        )),
                         MetricKind::StringFirstLast | MetricKind::HllSketch => {
-                            let p = BytesPart::open(
-                                segment.part(col, "values")?,
-                                segment.object(),
-                                "values",
-                            )?;
+                            let p = BytesPart::open(segment.part(col, "values")?, segment.object(), "values")?;
                             if p.len() != n {
                                 return Err(FormatError::new(
                                     segment.object(),
-                                    format!(
-                                        "metric {:?} holds {} values for {n} rows",
-                                        col.name,
-                                        p.len()
-                                    ),
+                                    format!("metric {:?} holds {} values for {n} rows", col.name, p.len()),
                                 ));
                             }
                             ValueStream::Bytes(BytesStream::new(p))
@@ -274,13 +227,7 @@ impl<'a> RowCursor<'a> {
                 }
             }
         }
-        Ok(Self {
-            segment,
-            row: 0,
-            time: LongStream::new(segment.times()?),
-            dims,
-            metrics,
-        })
+        Ok(Self { segment, row: 0, time: LongStream::new(segment.times()?), dims, metrics })
     }
 
     /// Reads the next row into `buf`; false at the end.
@@ -295,13 +242,7 @@ impl<'a> RowCursor<'a> {
         buf.dims.resize(self.dims.len(), DimBuf::Long(None));
         for (d, out) in self.dims.iter_mut().zip(buf.dims.iter_mut()) {
             match d {
-                DimStream::Str {
-                    ids,
-                    offsets,
-                    prev,
-                    max_id,
-                    name,
-                } => {
+                DimStream::Str { ids, offsets, prev, max_id, name } => {
                     let count = match offsets {
                         None => 1,
                         Some(o) => {
@@ -321,9 +262,7 @@ impl<'a> RowCursor<'a> {
                         DimBuf::Codes(c) => c,
                         other => {
                             *other = DimBuf::Codes(Vec::new());
-                            let DimBuf::Codes(c) = other else {
-                                unreachable!()
-                            };
+                            let DimBuf::Codes(c) = other else { unreachable!() };
                             c
                         }
                     };
@@ -331,7 +270,10 @@ impl<'a> RowCursor<'a> {
                     for _ in 0..count {
                         let id = ids.next().map_err(named)?;
                         if !(0..=*max_id).contains(&id) {
-                            return Err(FormatError::new(object, format!("column {name:?} row {row} has id {id} outside its dictionary of {max_id}")));
+                            return Err(FormatError::new(
+                                object,
+                                format!("column {name:?} row {row} has id {id} outside its dictionary of {max_id}"),
+                            ));
                         }
                         codes.push(id as u32);
                     }
@@ -382,24 +324,15 @@ impl<'a> RowCursor<'a> {
                 ValueStream::Bytes(s) => {
                     let bytes = s.next().map_err(named)?;
                     if m.kind == MetricKind::HllSketch {
-                        let sketch =
-                            datasketches::hll::HllSketch::deserialize(bytes).map_err(|e| {
-                                FormatError::new(
-                                    object,
-                                    format!("metric {:?} row {row}: bad sketch: {e}", m.name),
-                                )
-                            })?;
+                        let sketch = datasketches::hll::HllSketch::deserialize(bytes).map_err(|e| {
+                            FormatError::new(object, format!("metric {:?} row {row}: bad sketch: {e}", m.name))
+                        })?;
                         MetricCell::Sketch(Box::new(sketch))
                     } else {
                         let s = std::str::from_utf8(bytes).map_err(|_| {
-                            FormatError::new(
-                                object,
-                                format!("metric {:?} row {row}: value is not UTF-8", m.name),
-                            )
+                            FormatError::new(object, format!("metric {:?} row {row}: value is not UTF-8", m.name))
                         })?;
-                        MetricCell::Timed(
-                            (!null).then(|| (time.unwrap_or(0), Scalar::Str(s.to_string()))),
-                        )
+                        MetricCell::Timed((!null).then(|| (time.unwrap_or(0), Scalar::Str(s.to_string()))))
                     }
                 }
             };
@@ -413,23 +346,15 @@ impl<'a> RowCursor<'a> {
 impl Segment {
     /// The decoded dictionary of string column `name`, checked to be sorted and UTF-8.
     pub fn dictionary(&self, name: &str) -> Result<Vec<String>, FormatError> {
-        let col = self
-            .column(name)
-            .ok_or_else(|| FormatError::new(self.object(), format!("no column {name:?}")))?;
+        let col = self.column(name).ok_or_else(|| FormatError::new(self.object(), format!("no column {name:?}")))?;
         let s = self.string_column(col)?;
         let mut out: Vec<String> = Vec::with_capacity(s.dictionary.len().min(1 << 20));
         for v in s.dictionary.all()? {
             let v = String::from_utf8(v).map_err(|_| {
-                FormatError::new(
-                    self.object(),
-                    format!("column {name:?}: dictionary value is not UTF-8"),
-                )
+                FormatError::new(self.object(), format!("column {name:?}: dictionary value is not UTF-8"))
             })?;
             if out.last().is_some_and(|prev| *prev >= v) {
-                return Err(FormatError::new(
-                    self.object(),
-                    format!("column {name:?}: dictionary is not sorted"),
-                ));
+                return Err(FormatError::new(self.object(), format!("column {name:?}: dictionary is not sorted")));
             }
             out.push(v);
         }
@@ -438,29 +363,15 @@ impl Segment {
 
     /// The aggregators of the segment's metric columns.
     pub fn aggregators(&self) -> Vec<Aggregator> {
-        self.directory()
-            .columns
-            .iter()
-            .filter_map(|c| c.aggregator.as_ref())
-            .map(Aggregator::new)
-            .collect()
+        self.directory().columns.iter().filter_map(|c| c.aggregator.as_ref()).map(Aggregator::new).collect()
     }
 
     /// Decodes every row with dimension values resolved (for tests and small segments).
     pub fn read_rows(&self) -> Result<Vec<(i64, Vec<DimValue>, Vec<MetricCell>)>, FormatError> {
-        let dims: Vec<_> = self.directory().columns[1..]
-            .iter()
-            .filter(|c| c.kind != ColumnType::Metric)
-            .collect();
+        let dims: Vec<_> = self.directory().columns[1..].iter().filter(|c| c.kind != ColumnType::Metric).collect();
         let dicts: Vec<Option<Vec<String>>> = dims
             .iter()
-            .map(|c| {
-                if c.kind == ColumnType::String {
-                    self.dictionary(&c.name).map(Some)
-                } else {
-                    Ok(None)
-                }
-            })
+            .map(|c| if c.kind == ColumnType::String { self.dictionary(&c.name).map(Some) } else { Ok(None) })
             .collect::<Result<_, _>>()?;
         let mut cursor = RowCursor::new(self)?;
         let mut buf = RowBuf::default();
@@ -473,11 +384,8 @@ impl Segment {
                 .zip(&dims)
                 .map(|((d, dict), col)| match (d, dict) {
                     (DimBuf::Codes(codes), Some(dict)) => {
-                        let mut vals: Vec<String> = codes
-                            .iter()
-                            .filter(|&&c| c > 0)
-                            .map(|&c| dict[c as usize - 1].clone())
-                            .collect();
+                        let mut vals: Vec<String> =
+                            codes.iter().filter(|&&c| c > 0).map(|&c| dict[c as usize - 1].clone()).collect();
                         match vals.len() {
                             0 => DimValue::Null,
                             1 => DimValue::Str(vals.pop().unwrap_or_default()),
@@ -485,9 +393,9 @@ impl Segment {
                         }
                     }
                     (DimBuf::Long(v), _) => v.map(DimValue::Long).unwrap_or(DimValue::Null),
-                    (DimBuf::Double(v), _) if col.kind == ColumnType::Float => v
-                        .map(|x| DimValue::Float(x as f32))
-                        .unwrap_or(DimValue::Null),
+                    (DimBuf::Double(v), _) if col.kind == ColumnType::Float => {
+                        v.map(|x| DimValue::Float(x as f32)).unwrap_or(DimValue::Null)
+                    }
                     (DimBuf::Double(v), _) => v.map(DimValue::Double).unwrap_or(DimValue::Null),
                     _ => DimValue::Null,
                 })

@@ -2,9 +2,7 @@
 //! String dimensions arrive as codes into a sorted dictionary (0 is null, k is value k-1);
 //! values no row uses are dropped and the ids renumbered when the segment is finished.
 
-use super::directory::{
-    ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC,
-};
+use super::directory::{ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder, NumericPart, KIND_LONGS};
 use super::{Codec, FormatError};
 use crate::aggregate::{Aggregator, MetricCell, Scalar};
@@ -57,25 +55,10 @@ pub enum DimCell<'a> {
 
 #[derive(Debug)]
 enum DimWriter {
-    Str {
-        ids: LongsEncoder,
-        offsets: LongsEncoder,
-        num_ids: i64,
-        cardinality: usize,
-        multi: bool,
-    },
-    Long {
-        values: LongsEncoder,
-        nulls: RoaringBitmap,
-    },
-    Double {
-        values: NumericEncoder<f64>,
-        nulls: RoaringBitmap,
-    },
-    Float {
-        values: NumericEncoder<f32>,
-        nulls: RoaringBitmap,
-    },
+    Str { ids: LongsEncoder, offsets: LongsEncoder, num_ids: i64, cardinality: usize, multi: bool },
+    Long { values: LongsEncoder, nulls: RoaringBitmap },
+    Double { values: NumericEncoder<f64>, nulls: RoaringBitmap },
+    Float { values: NumericEncoder<f32>, nulls: RoaringBitmap },
 }
 
 #[derive(Debug)]
@@ -89,18 +72,10 @@ enum ValueWriter {
 impl ValueWriter {
     fn new(kind: MetricKind, codec: Codec) -> Self {
         match kind {
-            MetricKind::Long | MetricKind::LongFirstLast => {
-                ValueWriter::Long(LongsEncoder::longs(codec, false))
-            }
-            MetricKind::Double | MetricKind::DoubleFirstLast => {
-                ValueWriter::Double(NumericEncoder::floats(codec))
-            }
-            MetricKind::Float | MetricKind::FloatFirstLast => {
-                ValueWriter::Float(NumericEncoder::floats(codec))
-            }
-            MetricKind::StringFirstLast | MetricKind::HllSketch => {
-                ValueWriter::Bytes(BytesEncoder::new(codec))
-            }
+            MetricKind::Long | MetricKind::LongFirstLast => ValueWriter::Long(LongsEncoder::longs(codec, false)),
+            MetricKind::Double | MetricKind::DoubleFirstLast => ValueWriter::Double(NumericEncoder::floats(codec)),
+            MetricKind::Float | MetricKind::FloatFirstLast => ValueWriter::Float(NumericEncoder::floats(codec)),
+            MetricKind::StringFirstLast | MetricKind::HllSketch => ValueWriter::Bytes(BytesEncoder::new(codec)),
         }
     }
 
@@ -165,18 +140,15 @@ impl SegmentWriter {
                     cardinality: d.dictionary.len(),
                     multi: false,
                 },
-                DimensionType::Long => DimWriter::Long {
-                    values: LongsEncoder::longs(dc, false),
-                    nulls: RoaringBitmap::new(),
-                },
-                DimensionType::Double => DimWriter::Double {
-                    values: NumericEncoder::floats(dc),
-                    nulls: RoaringBitmap::new(),
-                },
-                DimensionType::Float => DimWriter::Float {
-                    values: NumericEncoder::floats(dc),
-                    nulls: RoaringBitmap::new(),
-                },
+                DimensionType::Long => {
+                    DimWriter::Long { values: LongsEncoder::longs(dc, false), nulls: RoaringBitmap::new() }
+                }
+                DimensionType::Double => {
+                    DimWriter::Double { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() }
+                }
+                DimensionType::Float => {
+                    DimWriter::Float { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() }
+                }
             })
             .collect();
         let metrics = layout
@@ -195,14 +167,7 @@ impl SegmentWriter {
                 nulls: RoaringBitmap::new(),
             })
             .collect();
-        Self {
-            time: LongsEncoder::longs(mc, true),
-            layout,
-            compression,
-            dims,
-            metrics,
-            num_rows: 0,
-        }
+        Self { time: LongsEncoder::longs(mc, true), layout, compression, dims, metrics, num_rows: 0 }
     }
 
     /// Number of rows written so far.
@@ -230,16 +195,7 @@ impl SegmentWriter {
         for (i, w) in self.dims.iter_mut().enumerate() {
             let cell = dim(i);
             match (w, &cell) {
-                (
-                    DimWriter::Str {
-                        ids,
-                        offsets,
-                        num_ids,
-                        multi,
-                        ..
-                    },
-                    DimCell::Codes(codes),
-                ) => {
+                (DimWriter::Str { ids, offsets, num_ids, multi, .. }, DimCell::Codes(codes)) => {
                     let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
                     for &c in codes {
                         ids.push(c as i64);
@@ -313,11 +269,7 @@ impl SegmentWriter {
         let dc = self.compression.dimensions;
         let mut data = Vec::new();
         let mut add = |parts: &mut BTreeMap<String, PartRef>, name: &str, bytes: Vec<u8>| {
-            let r = PartRef {
-                offset: data.len() as u64,
-                length: bytes.len() as u64,
-                crc32: crc32fast::hash(&bytes),
-            };
+            let r = PartRef { offset: data.len() as u64, length: bytes.len() as u64, crc32: crc32fast::hash(&bytes) };
             data.extend_from_slice(&bytes);
             parts.insert(name.to_string(), r);
         };
@@ -345,21 +297,11 @@ impl SegmentWriter {
                 parts: BTreeMap::new(),
             };
             match w {
-                DimWriter::Str {
-                    ids,
-                    offsets,
-                    multi,
-                    cardinality,
-                    ..
-                } => {
+                DimWriter::Str { ids, offsets, multi, cardinality, .. } => {
                     let ids_part = ids.finish();
                     let offsets_part = offsets.finish();
-                    let index = StringIndex::build(
-                        &ids_part,
-                        multi.then_some(offsets_part.as_slice()),
-                        cardinality,
-                        dc,
-                    )?;
+                    let index =
+                        StringIndex::build(&ids_part, multi.then_some(offsets_part.as_slice()), cardinality, dc)?;
                     let mut dict = BytesEncoder::new(dc);
                     for &c in &index.used {
                         dict.push(layout.dictionary[c as usize - 1].as_bytes());
@@ -420,8 +362,7 @@ impl SegmentWriter {
             query_granularity: self.layout.query_granularity,
             columns,
         };
-        let dir = serde_json::to_vec(&directory)
-            .map_err(|e| FormatError::new("new segment", e.to_string()))?;
+        let dir = serde_json::to_vec(&directory).map_err(|e| FormatError::new("new segment", e.to_string()))?;
         let mut out = Vec::with_capacity(HEADER_LEN + dir.len() + data.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -443,9 +384,7 @@ fn add_nulls(
         return Ok(());
     }
     let mut buf = Vec::new();
-    nulls
-        .serialize_into(&mut buf)
-        .map_err(|e| FormatError::new("new segment", e.to_string()))?;
+    nulls.serialize_into(&mut buf).map_err(|e| FormatError::new("new segment", e.to_string()))?;
     let mut enc = BytesEncoder::new(codec);
     enc.push(&buf);
     add(parts, "nulls", enc.finish());
@@ -473,8 +412,7 @@ impl StringIndex {
         let row_of: Vec<u32> = match offsets_part {
             None => (0..ids.len() as u32).collect(),
             Some(o) => {
-                let offsets =
-                    NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
+                let offsets = NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
                 let mut rows = Vec::with_capacity(ids.len());
                 for (r, w) in offsets.windows(2).enumerate() {
                     rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
@@ -496,9 +434,7 @@ impl StringIndex {
             sorted[fill[c as usize]] = r;
             fill[c as usize] += 1;
         }
-        let used: Vec<u32> = (1..=cardinality as u32)
-            .filter(|&c| start[c as usize + 1] > start[c as usize])
-            .collect();
+        let used: Vec<u32> = (1..=cardinality as u32).filter(|&c| start[c as usize + 1] > start[c as usize]).collect();
         let renumbered = if used.len() == cardinality {
             None
         } else {
@@ -515,23 +451,12 @@ impl StringIndex {
         for c in std::iter::once(0).chain(used.iter().copied()) {
             let rows = &sorted[start[c as usize]..start[c as usize + 1]];
             // A multi-value row may repeat a value; the bitmap needs strictly ascending rows.
-            let distinct = rows
-                .iter()
-                .enumerate()
-                .filter(|(i, r)| *i == 0 || rows[i - 1] != **r)
-                .map(|(_, r)| *r);
-            let bitmap =
-                RoaringBitmap::from_sorted_iter(distinct).map_err(|e| err(e.to_string()))?;
+            let distinct = rows.iter().enumerate().filter(|(i, r)| *i == 0 || rows[i - 1] != **r).map(|(_, r)| *r);
+            let bitmap = RoaringBitmap::from_sorted_iter(distinct).map_err(|e| err(e.to_string()))?;
             buf.clear();
-            bitmap
-                .serialize_into(&mut buf)
-                .map_err(|e| err(e.to_string()))?;
+            bitmap.serialize_into(&mut buf).map_err(|e| err(e.to_string()))?;
             bitmaps.push(&buf);
         }
-        Ok(Self {
-            used,
-            ids: renumbered,
-            bitmaps: bitmaps.finish(),
-        })
+        Ok(Self { used, ids: renumbered, bitmaps: bitmaps.finish() })
     }
 }

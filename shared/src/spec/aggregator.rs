@@ -144,10 +144,10 @@ impl AggregatorSpec {
         use AggregatorSpec::*;
         match self {
             Count { name } => name,
-            LongSum(a) | DoubleSum(a) | FloatSum(a) | LongMin(a) | LongMax(a) | DoubleMin(a)
-            | DoubleMax(a) | FloatMin(a) | FloatMax(a) => &a.name,
-            LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a)
-            | FloatLast(a) | StringFirst(a) | StringLast(a) => &a.name,
+            LongSum(a) | DoubleSum(a) | FloatSum(a) | LongMin(a) | LongMax(a) | DoubleMin(a) | DoubleMax(a)
+            | FloatMin(a) | FloatMax(a) => &a.name,
+            LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a) | FloatLast(a)
+            | StringFirst(a) | StringLast(a) => &a.name,
             HyperUnique(a) | HllSketchBuild(a) => &a.name,
         }
     }
@@ -157,10 +157,10 @@ impl AggregatorSpec {
         use AggregatorSpec::*;
         match self {
             Count { .. } => None,
-            LongSum(a) | DoubleSum(a) | FloatSum(a) | LongMin(a) | LongMax(a) | DoubleMin(a)
-            | DoubleMax(a) | FloatMin(a) | FloatMax(a) => a.field_name.as_deref(),
-            LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a)
-            | FloatLast(a) | StringFirst(a) | StringLast(a) => Some(&a.field_name),
+            LongSum(a) | DoubleSum(a) | FloatSum(a) | LongMin(a) | LongMax(a) | DoubleMin(a) | DoubleMax(a)
+            | FloatMin(a) | FloatMax(a) => a.field_name.as_deref(),
+            LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a) | FloatLast(a)
+            | StringFirst(a) | StringLast(a) => Some(&a.field_name),
             HyperUnique(a) | HllSketchBuild(a) => Some(&a.field_name),
         }
     }

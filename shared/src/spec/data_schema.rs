@@ -89,9 +89,7 @@ impl ParseSpec {
                 self.has_header_row,
                 self.skip_header_rows,
             )),
-            other => Err(format!(
-                "parseSpec format {other:?} is not supported: use json, csv or tsv"
-            )),
+            other => Err(format!("parseSpec format {other:?} is not supported: use json, csv or tsv")),
         }
     }
 }

@@ -12,14 +12,10 @@ pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};
 pub use data_schema::{
-    DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec,
-    TransformSpec,
+    DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
 };
 pub use input_format::InputFormat;
-pub use resolve::{
-    Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings,
-    DEFAULT_MAX_BYTES_IN_MEMORY,
-};
+pub use resolve::{Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY};
 
 use serde::Deserialize;
 use std::fmt;
@@ -42,10 +38,7 @@ pub enum SpecError {
 
 impl SpecError {
     pub(crate) fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
-        SpecError::Field {
-            field: field.into(),
-            message: message.into(),
-        }
+        SpecError::Field { field: field.into(), message: message.into() }
     }
 }
 
@@ -90,8 +83,7 @@ struct SupervisorSpecJson {
 
 /// Loads a Druid Kafka supervisor spec from JSON text.
 pub fn load_spec(text: &str) -> Result<LoadedSpec, SpecError> {
-    let raw: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| SpecError::Json(e.to_string()))?;
+    let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| SpecError::Json(e.to_string()))?;
     load_spec_value(raw)
 }
 
@@ -103,22 +95,13 @@ pub fn load_spec_value(raw: serde_json::Value) -> Result<LoadedSpec, SpecError> 
     let mut warnings = Vec::new();
     if let Some(kind) = top.get("type") {
         if kind.as_str() != Some("kafka") {
-            return Err(SpecError::field(
-                "type",
-                format!("expected \"kafka\", got {kind}"),
-            ));
+            return Err(SpecError::field("type", format!("expected \"kafka\", got {kind}")));
         }
     }
     let (body, prefix) = match top.remove("spec") {
         Some(serde_json::Value::Object(mut inner)) => {
-            for (key, _) in top
-                .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "type" | "context" | "suspended" | "id"))
-            {
-                warnings.push(SpecWarning {
-                    field: key.clone(),
-                    message: "unknown option, ignored".into(),
-                });
+            for (key, _) in top.iter().filter(|(k, _)| !matches!(k.as_str(), "type" | "context" | "suspended" | "id")) {
+                warnings.push(SpecWarning { field: key.clone(), message: "unknown option, ignored".into() });
             }
             for key in ["context", "suspended"] {
                 if let Some(v) = top.get(key) {
@@ -140,24 +123,15 @@ pub fn load_spec_value(raw: serde_json::Value) -> Result<LoadedSpec, SpecError> 
         })?
     };
     for path in ignored {
-        warnings.push(SpecWarning {
-            field: format!("{prefix}{path}"),
-            message: "unknown option, ignored".into(),
-        });
+        warnings.push(SpecWarning { field: format!("{prefix}{path}"), message: "unknown option, ignored".into() });
     }
     if let Some(kind) = &parsed.kind {
         if kind != "kafka" {
-            return Err(SpecError::field(
-                format!("{prefix}type"),
-                format!("expected \"kafka\", got {kind:?}"),
-            ));
+            return Err(SpecError::field(format!("{prefix}type"), format!("expected \"kafka\", got {kind:?}")));
         }
     }
     if parsed.context.is_some() {
-        warnings.push(SpecWarning {
-            field: format!("{prefix}context"),
-            message: "task context is ignored".into(),
-        });
+        warnings.push(SpecWarning { field: format!("{prefix}context"), message: "task context is ignored".into() });
     }
     let spec = resolve::resolve(parsed, prefix, &mut warnings)?;
     Ok(LoadedSpec { spec, warnings })

@@ -2,9 +2,7 @@
 //! values validated, unimplemented options reported.
 
 use super::aggregator::AggregatorSpec;
-use super::data_schema::{
-    DimensionSchema, DimensionType, GranularitySpec, TimestampSpec, TransformSpec,
-};
+use super::data_schema::{DimensionSchema, DimensionType, GranularitySpec, TimestampSpec, TransformSpec};
 use super::input_format::InputFormat;
 use super::tuning::IndexSpec;
 use super::{SpecError, SpecWarning, SupervisorSpecJson};
@@ -105,10 +103,7 @@ pub struct Compression {
 
 impl Default for Compression {
     fn default() -> Self {
-        Self {
-            dimensions: Codec::Lz4,
-            metrics: Codec::Lz4,
-        }
+        Self { dimensions: Codec::Lz4, metrics: Codec::Lz4 }
     }
 }
 
@@ -156,18 +151,10 @@ pub(super) fn resolve(
     warnings: &mut Vec<SpecWarning>,
 ) -> Result<DatasourceSpec, SpecError> {
     let f = |name: &str| format!("{prefix}{name}");
-    let mut warn = |field: String, message: &str| {
-        warnings.push(SpecWarning {
-            field,
-            message: message.to_string(),
-        })
-    };
+    let mut warn = |field: String, message: &str| warnings.push(SpecWarning { field, message: message.to_string() });
     let ds = json.data_schema;
     if ds.data_source.trim().is_empty() {
-        return Err(SpecError::field(
-            f("dataSchema.dataSource"),
-            "must not be empty",
-        ));
+        return Err(SpecError::field(f("dataSchema.dataSource"), "must not be empty"));
     }
 
     // Timestamp, dimensions and format: from the current fields or the legacy parser.
@@ -183,11 +170,7 @@ pub(super) fn resolve(
                 .parse_spec
                 .input_format()
                 .map_err(|m| SpecError::field(f("dataSchema.parser.parseSpec.format"), m))?;
-            (
-                p.parse_spec.timestamp_spec.clone(),
-                p.parse_spec.dimensions_spec.clone(),
-                Some(fmt),
-            )
+            (p.parse_spec.timestamp_spec.clone(), p.parse_spec.dimensions_spec.clone(), Some(fmt))
         }
         None => {
             let ts = ds.timestamp_spec.clone().ok_or_else(|| {
@@ -224,12 +207,7 @@ pub(super) fn resolve(
             ))
         }
     };
-    if let InputFormat::Kafka {
-        header_format,
-        key_format,
-        ..
-    } = &input_format
-    {
+    if let InputFormat::Kafka { header_format, key_format, .. } = &input_format {
         if header_format.is_some() || key_format.is_some() {
             warn(
                 f("ioConfig.inputFormat.headerFormat"),
@@ -237,44 +215,28 @@ pub(super) fn resolve(
             );
         }
     }
-    if let InputFormat::Json {
-        flatten_spec: Some(fs),
-        feature_spec,
-        ..
-    } = input_format.value_format()
-    {
+    if let InputFormat::Json { flatten_spec: Some(fs), feature_spec, .. } = input_format.value_format() {
         for (i, field) in fs.fields.iter().enumerate() {
             if !matches!(field.kind.as_str(), "root" | "path") {
                 return Err(SpecError::field(
-                    f(&format!(
-                        "ioConfig.inputFormat.flattenSpec.fields[{i}].type"
-                    )),
-                    format!(
-                        "flatten field type {:?} is not supported: use root or path",
-                        field.kind
-                    ),
+                    f(&format!("ioConfig.inputFormat.flattenSpec.fields[{i}].type")),
+                    format!("flatten field type {:?} is not supported: use root or path", field.kind),
                 ));
             }
             if field.kind == "path" && field.expr.is_none() {
                 return Err(SpecError::field(
-                    f(&format!(
-                        "ioConfig.inputFormat.flattenSpec.fields[{i}].expr"
-                    )),
+                    f(&format!("ioConfig.inputFormat.flattenSpec.fields[{i}].expr")),
                     "missing JSONPath",
                 ));
             }
         }
         if feature_spec.is_some() {
-            warn(
-                f("ioConfig.inputFormat.featureSpec"),
-                "ignored: Sluice's JSON parser has fixed features",
-            );
+            warn(f("ioConfig.inputFormat.featureSpec"), "ignored: Sluice's JSON parser has fixed features");
         }
     }
 
     let mut names = HashSet::new();
-    let dimensions: Vec<DimensionSchema> =
-        dims_spec.dimensions.iter().map(|d| d.schema()).collect();
+    let dimensions: Vec<DimensionSchema> = dims_spec.dimensions.iter().map(|d| d.schema()).collect();
     for (i, d) in dimensions.iter().enumerate() {
         if d.name.is_empty() || d.name == "__time" {
             return Err(SpecError::field(
@@ -290,18 +252,12 @@ pub(super) fn resolve(
         }
         if d.kind != DimensionType::String && d.create_bitmap_index == Some(true) {
             warn(
-                f(&format!(
-                    "dataSchema.dimensionsSpec.dimensions[{i}].createBitmapIndex"
-                )),
+                f(&format!("dataSchema.dimensionsSpec.dimensions[{i}].createBitmapIndex")),
                 "numeric dimensions have no bitmap index",
             );
         }
     }
-    if dims_spec
-        .spatial_dimensions
-        .as_ref()
-        .is_some_and(|v| v.as_array().is_none_or(|a| !a.is_empty()))
-    {
+    if dims_spec.spatial_dimensions.as_ref().is_some_and(|v| v.as_array().is_none_or(|a| !a.is_empty())) {
         warn(
             f("dataSchema.dimensionsSpec.spatialDimensions"),
             "spatial dimensions are not implemented and are ignored",
@@ -323,16 +279,10 @@ pub(super) fn resolve(
     for (i, agg) in ds.metrics_spec.iter().enumerate() {
         let at = |name: &str| f(&format!("dataSchema.metricsSpec[{i}].{name}"));
         if agg.name().is_empty() || agg.name() == "__time" {
-            return Err(SpecError::field(
-                at("name"),
-                format!("invalid metric name {:?}", agg.name()),
-            ));
+            return Err(SpecError::field(at("name"), format!("invalid metric name {:?}", agg.name())));
         }
         if !names.insert(agg.name().to_string()) {
-            return Err(SpecError::field(
-                at("name"),
-                format!("duplicate column name {:?}", agg.name()),
-            ));
+            return Err(SpecError::field(at("name"), format!("duplicate column name {:?}", agg.name())));
         }
         validate_aggregator(agg, &at)?;
     }
@@ -342,10 +292,7 @@ pub(super) fn resolve(
         warn(f("dataSchema.granularitySpec.type"), "treated as uniform");
     }
     if granularity.intervals.is_some() {
-        warn(
-            f("dataSchema.granularitySpec.intervals"),
-            "ignored for streaming ingestion: every interval is accepted",
-        );
+        warn(f("dataSchema.granularitySpec.intervals"), "ignored for streaming ingestion: every interval is accepted");
     }
     if granularity.segment_granularity == crate::granularity::Granularity::None {
         return Err(SpecError::field(
@@ -358,19 +305,11 @@ pub(super) fn resolve(
         if t.kind != "expression" {
             return Err(SpecError::field(
                 f(&format!("dataSchema.transformSpec.transforms[{i}].type")),
-                format!(
-                    "transform type {:?} is not supported: use expression",
-                    t.kind
-                ),
+                format!("transform type {:?} is not supported: use expression", t.kind),
             ));
         }
         crate::expr::parse(&t.expression, &mut |_| 0).map_err(|e| {
-            SpecError::field(
-                f(&format!(
-                    "dataSchema.transformSpec.transforms[{i}].expression"
-                )),
-                e.to_string(),
-            )
+            SpecError::field(f(&format!("dataSchema.transformSpec.transforms[{i}].expression")), e.to_string())
         })?;
     }
     if let Some(filter) = &transform.filter {
@@ -385,10 +324,7 @@ pub(super) fn resolve(
     Period::parse(&sluice.task_time_budget)
         .map_err(|e| SpecError::field(f("sluiceConfig.taskTimeBudget"), e.to_string()))?;
     if sluice.max_records_per_task == 0 {
-        return Err(SpecError::field(
-            f("sluiceConfig.maxRecordsPerTask"),
-            "must be positive",
-        ));
+        return Err(SpecError::field(f("sluiceConfig.maxRecordsPerTask"), "must be positive"));
     }
 
     Ok(DatasourceSpec {
@@ -411,8 +347,8 @@ pub(super) fn resolve(
 fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Result<(), SpecError> {
     use AggregatorSpec::*;
     match agg {
-        LongSum(a) | DoubleSum(a) | FloatSum(a) | LongMin(a) | LongMax(a) | DoubleMin(a)
-        | DoubleMax(a) | FloatMin(a) | FloatMax(a) => match (&a.field_name, &a.expression) {
+        LongSum(a) | DoubleSum(a) | FloatSum(a) | LongMin(a) | LongMax(a) | DoubleMin(a) | DoubleMax(a)
+        | FloatMin(a) | FloatMax(a) => match (&a.field_name, &a.expression) {
             (None, None) => {
                 return Err(SpecError::field(
                     at("fieldName"),
@@ -420,24 +356,17 @@ fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Res
                 ))
             }
             (Some(_), Some(_)) => {
-                return Err(SpecError::field(
-                    at("expression"),
-                    "give fieldName or expression, not both",
-                ))
+                return Err(SpecError::field(at("expression"), "give fieldName or expression, not both"))
             }
             (None, Some(e)) => {
-                crate::expr::parse(e, &mut |_| 0)
-                    .map_err(|err| SpecError::field(at("expression"), err.to_string()))?;
+                crate::expr::parse(e, &mut |_| 0).map_err(|err| SpecError::field(at("expression"), err.to_string()))?;
             }
             _ => {}
         },
-        LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a)
-        | FloatLast(a) | StringFirst(a) | StringLast(a) => {
+        LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a) | FloatLast(a) | StringFirst(a)
+        | StringLast(a) => {
             if a.time_column.as_deref().is_some_and(|c| c != "__time") {
-                return Err(SpecError::field(
-                    at("timeColumn"),
-                    "only __time is supported",
-                ));
+                return Err(SpecError::field(at("timeColumn"), "only __time is supported"));
             }
             if a.max_string_bytes == Some(0) {
                 return Err(SpecError::field(at("maxStringBytes"), "must be positive"));
@@ -449,17 +378,11 @@ fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Res
             }
             if let Some(t) = &s.tgt_hll_type {
                 if !matches!(t.as_str(), "HLL_4" | "HLL_6" | "HLL_8") {
-                    return Err(SpecError::field(
-                        at("tgtHllType"),
-                        format!("{t:?} is not one of HLL_4, HLL_6, HLL_8"),
-                    ));
+                    return Err(SpecError::field(at("tgtHllType"), format!("{t:?} is not one of HLL_4, HLL_6, HLL_8")));
                 }
             }
             if s.is_input_hyper_unique == Some(true) {
-                return Err(SpecError::field(
-                    at("isInputHyperUnique"),
-                    "pre-built hyperUnique input is not supported",
-                ));
+                return Err(SpecError::field(at("isInputHyperUnique"), "pre-built hyperUnique input is not supported"));
             }
         }
         Count { .. } => {}
@@ -468,9 +391,7 @@ fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Res
 }
 
 fn period_opt(v: &Option<String>, field: String) -> Result<Option<Period>, SpecError> {
-    v.as_deref()
-        .map(|s| Period::parse(s).map_err(|e| SpecError::field(field, e.to_string())))
-        .transpose()
+    v.as_deref().map(|s| Period::parse(s).map_err(|e| SpecError::field(field, e.to_string()))).transpose()
 }
 
 fn resolve_io(
@@ -481,17 +402,11 @@ fn resolve_io(
     let f = |name: &str| format!("{prefix}ioConfig.{name}");
     if let Some(kind) = &io.kind {
         if kind != "kafka" {
-            return Err(SpecError::field(
-                f("type"),
-                format!("expected \"kafka\", got {kind:?}"),
-            ));
+            return Err(SpecError::field(f("type"), format!("expected \"kafka\", got {kind:?}")));
         }
     }
     if io.topic_pattern.is_some() || io.multi_topic.is_some() {
-        return Err(SpecError::field(
-            f("topicPattern"),
-            "multi-topic ingestion is not supported: give one topic",
-        ));
+        return Err(SpecError::field(f("topicPattern"), "multi-topic ingestion is not supported: give one topic"));
     }
     let topic = io
         .topic
@@ -508,32 +423,12 @@ fn resolve_io(
             io.replicas.is_some_and(|r| r > 1),
             "ignored: each task runs once and is retried, exactly once by the publish protocol",
         ),
-        (
-            "startDelay",
-            io.start_delay.is_some(),
-            "ignored: the EventBridge schedule decides when the supervisor runs",
-        ),
-        (
-            "period",
-            io.period.is_some(),
-            "ignored: the EventBridge schedule decides when the supervisor runs",
-        ),
-        (
-            "completionTimeout",
-            io.completion_timeout.is_some(),
-            "ignored: publishing is retried by the supervisor",
-        ),
-        (
-            "autoScalerConfig",
-            io.auto_scaler_config.is_some(),
-            "not implemented: taskCount is fixed",
-        ),
+        ("startDelay", io.start_delay.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
+        ("period", io.period.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
+        ("completionTimeout", io.completion_timeout.is_some(), "ignored: publishing is retried by the supervisor"),
+        ("autoScalerConfig", io.auto_scaler_config.is_some(), "not implemented: taskCount is fixed"),
         ("idleConfig", io.idle_config.is_some(), "not implemented"),
-        (
-            "configOverrides",
-            io.config_overrides.is_some(),
-            "not implemented",
-        ),
+        ("configOverrides", io.config_overrides.is_some(), "not implemented"),
         ("pollTimeout", false, ""),
     ];
     for (name, present, message) in ignored {
@@ -541,10 +436,8 @@ fn resolve_io(
             warn(f(name), message);
         }
     }
-    let task_duration = period_opt(&io.task_duration, f("taskDuration"))?.unwrap_or(Period {
-        months: 0,
-        millis: 3_600_000,
-    });
+    let task_duration =
+        period_opt(&io.task_duration, f("taskDuration"))?.unwrap_or(Period { months: 0, millis: 3_600_000 });
     let consumer_properties = io
         .consumer_properties
         .iter()
@@ -559,20 +452,14 @@ fn resolve_io(
         })
         .collect::<BTreeMap<_, _>>();
     if !consumer_properties.contains_key("bootstrap.servers") {
-        return Err(SpecError::field(
-            f("consumerProperties"),
-            "missing \"bootstrap.servers\"",
-        ));
+        return Err(SpecError::field(f("consumerProperties"), "missing \"bootstrap.servers\""));
     }
     Ok(IoSettings {
         topic,
         task_count,
         task_duration,
         use_earliest_offset: io.use_earliest_offset,
-        late_message_rejection_period: period_opt(
-            &io.late_message_rejection_period,
-            f("lateMessageRejectionPeriod"),
-        )?,
+        late_message_rejection_period: period_opt(&io.late_message_rejection_period, f("lateMessageRejectionPeriod"))?,
         early_message_rejection_period: period_opt(
             &io.early_message_rejection_period,
             f("earlyMessageRejectionPeriod"),
@@ -581,9 +468,8 @@ fn resolve_io(
             .late_message_rejection_start_date_time
             .as_deref()
             .map(|s| {
-                parse_iso_instant(s).map_err(|e| {
-                    SpecError::field(f("lateMessageRejectionStartDateTime"), e.to_string())
-                })
+                parse_iso_instant(s)
+                    .map_err(|e| SpecError::field(f("lateMessageRejectionStartDateTime"), e.to_string()))
             })
             .transpose()?,
         consumer_properties,
@@ -597,62 +483,31 @@ fn codec(name: &Option<String>, field: String) -> Result<Codec, SpecError> {
         Some("zstd") => Ok(Codec::Zstd),
         Some("none" | "uncompressed") => Ok(Codec::None),
         Some("lzf") => Ok(Codec::Lz4),
-        Some(other) => Err(SpecError::field(
-            field,
-            format!("compression {other:?} is not one of lz4, zstd, none"),
-        )),
+        Some(other) => Err(SpecError::field(field, format!("compression {other:?} is not one of lz4, zstd, none"))),
     }
 }
 
-fn resolve_index(
-    spec: &IndexSpec,
-    at: &str,
-    warn: &mut dyn FnMut(String, &str),
-) -> Result<Compression, SpecError> {
+fn resolve_index(spec: &IndexSpec, at: &str, warn: &mut dyn FnMut(String, &str)) -> Result<Compression, SpecError> {
     if let Some(bitmap) = &spec.bitmap {
-        if bitmap
-            .get("type")
-            .and_then(|t| t.as_str())
-            .is_some_and(|t| t != "roaring")
-        {
-            warn(
-                format!("{at}.bitmap"),
-                "only roaring bitmaps are implemented: roaring is used",
-            );
+        if bitmap.get("type").and_then(|t| t.as_str()).is_some_and(|t| t != "roaring") {
+            warn(format!("{at}.bitmap"), "only roaring bitmaps are implemented: roaring is used");
         }
     }
-    if spec.dimension_compression.as_deref() == Some("lzf")
-        || spec.metric_compression.as_deref() == Some("lzf")
-    {
-        warn(
-            format!("{at}"),
-            "lzf compression is not implemented: lz4 is used",
-        );
+    if spec.dimension_compression.as_deref() == Some("lzf") || spec.metric_compression.as_deref() == Some("lzf") {
+        warn(format!("{at}"), "lzf compression is not implemented: lz4 is used");
     }
     for (name, present) in [
-        (
-            "stringDictionaryEncoding",
-            spec.string_dictionary_encoding.is_some(),
-        ),
+        ("stringDictionaryEncoding", spec.string_dictionary_encoding.is_some()),
         ("jsonCompression", spec.json_compression.is_some()),
-        (
-            "complexMetricCompression",
-            spec.complex_metric_compression.is_some(),
-        ),
+        ("complexMetricCompression", spec.complex_metric_compression.is_some()),
         ("longEncoding", spec.long_encoding.is_some()),
     ] {
         if present {
-            warn(
-                format!("{at}.{name}"),
-                "ignored: Sluice's segment format fixes this encoding",
-            );
+            warn(format!("{at}.{name}"), "ignored: Sluice's segment format fixes this encoding");
         }
     }
     Ok(Compression {
-        dimensions: codec(
-            &spec.dimension_compression,
-            format!("{at}.dimensionCompression"),
-        )?,
+        dimensions: codec(&spec.dimension_compression, format!("{at}.dimensionCompression"))?,
         metrics: codec(&spec.metric_compression, format!("{at}.metricCompression"))?,
     })
 }
@@ -665,10 +520,7 @@ fn resolve_tuning(
     let f = |name: &str| format!("{prefix}tuningConfig.{name}");
     if let Some(kind) = &t.kind {
         if kind != "kafka" {
-            return Err(SpecError::field(
-                f("type"),
-                format!("expected \"kafka\", got {kind:?}"),
-            ));
+            return Err(SpecError::field(f("type"), format!("expected \"kafka\", got {kind:?}")));
         }
     }
     let positive = |v: Option<u64>, name: &str, default: u64| -> Result<u64, SpecError> {
@@ -692,44 +544,26 @@ fn resolve_tuning(
     let mut max_parse_exceptions = t.max_parse_exceptions.unwrap_or(u64::MAX);
     if t.report_parse_exceptions == Some(true) {
         if t.max_parse_exceptions.is_some_and(|m| m > 0) {
-            warn(
-                f("reportParseExceptions"),
-                "deprecated: overrides maxParseExceptions with 0",
-            );
+            warn(f("reportParseExceptions"), "deprecated: overrides maxParseExceptions with 0");
         }
         max_parse_exceptions = 0;
     }
     let ignored: [(&str, bool); 15] = [
         ("maxPendingPersists", t.max_pending_persists.is_some()),
-        (
-            "handoffConditionTimeout",
-            t.handoff_condition_timeout.is_some(),
-        ),
-        (
-            "skipSequenceNumberAvailabilityCheck",
-            t.skip_sequence_number_availability_check.is_some(),
-        ),
+        ("handoffConditionTimeout", t.handoff_condition_timeout.is_some()),
+        ("skipSequenceNumberAvailabilityCheck", t.skip_sequence_number_availability_check.is_some()),
         ("workerThreads", t.worker_threads.is_some()),
         ("chatThreads", t.chat_threads.is_some()),
         ("chatRetries", t.chat_retries.is_some()),
         ("httpTimeout", t.http_timeout.is_some()),
         ("shutdownTimeout", t.shutdown_timeout.is_some()),
         ("offsetFetchPeriod", t.offset_fetch_period.is_some()),
-        (
-            "intermediateHandoffPeriod",
-            t.intermediate_handoff_period.is_some(),
-        ),
+        ("intermediateHandoffPeriod", t.intermediate_handoff_period.is_some()),
         ("partitionsSpec", t.partitions_spec.is_some()),
-        (
-            "segmentWriteOutMediumFactory",
-            t.segment_write_out_medium_factory.is_some(),
-        ),
+        ("segmentWriteOutMediumFactory", t.segment_write_out_medium_factory.is_some()),
         ("appendSchemaVersions", t.append_schema_versions.is_some()),
         ("numPersistThreads", t.num_persist_threads.is_some()),
-        (
-            "reportParseExceptions",
-            t.report_parse_exceptions == Some(false),
-        ),
+        ("reportParseExceptions", t.report_parse_exceptions == Some(false)),
     ];
     for (name, present) in ignored {
         if present {
@@ -749,14 +583,8 @@ fn resolve_tuning(
         max_bytes_in_memory,
         max_rows_per_segment: positive(t.max_rows_per_segment, "maxRowsPerSegment", 5_000_000)?,
         max_total_rows: positive(t.max_total_rows, "maxTotalRows", 20_000_000)?,
-        intermediate_persist_period: period_opt(
-            &t.intermediate_persist_period,
-            f("intermediatePersistPeriod"),
-        )?
-        .unwrap_or(Period {
-            months: 0,
-            millis: 600_000,
-        }),
+        intermediate_persist_period: period_opt(&t.intermediate_persist_period, f("intermediatePersistPeriod"))?
+            .unwrap_or(Period { months: 0, millis: 600_000 }),
         max_parse_exceptions,
         max_saved_parse_exceptions: t.max_saved_parse_exceptions.unwrap_or(10).max(10),
         log_parse_exceptions: t.log_parse_exceptions.unwrap_or(false),

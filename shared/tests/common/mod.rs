@@ -27,12 +27,8 @@ pub fn spec(name: &str) -> DatasourceSpec {
 /// Reads the Wikipedia sample's lines.
 pub fn wikipedia_lines() -> Vec<String> {
     use std::io::BufRead;
-    let file =
-        std::fs::File::open(data_path("wikiticker-2015-09-12-sampled.json.gz")).expect("sample");
-    std::io::BufReader::new(flate2::read::GzDecoder::new(file))
-        .lines()
-        .map(|l| l.expect("line"))
-        .collect()
+    let file = std::fs::File::open(data_path("wikiticker-2015-09-12-sampled.json.gz")).expect("sample");
+    std::io::BufReader::new(flate2::read::GzDecoder::new(file)).lines().map(|l| l.expect("line")).collect()
 }
 
 /// Counts of an ingest run.
@@ -79,20 +75,13 @@ pub fn index_records<'a>(
 
 /// Persists an index and opens the result.
 pub fn persist(index: &IncrementalIndex, name: &str) -> Segment {
-    Segment::from_bytes(name, index.persist(Default::default()).expect("persist"))
-        .expect("open hydrant")
+    Segment::from_bytes(name, index.persist(Default::default()).expect("persist")).expect("open hydrant")
 }
 
 /// Merges segments into shards and opens them.
 pub fn merge_all(inputs: &[Segment], max_rows: u64) -> Vec<Segment> {
-    let out = merge(
-        inputs,
-        &MergeOptions {
-            max_rows_per_segment: max_rows,
-            compression: Default::default(),
-        },
-    )
-    .expect("merge");
+    let out = merge(inputs, &MergeOptions { max_rows_per_segment: max_rows, compression: Default::default() })
+        .expect("merge");
     out.into_iter()
         .enumerate()
         .map(|(i, b)| Segment::from_bytes(&format!("merged-{i}"), b).expect("open merged"))
@@ -123,13 +112,8 @@ pub fn comparable(seg: &Segment) -> Vec<Comparable> {
 /// rows whose ids include k.
 pub fn check_bitmaps(seg: &Segment) {
     use sluice_shared::segment::{ColumnType, DimBuf, RowBuf, RowCursor};
-    let cols: Vec<_> = seg.directory().columns[1..]
-        .iter()
-        .filter(|c| c.kind != ColumnType::Metric)
-        .cloned()
-        .collect();
-    let mut expected: Vec<BTreeMap<u32, roaring::RoaringBitmap>> =
-        vec![BTreeMap::new(); cols.len()];
+    let cols: Vec<_> = seg.directory().columns[1..].iter().filter(|c| c.kind != ColumnType::Metric).cloned().collect();
+    let mut expected: Vec<BTreeMap<u32, roaring::RoaringBitmap>> = vec![BTreeMap::new(); cols.len()];
     let mut cursor = RowCursor::new(seg).expect("cursor");
     let mut buf = RowBuf::default();
     let mut row = 0u32;
@@ -153,11 +137,7 @@ pub fn check_bitmaps(seg: &Segment) {
             let actual = seg.bitmap(bytes, &col.name).expect("bitmap");
             let want = expected[i].get(&(code as u32)).cloned().unwrap_or_default();
             assert_eq!(actual, want, "column {} value {code}", col.name);
-            assert!(
-                code == 0 || !actual.is_empty(),
-                "column {} keeps unused value {code}",
-                col.name
-            );
+            assert!(code == 0 || !actual.is_empty(), "column {} keeps unused value {code}", col.name);
         }
     }
 }
