@@ -104,6 +104,7 @@ impl ValueWriter {
 
 #[derive(Debug)]
 struct MetricWriter {
+    rows: u32,
     times: Option<LongsEncoder>,
     values: ValueWriter,
     nulls: RoaringBitmap,
@@ -155,6 +156,7 @@ impl SegmentWriter {
             .metrics
             .iter()
             .map(|a| MetricWriter {
+                rows: 0,
                 times: matches!(
                     a.kind,
                     MetricKind::LongFirstLast
@@ -190,78 +192,95 @@ impl SegmentWriter {
         dim: impl Fn(usize) -> DimCell<'a>,
         metric: impl Fn(usize) -> &'m MetricCell,
     ) {
-        let row = self.num_rows;
+        self.push_time(time);
+        for i in 0..self.dims.len() {
+            self.push_dim(i, dim(i));
+        }
+        for i in 0..self.metrics.len() {
+            self.push_metric(i, metric(i));
+        }
+    }
+
+    /// Appends a row's timestamp; with [`SegmentWriter::push_dim`] and
+    /// [`SegmentWriter::push_metric`] a segment can be written column by column.
+    pub fn push_time(&mut self, time: i64) {
         self.time.push(time);
-        for (i, w) in self.dims.iter_mut().enumerate() {
-            let cell = dim(i);
-            match (w, &cell) {
-                (DimWriter::Str { ids, offsets, num_ids, multi, .. }, DimCell::Codes(codes)) => {
-                    let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
-                    for &c in codes {
-                        ids.push(c as i64);
-                    }
-                    *multi |= codes.len() > 1;
-                    *num_ids += codes.len() as i64;
-                    offsets.push(*num_ids);
-                }
-                (DimWriter::Long { values, nulls }, DimCell::Long(v)) => {
-                    values.push(v.unwrap_or(0));
-                    if v.is_none() {
-                        nulls.insert(row);
-                    }
-                }
-                (DimWriter::Double { values, nulls }, DimCell::Double(v)) => {
-                    values.push_float(v.unwrap_or(0.0));
-                    if v.is_none() {
-                        nulls.insert(row);
-                    }
-                }
-                (DimWriter::Float { values, nulls }, DimCell::Double(v)) => {
-                    values.push_float(v.unwrap_or(0.0) as f32);
-                    if v.is_none() {
-                        nulls.insert(row);
-                    }
-                }
-                _ => debug_assert!(false, "dimension cell does not match the layout"),
-            }
-        }
-        for (i, w) in self.metrics.iter_mut().enumerate() {
-            match metric(i) {
-                MetricCell::Long(v) => {
-                    if let ValueWriter::Long(e) = &mut w.values {
-                        e.push(v.unwrap_or(0));
-                    }
-                    if v.is_none() {
-                        w.nulls.insert(row);
-                    }
-                }
-                MetricCell::Double(v) => {
-                    match &mut w.values {
-                        ValueWriter::Double(e) => e.push_float(v.unwrap_or(0.0)),
-                        ValueWriter::Float(e) => e.push_float(v.unwrap_or(0.0) as f32),
-                        _ => debug_assert!(false, "double cell for a non-double metric"),
-                    }
-                    if v.is_none() {
-                        w.nulls.insert(row);
-                    }
-                }
-                MetricCell::Timed(v) => {
-                    if let Some(times) = &mut w.times {
-                        times.push(v.as_ref().map(|(t, _)| *t).unwrap_or(0));
-                    }
-                    w.values.push_scalar(v.as_ref().map(|(_, s)| s));
-                    if v.is_none() {
-                        w.nulls.insert(row);
-                    }
-                }
-                MetricCell::Sketch(s) => {
-                    if let ValueWriter::Bytes(e) = &mut w.values {
-                        e.push(&s.serialize());
-                    }
-                }
-            }
-        }
         self.num_rows += 1;
+    }
+
+    /// Appends the next value of dimension `i`.
+    pub fn push_dim(&mut self, i: usize, cell: DimCell<'_>) {
+        match (&mut self.dims[i], cell) {
+            (DimWriter::Str { ids, offsets, num_ids, multi, .. }, DimCell::Codes(codes)) => {
+                let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
+                for &c in codes {
+                    ids.push(c as i64);
+                }
+                *multi |= codes.len() > 1;
+                *num_ids += codes.len() as i64;
+                offsets.push(*num_ids);
+            }
+            (DimWriter::Long { values, nulls }, DimCell::Long(v)) => {
+                if v.is_none() {
+                    nulls.insert(values.len());
+                }
+                values.push(v.unwrap_or(0));
+            }
+            (DimWriter::Double { values, nulls }, DimCell::Double(v)) => {
+                if v.is_none() {
+                    nulls.insert(values.len());
+                }
+                values.push_float(v.unwrap_or(0.0));
+            }
+            (DimWriter::Float { values, nulls }, DimCell::Double(v)) => {
+                if v.is_none() {
+                    nulls.insert(values.len());
+                }
+                values.push_float(v.unwrap_or(0.0) as f32);
+            }
+            _ => debug_assert!(false, "dimension cell does not match the layout"),
+        }
+    }
+
+    /// Appends the next value of metric `i`.
+    pub fn push_metric(&mut self, i: usize, cell: &MetricCell) {
+        let w = &mut self.metrics[i];
+        let row = w.rows;
+        w.rows += 1;
+        match cell {
+            MetricCell::Long(v) => {
+                if let ValueWriter::Long(e) = &mut w.values {
+                    e.push(v.unwrap_or(0));
+                }
+                if v.is_none() {
+                    w.nulls.insert(row);
+                }
+            }
+            MetricCell::Double(v) => {
+                match &mut w.values {
+                    ValueWriter::Double(e) => e.push_float(v.unwrap_or(0.0)),
+                    ValueWriter::Float(e) => e.push_float(v.unwrap_or(0.0) as f32),
+                    _ => debug_assert!(false, "double cell for a non-double metric"),
+                }
+                if v.is_none() {
+                    w.nulls.insert(row);
+                }
+            }
+            MetricCell::Timed(v) => {
+                if let Some(times) = &mut w.times {
+                    times.push(v.as_ref().map(|(t, _)| *t).unwrap_or(0));
+                }
+                w.values.push_scalar(v.as_ref().map(|(_, s)| s));
+                if v.is_none() {
+                    w.nulls.insert(row);
+                }
+            }
+            MetricCell::Sketch(s) => {
+                if let ValueWriter::Bytes(e) = &mut w.values {
+                    e.push(&s.serialize());
+                }
+            }
+        }
     }
 
     /// Finishes the segment and returns its bytes.

@@ -1,0 +1,230 @@
+//! Forward access to an input segment's columns: values are requested by row (or value index)
+//! in non-decreasing order, and each stream keeps only the block it is in.
+
+use crate::aggregate::{MetricCell, Scalar};
+use crate::segment::parts::{BytesBlock, BytesPart, Element, NumericPart};
+use crate::segment::FormatError;
+use crate::spec::MetricKind;
+use roaring::RoaringBitmap;
+
+/// Longs by index.
+pub struct Longs<'a> {
+    part: NumericPart<'a>,
+    block: Vec<i64>,
+    block_at: usize,
+    per_block: usize,
+}
+
+impl<'a> Longs<'a> {
+    pub fn new(part: NumericPart<'a>) -> Self {
+        Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
+    }
+
+    #[inline]
+    pub fn get(&mut self, i: usize) -> Result<i64, FormatError> {
+        let b = i / self.per_block;
+        if b != self.block_at {
+            self.part.long_block(b, &mut self.block)?;
+            self.block_at = b;
+        }
+        Ok(self.block[i % self.per_block])
+    }
+}
+
+/// Floats or doubles by index.
+pub struct Floats<'a, T> {
+    part: NumericPart<'a>,
+    block: Vec<T>,
+    block_at: usize,
+    per_block: usize,
+}
+
+impl<'a, T: Element> Floats<'a, T> {
+    pub fn new(part: NumericPart<'a>) -> Self {
+        Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
+    }
+
+    #[inline]
+    pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
+        let b = i / self.per_block;
+        if b != self.block_at {
+            self.part.float_block(b, &mut self.block)?;
+            self.block_at = b;
+        }
+        Ok(self.block[i % self.per_block])
+    }
+}
+
+/// Byte values by index.
+pub struct Bytes<'a> {
+    part: BytesPart<'a>,
+    block: BytesBlock,
+    next_block: usize,
+}
+
+impl<'a> Bytes<'a> {
+    pub fn new(part: BytesPart<'a>) -> Self {
+        Self { part, block: BytesBlock::default(), next_block: 0 }
+    }
+
+    pub fn get(&mut self, i: usize) -> Result<&[u8], FormatError> {
+        while i >= self.block.first() + self.block.len() || self.block.is_empty() {
+            if self.next_block >= self.part.num_blocks() {
+                return Err(FormatError::new("segment", format!("value {i} is past the end of its part")));
+            }
+            self.part.block(self.next_block, &mut self.block)?;
+            self.next_block += 1;
+        }
+        Ok(self.block.get(i - self.block.first()))
+    }
+}
+
+/// A dimension of one input, by row, with string ids mapped to merged codes.
+pub enum Dim<'a> {
+    /// The input lacks the dimension: every row is null.
+    Absent,
+    /// Single-valued strings.
+    Single { ids: Longs<'a>, remap: Vec<u32>, max_id: i64 },
+    /// Multi-valued strings.
+    Multi { offsets: Longs<'a>, ids: Longs<'a>, remap: Vec<u32>, max_id: i64, buf: Vec<u32> },
+    /// Longs.
+    Long(Longs<'a>, RoaringBitmap),
+    /// Doubles.
+    Double(Floats<'a, f64>, RoaringBitmap),
+    /// Floats.
+    Float(Floats<'a, f32>, RoaringBitmap),
+}
+
+/// A dimension value as the merge compares it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Key<'b> {
+    /// One merged string code (0 is null).
+    Code(u32),
+    /// Several merged string codes.
+    Codes(&'b [u32]),
+    /// A long.
+    Long(Option<i64>),
+    /// A double (floats widened).
+    Double(Option<f64>),
+}
+
+impl Key<'_> {
+    /// The codes of a string key.
+    pub fn codes(&self) -> &[u32] {
+        match self {
+            Key::Code(c) => std::slice::from_ref(c),
+            Key::Codes(c) => c,
+            _ => &[],
+        }
+    }
+
+    /// Orders keys of one dimension: strings by codes, numbers with nulls first.
+    pub fn cmp(&self, other: &Key<'_>) -> std::cmp::Ordering {
+        match (self, other) {
+            (Key::Code(a), Key::Code(b)) => a.cmp(b),
+            (Key::Long(a), Key::Long(b)) => a.cmp(b),
+            (Key::Double(a), Key::Double(b)) => crate::index::persist_order::cmp_opt_f64(*a, *b),
+            (a, b) => a.codes().cmp(b.codes()),
+        }
+    }
+}
+
+fn checked(id: i64, max_id: i64, remap: &[u32], row: usize) -> Result<u32, FormatError> {
+    if !(0..=max_id).contains(&id) {
+        return Err(FormatError::new("segment", format!("row {row} has id {id} outside its dictionary of {max_id}")));
+    }
+    Ok(remap[id as usize])
+}
+
+impl Dim<'_> {
+    /// The key of row `row`; `string` tells how an absent dimension reads.
+    pub fn key(&mut self, row: usize, string: bool) -> Result<Key<'_>, FormatError> {
+        Ok(match self {
+            Dim::Absent if string => Key::Code(0),
+            Dim::Absent => Key::Long(None),
+            Dim::Single { ids, remap, max_id } => Key::Code(checked(ids.get(row)?, *max_id, remap, row)?),
+            Dim::Multi { offsets, ids, remap, max_id, buf } => {
+                let (start, end) = (offsets.get(row)?, offsets.get(row + 1)?);
+                if end <= start || end - start > 1 << 20 {
+                    return Err(FormatError::new("segment", format!("row {row} has {} values", end - start)));
+                }
+                buf.clear();
+                for i in start..end {
+                    buf.push(checked(ids.get(i as usize)?, *max_id, remap, row)?);
+                }
+                if buf.len() == 1 {
+                    Key::Code(buf[0])
+                } else {
+                    Key::Codes(buf)
+                }
+            }
+            Dim::Long(v, nulls) => Key::Long((!nulls.contains(row as u32)).then(|| v.get(row)).transpose()?),
+            Dim::Double(v, nulls) => Key::Double((!nulls.contains(row as u32)).then(|| v.get(row)).transpose()?),
+            Dim::Float(v, nulls) => {
+                Key::Double((!nulls.contains(row as u32)).then(|| v.get(row).map(f64::from)).transpose()?)
+            }
+        })
+    }
+}
+
+/// A metric column of one input, by row.
+pub struct Metric<'a> {
+    pub kind: MetricKind,
+    pub times: Option<Longs<'a>>,
+    pub values: Values<'a>,
+    pub nulls: RoaringBitmap,
+}
+
+/// The value part of a metric.
+pub enum Values<'a> {
+    Long(Longs<'a>),
+    Double(Floats<'a, f64>),
+    Float(Floats<'a, f32>),
+    Bytes(Bytes<'a>),
+}
+
+impl Metric<'_> {
+    /// The metric state of row `row`.
+    pub fn cell(&mut self, row: usize) -> Result<MetricCell, FormatError> {
+        let null = self.nulls.contains(row as u32);
+        let time = match &mut self.times {
+            Some(t) => Some(t.get(row)?),
+            None => None,
+        };
+        Ok(match &mut self.values {
+            Values::Long(v) => {
+                let x = v.get(row)?;
+                match time {
+                    Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Long(x)))),
+                    None => MetricCell::Long((!null).then_some(x)),
+                }
+            }
+            Values::Double(v) => {
+                let x = v.get(row)?;
+                match time {
+                    Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Double(x)))),
+                    None => MetricCell::Double((!null).then_some(x)),
+                }
+            }
+            Values::Float(v) => {
+                let x = f64::from(v.get(row)?);
+                match time {
+                    Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Double(x)))),
+                    None => MetricCell::Double((!null).then_some(x)),
+                }
+            }
+            Values::Bytes(v) => {
+                let bytes = v.get(row)?;
+                if self.kind == MetricKind::HllSketch {
+                    let sketch = datasketches::hll::HllSketch::deserialize(bytes)
+                        .map_err(|e| FormatError::new("segment", format!("row {row}: bad sketch: {e}")))?;
+                    MetricCell::Sketch(Box::new(sketch))
+                } else {
+                    let s = std::str::from_utf8(bytes)
+                        .map_err(|_| FormatError::new("segment", format!("row {row}: string value is not UTF-8")))?;
+                    MetricCell::Timed((!null).then(|| (time.unwrap_or(0), Scalar::Str(s.to_string()))))
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,218 @@
+//! Merge: N hydrants or segments of one time chunk -> final segments. Dictionaries are merged
+//! (sorted union), rows k-way merged in (time, dimensions) order with rollup where the inputs
+//! were rolled up, bitmaps rebuilt by the writer, and the output split into shards of at most
+//! `maxRowsPerSegment` rows.
+//!
+//! Two passes. The first computes the merged row order from `__time` alone, reading the
+//! dimensions only where times tie (or to detect rollup groups): 8 bytes per row, never the
+//! rows themselves. The second gathers each output column in that order from the inputs'
+//! columns. Every input column is read forward, one block at a time.
+
+mod access;
+mod gather;
+mod order;
+mod schema;
+
+use crate::aggregate::Aggregator;
+use crate::segment::parts::{BytesPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
+use crate::segment::{ColumnType, DimLayout, FormatError, Segment, SegmentLayout};
+use crate::spec::{Compression, DimensionType, MetricKind};
+use std::sync::Arc;
+
+/// Why inputs could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// An input is corrupt.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// Inputs that cannot be merged together.
+    #[error("cannot merge {object}: {reason}")]
+    Incompatible {
+        /// The input at fault.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// No inputs.
+    #[error("nothing to merge")]
+    Empty,
+}
+
+/// Merge settings.
+#[derive(Debug, Clone, Copy)]
+pub struct MergeOptions {
+    /// Most rows per output segment.
+    pub max_rows_per_segment: u64,
+    /// Compression of the output.
+    pub compression: Compression,
+}
+
+/// One input's columns, opened for forward access in merged-schema order.
+struct Columns<'a> {
+    times: access::Longs<'a>,
+    dims: Vec<access::Dim<'a>>,
+    metrics: Vec<access::Metric<'a>>,
+    rows: usize,
+}
+
+fn open_columns<'a>(
+    seg: &'a Segment,
+    dims: &[(String, ColumnType)],
+    remaps: &[Vec<u32>],
+    aggregators: &[Aggregator],
+) -> Result<Columns<'a>, FormatError> {
+    use access::{Bytes, Dim, Floats, Longs, Metric, Values};
+    let n = seg.num_rows();
+    let mut out_dims = Vec::with_capacity(dims.len());
+    for ((name, kind), remap) in dims.iter().zip(remaps) {
+        let Some(col) = seg.column(name) else {
+            out_dims.push(Dim::Absent);
+            continue;
+        };
+        out_dims.push(match kind {
+            ColumnType::String => {
+                let s = seg.string_column(col)?;
+                let max_id = s.dictionary.len() as i64;
+                match s.offsets {
+                    None => Dim::Single { ids: Longs::new(s.ids), remap: remap.clone(), max_id },
+                    Some(o) => Dim::Multi {
+                        offsets: Longs::new(o),
+                        ids: Longs::new(s.ids),
+                        remap: remap.clone(),
+                        max_id,
+                        buf: Vec::new(),
+                    },
+                }
+            }
+            ColumnType::Long => {
+                Dim::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?), seg.nulls(col)?)
+            }
+            ColumnType::Double => {
+                Dim::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?), seg.nulls(col)?)
+            }
+            _ => Dim::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?), seg.nulls(col)?),
+        });
+    }
+    let mut metrics = Vec::with_capacity(aggregators.len());
+    for agg in aggregators {
+        let col =
+            seg.column(&agg.name).ok_or_else(|| FormatError::new(seg.object(), format!("no metric {:?}", agg.name)))?;
+        let timed = matches!(
+            agg.kind,
+            MetricKind::LongFirstLast
+                | MetricKind::DoubleFirstLast
+                | MetricKind::FloatFirstLast
+                | MetricKind::StringFirstLast
+        );
+        let times = if timed { Some(Longs::new(seg.numeric(col, "times", KIND_LONGS, Some(n))?)) } else { None };
+        let values = match agg.kind {
+            MetricKind::Long | MetricKind::LongFirstLast => {
+                Values::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?))
+            }
+            MetricKind::Double | MetricKind::DoubleFirstLast => {
+                Values::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?))
+            }
+            MetricKind::Float | MetricKind::FloatFirstLast => {
+                Values::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?))
+            }
+            MetricKind::StringFirstLast | MetricKind::HllSketch => {
+                let p = BytesPart::open(seg.part(col, "values")?, seg.object(), "values")?;
+                if p.len() != n {
+                    return Err(FormatError::new(
+                        seg.object(),
+                        format!("metric {:?} holds {} values for {n} rows", agg.name, p.len()),
+                    ));
+                }
+                Values::Bytes(Bytes::new(p))
+            }
+        };
+        metrics.push(Metric { kind: agg.kind, times, values, nulls: seg.nulls(col)? });
+    }
+    Ok(Columns { times: Longs::new(seg.times()?), dims: out_dims, metrics, rows: n })
+}
+
+/// Merges segments of one time chunk into one or more segments of at most
+/// `max_rows_per_segment` rows each. Rows are rolled up when every input was.
+pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>, MergeError> {
+    let first = inputs.first().ok_or(MergeError::Empty)?;
+    let interval = first.directory().interval;
+    let aggregators: Vec<Aggregator> = first.aggregators();
+    let rollup = inputs.iter().all(|s| s.directory().rollup);
+    let query_granularity = first.directory().query_granularity;
+    for seg in inputs {
+        let d = seg.directory();
+        let incompatible = |reason: String| MergeError::Incompatible { object: seg.object().into(), reason };
+        if d.interval != interval {
+            return Err(incompatible(format!("interval {} differs from {}", d.interval, interval)));
+        }
+        if seg.aggregators().iter().map(|a| &a.spec).ne(aggregators.iter().map(|a| &a.spec)) {
+            return Err(incompatible("metrics differ from the other inputs'".into()));
+        }
+        if d.query_granularity != query_granularity {
+            return Err(incompatible("query granularity differs from the other inputs'".into()));
+        }
+    }
+    let order = schema::merged_dimension_order(inputs)?;
+    let dims: Vec<(String, ColumnType)> = order.iter().map(|(n, k, _)| (n.clone(), *k)).collect();
+
+    // Dictionaries: sorted union, and each input's id -> merged code table.
+    let mut remaps: Vec<Vec<Vec<u32>>> = vec![Vec::with_capacity(dims.len()); inputs.len()];
+    let mut dictionaries = Vec::with_capacity(dims.len());
+    for (name, kind) in &dims {
+        if *kind != ColumnType::String {
+            remaps.iter_mut().for_each(|r| r.push(Vec::new()));
+            dictionaries.push(Vec::new());
+            continue;
+        }
+        let locals: Vec<Vec<String>> = inputs
+            .iter()
+            .map(|s| if s.column(name).is_some() { s.dictionary(name) } else { Ok(Vec::new()) })
+            .collect::<Result<_, _>>()?;
+        let (dictionary, tables) = schema::merge_dictionaries(locals);
+        dictionaries.push(dictionary);
+        for (i, table) in tables.into_iter().enumerate() {
+            remaps[i].push(table);
+        }
+    }
+    let named = |seg: &Segment, e: FormatError| MergeError::Format(FormatError::new(seg.object(), e.reason));
+    let open_all = || -> Result<Vec<Columns<'_>>, MergeError> {
+        inputs
+            .iter()
+            .zip(&remaps)
+            .map(|(s, r)| open_columns(s, &dims, r, &aggregators).map_err(|e| named(s, e)))
+            .collect()
+    };
+
+    let mut key_columns = open_all()?;
+    let string_dims: Vec<bool> = dims.iter().map(|(_, k)| *k == ColumnType::String).collect();
+    let merged_order =
+        order::merged_order(&mut key_columns, &string_dims, rollup).map_err(|(i, e)| named(&inputs[i], e))?;
+    drop(key_columns);
+
+    let layout = SegmentLayout {
+        interval,
+        dims: order
+            .into_iter()
+            .zip(dictionaries)
+            .map(|((name, kind, multi_value_handling), dictionary)| DimLayout {
+                name,
+                kind: match kind {
+                    ColumnType::Long => DimensionType::Long,
+                    ColumnType::Float => DimensionType::Float,
+                    ColumnType::Double => DimensionType::Double,
+                    _ => DimensionType::String,
+                },
+                multi_value_handling,
+                dictionary: Arc::new(dictionary),
+            })
+            .collect(),
+        metrics: aggregators.clone(),
+        rollup,
+        query_granularity,
+    };
+    let mut value_columns = open_all()?;
+    gather::write_shards(&merged_order, &mut value_columns, &layout, &string_dims, options).map_err(|(i, e)| match i {
+        Some(i) => named(&inputs[i], e),
+        None => MergeError::Format(e),
+    })
+}

@@ -1,0 +1,91 @@
+//! The merged schema: dimension order (a topological merge of the inputs' orders) and
+//! dictionaries (a k-way merge of the inputs' sorted dictionaries).
+
+use super::MergeError;
+use crate::segment::{ColumnType, Segment};
+use crate::spec::MultiValueHandling;
+use std::collections::HashMap;
+
+/// Orders the union of the inputs' dimensions so that each input's order is kept (a
+/// topological merge); inputs that disagree are an error.
+pub fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnType, MultiValueHandling)>, MergeError> {
+    let mut names: Vec<(String, ColumnType, MultiValueHandling)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut edges: Vec<Vec<usize>> = Vec::new();
+    for seg in inputs {
+        let mut prev: Option<usize> = None;
+        for col in seg.directory().columns.iter().filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric)) {
+            let id = match index.get(&col.name) {
+                Some(&id) => {
+                    if names[id].1 != col.kind {
+                        return Err(MergeError::Incompatible {
+                            object: seg.object().into(),
+                            reason: format!(
+                                "dimension {:?} is {:?} here and {:?} elsewhere",
+                                col.name, col.kind, names[id].1
+                            ),
+                        });
+                    }
+                    id
+                }
+                None => {
+                    index.insert(col.name.clone(), names.len());
+                    names.push((col.name.clone(), col.kind, col.multi_value_handling.unwrap_or_default()));
+                    edges.push(Vec::new());
+                    names.len() - 1
+                }
+            };
+            if let Some(p) = prev {
+                edges[p].push(id);
+            }
+            prev = Some(id);
+        }
+    }
+    let mut indegree = vec![0usize; names.len()];
+    edges.iter().flatten().for_each(|&b| indegree[b] += 1);
+    let mut order = Vec::with_capacity(names.len());
+    let mut done = vec![false; names.len()];
+    while order.len() < names.len() {
+        let next =
+            (0..names.len()).find(|&i| !done[i] && indegree[i] == 0).ok_or_else(|| MergeError::Incompatible {
+                object: inputs[0].object().into(),
+                reason: "inputs disagree on the order of their dimensions".into(),
+            })?;
+        done[next] = true;
+        edges[next].iter().for_each(|&b| indegree[b] -= 1);
+        order.push(names[next].clone());
+    }
+    Ok(order)
+}
+
+/// K-way merges sorted dictionaries into their sorted union, returning it with each input's
+/// table from local id (0 null, k value k-1) to merged code.
+pub fn merge_dictionaries(locals: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<u32>>) {
+    use std::collections::BinaryHeap;
+    let mut tables: Vec<Vec<u32>> = locals
+        .iter()
+        .map(|l| {
+            let mut t = Vec::with_capacity(l.len() + 1);
+            t.push(0);
+            t
+        })
+        .collect();
+    let mut iters: Vec<std::vec::IntoIter<String>> = locals.into_iter().map(Vec::into_iter).collect();
+    let mut heap = BinaryHeap::new();
+    for (i, it) in iters.iter_mut().enumerate() {
+        if let Some(v) = it.next() {
+            heap.push(std::cmp::Reverse((v, i)));
+        }
+    }
+    let mut merged: Vec<String> = Vec::new();
+    while let Some(std::cmp::Reverse((v, i))) = heap.pop() {
+        if merged.last() != Some(&v) {
+            merged.push(v);
+        }
+        tables[i].push(merged.len() as u32);
+        if let Some(next) = iters[i].next() {
+            heap.push(std::cmp::Reverse((next, i)));
+        }
+    }
+    (merged, tables)
+}
