@@ -1,6 +1,7 @@
 //! The `sluice` command.
 
 mod bench;
+mod ingest;
 
 use clap::{Parser, Subcommand};
 
@@ -14,6 +15,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Builds segments from local files with a Druid spec (the segment engine, no Kafka).
+    Ingest(ingest::IngestArgs),
     /// Measures the engine and prints its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -22,5 +25,6 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Bench(b) => bench::run(b),
+        Command::Ingest(a) => ingest::run(a),
     }
 }

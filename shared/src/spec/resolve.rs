@@ -542,13 +542,16 @@ fn resolve_tuning(
         }
     };
     let mut max_parse_exceptions = t.max_parse_exceptions.unwrap_or(u64::MAX);
+    if t.report_parse_exceptions == Some(false) {
+        warn(f("reportParseExceptions"), "deprecated: false is the default; maxParseExceptions decides");
+    }
     if t.report_parse_exceptions == Some(true) {
         if t.max_parse_exceptions.is_some_and(|m| m > 0) {
             warn(f("reportParseExceptions"), "deprecated: overrides maxParseExceptions with 0");
         }
         max_parse_exceptions = 0;
     }
-    let ignored: [(&str, bool); 15] = [
+    let ignored: [(&str, bool); 14] = [
         ("maxPendingPersists", t.max_pending_persists.is_some()),
         ("handoffConditionTimeout", t.handoff_condition_timeout.is_some()),
         ("skipSequenceNumberAvailabilityCheck", t.skip_sequence_number_availability_check.is_some()),
@@ -563,7 +566,6 @@ fn resolve_tuning(
         ("segmentWriteOutMediumFactory", t.segment_write_out_medium_factory.is_some()),
         ("appendSchemaVersions", t.append_schema_versions.is_some()),
         ("numPersistThreads", t.num_persist_threads.is_some()),
-        ("reportParseExceptions", t.report_parse_exceptions == Some(false)),
     ];
     for (name, present) in ignored {
         if present {
