@@ -16,11 +16,24 @@ pub struct Dictionary {
     values: Vec<Box<str>>,
     hasher: foldhash::fast::FixedState,
     value_bytes: usize,
+    last: u32,
 }
 
 impl Dictionary {
     /// The id of `s`, inserting it when new.
     pub fn intern(&mut self, s: String) -> u32 {
+        // Low-cardinality columns often repeat the previous value: skip the hash for it.
+        if let Some(v) = self.values.get(self.last as usize) {
+            if **v == *s {
+                return self.last;
+            }
+        }
+        let id = self.lookup_or_insert(s);
+        self.last = id;
+        id
+    }
+
+    fn lookup_or_insert(&mut self, s: String) -> u32 {
         let hash = self.hasher.hash_one(s.as_str());
         let values = &self.values;
         if let Some(&id) = self.table.find(hash, |&id| *values[id as usize] == *s) {

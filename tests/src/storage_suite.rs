@@ -1,0 +1,112 @@
+//! The `ObjectStore` conformance suite: one scenario per behaviour, run against every store.
+
+use bytes::Bytes;
+use sluice_shared::storage::{ObjectStore, StorageError};
+use std::sync::Arc;
+
+/// Runs every scenario against `store`, each under its own key prefix.
+pub async fn run_all(store: Arc<dyn ObjectStore>) {
+    put_get_head_delete(store.as_ref()).await;
+    ranged_reads(store.as_ref()).await;
+    put_if_absent_never_overwrites(store.as_ref()).await;
+    concurrent_creates_have_one_winner(store.clone()).await;
+    list_is_sorted_and_paginated(store.clone()).await;
+    large_objects_round_trip(store.as_ref()).await;
+    bad_keys_are_rejected(store.as_ref()).await;
+}
+
+/// Number of scenarios `run_all` runs.
+pub const SCENARIOS: usize = 7;
+
+async fn put_get_head_delete(store: &dyn ObjectStore) {
+    let key = format!("{}/a/b.seg", crate::unique("basic"));
+    assert!(store.head(&key).await.expect("head").is_none());
+    assert!(matches!(store.get(&key).await, Err(StorageError::NotFound { .. })));
+    store.put(&key, Bytes::from_static(b"first")).await.expect("put");
+    assert_eq!(store.get(&key).await.expect("get"), Bytes::from_static(b"first"));
+    store.put(&key, Bytes::from_static(b"second!")).await.expect("overwrite");
+    assert_eq!(store.head(&key).await.expect("head").map(|m| m.size), Some(7));
+    store.delete(&key).await.expect("delete");
+    store.delete(&key).await.expect("deleting an absent object succeeds");
+    assert!(store.head(&key).await.expect("head").is_none());
+}
+
+async fn ranged_reads(store: &dyn ObjectStore) {
+    let key = format!("{}/r", crate::unique("range"));
+    store.put(&key, Bytes::from_static(b"0123456789")).await.expect("put");
+    assert_eq!(store.get_range(&key, 2..5).await.expect("range"), Bytes::from_static(b"234"));
+    assert_eq!(store.get_range(&key, 8..100).await.expect("clamped"), Bytes::from_static(b"89"));
+    assert_eq!(store.get_range(&key, 10..20).await.expect("past the end"), Bytes::new());
+    assert!(matches!(store.get_range(&format!("{key}-missing"), 0..1).await, Err(StorageError::NotFound { .. })));
+}
+
+async fn put_if_absent_never_overwrites(store: &dyn ObjectStore) {
+    let key = format!("{}/x", crate::unique("ifabsent"));
+    store.put_if_absent(&key, Bytes::from_static(b"one")).await.expect("create");
+    let again = store.put_if_absent(&key, Bytes::from_static(b"two")).await;
+    assert!(matches!(again, Err(StorageError::AlreadyExists { .. })), "{again:?}");
+    assert_eq!(store.get(&key).await.expect("get"), Bytes::from_static(b"one"));
+}
+
+async fn concurrent_creates_have_one_winner(store: Arc<dyn ObjectStore>) {
+    let key = format!("{}/race", crate::unique("race"));
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let (store, key) = (store.clone(), key.clone());
+            tokio::spawn(async move { store.put_if_absent(&key, Bytes::from(format!("writer {i}"))).await })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for (i, t) in tasks.into_iter().enumerate() {
+        match t.await.expect("task") {
+            Ok(()) => winners.push(i),
+            Err(StorageError::AlreadyExists { .. }) => {}
+            Err(e) => panic!("writer {i}: {e}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one writer creates the object: {winners:?}");
+    assert_eq!(store.get(&key).await.expect("get"), Bytes::from(format!("writer {}", winners[0])));
+}
+
+async fn list_is_sorted_and_paginated(store: Arc<dyn ObjectStore>) {
+    // More than the 1,000 keys S3 returns per page, written 32 at a time.
+    let prefix = crate::unique("list");
+    let keys: Vec<String> = (0..1_105).map(|i| format!("{prefix}/k{i:05}")).collect();
+    for chunk in keys.chunks(32) {
+        let mut puts = tokio::task::JoinSet::new();
+        for k in chunk {
+            let (store, k) = (store.clone(), k.clone());
+            puts.spawn(async move { store.put(&k, Bytes::from_static(b"v")).await });
+        }
+        while let Some(r) = puts.join_next().await {
+            r.expect("task").expect("put");
+        }
+    }
+    store.put(&format!("{prefix}-sibling"), Bytes::from_static(b"v")).await.expect("sibling");
+    let listed = store.list(&format!("{prefix}/")).await.expect("list");
+    assert_eq!(listed.len(), keys.len());
+    assert_eq!(listed.iter().map(|m| m.key.clone()).collect::<Vec<_>>(), keys, "sorted by key");
+    assert!(listed.iter().all(|m| m.size == 1));
+}
+
+async fn large_objects_round_trip(store: &dyn ObjectStore) {
+    // Larger than one multipart part, so S3 uploads it in parts.
+    let key = format!("{}/big", crate::unique("large"));
+    let data: Vec<u8> = (0..(20 << 20) + 123).map(|i: u32| (i % 251) as u8).collect();
+    store.put_if_absent(&key, Bytes::from(data.clone())).await.expect("large put");
+    let back = store.get(&key).await.expect("large get");
+    assert_eq!(back.len(), data.len());
+    assert!(back == data, "large object differs");
+    assert_eq!(
+        store.get_range(&key, (9 << 20)..(9 << 20) + 5).await.expect("range"),
+        Bytes::copy_from_slice(&data[9 << 20..(9 << 20) + 5])
+    );
+    let again = store.put_if_absent(&key, Bytes::from(data)).await;
+    assert!(matches!(again, Err(StorageError::AlreadyExists { .. })), "{again:?}");
+}
+
+async fn bad_keys_are_rejected(store: &dyn ObjectStore) {
+    for key in ["", "/abs", "a/../b", "a//b", "trailing/"] {
+        assert!(matches!(store.put(key, Bytes::new()).await, Err(StorageError::InvalidKey { .. })), "{key:?}");
+    }
+}
