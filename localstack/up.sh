@@ -50,11 +50,12 @@ if alive tansu; then
 else
   if port_open "$kafka_port"; then log "port $kafka_port is taken by another process"; exit 1; fi
   # tansu wants a relative SQLite path: run it from the run folder.
-  (cd "$run" && nohup "$tansu" broker \
+  (cd "$run" && exec nohup "$tansu" broker \
       --storage-engine "sqlite://tansu.db" \
       --listener-url "tcp://127.0.0.1:$kafka_port" \
       --advertised-listener-url "tcp://127.0.0.1:$kafka_port" \
-      > tansu.log 2>&1 & echo $! > tansu.pid)
+      > tansu.log 2>&1 < /dev/null) &
+  echo $! > "$run/tansu.pid"
   wait_for tansu "$kafka_port"
   log "tansu listening on 127.0.0.1:$kafka_port (pid $(cat "$run/tansu.pid"))"
 fi
@@ -63,7 +64,7 @@ if alive moto; then
   log "moto_server already running (pid $(cat "$run/moto.pid"))"
 else
   if port_open "$aws_port"; then log "port $aws_port is taken by another process"; exit 1; fi
-  nohup "$venv/bin/moto_server" -H 127.0.0.1 -p "$aws_port" > "$run/moto.log" 2>&1 &
+  nohup "$venv/bin/moto_server" -H 127.0.0.1 -p "$aws_port" > "$run/moto.log" 2>&1 < /dev/null &
   echo $! > "$run/moto.pid"
   wait_for moto "$aws_port"
   log "moto_server listening on 127.0.0.1:$aws_port (pid $(cat "$run/moto.pid"))"

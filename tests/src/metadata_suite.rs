@@ -4,21 +4,8 @@ use serde_json::json;
 use sluice_shared::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use std::sync::Arc;
 
-/// Number of scenarios `run_all` runs.
-pub const SCENARIOS: usize = 7;
-
-/// Runs every scenario against `store`, each in its own partition.
-pub async fn run_all(store: Arc<dyn MetadataStore>) {
-    conditional_puts_and_versions(store.as_ref()).await;
-    query_by_prefix_is_sorted_and_paginated(store.as_ref()).await;
-    concurrent_creates_have_one_winner(store.clone()).await;
-    concurrent_compare_and_swap_has_one_winner(store.clone()).await;
-    failed_transactions_apply_nothing_and_name_the_action(store.as_ref()).await;
-    transactions_apply_everything(store.as_ref()).await;
-    limits_are_enforced(store.as_ref()).await;
-}
-
-async fn conditional_puts_and_versions(store: &dyn MetadataStore) {
+/// One conformance scenario; see its assertions.
+pub async fn conditional_puts_and_versions(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("ds");
     assert!(store.get(&pk, "spec").await.expect("get").is_none());
     let mut item = Item::new(&pk, "spec", json!({"state": "running"}));
@@ -54,7 +41,8 @@ async fn conditional_puts_and_versions(store: &dyn MetadataStore) {
     assert!(store.get(&pk, "spec").await.expect("get").is_none());
 }
 
-async fn query_by_prefix_is_sorted_and_paginated(store: &dyn MetadataStore) {
+/// One conformance scenario; see its assertions.
+pub async fn query_by_prefix_is_sorted_and_paginated(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("ds");
     // ~1.2 MB in one partition: DynamoDB returns a query in pages of at most 1 MB.
     let filler = "x".repeat(30_000);
@@ -75,7 +63,8 @@ async fn query_by_prefix_is_sorted_and_paginated(store: &dyn MetadataStore) {
     assert!(store.query(&crate::unique("empty"), "task#").await.expect("none").is_empty());
 }
 
-async fn concurrent_creates_have_one_winner(store: Arc<dyn MetadataStore>) {
+/// One conformance scenario; see its assertions.
+pub async fn concurrent_creates_have_one_winner(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("race");
     let tasks: Vec<_> = (0..16)
         .map(|i| {
@@ -98,7 +87,8 @@ async fn concurrent_creates_have_one_winner(store: Arc<dyn MetadataStore>) {
     assert_eq!(item.body["planner"], json!(winners[0]));
 }
 
-async fn concurrent_compare_and_swap_has_one_winner(store: Arc<dyn MetadataStore>) {
+/// One conformance scenario; see its assertions.
+pub async fn concurrent_compare_and_swap_has_one_winner(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("cas");
     store.put(Item::new(&pk, "offsets", json!({"0": 0})), Condition::Absent).await.expect("create");
     let tasks: Vec<_> = (0..16)
@@ -123,7 +113,8 @@ async fn concurrent_compare_and_swap_has_one_winner(store: Arc<dyn MetadataStore
     assert_eq!(winners, 1);
 }
 
-async fn failed_transactions_apply_nothing_and_name_the_action(store: &dyn MetadataStore) {
+/// One conformance scenario; see its assertions.
+pub async fn failed_transactions_apply_nothing_and_name_the_action(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("tx");
     store.put(Item::new(&pk, "offsets", json!({"0": 10})), Condition::Absent).await.expect("offsets");
     store.put(Item::new(&pk, "task#1", json!({"attempt": 2})), Condition::Absent).await.expect("task");
@@ -155,7 +146,8 @@ async fn failed_transactions_apply_nothing_and_name_the_action(store: &dyn Metad
     assert!(store.get(&pk, "offsets").await.expect("get").is_some());
 }
 
-async fn transactions_apply_everything(store: &dyn MetadataStore) {
+/// One conformance scenario; see its assertions.
+pub async fn transactions_apply_everything(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("tx");
     store.put(Item::new(&pk, "offsets", json!({"0": 10})), Condition::Absent).await.expect("offsets");
     store.put(Item::new(&pk, "stale", json!({})), Condition::Absent).await.expect("stale");
@@ -172,7 +164,8 @@ async fn transactions_apply_everything(store: &dyn MetadataStore) {
     assert!(store.get(&pk, "stale").await.expect("get").is_none());
 }
 
-async fn limits_are_enforced(store: &dyn MetadataStore) {
+/// One conformance scenario; see its assertions.
+pub async fn limits_are_enforced(store: Arc<dyn MetadataStore>) {
     let pk = crate::unique("limits");
     let huge = Item::new(&pk, "big", json!({"x": "y".repeat(410 * 1024)}));
     assert!(matches!(store.put(huge, Condition::None).await, Err(MetaError::Invalid(_))));

@@ -4,21 +4,8 @@ use bytes::Bytes;
 use sluice_shared::storage::{ObjectStore, StorageError};
 use std::sync::Arc;
 
-/// Runs every scenario against `store`, each under its own key prefix.
-pub async fn run_all(store: Arc<dyn ObjectStore>) {
-    put_get_head_delete(store.as_ref()).await;
-    ranged_reads(store.as_ref()).await;
-    put_if_absent_never_overwrites(store.as_ref()).await;
-    concurrent_creates_have_one_winner(store.clone()).await;
-    list_is_sorted_and_paginated(store.clone()).await;
-    large_objects_round_trip(store.as_ref()).await;
-    bad_keys_are_rejected(store.as_ref()).await;
-}
-
-/// Number of scenarios `run_all` runs.
-pub const SCENARIOS: usize = 7;
-
-async fn put_get_head_delete(store: &dyn ObjectStore) {
+/// One conformance scenario; see its assertions.
+pub async fn put_get_head_delete(store: Arc<dyn ObjectStore>) {
     let key = format!("{}/a/b.seg", crate::unique("basic"));
     assert!(store.head(&key).await.expect("head").is_none());
     assert!(matches!(store.get(&key).await, Err(StorageError::NotFound { .. })));
@@ -31,7 +18,8 @@ async fn put_get_head_delete(store: &dyn ObjectStore) {
     assert!(store.head(&key).await.expect("head").is_none());
 }
 
-async fn ranged_reads(store: &dyn ObjectStore) {
+/// One conformance scenario; see its assertions.
+pub async fn ranged_reads(store: Arc<dyn ObjectStore>) {
     let key = format!("{}/r", crate::unique("range"));
     store.put(&key, Bytes::from_static(b"0123456789")).await.expect("put");
     assert_eq!(store.get_range(&key, 2..5).await.expect("range"), Bytes::from_static(b"234"));
@@ -40,7 +28,8 @@ async fn ranged_reads(store: &dyn ObjectStore) {
     assert!(matches!(store.get_range(&format!("{key}-missing"), 0..1).await, Err(StorageError::NotFound { .. })));
 }
 
-async fn put_if_absent_never_overwrites(store: &dyn ObjectStore) {
+/// One conformance scenario; see its assertions.
+pub async fn put_if_absent_never_overwrites(store: Arc<dyn ObjectStore>) {
     let key = format!("{}/x", crate::unique("ifabsent"));
     store.put_if_absent(&key, Bytes::from_static(b"one")).await.expect("create");
     let again = store.put_if_absent(&key, Bytes::from_static(b"two")).await;
@@ -48,7 +37,8 @@ async fn put_if_absent_never_overwrites(store: &dyn ObjectStore) {
     assert_eq!(store.get(&key).await.expect("get"), Bytes::from_static(b"one"));
 }
 
-async fn concurrent_creates_have_one_winner(store: Arc<dyn ObjectStore>) {
+/// One conformance scenario; see its assertions.
+pub async fn concurrent_creates_have_one_winner(store: Arc<dyn ObjectStore>) {
     let key = format!("{}/race", crate::unique("race"));
     let tasks: Vec<_> = (0..16)
         .map(|i| {
@@ -68,7 +58,8 @@ async fn concurrent_creates_have_one_winner(store: Arc<dyn ObjectStore>) {
     assert_eq!(store.get(&key).await.expect("get"), Bytes::from(format!("writer {}", winners[0])));
 }
 
-async fn list_is_sorted_and_paginated(store: Arc<dyn ObjectStore>) {
+/// One conformance scenario; see its assertions.
+pub async fn list_is_sorted_and_paginated(store: Arc<dyn ObjectStore>) {
     // More than the 1,000 keys S3 returns per page, written 32 at a time.
     let prefix = crate::unique("list");
     let keys: Vec<String> = (0..1_105).map(|i| format!("{prefix}/k{i:05}")).collect();
@@ -89,7 +80,8 @@ async fn list_is_sorted_and_paginated(store: Arc<dyn ObjectStore>) {
     assert!(listed.iter().all(|m| m.size == 1));
 }
 
-async fn large_objects_round_trip(store: &dyn ObjectStore) {
+/// One conformance scenario; see its assertions.
+pub async fn large_objects_round_trip(store: Arc<dyn ObjectStore>) {
     // Larger than one multipart part, so S3 uploads it in parts.
     let key = format!("{}/big", crate::unique("large"));
     let data: Vec<u8> = (0..(20 << 20) + 123).map(|i: u32| (i % 251) as u8).collect();
@@ -105,7 +97,8 @@ async fn large_objects_round_trip(store: &dyn ObjectStore) {
     assert!(matches!(again, Err(StorageError::AlreadyExists { .. })), "{again:?}");
 }
 
-async fn bad_keys_are_rejected(store: &dyn ObjectStore) {
+/// One conformance scenario; see its assertions.
+pub async fn bad_keys_are_rejected(store: Arc<dyn ObjectStore>) {
     for key in ["", "/abs", "a/../b", "a//b", "trailing/"] {
         assert!(matches!(store.put(key, Bytes::new()).await, Err(StorageError::InvalidKey { .. })), "{key:?}");
     }
