@@ -32,7 +32,7 @@ pub struct SegmentArgs {
     #[arg(long, default_value_t = 400_000)]
     rows: usize,
     /// Runs per stage; the best is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     repeat: usize,
     /// Hydrants merged by the merge stage.
     #[arg(long, default_value_t = 8)]

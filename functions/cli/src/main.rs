@@ -5,6 +5,11 @@ mod ingest;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc: the engine allocates and frees many small strings per row, where it is several
+/// times faster than the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Serverless, exactly-once Kafka ingestion into Druid-style segments.
 #[derive(Parser)]
 #[command(name = "sluice", version, about)]
