@@ -1,9 +1,9 @@
 //! The second merge pass: each output column gathered from the inputs in merged order and
 //! written shard by shard.
 
-use super::access::Key;
 use super::order::MergedOrder;
-use super::{Columns, MergeOptions};
+use super::MergeOptions;
+use crate::segment::access::{Columns, Key};
 use crate::segment::{DimCell, FormatError, SegmentLayout, SegmentWriter};
 
 type Failed = (Option<usize>, FormatError);

@@ -8,15 +8,14 @@
 //! rows themselves. The second gathers each output column in that order from the inputs'
 //! columns. Every input column is read forward, one block at a time.
 
-mod access;
 mod gather;
 mod order;
 mod schema;
 
 use crate::aggregate::Aggregator;
-use crate::segment::parts::{BytesPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
+use crate::segment::access::Columns;
 use crate::segment::{ColumnType, DimLayout, FormatError, Segment, SegmentLayout};
-use crate::spec::{Compression, DimensionType, MetricKind};
+use crate::spec::{Compression, DimensionType};
 use std::sync::Arc;
 
 /// Why inputs could not be merged.
@@ -45,90 +44,6 @@ pub struct MergeOptions {
     pub max_rows_per_segment: u64,
     /// Compression of the output.
     pub compression: Compression,
-}
-
-/// One input's columns, opened for forward access in merged-schema order.
-struct Columns<'a> {
-    times: access::Longs<'a>,
-    dims: Vec<access::Dim<'a>>,
-    metrics: Vec<access::Metric<'a>>,
-    rows: usize,
-}
-
-fn open_columns<'a>(
-    seg: &'a Segment,
-    dims: &[(String, ColumnType)],
-    remaps: &[Vec<u32>],
-    aggregators: &[Aggregator],
-) -> Result<Columns<'a>, FormatError> {
-    use access::{Bytes, Dim, Floats, Longs, Metric, Values};
-    let n = seg.num_rows();
-    let mut out_dims = Vec::with_capacity(dims.len());
-    for ((name, kind), remap) in dims.iter().zip(remaps) {
-        let Some(col) = seg.column(name) else {
-            out_dims.push(Dim::Absent);
-            continue;
-        };
-        out_dims.push(match kind {
-            ColumnType::String => {
-                let s = seg.string_column(col)?;
-                let max_id = s.dictionary.len() as i64;
-                match s.offsets {
-                    None => Dim::Single { ids: Longs::new(s.ids), remap: remap.clone(), max_id },
-                    Some(o) => Dim::Multi {
-                        offsets: Longs::new(o),
-                        ids: Longs::new(s.ids),
-                        remap: remap.clone(),
-                        max_id,
-                        buf: Vec::new(),
-                    },
-                }
-            }
-            ColumnType::Long => {
-                Dim::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?), seg.nulls(col)?)
-            }
-            ColumnType::Double => {
-                Dim::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?), seg.nulls(col)?)
-            }
-            _ => Dim::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?), seg.nulls(col)?),
-        });
-    }
-    let mut metrics = Vec::with_capacity(aggregators.len());
-    for agg in aggregators {
-        let col =
-            seg.column(&agg.name).ok_or_else(|| FormatError::new(seg.object(), format!("no metric {:?}", agg.name)))?;
-        let timed = matches!(
-            agg.kind,
-            MetricKind::LongFirstLast
-                | MetricKind::DoubleFirstLast
-                | MetricKind::FloatFirstLast
-                | MetricKind::StringFirstLast
-        );
-        let times = if timed { Some(Longs::new(seg.numeric(col, "times", KIND_LONGS, Some(n))?)) } else { None };
-        let values = match agg.kind {
-            MetricKind::Long | MetricKind::LongFirstLast => {
-                Values::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?))
-            }
-            MetricKind::Double | MetricKind::DoubleFirstLast => {
-                Values::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?))
-            }
-            MetricKind::Float | MetricKind::FloatFirstLast => {
-                Values::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?))
-            }
-            MetricKind::StringFirstLast | MetricKind::HllSketch => {
-                let p = BytesPart::open(seg.part(col, "values")?, seg.object(), "values")?;
-                if p.len() != n {
-                    return Err(FormatError::new(
-                        seg.object(),
-                        format!("metric {:?} holds {} values for {n} rows", agg.name, p.len()),
-                    ));
-                }
-                Values::Bytes(Bytes::new(p))
-            }
-        };
-        metrics.push(Metric { kind: agg.kind, times, values, nulls: seg.nulls(col)? });
-    }
-    Ok(Columns { times: Longs::new(seg.times()?), dims: out_dims, metrics, rows: n })
 }
 
 /// Merges segments of one time chunk into one or more segments of at most
@@ -179,7 +94,7 @@ pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>,
         inputs
             .iter()
             .zip(&remaps)
-            .map(|(s, r)| open_columns(s, &dims, r, &aggregators).map_err(|e| named(s, e)))
+            .map(|(s, r)| Columns::open(s, &dims, r, &aggregators).map_err(|e| named(s, e)))
             .collect()
     };
 

@@ -1,8 +1,7 @@
 //! The first merge pass: the merged row order, from `__time` with the dimensions read only
 //! where times tie (and, with rollup, to find rows that combine).
 
-use super::access::Key;
-use super::Columns;
+use crate::segment::access::{Columns, Key};
 use crate::segment::FormatError;
 use std::cmp::Ordering;
 

@@ -2,6 +2,7 @@
 //! a JSON column directory and checksummed, block-compressed column parts. The byte layout is
 //! specified in `docs/segment-format.md`.
 
+pub mod access;
 mod codec;
 pub mod directory;
 pub mod parts;

@@ -1,114 +1,12 @@
-//! Sequential row access: a cursor that decodes every column block by block, so a merge holds
-//! one block per column of each input, never all its rows.
+//! Sequential row access for tests, exports and small segments, built on the forward column
+//! access merge uses.
 
+use super::access::{Columns, Key};
 use super::directory::ColumnType;
-use super::parts::{BytesBlock, BytesPart, Element, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
 use super::reader::Segment;
 use super::FormatError;
-use crate::aggregate::{Aggregator, MetricCell, Scalar};
+use crate::aggregate::{Aggregator, MetricCell};
 use crate::row::DimValue;
-use crate::spec::MetricKind;
-use roaring::RoaringBitmap;
-
-struct LongStream<'a> {
-    part: NumericPart<'a>,
-    block: Vec<i64>,
-    next_block: usize,
-    pos: usize,
-}
-
-impl<'a> LongStream<'a> {
-    fn new(part: NumericPart<'a>) -> Self {
-        Self { part, block: Vec::new(), next_block: 0, pos: 0 }
-    }
-
-    fn next(&mut self) -> Result<i64, FormatError> {
-        if self.pos == self.block.len() {
-            if self.next_block >= self.part.num_blocks() {
-                return Err(FormatError::new("segment", "column ended before its rows"));
-            }
-            self.part.long_block(self.next_block, &mut self.block)?;
-            self.next_block += 1;
-            self.pos = 0;
-        }
-        self.pos += 1;
-        Ok(self.block[self.pos - 1])
-    }
-}
-
-struct FloatStream<'a, T> {
-    part: NumericPart<'a>,
-    block: Vec<T>,
-    next_block: usize,
-    pos: usize,
-}
-
-impl<'a, T: Element> FloatStream<'a, T> {
-    fn new(part: NumericPart<'a>) -> Self {
-        Self { part, block: Vec::new(), next_block: 0, pos: 0 }
-    }
-
-    fn next(&mut self) -> Result<T, FormatError> {
-        if self.pos == self.block.len() {
-            if self.next_block >= self.part.num_blocks() {
-                return Err(FormatError::new("segment", "column ended before its rows"));
-            }
-            self.part.float_block(self.next_block, &mut self.block)?;
-            self.next_block += 1;
-            self.pos = 0;
-        }
-        self.pos += 1;
-        Ok(self.block[self.pos - 1])
-    }
-}
-
-struct BytesStream<'a> {
-    part: BytesPart<'a>,
-    block: BytesBlock,
-    next_block: usize,
-    pos: usize,
-}
-
-impl<'a> BytesStream<'a> {
-    fn new(part: BytesPart<'a>) -> Self {
-        Self { part, block: BytesBlock::default(), next_block: 0, pos: 0 }
-    }
-
-    fn next(&mut self) -> Result<&[u8], FormatError> {
-        if self.pos == self.block.len() {
-            if self.next_block >= self.part.num_blocks() {
-                return Err(FormatError::new("segment", "column ended before its rows"));
-            }
-            self.part.block(self.next_block, &mut self.block)?;
-            self.next_block += 1;
-            self.pos = 0;
-        }
-        self.pos += 1;
-        Ok(self.block.get(self.pos - 1))
-    }
-}
-
-enum DimStream<'a> {
-    Str { ids: LongStream<'a>, offsets: Option<LongStream<'a>>, prev: i64, max_id: i64, name: String },
-    Long(LongStream<'a>, RoaringBitmap),
-    Double(FloatStream<'a, f64>, RoaringBitmap),
-    Float(FloatStream<'a, f32>, RoaringBitmap),
-}
-
-enum ValueStream<'a> {
-    Long(LongStream<'a>),
-    Double(FloatStream<'a, f64>),
-    Float(FloatStream<'a, f32>),
-    Bytes(BytesStream<'a>),
-}
-
-struct MetricStream<'a> {
-    kind: MetricKind,
-    name: String,
-    times: Option<LongStream<'a>>,
-    values: ValueStream<'a>,
-    nulls: RoaringBitmap,
-}
 
 /// A dimension value of the cursor's current row.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,211 +30,55 @@ pub struct RowBuf {
     pub metrics: Vec<MetricCell>,
 }
 
-/// Reads a segment's rows in order.
+/// Reads a segment's rows in order, every column block by block.
 pub struct RowCursor<'a> {
     segment: &'a Segment,
+    columns: Columns<'a>,
+    strings: Vec<bool>,
     row: usize,
-    time: LongStream<'a>,
-    dims: Vec<DimStream<'a>>,
-    metrics: Vec<MetricStream<'a>>,
 }
 
 impl<'a> RowCursor<'a> {
     /// Opens every column of `segment` for sequential reading.
     pub fn new(segment: &'a Segment) -> Result<Self, FormatError> {
-        let n = segment.num_rows();
         let mut dims = Vec::new();
-        let mut metrics = Vec::new();
-        for col in &segment.directory().columns[1..] {
-            match col.kind {
-                ColumnType::Time => return Err(FormatError::new(segment.object(), "second __time column")),
-                ColumnType::String => {
-                    let s = segment.string_column(col)?;
-                    let mut offsets = s.offsets.map(LongStream::new);
-                    if let Some(o) = &mut offsets {
-                        let first = o.next()?;
-                        if first != 0 {
-                            return Err(FormatError::new(
-                                segment.object(),
-                                format!("column {:?}: offsets start at {first}", col.name),
-                            ));
-                        }
-                    }
-                    dims.push(DimStream::Str {
-                        ids: LongStream::new(s.ids),
-                        offsets,
-                        prev: 0,
-                        max_id: s.dictionary.len() as i64,
-                        name: col.name.clone(),
-                    });
-                }
-                ColumnType::Long => dims.push(DimStream::Long(
-                    LongStream::new(segment.numeric(col, "values", KIND_LONGS, Some(n))?),
-                    segment.nulls(col)?,
-                )),
-                ColumnType::Double => dims.push(DimStream::Double(
-                    FloatStream::new(segment.numeric(col, "values", KIND_DOUBLES, Some(n))?),
-                    segment.nulls(col)?,
-                )),
-                ColumnType::Float => dims.push(DimStream::Float(
-                    FloatStream::new(segment.numeric(col, "values", KIND_FLOATS, Some(n))?),
-                    segment.nulls(col)?,
-                )),
-                ColumnType::Metric => {
-                    let spec = col.aggregator.as_ref().ok_or_else(|| {
-                        FormatError::new(segment.object(), format!("metric {:?} has no aggregator", col.name))
-                    })?;
-                    let kind = spec.metric_kind();
-                    let times = match kind {
-                        MetricKind::LongFirstLast
-                        | MetricKind::DoubleFirstLast
-                        | MetricKind::FloatFirstLast
-                        | MetricKind::StringFirstLast => {
-                            Some(LongStream::new(segment.numeric(col, "times", KIND_LONGS, Some(n))?))
-                        }
-                        _ => None,
-                    };
-                    let values = match kind {
-                        MetricKind::Long | MetricKind::LongFirstLast => {
-                            ValueStream::Long(LongStream::new(segment.numeric(col, "values", KIND_LONGS, Some(n))?))
-                        }
-                        MetricKind::Double | MetricKind::DoubleFirstLast => ValueStream::Double(FloatStream::new(
-                            segment.numeric(col, "values", KIND_DOUBLES, Some(n))?,
-                        )),
-                        MetricKind::Float | MetricKind::FloatFirstLast => ValueStream::Float(FloatStream::new(
-                            segment.numeric(col, "values", KIND_FLOATS, Some(n))?,
-                        )),
-                        MetricKind::StringFirstLast | MetricKind::HllSketch => {
-                            let p = BytesPart::open(segment.part(col, "values")?, segment.object(), "values")?;
-                            if p.len() != n {
-                                return Err(FormatError::new(
-                                    segment.object(),
-                                    format!("metric {:?} holds {} values for {n} rows", col.name, p.len()),
-                                ));
-                            }
-                            ValueStream::Bytes(BytesStream::new(p))
-                        }
-                    };
-                    metrics.push(MetricStream {
-                        kind,
-                        name: col.name.clone(),
-                        times,
-                        values,
-                        nulls: segment.nulls(col)?,
-                    });
-                }
+        let mut remaps = Vec::new();
+        for col in segment.directory().columns[1..].iter().filter(|c| c.kind != ColumnType::Metric) {
+            if col.kind == ColumnType::Time {
+                return Err(FormatError::new(segment.object(), "second __time column"));
             }
+            let identity = match col.kind {
+                ColumnType::String => (0..=segment.string_column(col)?.dictionary.len() as u32).collect(),
+                _ => Vec::new(),
+            };
+            dims.push((col.name.clone(), col.kind));
+            remaps.push(identity);
         }
-        Ok(Self { segment, row: 0, time: LongStream::new(segment.times()?), dims, metrics })
+        let strings = dims.iter().map(|(_, k)| *k == ColumnType::String).collect();
+        let columns = Columns::open(segment, &dims, &remaps, &segment.aggregators())?;
+        Ok(Self { segment, columns, strings, row: 0 })
     }
 
     /// Reads the next row into `buf`; false at the end.
     pub fn next(&mut self, buf: &mut RowBuf) -> Result<bool, FormatError> {
-        if self.row >= self.segment.num_rows() {
+        let r = self.row;
+        if r >= self.columns.rows {
             return Ok(false);
         }
-        let object = self.segment.object();
-        let named = |e: FormatError| FormatError::new(object, e.reason);
-        let row = self.row as u32;
-        buf.time = self.time.next().map_err(named)?;
-        buf.dims.resize(self.dims.len(), DimBuf::Long(None));
-        for (d, out) in self.dims.iter_mut().zip(buf.dims.iter_mut()) {
-            match d {
-                DimStream::Str { ids, offsets, prev, max_id, name } => {
-                    let count = match offsets {
-                        None => 1,
-                        Some(o) => {
-                            let end = o.next().map_err(named)?;
-                            let count = end - *prev;
-                            *prev = end;
-                            if !(1..=1 << 20).contains(&count) {
-                                return Err(FormatError::new(
-                                    object,
-                                    format!("column {name:?} row {row} has {count} values"),
-                                ));
-                            }
-                            count as usize
-                        }
-                    };
-                    let codes = match out {
-                        DimBuf::Codes(c) => c,
-                        other => {
-                            *other = DimBuf::Codes(Vec::new());
-                            let DimBuf::Codes(c) = other else { unreachable!() };
-                            c
-                        }
-                    };
-                    codes.clear();
-                    for _ in 0..count {
-                        let id = ids.next().map_err(named)?;
-                        if !(0..=*max_id).contains(&id) {
-                            return Err(FormatError::new(
-                                object,
-                                format!("column {name:?} row {row} has id {id} outside its dictionary of {max_id}"),
-                            ));
-                        }
-                        codes.push(id as u32);
-                    }
-                }
-                DimStream::Long(s, nulls) => {
-                    let v = s.next().map_err(named)?;
-                    *out = DimBuf::Long((!nulls.contains(row)).then_some(v));
-                }
-                DimStream::Double(s, nulls) => {
-                    let v = s.next().map_err(named)?;
-                    *out = DimBuf::Double((!nulls.contains(row)).then_some(v));
-                }
-                DimStream::Float(s, nulls) => {
-                    let v = s.next().map_err(named)?;
-                    *out = DimBuf::Double((!nulls.contains(row)).then_some(v as f64));
-                }
-            }
+        let named = |e: FormatError| FormatError::new(self.segment.object(), e.reason);
+        buf.time = self.columns.times.get(r).map_err(named)?;
+        buf.dims.clear();
+        for (d, &s) in self.columns.dims.iter_mut().zip(&self.strings) {
+            buf.dims.push(match d.key(r, s).map_err(named)? {
+                Key::Code(c) => DimBuf::Codes(vec![c]),
+                Key::Codes(c) => DimBuf::Codes(c.to_vec()),
+                Key::Long(v) => DimBuf::Long(v),
+                Key::Double(v) => DimBuf::Double(v),
+            });
         }
         buf.metrics.clear();
-        for m in &mut self.metrics {
-            let null = m.nulls.contains(row);
-            let time = match &mut m.times {
-                Some(t) => Some(t.next().map_err(named)?),
-                None => None,
-            };
-            let cell = match &mut m.values {
-                ValueStream::Long(s) => {
-                    let v = s.next().map_err(named)?;
-                    match time {
-                        Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Long(v)))),
-                        None => MetricCell::Long((!null).then_some(v)),
-                    }
-                }
-                ValueStream::Double(s) => {
-                    let v = s.next().map_err(named)?;
-                    match time {
-                        Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Double(v)))),
-                        None => MetricCell::Double((!null).then_some(v)),
-                    }
-                }
-                ValueStream::Float(s) => {
-                    let v = s.next().map_err(named)? as f64;
-                    match time {
-                        Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Double(v)))),
-                        None => MetricCell::Double((!null).then_some(v)),
-                    }
-                }
-                ValueStream::Bytes(s) => {
-                    let bytes = s.next().map_err(named)?;
-                    if m.kind == MetricKind::HllSketch {
-                        let sketch = datasketches::hll::HllSketch::deserialize(bytes).map_err(|e| {
-                            FormatError::new(object, format!("metric {:?} row {row}: bad sketch: {e}", m.name))
-                        })?;
-                        MetricCell::Sketch(Box::new(sketch))
-                    } else {
-                        let s = std::str::from_utf8(bytes).map_err(|_| {
-                            FormatError::new(object, format!("metric {:?} row {row}: value is not UTF-8", m.name))
-                        })?;
-                        MetricCell::Timed((!null).then(|| (time.unwrap_or(0), Scalar::Str(s.to_string()))))
-                    }
-                }
-            };
-            buf.metrics.push(cell);
+        for m in &mut self.columns.metrics {
+            buf.metrics.push(m.cell(r).map_err(named)?);
         }
         self.row += 1;
         Ok(true)

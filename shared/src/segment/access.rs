@@ -1,9 +1,10 @@
-//! Forward access to an input segment's columns: values are requested by row (or value index)
-//! in non-decreasing order, and each stream keeps only the block it is in.
+//! Forward access to a segment's columns: values are requested by row (or value index) in
+//! non-decreasing order, and each column keeps only the block it is in. Merge reads its inputs
+//! this way, and so does the row cursor.
 
-use crate::aggregate::{MetricCell, Scalar};
-use crate::segment::parts::{BytesBlock, BytesPart, Element, NumericPart};
-use crate::segment::FormatError;
+use super::parts::{BytesBlock, BytesPart, Element, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
+use super::{ColumnType, FormatError, Segment};
+use crate::aggregate::{Aggregator, MetricCell, Scalar};
 use crate::spec::MetricKind;
 use roaring::RoaringBitmap;
 
@@ -16,10 +17,12 @@ pub struct Longs<'a> {
 }
 
 impl<'a> Longs<'a> {
+    /// Reads `part` forward.
     pub fn new(part: NumericPart<'a>) -> Self {
         Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
     }
 
+    /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<i64, FormatError> {
         let b = i / self.per_block;
@@ -40,10 +43,12 @@ pub struct Floats<'a, T> {
 }
 
 impl<'a, T: Element> Floats<'a, T> {
+    /// Reads `part` forward.
     pub fn new(part: NumericPart<'a>) -> Self {
         Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
     }
 
+    /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
         let b = i / self.per_block;
@@ -63,10 +68,12 @@ pub struct Bytes<'a> {
 }
 
 impl<'a> Bytes<'a> {
+    /// Reads `part` forward.
     pub fn new(part: BytesPart<'a>) -> Self {
         Self { part, block: BytesBlock::default(), next_block: 0 }
     }
 
+    /// Value `i`; indexes must not decrease.
     pub fn get(&mut self, i: usize) -> Result<&[u8], FormatError> {
         while i >= self.block.first() + self.block.len() || self.block.is_empty() {
             if self.next_block >= self.part.num_blocks() {
@@ -84,9 +91,27 @@ pub enum Dim<'a> {
     /// The input lacks the dimension: every row is null.
     Absent,
     /// Single-valued strings.
-    Single { ids: Longs<'a>, remap: Vec<u32>, max_id: i64 },
+    Single {
+        /// Ids.
+        ids: Longs<'a>,
+        /// Id -> code.
+        remap: Vec<u32>,
+        /// Largest valid id.
+        max_id: i64,
+    },
     /// Multi-valued strings.
-    Multi { offsets: Longs<'a>, ids: Longs<'a>, remap: Vec<u32>, max_id: i64, buf: Vec<u32> },
+    Multi {
+        /// Row offsets into `ids`.
+        offsets: Longs<'a>,
+        /// Ids.
+        ids: Longs<'a>,
+        /// Id -> code.
+        remap: Vec<u32>,
+        /// Largest valid id.
+        max_id: i64,
+        /// The current row's codes.
+        buf: Vec<u32>,
+    },
     /// Longs.
     Long(Longs<'a>, RoaringBitmap),
     /// Doubles.
@@ -169,17 +194,25 @@ impl Dim<'_> {
 
 /// A metric column of one input, by row.
 pub struct Metric<'a> {
+    /// How the metric is stored.
     pub kind: MetricKind,
+    /// First/last times.
     pub times: Option<Longs<'a>>,
+    /// Values.
     pub values: Values<'a>,
+    /// Null rows.
     pub nulls: RoaringBitmap,
 }
 
 /// The value part of a metric.
 pub enum Values<'a> {
+    /// Longs.
     Long(Longs<'a>),
+    /// Doubles.
     Double(Floats<'a, f64>),
+    /// Floats.
     Float(Floats<'a, f32>),
+    /// Strings or sketches.
     Bytes(Bytes<'a>),
 }
 
@@ -226,5 +259,97 @@ impl Metric<'_> {
                 }
             }
         })
+    }
+}
+
+/// One input's columns, opened for forward access in merged-schema order.
+pub struct Columns<'a> {
+    /// `__time`.
+    pub times: Longs<'a>,
+    /// Dimensions in the requested order (absent ones read as null).
+    pub dims: Vec<Dim<'a>>,
+    /// Metrics in the requested order.
+    pub metrics: Vec<Metric<'a>>,
+    /// Number of rows.
+    pub rows: usize,
+}
+
+impl<'a> Columns<'a> {
+    /// Opens `dims` (by name and type; string ids mapped through `remaps`, one table per
+    /// dimension, empty for non-string ones) and the `aggregators`' metrics of `seg`.
+    pub fn open(
+        seg: &'a Segment,
+        dims: &[(String, ColumnType)],
+        remaps: &[Vec<u32>],
+        aggregators: &[Aggregator],
+    ) -> Result<Columns<'a>, FormatError> {
+        let n = seg.num_rows();
+        let mut out_dims = Vec::with_capacity(dims.len());
+        for ((name, kind), remap) in dims.iter().zip(remaps) {
+            let Some(col) = seg.column(name) else {
+                out_dims.push(Dim::Absent);
+                continue;
+            };
+            out_dims.push(match kind {
+                ColumnType::String => {
+                    let s = seg.string_column(col)?;
+                    let max_id = s.dictionary.len() as i64;
+                    match s.offsets {
+                        None => Dim::Single { ids: Longs::new(s.ids), remap: remap.clone(), max_id },
+                        Some(o) => Dim::Multi {
+                            offsets: Longs::new(o),
+                            ids: Longs::new(s.ids),
+                            remap: remap.clone(),
+                            max_id,
+                            buf: Vec::new(),
+                        },
+                    }
+                }
+                ColumnType::Long => {
+                    Dim::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?), seg.nulls(col)?)
+                }
+                ColumnType::Double => {
+                    Dim::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?), seg.nulls(col)?)
+                }
+                _ => Dim::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?), seg.nulls(col)?),
+            });
+        }
+        let mut metrics = Vec::with_capacity(aggregators.len());
+        for agg in aggregators {
+            let col = seg
+                .column(&agg.name)
+                .ok_or_else(|| FormatError::new(seg.object(), format!("no metric {:?}", agg.name)))?;
+            let timed = matches!(
+                agg.kind,
+                MetricKind::LongFirstLast
+                    | MetricKind::DoubleFirstLast
+                    | MetricKind::FloatFirstLast
+                    | MetricKind::StringFirstLast
+            );
+            let times = if timed { Some(Longs::new(seg.numeric(col, "times", KIND_LONGS, Some(n))?)) } else { None };
+            let values = match agg.kind {
+                MetricKind::Long | MetricKind::LongFirstLast => {
+                    Values::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?))
+                }
+                MetricKind::Double | MetricKind::DoubleFirstLast => {
+                    Values::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?))
+                }
+                MetricKind::Float | MetricKind::FloatFirstLast => {
+                    Values::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?))
+                }
+                MetricKind::StringFirstLast | MetricKind::HllSketch => {
+                    let p = BytesPart::open(seg.part(col, "values")?, seg.object(), "values")?;
+                    if p.len() != n {
+                        return Err(FormatError::new(
+                            seg.object(),
+                            format!("metric {:?} holds {} values for {n} rows", agg.name, p.len()),
+                        ));
+                    }
+                    Values::Bytes(Bytes::new(p))
+                }
+            };
+            metrics.push(Metric { kind: agg.kind, times, values, nulls: seg.nulls(col)? });
+        }
+        Ok(Columns { times: Longs::new(seg.times()?), dims: out_dims, metrics, rows: n })
     }
 }
