@@ -90,6 +90,11 @@ impl<T: Copy> NumericEncoder<T> {
         }
     }
 
+    /// The codec blocks are compressed with.
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
     /// Number of values pushed.
     pub fn len(&self) -> u32 {
         self.num_values

@@ -55,10 +55,25 @@ pub enum DimCell<'a> {
 
 #[derive(Debug)]
 enum DimWriter {
-    Str { ids: LongsEncoder, offsets: LongsEncoder, num_ids: i64, cardinality: usize, multi: bool },
-    Long { values: LongsEncoder, nulls: RoaringBitmap },
-    Double { values: NumericEncoder<f64>, nulls: RoaringBitmap },
-    Float { values: NumericEncoder<f32>, nulls: RoaringBitmap },
+    /// `offsets` starts once a row holds several values (earlier rows held one each).
+    Str {
+        ids: LongsEncoder,
+        offsets: Option<LongsEncoder>,
+        num_ids: i64,
+        cardinality: usize,
+    },
+    Long {
+        values: LongsEncoder,
+        nulls: RoaringBitmap,
+    },
+    Double {
+        values: NumericEncoder<f64>,
+        nulls: RoaringBitmap,
+    },
+    Float {
+        values: NumericEncoder<f32>,
+        nulls: RoaringBitmap,
+    },
 }
 
 #[derive(Debug)]
@@ -132,14 +147,9 @@ impl SegmentWriter {
             .map(|d| match d.kind {
                 DimensionType::String => DimWriter::Str {
                     ids: LongsEncoder::longs(dc, false),
-                    offsets: {
-                        let mut o = LongsEncoder::longs(dc, true);
-                        o.push(0);
-                        o
-                    },
+                    offsets: None,
                     num_ids: 0,
                     cardinality: d.dictionary.len(),
-                    multi: false,
                 },
                 DimensionType::Long => {
                     DimWriter::Long { values: LongsEncoder::longs(dc, false), nulls: RoaringBitmap::new() }
@@ -211,14 +221,20 @@ impl SegmentWriter {
     /// Appends the next value of dimension `i`.
     pub fn push_dim(&mut self, i: usize, cell: DimCell<'_>) {
         match (&mut self.dims[i], cell) {
-            (DimWriter::Str { ids, offsets, num_ids, multi, .. }, DimCell::Codes(codes)) => {
+            (DimWriter::Str { ids, offsets, num_ids, .. }, DimCell::Codes(codes)) => {
                 let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
                 for &c in codes {
                     ids.push(c as i64);
                 }
-                *multi |= codes.len() > 1;
+                if codes.len() > 1 && offsets.is_none() {
+                    let mut o = LongsEncoder::longs(ids.codec(), true);
+                    (0..=*num_ids).for_each(|k| o.push(k));
+                    *offsets = Some(o);
+                }
                 *num_ids += codes.len() as i64;
-                offsets.push(*num_ids);
+                if let Some(o) = offsets {
+                    o.push(*num_ids);
+                }
             }
             (DimWriter::Long { values, nulls }, DimCell::Long(v)) => {
                 if v.is_none() {
@@ -316,19 +332,19 @@ impl SegmentWriter {
                 parts: BTreeMap::new(),
             };
             match w {
-                DimWriter::Str { ids, offsets, multi, cardinality, .. } => {
+                DimWriter::Str { ids, offsets, cardinality, .. } => {
                     let ids_part = ids.finish();
-                    let offsets_part = offsets.finish();
-                    let index =
-                        StringIndex::build(&ids_part, multi.then_some(offsets_part.as_slice()), cardinality, dc)?;
+                    let offsets_part = offsets.map(LongsEncoder::finish);
+                    let multi = offsets_part.is_some();
+                    let index = StringIndex::build(&ids_part, offsets_part.as_deref(), cardinality, dc)?;
                     let mut dict = BytesEncoder::new(dc);
                     for &c in &index.used {
                         dict.push(layout.dictionary[c as usize - 1].as_bytes());
                     }
                     add(&mut parts, "dictionary", dict.finish());
                     add(&mut parts, "ids", index.ids.unwrap_or(ids_part));
-                    if multi {
-                        add(&mut parts, "offsets", offsets_part);
+                    if let Some(o) = offsets_part {
+                        add(&mut parts, "offsets", o);
                     }
                     add(&mut parts, "bitmaps", index.bitmaps);
                     entry.multi_value = multi;
@@ -428,15 +444,15 @@ impl StringIndex {
         let err = |e: String| FormatError::new("new segment", e);
         let ids = NumericPart::open(ids_part, KIND_LONGS, "new segment", "ids")?.all_longs()?;
         // The row of each id: one id per row, or as the offsets say for multi-value rows.
-        let row_of: Vec<u32> = match offsets_part {
-            None => (0..ids.len() as u32).collect(),
+        let row_of: Option<Vec<u32>> = match offsets_part {
+            None => None,
             Some(o) => {
                 let offsets = NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
                 let mut rows = Vec::with_capacity(ids.len());
                 for (r, w) in offsets.windows(2).enumerate() {
                     rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
                 }
-                rows
+                Some(rows)
             }
         };
         // Counting sort of rows by id: each id's rows come out ascending.
@@ -449,8 +465,8 @@ impl StringIndex {
         }
         let mut sorted = vec![0u32; ids.len()];
         let mut fill = start.clone();
-        for (&c, &r) in ids.iter().zip(&row_of) {
-            sorted[fill[c as usize]] = r;
+        for (i, &c) in ids.iter().enumerate() {
+            sorted[fill[c as usize]] = row_of.as_ref().map_or(i as u32, |rows| rows[i]);
             fill[c as usize] += 1;
         }
         let used: Vec<u32> = (1..=cardinality as u32).filter(|&c| start[c as usize + 1] > start[c as usize]).collect();
