@@ -417,7 +417,7 @@ fn resolve_io(
     if task_count == 0 {
         return Err(SpecError::field(f("taskCount"), "must be at least 1"));
     }
-    let ignored: [(&str, bool, &str); 8] = [
+    let ignored: [(&str, bool, &str); 7] = [
         (
             "replicas",
             io.replicas.is_some_and(|r| r > 1),
@@ -429,7 +429,6 @@ fn resolve_io(
         ("autoScalerConfig", io.auto_scaler_config.is_some(), "not implemented: taskCount is fixed"),
         ("idleConfig", io.idle_config.is_some(), "not implemented"),
         ("configOverrides", io.config_overrides.is_some(), "not implemented"),
-        ("pollTimeout", false, ""),
     ];
     for (name, present, message) in ignored {
         if present {
