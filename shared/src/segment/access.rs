@@ -86,19 +86,40 @@ impl<'a> Bytes<'a> {
     }
 }
 
+/// Single-valued string ids by row, mapped to codes (and checked) a whole block at a time.
+pub struct Codes<'a> {
+    part: NumericPart<'a>,
+    remap: Vec<u32>,
+    max_id: i64,
+    block: Vec<u32>,
+    raw: Vec<i64>,
+    block_at: usize,
+}
+
+impl Codes<'_> {
+    /// The code of row `row`.
+    #[inline]
+    pub fn get(&mut self, row: usize) -> Result<u32, FormatError> {
+        let per = self.part.block_values();
+        let b = row / per;
+        if b != self.block_at {
+            self.part.long_block(b, &mut self.raw)?;
+            self.block.clear();
+            for (j, &id) in self.raw.iter().enumerate() {
+                self.block.push(checked(id, self.max_id, &self.remap, b * per + j)?);
+            }
+            self.block_at = b;
+        }
+        Ok(self.block[row % per])
+    }
+}
+
 /// A dimension of one input, by row, with string ids mapped to merged codes.
 pub enum Dim<'a> {
     /// The input lacks the dimension: every row is null.
     Absent,
     /// Single-valued strings.
-    Single {
-        /// Ids.
-        ids: Longs<'a>,
-        /// Id -> code.
-        remap: Vec<u32>,
-        /// Largest valid id.
-        max_id: i64,
-    },
+    Single(Codes<'a>),
     /// Multi-valued strings.
     Multi {
         /// Row offsets into `ids`.
@@ -167,7 +188,7 @@ impl Dim<'_> {
         Ok(match self {
             Dim::Absent if string => Key::Code(0),
             Dim::Absent => Key::Long(None),
-            Dim::Single { ids, remap, max_id } => Key::Code(checked(ids.get(row)?, *max_id, remap, row)?),
+            Dim::Single(codes) => Key::Code(codes.get(row)?),
             Dim::Multi { offsets, ids, remap, max_id, buf } => {
                 let (start, end) = (offsets.get(row)?, offsets.get(row + 1)?);
                 if end <= start || end - start > 1 << 20 {
@@ -295,7 +316,14 @@ impl<'a> Columns<'a> {
                     let s = seg.string_column(col)?;
                     let max_id = s.dictionary.len() as i64;
                     match s.offsets {
-                        None => Dim::Single { ids: Longs::new(s.ids), remap: remap.clone(), max_id },
+                        None => Dim::Single(Codes {
+                            part: s.ids,
+                            remap: remap.clone(),
+                            max_id,
+                            block: Vec::new(),
+                            raw: Vec::new(),
+                            block_at: usize::MAX,
+                        }),
                         Some(o) => Dim::Multi {
                             offsets: Longs::new(o),
                             ids: Longs::new(s.ids),
