@@ -1,5 +1,6 @@
 //! Kernels of the segment engine on Druid's Wikipedia sample (39,244 rows): parse, index
 //! build, persist and merge. `sluice bench segment` prints the issue-level figures at 400k rows.
+#![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sluice_shared::index::{IncrementalIndex, IndexConfig};
@@ -16,6 +17,7 @@ fn sample() -> Vec<String> {
     std::io::BufReader::new(flate2::read::GzDecoder::new(file)).lines().map(|l| l.expect("line")).collect()
 }
 
+/// Parse, index build, persist and merge on the sample.
 fn kernels(c: &mut Criterion) {
     let spec = load_spec(include_str!("../../data/specs/wikipedia-kafka-supervisor.json")).expect("spec").spec;
     let config = IndexConfig::from_spec(&spec);

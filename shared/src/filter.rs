@@ -398,12 +398,10 @@ mod tests {
         assert!(check(r#"{"type":"selector","dimension":"d","value":null}"#, Value::Null));
         assert!(check(r#"{"type":"in","dimension":"d","values":["x","a"]}"#, Value::Array(vec![s("q"), s("a")])));
         assert!(check(r#"{"type":"equals","column":"d","matchValueType":"LONG","matchValue":5}"#, Value::Long(5)));
-        assert!(
-            check(
-                r#"{"type":"bound","dimension":"d","lower":"10","upper":"9","ordering":"lexicographic"}"#,
-                Value::Null
-            ) == false
-        );
+        assert!(!check(
+            r#"{"type":"bound","dimension":"d","lower":"10","upper":"9","ordering":"lexicographic"}"#,
+            Value::Null
+        ));
         assert!(check(
             r#"{"type":"bound","dimension":"d","lower":"2","upper":"10","ordering":"numeric"}"#,
             Value::Long(9)

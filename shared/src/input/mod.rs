@@ -13,7 +13,7 @@ use crate::spec::{AggregatorSpec, DatasourceSpec, DimensionType, InputFormat, Mu
 use crate::value::Value;
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use timestamp::TimestampFormat;
 
 /// Largest record accepted, in bytes; larger records are unparseable.
@@ -89,7 +89,7 @@ enum Decoder {
 #[derive(Debug)]
 pub struct RecordParser {
     names: Vec<String>,
-    slots: HashMap<String, usize>,
+    slots: hashbrown::HashMap<String, usize, foldhash::fast::FixedState>,
     ts_slot: usize,
     ts_format: TimestampFormat,
     missing_ts: Option<i64>,
@@ -108,7 +108,7 @@ impl RecordParser {
     pub fn new(spec: &DatasourceSpec) -> Result<Self, String> {
         let mut p = RecordParser {
             names: Vec::new(),
-            slots: HashMap::new(),
+            slots: hashbrown::HashMap::default(),
             ts_slot: 0,
             ts_format: TimestampFormat::parse(&spec.timestamp.format)?,
             missing_ts: match &spec.timestamp.missing_value {

@@ -92,7 +92,7 @@ fn cmp_dims(
     for (d, &s) in strings.iter().enumerate() {
         let ki = ci.dims[d].key(ri, s).map_err(|e| (i, e))?;
         let kj = cj.dims[d].key(rj, s).map_err(|e| (j, e))?;
-        match ki.cmp(&kj) {
+        match ki.compare(&kj) {
             Ordering::Equal => continue,
             o => return Ok(o),
         }

@@ -165,7 +165,7 @@ impl Key<'_> {
     }
 
     /// Orders keys of one dimension: strings by codes, numbers with nulls first.
-    pub fn cmp(&self, other: &Key<'_>) -> std::cmp::Ordering {
+    pub fn compare(&self, other: &Key<'_>) -> std::cmp::Ordering {
         match (self, other) {
             (Key::Code(a), Key::Code(b)) => a.cmp(b),
             (Key::Long(a), Key::Long(b)) => a.cmp(b),

@@ -85,6 +85,9 @@ impl<'a> RowCursor<'a> {
     }
 }
 
+/// A decoded row: time, dimension values (segment column order), metric states.
+pub type DecodedRow = (i64, Vec<DimValue>, Vec<MetricCell>);
+
 impl Segment {
     /// The decoded dictionary of string column `name`, checked to be sorted and UTF-8.
     pub fn dictionary(&self, name: &str) -> Result<Vec<String>, FormatError> {
@@ -109,7 +112,7 @@ impl Segment {
     }
 
     /// Decodes every row with dimension values resolved (for tests and small segments).
-    pub fn read_rows(&self) -> Result<Vec<(i64, Vec<DimValue>, Vec<MetricCell>)>, FormatError> {
+    pub fn read_rows(&self) -> Result<Vec<DecodedRow>, FormatError> {
         let dims: Vec<_> = self.directory().columns[1..].iter().filter(|c| c.kind != ColumnType::Metric).collect();
         let dicts: Vec<Option<Vec<String>>> = dims
             .iter()

@@ -493,7 +493,7 @@ fn resolve_index(spec: &IndexSpec, at: &str, warn: &mut dyn FnMut(String, &str))
         }
     }
     if spec.dimension_compression.as_deref() == Some("lzf") || spec.metric_compression.as_deref() == Some("lzf") {
-        warn(format!("{at}"), "lzf compression is not implemented: lz4 is used");
+        warn(at.to_string(), "lzf compression is not implemented: lz4 is used");
     }
     for (name, present) in [
         ("stringDictionaryEncoding", spec.string_dictionary_encoding.is_some()),
