@@ -17,6 +17,7 @@ pub mod filter;
 pub mod granularity;
 pub mod index;
 pub mod input;
+pub mod kafka;
 pub mod merge;
 pub mod metadata;
 pub mod row;
