@@ -74,7 +74,7 @@ async fn fetch_errors_are_retried_without_duplicates() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_broker_down_mid_read_delays_but_loses_and_repeats_nothing() {
-    let cluster = Arc::new(cluster_with_records("down").await);
+    let cluster = cluster_with_records("down").await;
     let settings = ConsumerSettings::new(&BTreeMap::from([
         ("bootstrap.servers".to_string(), cluster.bootstrap_servers()),
         ("max.partition.fetch.bytes".to_string(), "512".to_string()),
