@@ -5,7 +5,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
-use sluice_shared::kafka::{read_ranges, ConsumerSettings, OffsetRange};
+use sluice_shared::kafka::{read_ranges, ConsumerSettings, OffsetRange, ResetPolicy};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -59,7 +59,7 @@ async fn fetch_errors_are_retried_without_duplicates() {
         ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), cluster.bootstrap_servers())]));
     let outcome = tokio::task::spawn_blocking(move || {
         let mut seen = Vec::new();
-        let outcome = read_ranges(&settings, "faults", &ranges(), None, |r| {
+        let outcome = read_ranges(&settings, "faults", &ranges(), ResetPolicy::default(), None, |r| {
             seen.push((r.partition, r.offset));
             Ok(())
         });
@@ -83,7 +83,7 @@ async fn a_broker_down_mid_read_delays_but_loses_and_repeats_nothing() {
     let counter = delivered.clone();
     let reader = tokio::task::spawn_blocking(move || {
         let mut seen = Vec::new();
-        let outcome = read_ranges(&settings, "down", &ranges(), None, |r| {
+        let outcome = read_ranges(&settings, "down", &ranges(), ResetPolicy::default(), None, |r| {
             seen.push((r.partition, r.offset));
             counter.fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(Duration::from_micros(300));

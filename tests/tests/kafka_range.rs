@@ -7,7 +7,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use sluice_integration::{required_env, unique};
-use sluice_shared::kafka::{read_ranges, ConsumerSettings, OffsetRange, ReadError};
+use sluice_shared::kafka::{read_ranges, ConsumerSettings, OffsetRange, ReadError, ResetPolicy};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -52,7 +52,7 @@ async fn reads_exactly_the_requested_offsets() {
     let t = topic.clone();
     let (outcome, seen) = tokio::task::spawn_blocking(move || {
         let mut seen: Vec<(i32, i64, String)> = Vec::new();
-        let outcome = read_ranges(&s, &t, &ranges, None, |r| {
+        let outcome = read_ranges(&s, &t, &ranges, ResetPolicy::default(), None, |r| {
             seen.push((r.partition, r.offset, String::from_utf8_lossy(r.payload.unwrap_or_default()).into_owned()));
             Ok(())
         });
@@ -78,7 +78,7 @@ async fn a_range_past_the_high_watermark_names_the_watermarks() {
     let s = settings(&bootstrap);
     let t = topic.clone();
     let result = tokio::task::spawn_blocking(move || {
-        read_ranges(&s, &t, &[OffsetRange { partition: 0, start: 0, end: 9 }], None, |_| Ok(()))
+        read_ranges(&s, &t, &[OffsetRange { partition: 0, start: 0, end: 9 }], ResetPolicy::default(), None, |_| Ok(()))
     })
     .await
     .expect("reader");
@@ -95,7 +95,14 @@ async fn a_passed_deadline_returns_incomplete_progress() {
     let (bootstrap, topic) = topic_with_records(1, 4).await;
     let s = settings(&bootstrap);
     let outcome = tokio::task::spawn_blocking(move || {
-        read_ranges(&s, &topic, &[OffsetRange { partition: 0, start: 1, end: 4 }], Some(Instant::now()), |_| Ok(()))
+        read_ranges(
+            &s,
+            &topic,
+            &[OffsetRange { partition: 0, start: 1, end: 4 }],
+            ResetPolicy::default(),
+            Some(Instant::now()),
+            |_| Ok(()),
+        )
     })
     .await
     .expect("reader")
@@ -112,11 +119,36 @@ async fn an_unreachable_broker_fails_within_bounded_time() {
     ]));
     let started = Instant::now();
     let result = tokio::task::spawn_blocking(move || {
-        read_ranges(&s, "nowhere", &[OffsetRange { partition: 0, start: 0, end: 1 }], None, |_| Ok(()))
+        read_ranges(
+            &s,
+            "nowhere",
+            &[OffsetRange { partition: 0, start: 0, end: 1 }],
+            ResetPolicy::default(),
+            None,
+            |_| Ok(()),
+        )
     })
     .await
     .expect("reader");
     let err = result.expect_err("no broker");
     assert!(err.to_string().contains("127.0.0.1:9") && err.to_string().contains("broker running"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_reset_a_range_past_the_high_watermark_is_clamped_and_recorded() {
+    let (bootstrap, topic) = topic_with_records(1, 4).await;
+    let s = settings(&bootstrap);
+    let policy = ResetPolicy { reset_automatically: true, use_earliest: true };
+    let outcome = tokio::task::spawn_blocking(move || {
+        read_ranges(&s, &topic, &[OffsetRange { partition: 0, start: 1, end: 9 }], policy, None, |_| Ok(()))
+    })
+    .await
+    .expect("reader")
+    .expect("read");
+    assert!(outcome.complete);
+    assert_eq!(outcome.delivered, 3);
+    assert_eq!(outcome.positions, BTreeMap::from([(0, 4)]));
+    assert_eq!(outcome.resets.len(), 1);
+    assert_eq!((outcome.resets[0].requested, outcome.resets[0].read, outcome.resets[0].high), ((1, 9), (1, 4), 4));
 }

@@ -38,6 +38,67 @@ pub struct Record<'a> {
     pub timestamp: Option<i64>,
 }
 
+/// What to do with requested offsets outside a partition's watermarks (the spec's
+/// `resetOffsetAutomatically` and `useEarliestOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResetPolicy {
+    /// Reset instead of failing.
+    pub reset_automatically: bool,
+    /// Reset a start below the low watermark to the earliest offset (else to the latest).
+    pub use_earliest: bool,
+}
+
+/// A range moved by the reset policy: the offsets `[skipped_from, skipped_to)` of the
+/// partition are not read. Recorded, never silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ResetEvent {
+    /// Partition.
+    pub partition: i32,
+    /// The range as requested.
+    pub requested: (i64, i64),
+    /// The range read instead.
+    pub read: (i64, i64),
+    /// Low watermark seen.
+    pub low: i64,
+    /// High watermark seen.
+    pub high: i64,
+}
+
+/// Checks a range against the partition's watermarks and applies the reset policy.
+pub fn check_range(
+    topic: &str,
+    r: OffsetRange,
+    low: i64,
+    high: i64,
+    policy: ResetPolicy,
+) -> Result<(OffsetRange, Option<ResetEvent>), ReadError> {
+    if r.start >= low && r.end <= high {
+        return Ok((r, None));
+    }
+    if !policy.reset_automatically {
+        return Err(ReadError::OutOfRange {
+            topic: topic.into(),
+            partition: r.partition,
+            start: r.start,
+            end: r.end,
+            low,
+            high,
+        });
+    }
+    let start = if r.start < low || r.start > high {
+        if policy.use_earliest {
+            low
+        } else {
+            high
+        }
+    } else {
+        r.start
+    };
+    let end = r.end.clamp(start, high.max(start));
+    let read = OffsetRange { partition: r.partition, start, end };
+    Ok((read, Some(ResetEvent { partition: r.partition, requested: (r.start, r.end), read: (start, end), low, high })))
+}
+
 /// How a read ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOutcome {
@@ -47,6 +108,8 @@ pub struct ReadOutcome {
     pub complete: bool,
     /// Records handed to the handler.
     pub delivered: u64,
+    /// Ranges moved by the reset policy.
+    pub resets: Vec<ResetEvent>,
 }
 
 /// Why a range could not be read.
@@ -99,6 +162,7 @@ pub fn read_ranges(
     settings: &ConsumerSettings,
     topic: &str,
     ranges: &[OffsetRange],
+    policy: ResetPolicy,
     deadline: Option<Instant>,
     mut handler: impl FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<ReadOutcome, ReadError> {
@@ -119,25 +183,27 @@ pub fn read_ranges(
         settings.client_config().create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
     let timeout = settings.request_timeout();
     let mut tpl = TopicPartitionList::new();
+    let mut resets = Vec::new();
+    let mut pending: BTreeMap<i32, i64> = BTreeMap::new();
     for r in ranges.iter().filter(|r| r.end > r.start) {
         let (low, high) =
             consumer.fetch_watermarks(topic, r.partition, timeout).map_err(|e| broker(watermark_error(&e)))?;
-        if r.start < low || r.end > high {
-            return Err(ReadError::OutOfRange {
-                topic: topic.into(),
-                partition: r.partition,
-                start: r.start,
-                end: r.end,
-                low,
-                high,
-            });
+        let (r, reset) = check_range(topic, *r, low, high, policy)?;
+        if let Some(event) = reset {
+            tracing::warn!(topic, partition = r.partition, ?event, "offsets reset: a range is skipped");
+            resets.push(event);
+            positions.insert(r.partition, r.start);
+            ends.insert(r.partition, r.end);
         }
-        tpl.add_partition_offset(topic, r.partition, Offset::Offset(r.start)).map_err(|e| broker(e.to_string()))?;
+        if r.end > r.start {
+            tpl.add_partition_offset(topic, r.partition, Offset::Offset(r.start)).map_err(|e| broker(e.to_string()))?;
+            pending.insert(r.partition, r.end);
+        } else {
+            positions.insert(r.partition, r.end);
+        }
     }
-    let mut pending: BTreeMap<i32, i64> =
-        ranges.iter().filter(|r| r.end > r.start).map(|r| (r.partition, r.end)).collect();
     if pending.is_empty() {
-        return Ok(ReadOutcome { positions, complete: true, delivered: 0 });
+        return Ok(ReadOutcome { positions, complete: true, delivered: 0, resets });
     }
     consumer.assign(&tpl).map_err(|e| broker(format!("cannot assign partitions: {e}")))?;
     let mut delivered = 0u64;
@@ -145,7 +211,7 @@ pub fn read_ranges(
     let stall = settings.stall_timeout();
     while !pending.is_empty() {
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(ReadOutcome { positions, complete: false, delivered });
+            return Ok(ReadOutcome { positions, complete: false, delivered, resets });
         }
         match consumer.poll(Duration::from_millis(100)) {
             Some(Ok(m)) => {
@@ -197,7 +263,48 @@ pub fn read_ranges(
             }
         }
     }
-    Ok(ReadOutcome { positions, complete: true, delivered })
+    Ok(ReadOutcome { positions, complete: true, delivered, resets })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STRICT: ResetPolicy = ResetPolicy { reset_automatically: false, use_earliest: false };
+    const EARLIEST: ResetPolicy = ResetPolicy { reset_automatically: true, use_earliest: true };
+    const LATEST: ResetPolicy = ResetPolicy { reset_automatically: true, use_earliest: false };
+
+    fn range(start: i64, end: i64) -> OffsetRange {
+        OffsetRange { partition: 3, start, end }
+    }
+
+    #[test]
+    fn ranges_inside_the_watermarks_are_untouched() {
+        assert_eq!(check_range("t", range(10, 20), 5, 20, STRICT).expect("inside"), (range(10, 20), None));
+    }
+
+    #[test]
+    fn without_reset_an_out_of_range_offset_fails_naming_everything() {
+        let err = check_range("clicks", range(2, 20), 5, 30, STRICT).expect_err("gone");
+        assert_eq!(
+            err.to_string(),
+            "topic \"clicks\" partition 3: requested offsets [2, 20) but the partition holds [5, 30)"
+        );
+        assert!(check_range("clicks", range(10, 40), 5, 30, STRICT).is_err(), "not there yet");
+    }
+
+    #[test]
+    fn reset_follows_use_earliest_and_is_recorded() {
+        let (r, e) = check_range("t", range(2, 20), 5, 30, EARLIEST).expect("reset");
+        assert_eq!(r, range(5, 20));
+        assert_eq!(e.map(|e| (e.requested, e.read)), Some(((2, 20), (5, 20))));
+        let (r, _) = check_range("t", range(2, 20), 5, 30, LATEST).expect("reset");
+        assert_eq!(r, range(30, 30), "latest skips to the high watermark: nothing left to read");
+        let (r, e) = check_range("t", range(10, 40), 5, 30, EARLIEST).expect("clamped");
+        assert_eq!((r, e.map(|e| e.read)), (range(10, 30), Some((10, 30))));
+        let (r, _) = check_range("t", range(50, 60), 5, 30, EARLIEST).expect("past the end");
+        assert_eq!(r, range(5, 30));
+    }
 }
 
 fn watermark_error(e: &KafkaError) -> String {
