@@ -266,6 +266,10 @@ pub fn read_ranges(
     Ok(ReadOutcome { positions, complete: true, delivered, resets })
 }
 
+fn watermark_error(e: &KafkaError) -> String {
+    format!("cannot read the partition's watermarks ({e}); is the broker running and does the topic exist?")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,8 +309,4 @@ mod tests {
         let (r, _) = check_range("t", range(50, 60), 5, 30, EARLIEST).expect("past the end");
         assert_eq!(r, range(5, 30));
     }
-}
-
-fn watermark_error(e: &KafkaError) -> String {
-    format!("cannot read the partition's watermarks ({e}); is the broker running and does the topic exist?")
 }
