@@ -340,13 +340,7 @@ impl MetadataStore for DynamoStore {
                         None => self.get(pk, sk).await?,
                     };
                     if failed.is_some() || !holds(op.condition(), current.as_ref()) {
-                        return Err(MetaError::TransactionFailed {
-                            index,
-                            pk: pk.into(),
-                            sk: sk.into(),
-                            condition: op.condition(),
-                            current: current.map(Box::new),
-                        });
+                        return Err(MetaError::transaction_failed(index, op, current));
                     }
                 }
                 Err(MetaError::Failed {

@@ -160,13 +160,7 @@ impl MetadataStore for EmbeddedStore {
                 let current = read(&tx, pk, sk).map_err(|e| s.failed("transact", e))?;
                 if !holds(op.condition(), current.as_ref()) {
                     // Dropping `tx` rolls back: nothing was written yet anyway.
-                    return Err(MetaError::TransactionFailed {
-                        index,
-                        pk: pk.into(),
-                        sk: sk.into(),
-                        condition: op.condition(),
-                        current: current.map(Box::new),
-                    });
+                    return Err(MetaError::transaction_failed(index, op, current));
                 }
                 versions.push(current.map_or(1, |c| c.version + 1));
             }

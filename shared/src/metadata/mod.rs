@@ -169,6 +169,20 @@ pub enum MetaError {
     },
 }
 
+impl MetaError {
+    /// The error for action `index` of a transaction whose condition did not hold.
+    pub(crate) fn transaction_failed(index: usize, op: &TxOp, current: Option<Item>) -> Self {
+        let (pk, sk) = op.key();
+        MetaError::TransactionFailed {
+            index,
+            pk: pk.into(),
+            sk: sk.into(),
+            condition: op.condition(),
+            current: current.map(Box::new),
+        }
+    }
+}
+
 /// The metadata operations of the exactly-once protocol.
 #[async_trait]
 pub trait MetadataStore: Send + Sync + std::fmt::Debug {
