@@ -16,6 +16,7 @@ pub mod expr;
 pub mod filter;
 pub mod granularity;
 pub mod index;
+pub mod indexer;
 pub mod input;
 pub mod kafka;
 pub mod merge;
