@@ -13,6 +13,13 @@ use std::sync::OnceLock;
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
 
+/// The allocation counters are process-wide: one test measures at a time.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A segment using every column and metric kind.
 fn sample() -> &'static Vec<u8> {
     static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
@@ -101,6 +108,7 @@ fn assert_bounded(result: Result<usize, String>, input_len: usize) {
 
 #[test]
 fn the_sample_decodes() {
+    let _one_at_a_time = measuring();
     assert_eq!(decode_everything(sample().clone()), Ok(300));
 }
 
@@ -111,6 +119,7 @@ proptest! {
     fn truncated_segments_fail_cleanly(cut in 0usize..100_000) {
         let bytes = sample();
         let cut = cut % bytes.len();
+        let _one_at_a_time = measuring();
         alloc::reset_peak();
         let result = decode_everything(bytes[..cut].to_vec());
         prop_assert!(result.is_err());
@@ -126,6 +135,7 @@ proptest! {
         }
         let bytes = rebuild(&mut dir, &data, fix);
         let len = bytes.len();
+        let _one_at_a_time = measuring();
         alloc::reset_peak();
         let result = decode_everything(bytes);
         if !fix {
@@ -159,6 +169,7 @@ proptest! {
             rebuild(&mut dir, &data, true)
         };
         let len = mutated.len();
+        let _one_at_a_time = measuring();
         alloc::reset_peak();
         let result = decode_everything(mutated);
         assert_bounded(result, len);
