@@ -8,6 +8,10 @@ use crate::aggregate::{Aggregator, MetricCell, Scalar};
 use crate::spec::MetricKind;
 use roaring::RoaringBitmap;
 
+fn past_end(i: usize, len: usize) -> FormatError {
+    FormatError::new("segment", format!("value {i} is past the end of its part ({len} values)"))
+}
+
 /// Longs by index.
 pub struct Longs<'a> {
     part: NumericPart<'a>,
@@ -25,6 +29,9 @@ impl<'a> Longs<'a> {
     /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<i64, FormatError> {
+        if i >= self.part.len() {
+            return Err(past_end(i, self.part.len()));
+        }
         let b = i / self.per_block;
         if b != self.block_at {
             self.part.long_block(b, &mut self.block)?;
@@ -51,6 +58,9 @@ impl<'a, T: Element> Floats<'a, T> {
     /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
+        if i >= self.part.len() {
+            return Err(past_end(i, self.part.len()));
+        }
         let b = i / self.per_block;
         if b != self.block_at {
             self.part.float_block(b, &mut self.block)?;
@@ -100,6 +110,9 @@ impl Codes<'_> {
     /// The code of row `row`.
     #[inline]
     pub fn get(&mut self, row: usize) -> Result<u32, FormatError> {
+        if row >= self.part.len() {
+            return Err(past_end(row, self.part.len()));
+        }
         let per = self.part.block_values();
         let b = row / per;
         if b != self.block_at {

@@ -363,6 +363,9 @@ impl<'a> NumericPart<'a> {
     }
 
     fn raw_block(&self, i: usize, element_width: Option<usize>) -> Result<Vec<u8>, FormatError> {
+        if i >= self.num_blocks() {
+            return Err(self.err(format!("block {i} of {}", self.num_blocks())));
+        }
         let start = if i == 0 { 0 } else { le_u32(self.ends, (i - 1) * 4) as usize };
         let end = le_u32(self.ends, i * 4) as usize;
         if start > end || end > self.data.len() {
@@ -544,6 +547,9 @@ impl<'a> BytesPart<'a> {
 
     /// Decodes block `i` into `out`.
     pub fn block(&self, i: usize, out: &mut BytesBlock) -> Result<(), FormatError> {
+        if i >= self.num_blocks() {
+            return Err(self.err(format!("block {i} of {}", self.num_blocks())));
+        }
         let first = self.block_first(i);
         let raw_len = le_u32(self.table, i * 12 + 4) as usize;
         let end = le_u32(self.table, i * 12 + 8) as usize;
