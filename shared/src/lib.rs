@@ -25,5 +25,6 @@ pub mod row;
 pub mod segment;
 pub mod spec;
 pub mod storage;
+pub mod task;
 pub mod time;
 pub mod value;

@@ -1,10 +1,10 @@
 //! Druid's row ingestion meters, and the last parse exceptions with where they happened.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// One parse exception: where and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParseException {
     /// Kafka partition.
@@ -28,7 +28,7 @@ pub struct TooManyParseExceptions {
 }
 
 /// Counters with Druid's names, and the last `max_saved` parse exceptions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RowMeters {
     /// Rows indexed.
@@ -43,9 +43,9 @@ pub struct RowMeters {
     pub thrown_away: u64,
     /// The last parse exceptions, oldest first.
     pub saved_exceptions: VecDeque<ParseException>,
-    #[serde(skip)]
+    #[serde(skip, default)]
     max_saved: usize,
-    #[serde(skip)]
+    #[serde(skip, default)]
     max_exceptions: u64,
 }
 
@@ -62,6 +62,17 @@ impl RowMeters {
             max_saved: usize::try_from(max_saved).unwrap_or(usize::MAX).min(10_000),
             max_exceptions,
         }
+    }
+
+    /// Meters that go on from counts recorded earlier (a checkpoint), with the given limits.
+    pub fn resume(mut self, max_saved: u64, max_exceptions: u64) -> Self {
+        let fresh = Self::new(max_saved, max_exceptions);
+        self.max_saved = fresh.max_saved;
+        self.max_exceptions = max_exceptions;
+        while self.saved_exceptions.len() > self.max_saved {
+            self.saved_exceptions.pop_front();
+        }
+        self
     }
 
     /// Counts a row that was indexed; `errors` are its field conversion errors.
@@ -135,6 +146,12 @@ mod tests {
             err.to_string(),
             "more than maxParseExceptions (1) parse exceptions; the last at partition 2 offset 9: worse"
         );
+        let json = serde_json::to_string(&m).expect("meters serialize");
+        let resumed = serde_json::from_str::<RowMeters>(&json).expect("meters deserialize").resume(10, 3);
+        assert_eq!((resumed.unparseable, resumed.saved_exceptions.len()), (2, 1), "counts survive a checkpoint");
+        let mut resumed = resumed;
+        resumed.unparseable(3, 1, "third".into()).expect("three are allowed after resuming");
+        assert!(resumed.unparseable(3, 2, "fourth".into()).is_err(), "the count goes on from the checkpoint");
         let mut strict = RowMeters::new(10, 0);
         assert!(strict.processed(1, 0, 0, &["x".into()]).is_err(), "reportParseExceptions: the first error fails");
     }

@@ -1,9 +1,15 @@
-//! Pieces of the indexing task (Druid's SeekableStreamIndexTaskRunner): the row ingestion
-//! meters with their parse exceptions, and the message-time window that throws rows away.
-//! The task loop itself (read, index, persist, checkpoint, resume) is not built yet.
+//! The indexing task (Druid's SeekableStreamIndexTaskRunner): read an exact offset range,
+//! parse and index it per time chunk, persist hydrants, checkpoint, resume. [`run_task`] runs
+//! one attempt; the row meters and the message-time window are its parts.
 
+mod ingest;
 mod meters;
+mod outcome;
+mod run;
 mod window;
 
+pub use ingest::Ingester;
 pub use meters::{ParseException, RowMeters, TooManyParseExceptions};
+pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE_MARGIN};
+pub use run::run_task;
 pub use window::MessageWindow;

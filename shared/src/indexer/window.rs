@@ -4,12 +4,15 @@
 
 use crate::spec::IoSettings;
 
-/// Accepted row times: `[min, max]`, each bound optional.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Accepted row times: `[min, max]`, each bound optional (Druid's task `minimumMessageTime`
+/// and `maximumMessageTime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct MessageWindow {
     /// Earliest accepted time (ms).
+    #[serde(rename = "minimumMessageTime")]
     pub min: Option<i64>,
     /// Latest accepted time (ms).
+    #[serde(rename = "maximumMessageTime")]
     pub max: Option<i64>,
 }
 

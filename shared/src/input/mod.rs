@@ -20,6 +20,10 @@ use timestamp::TimestampFormat;
 pub const MAX_RECORD_BYTES: usize = 8 << 20;
 /// Largest single string value accepted in a dimension or metric, in bytes.
 pub const MAX_VALUE_BYTES: usize = 1 << 20;
+/// Earliest row time accepted: 0000-01-01T00:00:00Z.
+pub const MIN_TIME: i64 = -62_167_219_200_000;
+/// Latest row time accepted: 9999-12-31T23:59:59.999Z.
+pub const MAX_TIME: i64 = 253_402_300_799_999;
 
 /// Why a record (or a row within it) could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -97,7 +101,7 @@ pub struct RecordParser {
     dims: Vec<DimPlan>,
     discover: bool,
     not_dimensions: HashSet<String>,
-    metrics: Vec<(MetricInput, crate::spec::MetricKind)>,
+    metrics: Vec<(MetricInput, crate::spec::MetricKind, String)>,
     transforms: Vec<(Target, Expr)>,
     filter: Option<RowFilter>,
     scratch: Vec<Value>,
@@ -166,7 +170,7 @@ impl RecordParser {
                 }
                 (_, None) => MetricInput::None,
             };
-            p.metrics.push((input, agg.metric_kind()));
+            p.metrics.push((input, agg.metric_kind(), agg.name().to_string()));
         }
         for t in &spec.transform.transforms {
             let e = expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
@@ -345,6 +349,11 @@ impl RecordParser {
                 }
             }
         }
+        if !(MIN_TIME..=MAX_TIME).contains(&time) {
+            return Err(ParseError::new(format!(
+                "timestamp {time} ms is outside every time chunk Sluice can hold (years 0000 to 9999)"
+            )));
+        }
         if let Some(f) = &self.filter {
             if !f.matches(&self.scratch, time) {
                 return Ok(Parsed::Filtered);
@@ -357,13 +366,13 @@ impl RecordParser {
             dims.push(dim_value(d, v, &mut errors)?);
         }
         let mut metrics = Vec::with_capacity(self.metrics.len());
-        for (i, (input, kind)) in self.metrics.iter().enumerate() {
+        for (input, kind, name) in &self.metrics {
             let raw = match input {
                 MetricInput::None => Value::Null,
                 MetricInput::Slot(s) => self.scratch.get(*s).cloned().unwrap_or(Value::Null),
                 MetricInput::Expr(e) => expr::eval(e, &self.scratch, time),
             };
-            metrics.push(metric_value(i, *kind, raw, &mut errors)?);
+            metrics.push(metric_value(name, *kind, raw, &mut errors)?);
         }
         Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
     }
@@ -441,7 +450,7 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
 }
 
 fn metric_value(
-    i: usize,
+    name: &str,
     kind: crate::spec::MetricKind,
     v: Value,
     errors: &mut Vec<String>,
@@ -460,7 +469,7 @@ fn metric_value(
         Some(Value::String(s)) => Ok(Value::String(checked("metric input", s)?)),
         Some(x) => Ok(x),
         None => {
-            errors.push(format!("could not convert value {v} of metric input #{i} to {kind:?}"));
+            errors.push(format!("could not convert value {v} of metric {name:?} to {kind:?}"));
             Ok(Value::Null)
         }
     }

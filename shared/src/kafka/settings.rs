@@ -17,6 +17,9 @@ const SECRET_KEYS: [&str; 6] = [
     "ssl.truststore.password",
 ];
 
+/// Prefetch bound per partition in KiB (`queued.max.messages.kbytes`), unless set in the spec.
+pub const PREFETCH_KBYTES: u64 = 4096;
+
 /// librdkafka consumer settings for range reads.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConsumerSettings {
@@ -32,6 +35,9 @@ impl ConsumerSettings {
         properties.insert("enable.auto.offset.store".into(), "false".into());
         properties.insert("auto.offset.reset".into(), "error".into());
         properties.entry("group.id".into()).or_insert_with(|| "sluice-range-reader".into());
+        // librdkafka prefetches up to 64 MiB per partition by default; a Lambda's memory is
+        // sized from maxBytesInMemory, so the prefetch is bounded unless the spec says otherwise.
+        properties.entry("queued.max.messages.kbytes".into()).or_insert_with(|| PREFETCH_KBYTES.to_string());
         Self { properties }
     }
 
@@ -43,7 +49,8 @@ impl ConsumerSettings {
     /// The librdkafka configuration.
     pub fn client_config(&self) -> ClientConfig {
         let mut c = ClientConfig::new();
-        for (k, v) in &self.properties {
+        // `sluice.*` properties are Sluice's own and unknown to librdkafka.
+        for (k, v) in self.properties.iter().filter(|(k, _)| !k.starts_with("sluice.")) {
             c.set(k, v);
         }
         c
@@ -94,6 +101,10 @@ mod tests {
         assert_eq!(s.properties["auto.offset.reset"], "error");
         assert_eq!(s.properties["enable.auto.commit"], "false");
         assert_eq!(s.properties["security.protocol"], "SASL_SSL");
+        let stalled =
+            ConsumerSettings::new(&BTreeMap::from([("sluice.stall.timeout.ms".to_string(), "5".to_string())]));
+        assert_eq!(stalled.stall_timeout(), Duration::from_millis(5));
+        assert!(stalled.client_config().get("sluice.stall.timeout.ms").is_none(), "not passed to librdkafka");
         let shown = format!("{s:?}");
         assert!(!shown.contains("hunter2") && shown.contains("<redacted>"), "{shown}");
     }

@@ -1,0 +1,258 @@
+//! The range reader: one consumer over the assigned ranges, read in steps. A step ends when
+//! every partition reached its end, when the deadline passes, or when the handler asks to
+//! pause (the indexing task pauses to persist and checkpoint, then reads on with the same
+//! consumer and its prefetched records).
+
+use super::{check_range, ConsumerSettings, OffsetRange, ReadError, ReadOutcome, Record, ResetEvent, ResetPolicy};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::{Message, Offset, TopicPartitionList};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// What the handler wants after a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read on.
+    Continue,
+    /// End this step after this record; the next step continues from the next offset.
+    Pause,
+}
+
+/// Why a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Every partition reached its end.
+    Complete,
+    /// The handler asked to pause.
+    Paused,
+    /// The deadline passed.
+    Deadline,
+}
+
+/// A consumer over exact offset ranges of one topic.
+pub struct RangeReader {
+    consumer: Option<BaseConsumer>,
+    topic: String,
+    bootstrap: String,
+    positions: BTreeMap<i32, i64>,
+    ends: BTreeMap<i32, i64>,
+    pending: BTreeMap<i32, i64>,
+    resets: Vec<ResetEvent>,
+    delivered: u64,
+    stall: Duration,
+}
+
+impl std::fmt::Debug for RangeReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RangeReader")
+            .field("topic", &self.topic)
+            .field("positions", &self.positions)
+            .field("ends", &self.ends)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RangeReader {
+    /// Checks `ranges` against the partitions' watermarks (applying `policy`) and assigns them.
+    pub fn open(
+        settings: &ConsumerSettings,
+        topic: &str,
+        ranges: &[OffsetRange],
+        policy: ResetPolicy,
+    ) -> Result<Self, ReadError> {
+        let broker =
+            |reason: String| ReadError::Broker { topic: topic.into(), bootstrap: settings.bootstrap().into(), reason };
+        let mut positions = BTreeMap::new();
+        let mut ends = BTreeMap::new();
+        for r in ranges {
+            if r.start < 0 || r.end < r.start {
+                return Err(ReadError::Invalid(format!("partition {} [{}, {})", r.partition, r.start, r.end)));
+            }
+            if ends.insert(r.partition, r.end).is_some() {
+                return Err(ReadError::Invalid(format!("partition {} given twice", r.partition)));
+            }
+            positions.insert(r.partition, r.start);
+        }
+        let mut reader = Self {
+            consumer: None,
+            topic: topic.into(),
+            bootstrap: settings.bootstrap().into(),
+            positions,
+            ends,
+            pending: BTreeMap::new(),
+            resets: Vec::new(),
+            delivered: 0,
+            stall: settings.stall_timeout(),
+        };
+        if ranges.iter().all(|r| r.end == r.start) {
+            return Ok(reader);
+        }
+        let consumer: BaseConsumer =
+            settings.client_config().create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
+        let timeout = settings.request_timeout();
+        let mut tpl = TopicPartitionList::new();
+        for r in ranges.iter().filter(|r| r.end > r.start) {
+            let (low, high) =
+                consumer.fetch_watermarks(topic, r.partition, timeout).map_err(|e| broker(watermark_error(&e)))?;
+            let (r, reset) = check_range(topic, *r, low, high, policy)?;
+            if let Some(event) = reset {
+                tracing::warn!(topic, partition = r.partition, ?event, "offsets reset: a range is skipped");
+                reader.resets.push(event);
+                reader.positions.insert(r.partition, r.start);
+                reader.ends.insert(r.partition, r.end);
+            }
+            if r.end > r.start {
+                tpl.add_partition_offset(topic, r.partition, Offset::Offset(r.start))
+                    .map_err(|e| broker(e.to_string()))?;
+                reader.pending.insert(r.partition, r.end);
+            } else {
+                reader.positions.insert(r.partition, r.end);
+            }
+        }
+        if !reader.pending.is_empty() {
+            consumer.assign(&tpl).map_err(|e| broker(format!("cannot assign partitions: {e}")))?;
+            reader.consumer = Some(consumer);
+        }
+        Ok(reader)
+    }
+
+    /// Per partition, the next offset to read (its end once finished).
+    pub fn positions(&self) -> &BTreeMap<i32, i64> {
+        &self.positions
+    }
+
+    /// Per partition, the end of its range (after any reset).
+    pub fn ends(&self) -> &BTreeMap<i32, i64> {
+        &self.ends
+    }
+
+    /// Ranges moved by the reset policy.
+    pub fn resets(&self) -> &[ResetEvent] {
+        &self.resets
+    }
+
+    /// Records handed to handlers so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Whether every partition reached its end.
+    pub fn is_complete(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Hands the records in range to `handler`, in offset order per partition, until every
+    /// partition is done, the handler pauses, or `deadline` passes.
+    pub fn read(
+        &mut self,
+        deadline: Option<Instant>,
+        mut handler: impl FnMut(Record<'_>) -> Result<Flow, String>,
+    ) -> Result<Stop, ReadError> {
+        let Some(consumer) = self.consumer.as_ref() else { return Ok(Stop::Complete) };
+        let mut last_progress = Instant::now();
+        while !self.pending.is_empty() {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(Stop::Deadline);
+            }
+            match consumer.poll(Duration::from_millis(100)) {
+                Some(Ok(m)) => {
+                    let (p, o) = (m.partition(), m.offset());
+                    let Some(&end) = self.pending.get(&p) else { continue };
+                    let next = self.positions.get(&p).copied().unwrap_or(0);
+                    let mut flow = Flow::Continue;
+                    // Never deliver outside [position, end): past the end, or a redelivery.
+                    if o < end && o >= next {
+                        let record = Record {
+                            partition: p,
+                            offset: o,
+                            payload: m.payload(),
+                            timestamp: m.timestamp().to_millis(),
+                        };
+                        flow =
+                            handler(record).map_err(|reason| ReadError::Handler { partition: p, offset: o, reason })?;
+                        self.delivered += 1;
+                        self.positions.insert(p, o + 1);
+                        last_progress = Instant::now();
+                    }
+                    if o + 1 >= end {
+                        self.positions.insert(p, end);
+                        self.pending.remove(&p);
+                    }
+                    if flow == Flow::Pause {
+                        return Ok(if self.pending.is_empty() { Stop::Complete } else { Stop::Paused });
+                    }
+                }
+                Some(Err(KafkaError::PartitionEOF(_))) => {}
+                Some(Err(e)) => {
+                    if last_progress.elapsed() > self.stall {
+                        return Err(self.broker(format!("no progress for {} s: {e}", self.stall.as_secs())));
+                    }
+                }
+                None => {
+                    advance_over_gaps(consumer, &self.topic, &mut self.pending, &mut self.positions);
+                    if last_progress.elapsed() > self.stall {
+                        return Err(self.broker(format!(
+                            "no record for {} s while offsets {:?} remain to be read",
+                            self.stall.as_secs(),
+                            self.pending
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(Stop::Complete)
+    }
+
+    fn broker(&self, reason: String) -> ReadError {
+        ReadError::Broker { topic: self.topic.clone(), bootstrap: self.bootstrap.clone(), reason }
+    }
+
+    /// The outcome so far.
+    pub fn outcome(&self) -> ReadOutcome {
+        ReadOutcome {
+            positions: self.positions.clone(),
+            complete: self.is_complete(),
+            delivered: self.delivered,
+            resets: self.resets.clone(),
+        }
+    }
+}
+
+/// Reads `ranges` of `topic`, handing every record in range to `handler` in offset order per
+/// partition, until every partition's position reaches its end or `deadline` passes.
+pub fn read_ranges(
+    settings: &ConsumerSettings,
+    topic: &str,
+    ranges: &[OffsetRange],
+    policy: ResetPolicy,
+    deadline: Option<Instant>,
+    mut handler: impl FnMut(Record<'_>) -> Result<(), String>,
+) -> Result<ReadOutcome, ReadError> {
+    let mut reader = RangeReader::open(settings, topic, ranges, policy)?;
+    reader.read(deadline, |r| handler(r).map(|()| Flow::Continue))?;
+    Ok(reader.outcome())
+}
+
+/// Gaps (compaction, transaction markers): the consumer's position can pass `end` without a
+/// record at `end - 1`.
+fn advance_over_gaps(
+    consumer: &BaseConsumer,
+    topic: &str,
+    pending: &mut BTreeMap<i32, i64>,
+    positions: &mut BTreeMap<i32, i64>,
+) {
+    let Ok(pos) = consumer.position() else { return };
+    for e in pos.elements_for_topic(topic) {
+        if let (Offset::Offset(next), Some(&end)) = (e.offset(), pending.get(&e.partition())) {
+            if next >= end {
+                positions.insert(e.partition(), end);
+                pending.remove(&e.partition());
+            }
+        }
+    }
+}
+
+fn watermark_error(e: &KafkaError) -> String {
+    format!("cannot read the partition's watermarks ({e}); is the broker running and does the topic exist?")
+}
