@@ -1,0 +1,124 @@
+//! kill -9 of indexer processes at random points: every round restarts the task until it is
+//! complete, and the hydrants its checkpoints name, merged, hold every record of the range
+//! exactly once (tansu as the broker, local files and the embedded metadata store).
+
+use sluice_integration::indexing::{json_record, merged_values, plan, spec};
+use sluice_integration::kafka::{create_topic, produce};
+use sluice_integration::required_env;
+use sluice_shared::kafka::OffsetRange;
+use sluice_shared::metadata::open_metadata;
+use sluice_shared::storage::open_store;
+use sluice_shared::task::TaskId;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ROUNDS: usize = 20;
+const PER_PARTITION: usize = 600;
+const LEASE_MS: u64 = 300;
+
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// Runs attempts of `id` until one completes; the first `kills` attempts are killed after a
+/// random time between a quarter of `window` (process start) and `window`. Returns the number of attempts that were killed.
+fn run_until_complete(urls: &[String; 2], id: &TaskId, kills: usize, window: Duration, rng: &mut Xorshift) -> usize {
+    let mut killed = 0;
+    for attempt in 0..200 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_indexer_attempt"))
+            .args([
+                &urls[0],
+                &urls[1],
+                &id.datasource,
+                &id.group.to_string(),
+                &id.seq.to_string(),
+                &LEASE_MS.to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start an attempt");
+        if attempt < kills {
+            let quarter = window.as_micros() as u64 / 4;
+            std::thread::sleep(Duration::from_micros(quarter + rng.below(3 * quarter)));
+            if child.try_wait().expect("poll").is_none() {
+                child.kill().expect("SIGKILL");
+                child.wait().expect("reap");
+                killed += 1;
+                continue;
+            }
+        }
+        let out = child.wait_with_output().expect("attempt output");
+        assert!(out.status.success(), "attempt failed: {}", String::from_utf8_lossy(&out.stderr));
+        match String::from_utf8_lossy(&out.stdout).trim() {
+            "complete" => return killed,
+            // A killed attempt's lease is still live: wait for it to expire.
+            "busy" => std::thread::sleep(Duration::from_millis(LEASE_MS / 2)),
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    panic!("task {id} never completed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_indexers_leave_every_record_exactly_once() {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, "task-kill", 3).await;
+    let records: Vec<(i32, Vec<u8>)> =
+        (0..3 * PER_PARTITION).map(|n| ((n % 3) as i32, json_record(&format!("k{n}"), n))).collect();
+    produce(&bootstrap, &topic, &records).await;
+    let mut expected: Vec<String> = (0..3 * PER_PARTITION).map(|n| format!("k{n}")).collect();
+    expected.sort();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let urls = [format!("file://{}/meta", dir.path().display()), format!("file://{}/store", dir.path().display())];
+    let meta = open_metadata(&urls[0]).await.expect("metadata");
+    let store = open_store(&urls[1]).await.expect("store");
+    let tuning = serde_json::json!({"maxRowsInMemory": 40});
+    let ranges: Vec<OffsetRange> =
+        (0..3).map(|p| OffsetRange { partition: p, start: 0, end: PER_PARTITION as i64 }).collect();
+    let mut rng = Xorshift(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64);
+
+    // An uninterrupted run sets the window the kills are drawn from.
+    let calm = plan(
+        meta.as_ref(),
+        &spec("kill-calm", &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning.clone()),
+        ranges.clone(),
+    )
+    .await;
+    let started = Instant::now();
+    run_until_complete(&urls, &calm, 0, Duration::ZERO, &mut rng);
+    let window = started.elapsed();
+
+    let (mut killed, mut resumed_with_hydrants) = (0, 0);
+    for round in 0..ROUNDS {
+        let spec =
+            spec(&format!("kill-{round}"), &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning.clone());
+        let id = plan(meta.as_ref(), &spec, ranges.clone()).await;
+        killed += run_until_complete(&urls, &id, 1 + round % 3, window, &mut rng);
+        let checkpoints = meta.query(&id.pk(), &id.checkpoint_prefix()).await.expect("checkpoints");
+        let attempts: std::collections::BTreeSet<u64> = checkpoints
+            .iter()
+            .filter(|c| !c.body["hydrants"].as_array().is_some_and(Vec::is_empty))
+            .map(|c| c.body["attempt"].as_u64().unwrap_or(0))
+            .collect();
+        if attempts.len() > 1 {
+            resumed_with_hydrants += 1;
+        }
+        let hydrants: Vec<sluice_shared::task::HydrantRef> = checkpoints
+            .iter()
+            .flat_map(|c| serde_json::from_value::<Vec<_>>(c.body["hydrants"].clone()).expect("hydrant list"))
+            .collect();
+        let values = merged_values(store.as_ref(), &hydrants, "id").await;
+        assert_eq!(values.len(), expected.len(), "round {round}: {} rows for {} records", values.len(), expected.len());
+        assert!(values == expected, "round {round}: some record is missing or twice");
+    }
+    eprintln!("{ROUNDS} rounds, {killed} attempts killed, {resumed_with_hydrants} rounds resumed hydrants of a killed attempt (uninterrupted run {window:?})");
+    assert!(killed >= ROUNDS, "every round killed at least one attempt: {killed}");
+    assert!(resumed_with_hydrants >= ROUNDS / 4, "too few kills landed after a checkpoint: {resumed_with_hydrants}");
+}
