@@ -86,4 +86,5 @@ export AWS_SECRET_ACCESS_KEY=test
 export SLUICE_STORAGE=s3://$bucket/sluice
 export SLUICE_METADATA=dynamodb://$table
 export SLUICE_KAFKA=127.0.0.1:$kafka_port
+export SLUICE_KAFKA_SQLITE=$(cd "$run" && pwd)/tansu.db
 ENV

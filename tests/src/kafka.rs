@@ -39,3 +39,40 @@ pub async fn produce(bootstrap: &str, topic: &str, records: &[(i32, Vec<u8>)]) {
         }
     }
 }
+
+/// The test broker's log (tansu's SQLite database, `SLUICE_KAFKA_SQLITE`), opened to shape a
+/// partition as compaction or retention would leave it: a real broker then serves the gaps.
+fn broker_log() -> rusqlite::Connection {
+    let path = crate::required_env("SLUICE_KAFKA_SQLITE");
+    let db = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+    db.busy_timeout(std::time::Duration::from_secs(10)).expect("busy timeout");
+    db
+}
+
+const TOPITION: &str =
+    "(SELECT t.id FROM topition t JOIN topic ON t.topic = topic.id WHERE topic.name = ?1 AND t.partition = ?2)";
+
+/// Removes the records at `offsets`, as compaction does: their offsets become gaps.
+pub fn compact_away(topic: &str, partition: i32, offsets: &[i64]) {
+    let db = broker_log();
+    for offset in offsets {
+        let n = db
+            .execute(
+                &format!("DELETE FROM record WHERE topition = {TOPITION} AND offset_id = ?3"),
+                (topic, partition, offset),
+            )
+            .expect("delete a record");
+        assert_eq!(n, 1, "{topic}/{partition} has no record at {offset}");
+    }
+}
+
+/// Removes every record below `low` and moves the low watermark there, as retention does.
+pub fn expire_before(topic: &str, partition: i32, low: i64) {
+    let db = broker_log();
+    db.execute(&format!("DELETE FROM record WHERE topition = {TOPITION} AND offset_id < ?3"), (topic, partition, low))
+        .expect("delete records");
+    let n = db
+        .execute(&format!("UPDATE watermark SET low = ?3 WHERE topition = {TOPITION}"), (topic, partition, low))
+        .expect("move the low watermark");
+    assert_eq!(n, 1, "{topic}/{partition} has no watermark row");
+}

@@ -1,11 +1,12 @@
 //! Fault injection with librdkafka's mock cluster: fetch errors and a broker going down in the
-//! middle of a read; the range is still read with every record delivered exactly once.
+//! middle of a read (the range is still read with every record delivered exactly once), and
+//! offsets lost to retention.
 
 use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
-use sluice_shared::kafka::{read_ranges, ConsumerSettings, OffsetRange, ResetPolicy};
+use sluice_shared::kafka::{read_ranges, ConsumerSettings, OffsetRange, ReadError, ResetPolicy};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -106,4 +107,49 @@ async fn a_broker_down_mid_read_delays_but_loses_and_repeats_nothing() {
     let (outcome, seen) = reader.await.expect("reader");
     assert!(outcome.expect("read").complete);
     check_exactly_once(&seen);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn offsets_lost_to_retention_fail_or_reset() {
+    // The mock cluster keeps about 5 MB per partition: 80 records of 100 KB push the oldest out.
+    let cluster = MockCluster::new(1).expect("mock cluster");
+    cluster.create_topic("retention", 1, 1).expect("topic");
+    let bootstrap = cluster.bootstrap_servers();
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("linger.ms", "0")
+        .set("batch.num.messages", "1")
+        .create()
+        .expect("producer");
+    let payload = vec![b'x'; 100_000];
+    for _ in 0..80 {
+        producer
+            .send(FutureRecord::<(), _>::to("retention").partition(0).payload(&payload), Duration::from_secs(10))
+            .await
+            .expect("produce");
+    }
+    let (settings, strict_settings) = (
+        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap.clone())])),
+        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap)])),
+    );
+    let range = [OffsetRange { partition: 0, start: 0, end: 80 }];
+    let (strict, reset) = tokio::task::spawn_blocking(move || {
+        let strict = read_ranges(&strict_settings, "retention", &range, ResetPolicy::default(), None, |_| Ok(()));
+        let earliest = ResetPolicy { reset_automatically: true, use_earliest: true };
+        let mut seen = Vec::new();
+        let reset = read_ranges(&settings, "retention", &range, earliest, None, |r| {
+            seen.push(r.offset);
+            Ok(())
+        });
+        (strict, reset.map(|o| (o, seen)))
+    })
+    .await
+    .expect("reader");
+    let err = strict.expect_err("the oldest offsets are gone");
+    let ReadError::OutOfRange { low, high, .. } = err else { panic!("expected out of range, got {err}") };
+    assert!(low > 0 && high == 80, "watermarks [{low}, {high})");
+    let (outcome, seen) = reset.expect("reset read");
+    assert_eq!(outcome.resets.len(), 1);
+    assert_eq!(outcome.resets[0].read, (low, 80));
+    assert_eq!(seen, (low..80).collect::<Vec<_>>(), "the kept offsets, once each");
 }
