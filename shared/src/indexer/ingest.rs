@@ -12,8 +12,8 @@ use crate::spec::{DatasourceSpec, TuningSettings};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// How often (in rows) the memory estimate of the indexes is recomputed.
-const BYTES_CHECK_EVERY: u64 = 64;
+/// How often (in rows) the memory estimate and the persist period are checked.
+const CHECK_EVERY: u64 = 64;
 
 /// The indexes of one task between persists, and its meters.
 #[derive(Debug)]
@@ -26,7 +26,7 @@ pub struct Ingester {
     persist_period: Option<Duration>,
     indexes: BTreeMap<i64, IncrementalIndex>,
     num_rows: u64,
-    since_bytes_check: u64,
+    since_check: u64,
     last_persist: Instant,
     out: Vec<Result<Parsed, ParseError>>,
     /// The task's row meters.
@@ -48,7 +48,7 @@ impl Ingester {
             persist_period: t.intermediate_persist_period.fixed_millis().map(|ms| Duration::from_millis(ms as u64)),
             indexes: BTreeMap::new(),
             num_rows: 0,
-            since_bytes_check: 0,
+            since_check: 0,
             last_persist: Instant::now(),
             out: Vec::new(),
             meters,
@@ -117,23 +117,19 @@ impl Ingester {
         if self.num_rows >= self.max_rows {
             return true;
         }
-        if self.persist_period.is_some_and(|p| self.last_persist.elapsed() >= p) {
-            return true;
+        self.since_check += 1;
+        if self.since_check < CHECK_EVERY {
+            return false;
         }
-        self.since_bytes_check += 1;
-        if self.since_bytes_check >= BYTES_CHECK_EVERY {
-            self.since_bytes_check = 0;
-            if let Some(max) = self.max_bytes {
-                return self.estimated_bytes() >= max;
-            }
-        }
-        false
+        self.since_check = 0;
+        self.persist_period.is_some_and(|p| self.last_persist.elapsed() >= p)
+            || self.max_bytes.is_some_and(|max| self.estimated_bytes() >= max)
     }
 
     /// Hands over the indexes holding rows, oldest time chunk first, and starts anew.
     pub fn take_indexes(&mut self) -> Vec<IncrementalIndex> {
         self.num_rows = 0;
-        self.since_bytes_check = 0;
+        self.since_check = 0;
         self.last_persist = Instant::now();
         std::mem::take(&mut self.indexes).into_values().filter(|i| !i.is_empty()).collect()
     }

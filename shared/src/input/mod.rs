@@ -4,6 +4,7 @@
 
 mod delimited;
 pub mod flatten;
+mod json_fields;
 pub mod timestamp;
 
 use crate::expr::{self, Expr};
@@ -256,6 +257,9 @@ impl RecordParser {
                 return;
             }
         };
+        if matches!(self.decoder, Decoder::Json(None)) && self.json_fields(text, out) {
+            return;
+        }
         match &mut self.decoder {
             Decoder::Json(_) => {
                 let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
@@ -282,6 +286,26 @@ impl RecordParser {
                 }
             }
         }
+    }
+
+    /// The fast path for one JSON object without a flattenSpec; returns false, having pushed
+    /// nothing, when the record holds more than one value (the whole-tree path reads those).
+    fn json_fields(&mut self, text: &str, out: &mut Vec<Result<Parsed, ParseError>>) -> bool {
+        use serde::de::DeserializeSeed;
+        self.reset_scratch();
+        let mut de = serde_json::Deserializer::from_str(text);
+        match (json_fields::ObjectSeed { parser: self }).deserialize(&mut de) {
+            Ok(()) => {
+                if de.end().is_err() {
+                    return false;
+                }
+                let row = self.finish_row();
+                out.push(row);
+            }
+            Err(e) if e.is_data() => out.push(Err(ParseError::new(e.to_string()))),
+            Err(e) => out.push(Err(ParseError::new(format!("malformed JSON: {e}")))),
+        }
+        true
     }
 
     fn reset_scratch(&mut self) {

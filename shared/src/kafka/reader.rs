@@ -10,6 +10,9 @@ use rdkafka::{Message, Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// Records between two readings of the clock (deadline and stall checks).
+const CLOCK_EVERY: u32 = 64;
+
 /// What the handler wants after a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
@@ -88,8 +91,10 @@ impl RangeReader {
         if ranges.iter().all(|r| r.end == r.start) {
             return Ok(reader);
         }
-        let consumer: BaseConsumer =
-            settings.client_config().create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
+        let consumer: BaseConsumer = settings
+            .client_config_for(ranges.len())
+            .create()
+            .map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
         let timeout = settings.request_timeout();
         let mut tpl = TopicPartitionList::new();
         for r in ranges.iter().filter(|r| r.end > r.start) {
@@ -150,10 +155,20 @@ impl RangeReader {
         mut handler: impl FnMut(Record<'_>) -> Result<Flow, String>,
     ) -> Result<Stop, ReadError> {
         let Some(consumer) = self.consumer.as_ref() else { return Ok(Stop::Complete) };
+        // The clock is read on idle polls and every CLOCK_EVERY records, not per record.
         let mut last_progress = Instant::now();
+        let (mut since_clock, mut delivered_at_clock) = (0u32, self.delivered);
         while !self.pending.is_empty() {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(Stop::Deadline);
+            since_clock += 1;
+            if since_clock >= CLOCK_EVERY {
+                since_clock = 0;
+                let now = Instant::now();
+                if self.delivered != delivered_at_clock {
+                    (last_progress, delivered_at_clock) = (now, self.delivered);
+                }
+                if deadline.is_some_and(|d| now >= d) {
+                    return Ok(Stop::Deadline);
+                }
             }
             match consumer.poll(Duration::from_millis(100)) {
                 Some(Ok(m)) => {
@@ -173,7 +188,6 @@ impl RangeReader {
                             handler(record).map_err(|reason| ReadError::Handler { partition: p, offset: o, reason })?;
                         self.delivered += 1;
                         self.positions.insert(p, o + 1);
-                        last_progress = Instant::now();
                     }
                     if o + 1 >= end {
                         self.positions.insert(p, end);
@@ -183,15 +197,23 @@ impl RangeReader {
                         return Ok(if self.pending.is_empty() { Stop::Complete } else { Stop::Paused });
                     }
                 }
-                Some(Err(KafkaError::PartitionEOF(_))) => {}
+                Some(Err(KafkaError::PartitionEOF(_))) => since_clock = CLOCK_EVERY,
                 Some(Err(e)) => {
+                    since_clock = CLOCK_EVERY;
+                    if self.delivered != delivered_at_clock {
+                        (last_progress, delivered_at_clock) = (Instant::now(), self.delivered);
+                    }
                     if last_progress.elapsed() > self.stall {
                         return Err(self.broker(format!("no progress for {} s: {e}", self.stall.as_secs())));
                     }
                 }
                 None => {
+                    since_clock = CLOCK_EVERY;
+                    if self.delivered != delivered_at_clock {
+                        (last_progress, delivered_at_clock) = (Instant::now(), self.delivered);
+                    }
                     advance_over_gaps(consumer, &self.topic, &mut self.pending, &mut self.positions);
-                    if last_progress.elapsed() > self.stall {
+                    if !self.pending.is_empty() && last_progress.elapsed() > self.stall {
                         return Err(self.broker(format!(
                             "no record for {} s while offsets {:?} remain to be read",
                             self.stall.as_secs(),

@@ -17,8 +17,11 @@ const SECRET_KEYS: [&str; 6] = [
     "ssl.truststore.password",
 ];
 
-/// Prefetch bound per partition in KiB (`queued.max.messages.kbytes`), unless set in the spec.
-pub const PREFETCH_KBYTES: u64 = 4096;
+/// Bound of the records librdkafka prefetches for one reader, over all its partitions, in KiB
+/// (unless the spec sets `queued.max.messages.kbytes`, which is per partition).
+pub const PREFETCH_KBYTES: u64 = 16 * 1024;
+/// The least prefetch per partition, in KiB.
+const MIN_PREFETCH_KBYTES: u64 = 1024;
 
 /// librdkafka consumer settings for range reads.
 #[derive(Clone, PartialEq, Eq)]
@@ -35,15 +38,27 @@ impl ConsumerSettings {
         properties.insert("enable.auto.offset.store".into(), "false".into());
         properties.insert("auto.offset.reset".into(), "error".into());
         properties.entry("group.id".into()).or_insert_with(|| "sluice-range-reader".into());
-        // librdkafka prefetches up to 64 MiB per partition by default; a Lambda's memory is
-        // sized from maxBytesInMemory, so the prefetch is bounded unless the spec says otherwise.
-        properties.entry("queued.max.messages.kbytes".into()).or_insert_with(|| PREFETCH_KBYTES.to_string());
+        // Once the handler has drained a full prefetch queue, fetch again at once (librdkafka
+        // waits a whole second by default, which starves a reader slower than the network).
+        properties.entry("fetch.queue.backoff.ms".into()).or_insert_with(|| "1".into());
         Self { properties }
     }
 
     /// The bootstrap servers.
     pub fn bootstrap(&self) -> &str {
         self.properties.get("bootstrap.servers").map(String::as_str).unwrap_or("")
+    }
+
+    /// The librdkafka configuration of a reader over `partitions` partitions. librdkafka
+    /// prefetches up to 64 MiB per partition by default; a Lambda's memory is sized from
+    /// `maxBytesInMemory`, so the prefetch is bounded to [`PREFETCH_KBYTES`] in all.
+    pub fn client_config_for(&self, partitions: usize) -> ClientConfig {
+        let mut c = self.client_config();
+        if !self.properties.contains_key("queued.max.messages.kbytes") {
+            let each = (PREFETCH_KBYTES / partitions.max(1) as u64).max(MIN_PREFETCH_KBYTES);
+            c.set("queued.max.messages.kbytes", each.to_string());
+        }
+        c
     }
 
     /// The librdkafka configuration.
@@ -105,6 +120,8 @@ mod tests {
             ConsumerSettings::new(&BTreeMap::from([("sluice.stall.timeout.ms".to_string(), "5".to_string())]));
         assert_eq!(stalled.stall_timeout(), Duration::from_millis(5));
         assert!(stalled.client_config().get("sluice.stall.timeout.ms").is_none(), "not passed to librdkafka");
+        assert_eq!(stalled.client_config_for(4).get("queued.max.messages.kbytes"), Some("4096"));
+        assert_eq!(stalled.client_config_for(64).get("queued.max.messages.kbytes"), Some("1024"));
         let shown = format!("{s:?}");
         assert!(!shown.contains("hunter2") && shown.contains("<redacted>"), "{shown}");
     }

@@ -2,28 +2,18 @@
 //! ~400k rows with shifted times (dictionaries keep the sample's realistic sizes).
 
 use anyhow::{anyhow, Context, Result};
-use clap::{Args, Subcommand};
+use clap::Args;
 use sluice_shared::index::{IncrementalIndex, IndexConfig};
 use sluice_shared::input::{Parsed, RecordParser};
 use sluice_shared::merge::{merge, MergeOptions};
 use sluice_shared::row::{DimValue, Row};
 use sluice_shared::segment::{Codec, Segment};
 use sluice_shared::spec::{load_spec, Compression, DatasourceSpec};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-const TUTORIAL_SPEC: &str = include_str!("../../../data/specs/wikipedia-kafka-supervisor.json");
-const DAY_MS: i64 = 86_400_000;
-/// Each copy of the sample is shifted by this much, wrapped within its day.
-const SHIFT_MS: i64 = 37 * 60_000;
-
-/// Benchmarks.
-#[derive(Subcommand)]
-pub enum BenchCommand {
-    /// Parse, index, persist and merge rates and segment size, single-threaded.
-    Segment(SegmentArgs),
-}
+use super::{best, default_sample, wikipedia_records, TUTORIAL_SPEC};
 
 /// Options of `bench segment`.
 #[derive(Args)]
@@ -49,57 +39,6 @@ pub struct SegmentArgs {
     /// Prints one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-/// Runs a benchmark command.
-pub fn run(command: BenchCommand) -> Result<()> {
-    match command {
-        BenchCommand::Segment(args) => segment(args),
-    }
-}
-
-fn default_sample() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/wikiticker-2015-09-12-sampled.json.gz"))
-}
-
-/// The sample's records repeated to `rows` records, copy `k` shifted by `k * SHIFT_MS` within
-/// its day so that every row stays in its original time chunk.
-pub fn wikipedia_records(sample: &std::path::Path, rows: usize) -> Result<Vec<Vec<u8>>> {
-    let file = std::fs::File::open(sample).with_context(|| format!("open {}", sample.display()))?;
-    let lines: Vec<serde_json::Value> = std::io::BufReader::new(flate2::read::GzDecoder::new(file))
-        .lines()
-        .map(|l| Ok(serde_json::from_str(&l?)?))
-        .collect::<Result<_>>()?;
-    let mut out = Vec::with_capacity(rows);
-    let mut copy = 0i64;
-    while out.len() < rows {
-        for line in &lines {
-            if out.len() == rows {
-                break;
-            }
-            let mut v = line.clone();
-            let t =
-                sluice_shared::time::parse_iso_instant(v["time"].as_str().ok_or_else(|| anyhow!("row without time"))?)?;
-            let day = t.div_euclid(DAY_MS) * DAY_MS;
-            v["time"] = sluice_shared::time::format_iso(day + (t - day + copy * SHIFT_MS).rem_euclid(DAY_MS)).into();
-            out.push(serde_json::to_vec(&v)?);
-        }
-        copy += 1;
-    }
-    Ok(out)
-}
-
-fn best<T>(repeat: usize, mut f: impl FnMut() -> Result<T>) -> Result<(Duration, T)> {
-    let mut best: Option<(Duration, T)> = None;
-    for _ in 0..repeat.max(1) {
-        let start = Instant::now();
-        let out = f()?;
-        let took = start.elapsed();
-        if best.as_ref().is_none_or(|(d, _)| took < *d) {
-            best = Some((took, out));
-        }
-    }
-    best.ok_or_else(|| anyhow!("no run"))
 }
 
 fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, RecordParser)> {
@@ -134,7 +73,8 @@ fn build_indexes(config: &IndexConfig, rows: Vec<Row>, parser: &RecordParser) ->
     indexes
 }
 
-fn segment(args: SegmentArgs) -> Result<()> {
+/// Runs `bench segment`.
+pub fn run(args: SegmentArgs) -> Result<()> {
     let sample = args.sample.clone().unwrap_or_else(default_sample);
     let records = wikipedia_records(&sample, args.rows)?;
     let spec = load_spec(TUTORIAL_SPEC)?.spec;
