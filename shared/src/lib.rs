@@ -1,15 +1,19 @@
 //! Sluice's library: Druid's Kafka indexing path rebuilt as plain Rust.
 //!
 //! ```text
+//!  task#  an offset range per partition, claimed by one attempt        (task, indexer)
+//!    -> kafka      exact range read: records in [start, end), nothing else
 //!  Kafka record bytes
 //!    -> input      (spec: inputFormat, timestampSpec, flattenSpec, transformSpec)  => Row
 //!    -> index      incremental index per time chunk (rollup, aggregators)          => rows in memory
 //!    -> segment    persist: sorted dictionaries, encoded ids, Roaring bitmaps      => hydrant bytes
+//!  hydrants -> storage (put_if_absent); ckpt# + task# in one metadata transaction
 //!    -> merge      k-way merge of hydrants of one time chunk, split at maxRows     => segment bytes
 //! ```
 //!
-//! Each arrow is one module: [`input`], [`index`], [`segment`], [`merge`]. The datasource
-//! [`spec`] drives them all.
+//! Each arrow is one module: [`kafka`], [`input`], [`index`], [`segment`], [`merge`]; the
+//! [`indexer`] runs them as one task attempt against [`storage`] and [`metadata`]. The
+//! datasource [`spec`] drives them all.
 
 pub mod aggregate;
 pub mod expr;

@@ -8,7 +8,7 @@ mod reader;
 mod settings;
 
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
-pub use settings::ConsumerSettings;
+pub use settings::{ConsumerSettings, PREFETCH_KBYTES};
 
 use std::collections::BTreeMap;
 

@@ -39,9 +39,15 @@ pub struct IndexerArgs {
     /// Records per partition per wave (the mock cluster keeps about 5 MB per partition).
     #[arg(long, default_value_t = 20_000)]
     wave: usize,
-    /// maxBytesInMemory budgets (MiB) of the memory passes; none skips them.
-    #[arg(long, value_delimiter = ',', default_values_t = [16u64, 64])]
+    /// maxBytesInMemory budgets (MiB) of the memory passes.
+    #[arg(long, value_delimiter = ',', default_values_t = [16u64, 32, 64])]
     memory_budgets: Vec<u64>,
+    /// Records of each memory pass (its tasks must be large enough to fill the budgets).
+    #[arg(long, default_value_t = 640_000)]
+    memory_rows: usize,
+    /// Partitions of the memory passes' topic.
+    #[arg(long, default_value_t = 16)]
+    memory_partitions: i32,
     /// The Wikipedia sample (newline-delimited JSON, gzipped).
     #[arg(long)]
     sample: Option<PathBuf>,
@@ -140,7 +146,7 @@ async fn bench(args: IndexerArgs) -> Result<()> {
 fn memory_pass(args: &IndexerArgs, budget: u64) -> Result<Pass> {
     let mut command = std::process::Command::new(std::env::current_exe()?);
     command.args(["bench", "indexer", "--memory-pass", &budget.to_string()]);
-    command.args(["--rows", &args.rows.to_string(), "--partitions", &args.partitions.to_string()]);
+    command.args(["--rows", &args.memory_rows.to_string(), "--partitions", &args.memory_partitions.to_string()]);
     command.args(["--wave", &args.wave.to_string()]);
     if let Some(sample) = &args.sample {
         command.arg("--sample").arg(sample);
@@ -322,6 +328,10 @@ fn print(args: &IndexerArgs, speed: &Pass, memory: &[(u64, Pass)]) -> Result<()>
     );
     if !memory.is_empty() {
         println!();
+        println!(
+            "memory passes, each in a fresh process: {} rows over {} partitions, maxRowsInMemory out of the way",
+            args.memory_rows, args.memory_partitions
+        );
         println!("{:<22} {:>10} {:>22} {:>12}", "maxBytesInMemory", "hydrants", "peak task memory", "over budget");
         for (budget, p) in memory {
             let peak = p.peak_task_rss as f64 / MIB as f64;
