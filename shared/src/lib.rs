@@ -16,14 +16,17 @@
 //! datasource [`spec`] drives them all.
 
 pub mod aggregate;
+pub mod datasource;
 pub mod expr;
 pub mod filter;
 pub mod granularity;
 pub mod index;
 pub mod indexer;
 pub mod input;
+pub mod invoker;
 pub mod kafka;
 pub mod merge;
+pub mod merger;
 pub mod metadata;
 pub mod row;
 pub mod segment;
@@ -31,4 +34,5 @@ pub mod spec;
 pub mod storage;
 pub mod task;
 pub mod time;
+pub mod timeline;
 pub mod value;

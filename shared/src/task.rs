@@ -12,8 +12,10 @@
 //! Every write of an attempt is conditioned on the task item's version it holds, so an attempt
 //! that lost its lease (another attempt claimed the task) cannot write anything visible.
 
+use crate::datasource::{parse_body, DatasourceError};
 use crate::indexer::{MessageWindow, RowMeters};
 use crate::kafka::{OffsetRange, ResetEvent};
+use crate::metadata::MetadataStore;
 use crate::time::Interval;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -120,6 +122,9 @@ pub struct TaskItem {
     pub num_checkpoints: u32,
     /// Why the task failed or the last attempt stopped.
     pub error: Option<String>,
+    /// The merge whose segments the publish made visible.
+    #[serde(default)]
+    pub published_by: Option<String>,
 }
 
 impl TaskItem {
@@ -146,6 +151,7 @@ impl TaskItem {
             positions,
             num_checkpoints: 0,
             error: None,
+            published_by: None,
         }
     }
 }
@@ -204,4 +210,12 @@ impl Progress {
         }
         progress
     }
+}
+
+/// Reads a task's checkpoints and folds them into its progress.
+pub async fn load_progress(meta: &dyn MetadataStore, id: &TaskId) -> Result<Progress, DatasourceError> {
+    let items = meta.query(&id.pk(), &id.checkpoint_prefix()).await?;
+    let checkpoints =
+        items.iter().map(|i| parse_body::<Checkpoint>(&id.datasource, i)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Progress::from_checkpoints(checkpoints))
 }

@@ -117,6 +117,33 @@ impl RowMeters {
     }
 }
 
+/// The counters of many tasks added up (a group's published tasks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MeterTotals {
+    /// Rows indexed.
+    pub processed: u64,
+    /// Bytes of the records processed.
+    pub processed_bytes: u64,
+    /// Rows indexed with some fields that could not be converted.
+    pub processed_with_error: u64,
+    /// Records or rows that could not be parsed.
+    pub unparseable: u64,
+    /// Rows dropped by the filter or outside the message-time window.
+    pub thrown_away: u64,
+}
+
+impl MeterTotals {
+    /// Adds a task's meters.
+    pub fn add(&mut self, m: &RowMeters) {
+        self.processed += m.processed;
+        self.processed_bytes += m.processed_bytes;
+        self.processed_with_error += m.processed_with_error;
+        self.unparseable += m.unparseable;
+        self.thrown_away += m.thrown_away;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

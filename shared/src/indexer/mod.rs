@@ -9,7 +9,7 @@ mod run;
 mod window;
 
 pub use ingest::Ingester;
-pub use meters::{ParseException, RowMeters, TooManyParseExceptions};
+pub use meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
 pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE_MARGIN};
 pub use run::run_task;
 pub use window::MessageWindow;

@@ -15,6 +15,7 @@
 //! nothing and duplicates nothing.
 
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
+use crate::datasource::DatasourceError;
 use crate::index::IncrementalIndex;
 use crate::kafka::{ConsumerSettings, OffsetRange, RangeReader, ReadError, ResetEvent, ResetPolicy, Stop};
 use crate::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
@@ -123,20 +124,10 @@ async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> 
 }
 
 async fn load_progress(meta: &dyn MetadataStore, id: &TaskId) -> Result<Progress, IndexerError> {
-    let items = meta
-        .query(&id.pk(), &id.checkpoint_prefix())
-        .await
-        .map_err(|source| IndexerError::Metadata { id: id.clone(), source })?;
-    let mut checkpoints = Vec::with_capacity(items.len());
-    for item in items {
-        let c: Checkpoint = serde_json::from_value(item.body).map_err(|e| IndexerError::Corrupt {
-            id: id.clone(),
-            sk: item.sk.clone(),
-            reason: e.to_string(),
-        })?;
-        checkpoints.push(c);
-    }
-    Ok(Progress::from_checkpoints(checkpoints))
+    crate::task::load_progress(meta, id).await.map_err(|e| match e {
+        DatasourceError::Metadata(source) => IndexerError::Metadata { id: id.clone(), source },
+        e => IndexerError::Corrupt { id: id.clone(), sk: id.checkpoint_prefix(), reason: e.to_string() },
+    })
 }
 
 fn report(attempt: u32, progress: Progress, num_records_read: u64, times: StageTimes) -> TaskReport {

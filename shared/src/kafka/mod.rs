@@ -6,9 +6,11 @@
 
 mod reader;
 mod settings;
+mod topic;
 
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
 pub use settings::{ConsumerSettings, PREFETCH_KBYTES};
+pub use topic::{partition_watermarks, Watermarks};
 
 use std::collections::BTreeMap;
 
