@@ -70,6 +70,9 @@ pub struct PlanItem {
     pub next_seq: u64,
     /// Per partition of the group, the first offset no task has been planned for.
     pub next_start: BTreeMap<i32, i64>,
+    /// Failed tasks up to this sequence number have been handled (the group replanned).
+    #[serde(default)]
+    pub replanned_after: Option<u64>,
 }
 
 /// The body of an `offsets#` item: what is published.

@@ -125,6 +125,9 @@ pub struct TaskItem {
     /// The merge whose segments the publish made visible.
     #[serde(default)]
     pub published_by: Option<String>,
+    /// When the task was published or failed (ms): cleanup waits a grace period after it.
+    #[serde(default)]
+    pub finished_ms: Option<i64>,
 }
 
 impl TaskItem {
@@ -152,6 +155,7 @@ impl TaskItem {
             num_checkpoints: 0,
             error: None,
             published_by: None,
+            finished_ms: None,
         }
     }
 }

@@ -117,3 +117,32 @@ impl Backends {
         Self { meta, store, _dir: None }
     }
 }
+
+/// The values of dimension `dim` in every visible segment of `datasource`, sorted: what a
+/// query sees.
+pub async fn visible_values(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    dim: &str,
+) -> Vec<String> {
+    let mut values = Vec::new();
+    for record in sluice_shared::timeline::visible_segments(meta, datasource).await.expect("timeline") {
+        let bytes = store.get(&record.key).await.expect("segment object");
+        let segment = Segment::from_bytes(&record.key, bytes.to_vec()).expect("segment decodes");
+        let dims: Vec<String> = segment.directory().columns[1..]
+            .iter()
+            .filter(|c| c.aggregator.is_none())
+            .map(|c| c.name.clone())
+            .collect();
+        let at = dims.iter().position(|d| d == dim).expect("dimension present");
+        for (_, row, _) in segment.read_rows().expect("rows") {
+            match &row[at] {
+                DimValue::Str(s) => values.push(s.clone()),
+                other => values.push(format!("{other:?}")),
+            }
+        }
+    }
+    values.sort();
+    values
+}

@@ -355,6 +355,7 @@ impl Attempt<'_> {
         task.state = state;
         task.lease_expires_ms = None;
         task.error = Some(reason.clone());
+        task.finished_ms = (state == TaskState::Failed).then(now_ms);
         let item = Item::new(self.id.pk(), self.id.sk(), to_json(&task));
         match self.meta.put(item, Condition::Version(self.claim.version)).await {
             Ok(_) => tracing::warn!(task = %self.id, ?state, reason, "attempt gave the task up"),

@@ -182,7 +182,7 @@ pub async fn merge_and_publish(
     }
     let publish =
         Publish { task: &task, task_version: task_item.version, offsets, offsets_version: offsets_item.version };
-    publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters)).await
+    publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters), options.now_ms).await
 }
 
 /// `None` when the task is next in its group's offset order.
@@ -250,6 +250,7 @@ async fn fail(meta: &dyn MetadataStore, id: &TaskId, task_item: &Item, object: &
     if let Ok(mut task) = serde_json::from_value::<TaskItem>(task_item.body.clone()) {
         task.state = TaskState::Failed;
         task.error = Some(error.to_string());
+        task.finished_ms = Some(chrono::Utc::now().timestamp_millis());
         let item = Item::new(id.pk(), id.sk(), to_json(&task));
         if let Err(e) = meta.put(item, Condition::Version(task_item.version)).await {
             tracing::warn!(task = %id, error = %e, "could not mark the task failed");
@@ -323,6 +324,7 @@ impl Publish<'_> {
         merge_id: &str,
         written: Vec<SegmentRecord>,
         meters: Option<crate::indexer::RowMeters>,
+        now_ms: i64,
     ) -> Result<MergeOutcome, MergerError> {
         let Publish { task, task_version, mut offsets, offsets_version } = self;
         for r in &task.ranges {
@@ -337,6 +339,7 @@ impl Publish<'_> {
         published.state = TaskState::Published;
         published.lease_expires_ms = None;
         published.published_by = Some(merge_id.to_string());
+        published.finished_ms = Some(now_ms);
         let ops = vec![
             TxOp::Put {
                 item: Item::new(id.pk(), offsets_sk(id.group), to_json(&offsets)),

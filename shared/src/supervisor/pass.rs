@@ -1,0 +1,196 @@
+//! One supervisor pass over every datasource of the catalog.
+
+use super::cleanup::clean_up;
+use super::group::Group;
+use super::{StatsItem, SupervisorError, SupervisorOptions, STATS_SK};
+use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
+use crate::invoker::{Job, TaskInvoker};
+use crate::kafka::{partition_watermarks, ConsumerSettings};
+use crate::metadata::{Condition, Item, MetadataStore};
+use crate::spec::load_spec_value;
+use crate::storage::ObjectStore;
+use crate::task::{datasource_pk, TaskId, TaskItem, TaskState};
+use std::collections::BTreeMap;
+
+/// What one pass did for one datasource.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DatasourcePass {
+    /// The datasource.
+    pub datasource: String,
+    /// Tasks planned in this pass.
+    pub planned: Vec<TaskId>,
+    /// Jobs handed to the invoker.
+    pub invoked: Vec<Job>,
+    /// Per partition, the high watermark seen.
+    pub high: BTreeMap<i32, i64>,
+    /// Per partition, the committed offset.
+    pub committed: BTreeMap<i32, i64>,
+    /// Tasks cleaned up (hydrants, checkpoints and item deleted).
+    pub cleaned: usize,
+    /// Whether every partition's committed offset reached its high watermark.
+    pub caught_up: bool,
+}
+
+/// Runs one pass: for every datasource of the catalog (or only `only`), plan, invoke, record
+/// stats, clean up. A datasource that fails does not stop the others; its error is returned
+/// in its place.
+pub async fn run_pass(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: &dyn TaskInvoker,
+    options: &SupervisorOptions,
+    only: Option<&str>,
+) -> Result<Vec<Result<DatasourcePass, SupervisorError>>, SupervisorError> {
+    let names = match only {
+        Some(name) => vec![name.to_string()],
+        None => datasource::list(meta).await?,
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let result = supervise(meta, store, invoker, options, &name).await;
+        if let Err(e) = &result {
+            tracing::error!(datasource = name, error = %e, "supervisor pass failed for the datasource");
+        }
+        out.push(result);
+    }
+    Ok(out)
+}
+
+async fn query_groups<T: serde::de::DeserializeOwned>(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    prefix: &str,
+) -> Result<BTreeMap<u32, (T, u64)>, SupervisorError> {
+    let mut out = BTreeMap::new();
+    for item in meta.query(&datasource_pk(datasource), prefix).await? {
+        let group: u32 = item.sk[prefix.len()..].parse().map_err(|_| SupervisorError::Invalid {
+            datasource: datasource.into(),
+            reason: format!("malformed key {}", item.sk),
+        })?;
+        out.insert(group, (parse_body::<T>(datasource, &item)?, item.version));
+    }
+    Ok(out)
+}
+
+/// One pass over one datasource.
+pub async fn supervise(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: &dyn TaskInvoker,
+    options: &SupervisorOptions,
+    name: &str,
+) -> Result<DatasourcePass, SupervisorError> {
+    let mut pass = DatasourcePass { datasource: name.into(), ..Default::default() };
+    let (spec_item, _) = datasource::load(meta, name).await?;
+    if spec_item.state == SupervisorState::Terminated {
+        return Ok(pass);
+    }
+    let spec = load_spec_value(spec_item.spec.clone())
+        .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?
+        .spec;
+    let settings = ConsumerSettings::new(&spec.io.consumer_properties);
+    let topic = spec.io.topic.clone();
+    let marks = tokio::task::spawn_blocking(move || partition_watermarks(&settings, &topic)).await.map_err(|e| {
+        SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
+    })??;
+    let task_count = spec.io.task_count.max(1);
+    let mut partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
+    for &p in marks.keys() {
+        partitions.entry(p as u32 % task_count).or_default().push(p);
+    }
+    pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
+    let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, "plan#").await?;
+    let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, "offsets#").await?;
+    let mut tasks: Vec<(TaskItem, u64)> = meta
+        .query(&datasource_pk(name), "task#")
+        .await?
+        .iter()
+        .map(|i| Ok((parse_body::<TaskItem>(name, i)?, i.version)))
+        .collect::<Result<_, SupervisorError>>()?;
+    let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
+    for (&g, parts) in &partitions {
+        let (plan, plan_version) = plans
+            .remove(&g)
+            .map_or((PlanItem { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }, None), |(p, v)| {
+                (p, Some(v))
+            });
+        let (offs, offsets_version) = offsets.remove(&g).map_or(
+            (OffsetsItem { offsets: BTreeMap::new(), last_seq: None, totals: Default::default() }, None),
+            |(o, v)| (o, Some(v)),
+        );
+        let mut group = Group { datasource: name.into(), group: g, plan, plan_version, offsets: offs, offsets_version };
+        if !group.ensure_partitions(meta, parts, &marks, spec.io.use_earliest_offset).await? {
+            continue;
+        }
+        for &p in parts {
+            if let Some(&c) = group.offsets.offsets.get(&p) {
+                pass.committed.insert(p, c);
+            }
+        }
+        if !group.replan_after_failure(meta, &mut tasks, options.now_ms).await? {
+            continue;
+        }
+        if let Some(s) = group.plan.replanned_after {
+            replanned_after.insert(g, s);
+        }
+        if spec_item.state == SupervisorState::Running {
+            let in_flight = tasks
+                .iter()
+                .filter(|(t, _)| t.id.group == g && !matches!(t.state, TaskState::Published | TaskState::Failed))
+                .count();
+            let highs: BTreeMap<i32, i64> = parts.iter().map(|p| (*p, marks[p].high)).collect();
+            let planned = group
+                .plan_tasks(meta, &spec_item.spec, &spec, &highs, in_flight, options.max_in_flight, options.now_ms)
+                .await?;
+            pass.planned.extend(planned.iter().map(|(t, _)| t.id.clone()));
+            tasks.extend(planned);
+        }
+    }
+    for (task, _) in &tasks {
+        let job = match task.state {
+            TaskState::Planned | TaskState::Incomplete => Job::Index { task: task.id.clone() },
+            TaskState::Running if task.lease_expires_ms.is_none_or(|t| t <= options.now_ms) => {
+                Job::Index { task: task.id.clone() }
+            }
+            TaskState::Complete => Job::Merge { task: task.id.clone() },
+            _ => continue,
+        };
+        invoker.invoke(job.clone()).await?;
+        pass.invoked.push(job);
+    }
+    pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
+    pass.cleaned = clean_up(meta, store, name, &tasks, &replanned_after, options).await?;
+    write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
+    Ok(pass)
+}
+
+async fn write_stats(
+    meta: &dyn MetadataStore,
+    name: &str,
+    pass: &DatasourcePass,
+    tasks: &[(TaskItem, u64)],
+    now_ms: i64,
+) -> Result<(), SupervisorError> {
+    let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
+    for (t, _) in tasks {
+        *by_state.entry(format!("{:?}", t.state).to_lowercase()).or_default() += 1;
+    }
+    let mut errors: Vec<(i64, String)> = tasks
+        .iter()
+        .filter_map(|(t, _)| {
+            t.error.as_ref().map(|e| (t.finished_ms.unwrap_or(t.created_ms), format!("task {}: {e}", t.id)))
+        })
+        .collect();
+    errors.sort();
+    let stats = StatsItem {
+        updated_ms: now_ms,
+        high: pass.high.clone(),
+        committed: pass.committed.clone(),
+        lag: pass.high.iter().map(|(p, h)| (*p, h - pass.committed.get(p).copied().unwrap_or(*h))).collect(),
+        tasks: by_state,
+        recent_errors: errors.into_iter().rev().take(10).map(|(_, e)| e).collect(),
+    };
+    meta.put(Item::new(datasource_pk(name), STATS_SK, to_json(&stats)), Condition::None).await?;
+    Ok(())
+}
