@@ -5,6 +5,7 @@
 pub mod indexing;
 pub mod kafka;
 pub mod metadata_suite;
+pub mod protocol;
 pub mod storage_suite;
 
 /// A value the environment must provide for tests against real services; a missing one fails
