@@ -2,16 +2,15 @@
 //! hydrants, bad records counted with their offsets, CSV topics, the deadline and resume,
 //! lease loss, ranges outside the watermarks, and brokers or topics that are not there.
 
-use async_trait::async_trait;
 use sluice_integration::indexing::{json_record, merged_values, plan, spec, Backends};
 use sluice_integration::kafka::{create_topic, produce};
+use sluice_integration::protocol::Intercepted;
 use sluice_integration::required_env;
 use sluice_shared::indexer::{run_task, IndexerError, TaskOptions, TaskOutcome, TaskReport};
 use sluice_shared::kafka::OffsetRange;
-use sluice_shared::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_shared::metadata::{Condition, Item, MetadataStore};
 use sluice_shared::task::{TaskId, TaskItem, TaskState};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -193,43 +192,17 @@ async fn a_deadline_checkpoints_and_the_next_attempt_resumes() {
     assert_eq!(merged_values(b.store.as_ref(), &second.hydrants, "id").await, expected);
 }
 
-/// A metadata store that lets another attempt claim the task just before the first
-/// checkpoint of the running one is written.
-#[derive(Debug)]
-struct TakeOverBeforeCheckpoint {
-    inner: Arc<dyn MetadataStore>,
-    done: AtomicBool,
-}
-
-#[async_trait]
-impl MetadataStore for TakeOverBeforeCheckpoint {
-    fn url(&self) -> &str {
-        self.inner.url()
-    }
-    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, MetaError> {
-        self.inner.get(pk, sk).await
-    }
-    async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError> {
-        self.inner.query(pk, sk_prefix).await
-    }
-    async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError> {
-        self.inner.put(item, condition).await
-    }
-    async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<(), MetaError> {
-        self.inner.delete(pk, sk, condition).await
-    }
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<(), MetaError> {
-        if !self.done.swap(true, Ordering::SeqCst) {
-            let (pk, sk) = ops[1].key();
-            let current = self.inner.get(pk, sk).await?.expect("task item");
-            let mut task: TaskItem = serde_json::from_value(current.body.clone()).expect("task body");
-            task.attempt += 1;
-            task.lease_expires_ms = Some(0);
-            let body = serde_json::to_value(&task).expect("body");
-            self.inner.put(Item { body, ..current.clone() }, Condition::Version(current.version)).await?;
-        }
-        self.inner.transact(ops).await
-    }
+/// Another attempt claims the task just before the running one's first checkpoint.
+fn take_over_before_checkpoint(inner: Arc<dyn MetadataStore>, id: &TaskId) -> Intercepted {
+    let (meta, id) = (inner.clone(), id.clone());
+    Intercepted::before_first(inner, "ckpt#", move || async move {
+        let current = meta.get(&id.pk(), &id.sk()).await.expect("get").expect("task item");
+        let mut task: TaskItem = serde_json::from_value(current.body.clone()).expect("task body");
+        task.attempt += 1;
+        task.lease_expires_ms = Some(0);
+        let body = serde_json::to_value(&task).expect("body");
+        meta.put(Item { body, ..current.clone() }, Condition::Version(current.version)).await.expect("take over");
+    })
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -247,7 +220,7 @@ async fn an_attempt_that_lost_its_lease_writes_nothing_visible() {
         serde_json::json!({"maxRowsInMemory": 5}),
     );
     let id = plan(b.meta.as_ref(), &spec, vec![OffsetRange { partition: 0, start: 0, end: 12 }]).await;
-    let racing = TakeOverBeforeCheckpoint { inner: b.meta.clone(), done: AtomicBool::new(false) };
+    let racing = take_over_before_checkpoint(b.meta.clone(), &id);
     let lost = run_task(&racing, b.store.as_ref(), &id, &options()).await.expect("first attempt");
     assert_eq!(lost, TaskOutcome::LeaseLost { attempt: 1 });
     assert!(b.meta.query(&id.pk(), &id.checkpoint_prefix()).await.expect("query").is_empty(), "no checkpoint");

@@ -5,7 +5,7 @@
 //! holds, a corrupt hydrant, cleanup, schema changes, operations on unknown datasources.
 
 use sluice_integration::indexing::{visible_values, Backends};
-use sluice_integration::protocol::{BeforeTransact, Setup, SmallTransactions};
+use sluice_integration::protocol::{Intercepted, Setup};
 use sluice_shared::datasource::{self, offsets_sk, submit, OffsetsItem, Submitted, SupervisorState};
 use sluice_shared::invoker::{Job, QueueInvoker};
 use sluice_shared::merger::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};
@@ -142,7 +142,7 @@ async fn a_racing_merger_loses_and_leaves_nothing(b: Backends) {
     let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
     let (m, st, i) = (meta.clone(), store.clone(), id.clone());
     // The other merger publishes between this merger's segment writes and its publish.
-    let racing = BeforeTransact::new(meta.clone(), "offsets#", move || async move {
+    let racing = Intercepted::before_first(meta.clone(), "offsets#", move || async move {
         let won = merge_and_publish(m.as_ref(), st.as_ref(), None, &i, &merger()).await.expect("other merger");
         assert!(matches!(won, MergeOutcome::Published { .. }), "{won:?}");
     });
@@ -166,7 +166,7 @@ async fn a_reset_during_a_merge_refuses_its_publish(b: Backends) {
     index(&s, &id).await;
     let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
     let (m, name) = (meta.clone(), s.name.clone());
-    let racing = BeforeTransact::new(meta.clone(), "offsets#", move || async move {
+    let racing = Intercepted::before_first(meta.clone(), "offsets#", move || async move {
         let abandoned =
             reset_offsets(m.as_ref(), &name, &BTreeMap::from([(0, 5)]), now()).await.expect("reset offsets");
         assert_eq!(abandoned, 1);
@@ -187,7 +187,7 @@ async fn a_reset_during_a_merge_refuses_its_publish(b: Backends) {
 
 async fn more_segments_than_a_transaction_holds(b: Backends) {
     let s = Setup::new(b, 1, 40, 1, 100, serde_json::json!({"maxRowsPerSegment": 3})).await;
-    let small: Arc<dyn MetadataStore> = Arc::new(SmallTransactions { inner: s.b.meta.clone(), max_actions: 2 });
+    let small: Arc<dyn MetadataStore> = Arc::new(Intercepted::small_transactions(s.b.meta.clone(), 2));
     let queue = QueueInvoker::default();
     supervise(small.as_ref(), s.b.store.as_ref(), &queue, &SupervisorOptions::at(now()), &s.name).await.expect("pass");
     let id = s.tasks().await[0].id.clone();
