@@ -20,7 +20,15 @@ table="${SLUICE_TABLE:-sluice-local}"
 mkdir -p "$cache/tools" "$run"
 log() { echo "localstack/up.sh: $*" >&2; }
 
-alive() { [[ -f "$run/$1.pid" ]] && kill -0 "$(cat "$run/$1.pid")" 2>/dev/null; }
+# Alive: the PID exists and is not a zombie (a killed process nobody has reaped yet).
+alive() {
+  [[ -f "$run/$1.pid" ]] || return 1
+  local pid state
+  pid=$(cat "$run/$1.pid")
+  [[ -r "/proc/$pid/stat" ]] || return 1
+  state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -c1) || return 1
+  [[ -n "$state" && "$state" != Z ]]
+}
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 wait_for() {
   local name=$1 port=$2

@@ -87,12 +87,13 @@ pub async fn merged_values(store: &dyn ObjectStore, hydrants: &[HydrantRef], dim
 }
 
 /// Stores a test runs a task against: kept alive by the guard.
+#[derive(Clone)]
 pub struct Backends {
     /// The metadata store.
     pub meta: std::sync::Arc<dyn MetadataStore>,
     /// The object store.
     pub store: std::sync::Arc<dyn ObjectStore>,
-    _dir: Option<tempfile::TempDir>,
+    _dir: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 impl Backends {
@@ -102,7 +103,7 @@ impl Backends {
         let root = dir.path().display().to_string();
         let meta = sluice_shared::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("embedded");
         let store = sluice_shared::storage::open_store(&format!("file://{root}/store")).await.expect("local store");
-        Self { meta, store, _dir: Some(dir) }
+        Self { meta, store, _dir: Some(std::sync::Arc::new(dir)) }
     }
 
     /// S3 and DynamoDB at the endpoint `localstack/up.sh` starts, under a fresh prefix.

@@ -2,6 +2,7 @@
 //! `eval "$(localstack/up.sh)"`), unique names per test, and the conformance suites that run
 //! against every implementation of a backend trait.
 
+pub mod faults;
 pub mod indexing;
 pub mod kafka;
 pub mod metadata_suite;

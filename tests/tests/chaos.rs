@@ -1,0 +1,212 @@
+//! The chaos test: while a producer writes records with unique ids into a 4-partition topic
+//! of the real broker, the pipeline runs on the real stores with faults injected at random
+//! points: steps killed after a random number of calls (before or after the call that kills
+//! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
+//! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
+//! with no grace, and the broker killed and restarted once. At the end every record is visible
+//! exactly once and the committed offsets equal the high watermarks.
+//!
+//! `SLUICE_CHAOS_SCHEDULES` sets the number of randomized schedules (8 by default, as in CI;
+//! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run.
+
+use sluice_integration::faults::{FaultCounts, Faults, FaultyMeta, FaultyStore, Rng};
+use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
+use sluice_integration::kafka::{create_topic, produce};
+use sluice_integration::{required_env, unique};
+use sluice_shared::datasource::submit;
+use sluice_shared::indexer::{run_task, TaskOptions, TaskOutcome};
+use sluice_shared::invoker::{Job, QueueInvoker, TaskInvoker};
+use sluice_shared::merger::{merge_and_publish, MergerOptions};
+use sluice_shared::supervisor::{supervise, SupervisorOptions};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const PARTITIONS: i32 = 4;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The stores of one step, with its faults.
+fn faulty(b: &Backends, faults: &Arc<Faults>) -> (FaultyMeta, FaultyStore) {
+    (
+        FaultyMeta { inner: b.meta.clone(), faults: faults.clone() },
+        FaultyStore { inner: b.store.clone(), faults: faults.clone() },
+    )
+}
+
+struct Schedule {
+    rng: Rng,
+    counts: FaultCounts,
+    b: Backends,
+    name: String,
+}
+
+impl Schedule {
+    fn faults(&mut self, kill_chance: f64) -> Arc<Faults> {
+        let kill = self.rng.chance(kill_chance).then(|| self.rng.below(40));
+        Faults::new(self.rng.below(u64::MAX), 0.03, kill, self.counts.clone())
+    }
+
+    fn count(&self, kind: &'static str) {
+        *self.counts.lock().expect("counts").entry(kind).or_default() += 1;
+    }
+
+    async fn supervisor(&mut self, queue: &QueueInvoker) {
+        let faults = self.faults(0.15);
+        let (meta, store) = faulty(&self.b, &faults);
+        let grace = if self.rng.chance(0.5) { 0 } else { 60_000 };
+        let options = SupervisorOptions { cleanup_grace_ms: grace, ..SupervisorOptions::at(now()) };
+        let _ = supervise(&meta, &store, queue, &options, &self.name).await;
+    }
+
+    async fn job(&mut self, queue: &QueueInvoker, job: Job) {
+        let faults = self.faults(0.25);
+        let (meta, store) = faulty(&self.b, &faults);
+        match &job {
+            Job::Index { task } => {
+                let budget = if self.rng.chance(0.2) { 20 + self.rng.below(200) } else { 30_000 };
+                let options = TaskOptions {
+                    deadline: Some(Instant::now() + Duration::from_millis(budget)),
+                    reserve: Duration::ZERO,
+                    lease: Duration::from_millis(800),
+                };
+                if let Ok(TaskOutcome::Complete(_)) = run_task(&meta, &store, task, &options).await {
+                    let _ = queue.invoke(Job::Merge { task: task.clone() }).await;
+                }
+            }
+            Job::Merge { task } => {
+                let _ = merge_and_publish(&meta, &store, Some(queue), task, &MergerOptions { now_ms: now() }).await;
+            }
+        }
+    }
+}
+
+/// Kills the broker and starts it again with `localstack/up.sh` (its log is kept on disk).
+fn restart_broker() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = std::env::var("SLUICE_RUN_DIR").map(Into::into).unwrap_or_else(|_| root.join(".sluice/services"));
+    let pid = std::fs::read_to_string(run.join("tansu.pid")).expect("tansu pid file");
+    let killed = std::process::Command::new("kill").args(["-9", pid.trim()]).status().expect("kill");
+    assert!(killed.success(), "kill the broker");
+    std::thread::sleep(Duration::from_millis(300));
+    let up = std::process::Command::new(root.join("localstack/up.sh")).output().expect("localstack/up.sh");
+    assert!(up.status.success(), "restart the broker: {}", String::from_utf8_lossy(&up.stderr));
+}
+
+async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let mut rng = Rng::new(seed);
+    let b = if k % 2 == 0 { Backends::local().await } else { Backends::aws().await };
+    let topic = create_topic(&bootstrap, "chaos", PARTITIONS).await;
+    let num_records = 150 + rng.below(150) as usize;
+    let name = unique("chaos");
+    let tuning = serde_json::json!({"maxRowsInMemory": 5 + rng.below(20), "maxRowsPerSegment": 10 + rng.below(30)});
+    let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning);
+    spec["spec"]["ioConfig"]["taskCount"] = 2.into();
+    spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
+    spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": 20 + rng.below(40)});
+    submit(b.meta.as_ref(), spec, now()).await.expect("submit");
+    let producer = {
+        let (bootstrap, topic) = (bootstrap.clone(), topic.clone());
+        tokio::spawn(async move {
+            for chunk in (0..num_records).collect::<Vec<_>>().chunks(25) {
+                let records: Vec<(i32, Vec<u8>)> = chunk
+                    .iter()
+                    .map(|&n| ((n % PARTITIONS as usize) as i32, json_record(&format!("c{n}"), n)))
+                    .collect();
+                produce(&bootstrap, &topic, &records).await;
+                tokio::time::sleep(Duration::from_millis(15)).await;
+            }
+        })
+    };
+    let mut s = Schedule { rng, counts: counts.clone(), b, name: name.clone() };
+    let queue = QueueInvoker::default();
+    let started = Instant::now();
+    let mut iteration = 0;
+    loop {
+        iteration += 1;
+        assert!(started.elapsed() < Duration::from_secs(240), "schedule {k} (seed {seed}) did not catch up");
+        if restart && iteration == 4 {
+            restart_broker();
+            s.count("broker restart");
+        }
+        if s.rng.chance(0.3) {
+            s.count("two supervisors at once");
+            let other = QueueInvoker::default();
+            let mut twin = Schedule {
+                rng: Rng::new(s.rng.below(u64::MAX)),
+                counts: s.counts.clone(),
+                b: s.b.clone(),
+                name: name.clone(),
+            };
+            tokio::join!(s.supervisor(&queue), twin.supervisor(&other));
+            while let Some(job) = other.pop() {
+                let _ = queue.invoke(job).await;
+            }
+        } else {
+            s.supervisor(&queue).await;
+        }
+        while let Some(job) = queue.pop() {
+            if s.rng.chance(0.2) {
+                s.count("duplicated invocation");
+                let mut twin = Schedule {
+                    rng: Rng::new(s.rng.below(u64::MAX)),
+                    counts: s.counts.clone(),
+                    b: s.b.clone(),
+                    name: name.clone(),
+                };
+                tokio::join!(s.job(&queue, job.clone()), twin.job(&queue, job));
+            } else {
+                s.job(&queue, job).await;
+            }
+        }
+        if producer.is_finished() {
+            let check =
+                supervise(s.b.meta.as_ref(), s.b.store.as_ref(), &queue, &SupervisorOptions::at(now()), &name).await;
+            match check {
+                Ok(p) if p.caught_up => break,
+                Ok(p) if iteration % 20 == 0 => {
+                    let tasks = sluice_shared::supervisor::status(s.b.meta.as_ref(), &name).await.map(|st| st.tasks);
+                    eprintln!(
+                        "schedule {k} iteration {iteration}: high {:?} committed {:?} tasks {tasks:?}",
+                        p.high, p.committed
+                    );
+                }
+                Ok(_) => {}
+                Err(e) if iteration % 20 == 0 => eprintln!("schedule {k} iteration {iteration}: {e}"),
+                Err(_) => {}
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    producer.await.expect("producer");
+    let mut expected: Vec<String> = (0..num_records).map(|n| format!("c{n}")).collect();
+    expected.sort();
+    let seen = visible_values(s.b.meta.as_ref(), s.b.store.as_ref(), &name, "id").await;
+    assert_eq!(
+        seen.len(),
+        expected.len(),
+        "schedule {k} (seed {seed}): {} rows for {} records",
+        seen.len(),
+        expected.len()
+    );
+    assert!(seen == expected, "schedule {k} (seed {seed}): some record is missing or twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_record_exactly_once_under_faults() {
+    let schedules: usize = std::env::var("SLUICE_CHAOS_SCHEDULES").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+    let base: u64 =
+        std::env::var("SLUICE_CHAOS_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| now() as u64);
+    eprintln!("chaos: {schedules} schedules, SLUICE_CHAOS_SEED={base}");
+    let counts = FaultCounts::default();
+    let started = Instant::now();
+    for k in 0..schedules {
+        let seed = base ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        run_schedule(k, seed, &counts, k == schedules / 2).await;
+    }
+    let counts = counts.lock().expect("counts");
+    eprintln!("chaos: {schedules} schedules passed in {:?}; faults injected: {counts:?}", started.elapsed());
+    assert!(counts.get("kill").copied().unwrap_or(0) >= schedules as u64, "kills were injected: {counts:?}");
+}
