@@ -88,3 +88,27 @@ async fn dynamodb_missing_table_names_the_fix() {
     assert!(matches!(err, MetaError::Unavailable { .. }), "{err}");
     assert!(err.to_string().contains("does not exist") && err.to_string().contains("localstack/up.sh"), "{err}");
 }
+
+#[tokio::test]
+async fn lambda_jobs_are_asynchronous_invokes_of_the_right_function() {
+    use aws_sdk_lambda::operation::invoke::InvokeOutput;
+    use sluice_shared::invoker::{Job, LambdaInvoker, TaskInvoker};
+    use sluice_shared::task::TaskId;
+    let task = TaskId { datasource: "wiki".into(), group: 1, seq: 7 };
+    let merge_payload = serde_json::to_vec(&Job::Merge { task: task.clone() }).expect("json");
+    let rule = mock!(aws_sdk_lambda::Client::invoke)
+        .match_requests(move |r| {
+            r.function_name() == Some("sluice-merger")
+                && r.invocation_type() == Some(&aws_sdk_lambda::types::InvocationType::Event)
+                && r.payload().map(|p| p.as_ref()) == Some(merge_payload.as_slice())
+        })
+        .then_output(|| InvokeOutput::builder().status_code(202).build());
+    let refused =
+        mock!(aws_sdk_lambda::Client::invoke).then_output(|| InvokeOutput::builder().status_code(200).build());
+    let client = mock_client!(aws_sdk_lambda, RuleMode::MatchAny, &[&rule, &refused]);
+    let invoker = LambdaInvoker::new(client, "sluice-indexer", "sluice-merger");
+    invoker.invoke(Job::Merge { task: task.clone() }).await.expect("accepted");
+    assert_eq!(rule.num_calls(), 1);
+    let err = invoker.invoke(Job::Index { task }).await.expect_err("not asynchronous");
+    assert!(err.to_string().contains("invoke sluice-indexer: status 200, expected 202"), "{err}");
+}

@@ -3,6 +3,10 @@
 //! in-process queue the local runner drains. Invoking the same job twice is harmless: a
 //! second indexer finds the task busy or done, a second merger finds it published.
 
+mod lambda;
+
+pub use lambda::{LambdaInvoker, INDEXER_FUNCTION_ENV, MERGER_FUNCTION_ENV};
+
 use crate::task::TaskId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
