@@ -76,3 +76,19 @@ pub fn expire_before(topic: &str, partition: i32, low: i64) {
         .expect("move the low watermark");
     assert_eq!(n, 1, "{topic}/{partition} has no watermark row");
 }
+
+/// Grows `topic` to `partitions` partitions in the broker's log (tansu 0.6 does not implement
+/// CreatePartitions), as an operator adding partitions would.
+pub fn grow_topic(topic: &str, partitions: i32) {
+    let db = broker_log();
+    let (id, current): (i64, i32) = db
+        .query_row("SELECT id, partitions FROM topic WHERE name = ?1", [topic], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("the topic");
+    for p in current..partitions {
+        db.execute("INSERT INTO topition (topic, partition) VALUES (?1, ?2)", (id, p)).expect("add a partition");
+        let topition = db.last_insert_rowid();
+        db.execute("INSERT INTO watermark (topition, low, high) VALUES (?1, 0, 0)", [topition])
+            .expect("its watermarks");
+    }
+    db.execute("UPDATE topic SET partitions = ?1 WHERE id = ?2", (partitions, id)).expect("the partition count");
+}

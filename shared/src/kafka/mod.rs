@@ -10,7 +10,7 @@ mod topic;
 
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
 pub use settings::{ConsumerSettings, PREFETCH_KBYTES};
-pub use topic::{partition_watermarks, Watermarks};
+pub use topic::{commit_group_offsets, partition_watermarks, Watermarks};
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,8 @@
 //! A topic's partitions and their watermarks, as the supervisor sees them each pass.
 
 use super::{ConsumerSettings, ReadError};
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 
 /// The low and high watermark of a partition: the earliest offset kept and the next offset
@@ -42,4 +43,26 @@ pub fn partition_watermarks(settings: &ConsumerSettings, topic: &str) -> Result<
         out.insert(p.id(), Watermarks { low, high });
     }
     Ok(out)
+}
+
+/// Commits `offsets` (partition -> next offset) of `topic` to the consumer group `group`, for
+/// Kafka's lag tools; Sluice never reads them back (blocking).
+pub fn commit_group_offsets(
+    settings: &ConsumerSettings,
+    group: &str,
+    topic: &str,
+    offsets: &BTreeMap<i32, i64>,
+) -> Result<(), ReadError> {
+    let broker =
+        |reason: String| ReadError::Broker { topic: topic.into(), bootstrap: settings.bootstrap().into(), reason };
+    let mut config = settings.client_config();
+    config.set("group.id", group);
+    let consumer: BaseConsumer = config.create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
+    let mut tpl = TopicPartitionList::new();
+    for (&p, &o) in offsets {
+        tpl.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| broker(e.to_string()))?;
+    }
+    consumer
+        .commit(&tpl, CommitMode::Sync)
+        .map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
 }

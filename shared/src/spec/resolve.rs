@@ -120,6 +120,10 @@ pub struct SluiceConfig {
     /// Time a task may run before it checkpoints and returns incomplete (default `PT10M`).
     #[serde(default = "default_budget")]
     pub task_time_budget: String,
+    /// Also commit the published offsets to a Kafka consumer group named after the datasource,
+    /// so Kafka's lag tools see the progress (informational: Sluice never reads them back).
+    #[serde(default)]
+    pub commit_offsets_to_kafka: bool,
 }
 
 fn default_max_records() -> u64 {
@@ -138,6 +142,7 @@ impl Default for SluiceConfig {
             max_records_per_task: default_max_records(),
             max_bytes_per_task: default_max_bytes(),
             task_time_budget: default_budget(),
+            commit_offsets_to_kafka: false,
         }
     }
 }

@@ -5,7 +5,7 @@ use super::group::Group;
 use super::{StatsItem, SupervisorError, SupervisorOptions, STATS_SK};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
-use crate::kafka::{partition_watermarks, ConsumerSettings};
+use crate::kafka::{commit_group_offsets, partition_watermarks, ConsumerSettings};
 use crate::metadata::{Condition, Item, MetadataStore};
 use crate::spec::load_spec_value;
 use crate::storage::ObjectStore;
@@ -160,6 +160,24 @@ pub async fn supervise(
         pass.invoked.push(job);
     }
     pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
+    if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
+        let (settings, topic, committed) =
+            (ConsumerSettings::new(&spec.io.consumer_properties), spec.io.topic.clone(), pass.committed.clone());
+        let group = name.to_string();
+        let failed = match tokio::task::spawn_blocking(move || {
+            commit_group_offsets(&settings, &group, &topic, &committed)
+        })
+        .await
+        {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(error) = failed {
+            // Informational only: a failure is logged, never fatal.
+            tracing::warn!(datasource = name, error, "could not commit offsets to the Kafka consumer group");
+        }
+    }
     pass.cleaned = clean_up(meta, store, name, &tasks, &replanned_after, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
     Ok(pass)
