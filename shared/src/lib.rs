@@ -1,6 +1,7 @@
 //! Sluice's library: Druid's Kafka indexing path rebuilt as plain Rust.
 //!
 //! ```text
+//!  supervisor   plans offset ranges per partition group (plan# + task#), invokes functions
 //!  task#  an offset range per partition, claimed by one attempt        (task, indexer)
 //!    -> kafka      exact range read: records in [start, end), nothing else
 //!  Kafka record bytes
@@ -9,11 +10,16 @@
 //!    -> segment    persist: sorted dictionaries, encoded ids, Roaring bitmaps      => hydrant bytes
 //!  hydrants -> storage (put_if_absent); ckpt# + task# in one metadata transaction
 //!    -> merge      k-way merge of hydrants of one time chunk, split at maxRows     => segment bytes
+//!  merger       segments -> storage, seg# (invisible) -> publish: offsets# + task# in one
+//!               transaction (compare-and-swap from the task's start offsets to its end)
+//!  timeline     the visible segments, each row once
 //! ```
 //!
 //! Each arrow is one module: [`kafka`], [`input`], [`index`], [`segment`], [`merge`]; the
-//! [`indexer`] runs them as one task attempt against [`storage`] and [`metadata`]. The
-//! datasource [`spec`] drives them all.
+//! [`indexer`] runs them as one task attempt against [`storage`] and [`metadata`]; the
+//! [`supervisor`] plans and invokes, the [`merger`] publishes, the [`timeline`] says what is
+//! visible, and the [`runner`] is the whole loop in one process. The datasource [`spec`]
+//! drives them all.
 
 pub mod aggregate;
 pub mod datasource;
