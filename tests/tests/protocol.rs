@@ -7,6 +7,7 @@
 use sluice_integration::indexing::{visible_values, Backends};
 use sluice_integration::protocol::{Intercepted, Setup};
 use sluice_shared::datasource::{self, offsets_sk, submit, OffsetsItem, Submitted, SupervisorState};
+use sluice_shared::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_shared::invoker::{Job, QueueInvoker};
 use sluice_shared::merger::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};
 use sluice_shared::metadata::MetadataStore;
@@ -158,6 +159,40 @@ async fn a_racing_merger_loses_and_leaves_nothing(b: Backends) {
     assert_eq!(visible_values(meta.as_ref(), store.as_ref(), &s.name, "id").await, s.expected());
 }
 
+async fn a_zombie_attempt_after_takeover_and_publish_writes_nothing(b: Backends) {
+    let s = Setup::new(b, 1, 15, 1, 100, serde_json::json!({"maxRowsInMemory": 4})).await;
+    let queue = QueueInvoker::default();
+    pass(&s, &queue).await;
+    let id = s.tasks().await[0].id.clone();
+    let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
+    let (m, st, i) = (meta.clone(), store.clone(), id.clone());
+    // Just before the first attempt's first checkpoint, its lease is taken over by a second
+    // attempt that indexes the whole range, and the task is merged and published.
+    let zombie_store = Intercepted::before_first(meta.clone(), "ckpt#", move || async move {
+        let current = m.get(&i.pk(), &i.sk()).await.expect("get").expect("task");
+        let mut task: TaskItem = serde_json::from_value(current.body.clone()).expect("task");
+        task.lease_expires_ms = Some(0);
+        let body = serde_json::to_value(&task).expect("body");
+        m.put(
+            sluice_shared::metadata::Item { body, ..current.clone() },
+            sluice_shared::metadata::Condition::Version(current.version),
+        )
+        .await
+        .expect("expire the lease");
+        let q = QueueInvoker::default();
+        let second = run_job(m.as_ref(), st.as_ref(), &q, &Job::Index { task: i.clone() }, BUDGET).await;
+        assert!(matches!(second, JobOutcome::Indexed(Ok(TaskOutcome::Complete(_)))), "{second:?}");
+        let published = merge_and_publish(m.as_ref(), st.as_ref(), None, &i, &merger()).await.expect("merge");
+        assert!(matches!(published, MergeOutcome::Published { .. }), "{published:?}");
+    });
+    let zombie = run_task(&zombie_store, store.as_ref(), &id, &TaskOptions::until(std::time::Instant::now() + BUDGET))
+        .await
+        .expect("zombie attempt");
+    assert_eq!(zombie, TaskOutcome::LeaseLost { attempt: 1 });
+    assert_eq!(committed(meta.as_ref(), &s.name, 0).await, BTreeMap::from([(0, 15)]));
+    assert_eq!(visible_values(meta.as_ref(), store.as_ref(), &s.name, "id").await, s.expected(), "each record once");
+}
+
 async fn a_reset_during_a_merge_refuses_its_publish(b: Backends) {
     let s = Setup::new(b, 1, 12, 1, 100, serde_json::json!({})).await;
     let queue = QueueInvoker::default();
@@ -294,6 +329,7 @@ on_backends!(
     out_of_order_completion,
     a_racing_merger_loses_and_leaves_nothing,
     a_reset_during_a_merge_refuses_its_publish,
+    a_zombie_attempt_after_takeover_and_publish_writes_nothing,
     more_segments_than_a_transaction_holds,
     a_corrupt_hydrant_fails_the_task_and_it_is_indexed_again,
     cleanup_keeps_only_what_visible_segments_need,
