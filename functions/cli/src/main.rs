@@ -1,7 +1,11 @@
 //! The `sluice` command.
 
+mod backends;
 mod bench;
 mod ingest;
+mod run;
+mod segments;
+mod supervisor;
 
 use clap::{Parser, Subcommand};
 
@@ -14,6 +18,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(name = "sluice", version, about)]
 struct Cli {
+    #[command(flatten)]
+    backends: backends::BackendArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -22,14 +28,30 @@ struct Cli {
 enum Command {
     /// Builds segments from local files with a Druid spec (the segment engine, no Kafka).
     Ingest(ingest::IngestArgs),
+    /// Druid's supervisor operations: submit, status, suspend, resume, reset, terminate.
+    #[command(subcommand)]
+    Supervisor(supervisor::SupervisorCommand),
+    /// The local pipeline: supervisor passes with indexers and mergers in this process.
+    Run(run::RunArgs),
+    /// The visible segments of a datasource.
+    Segments(segments::SegmentsArgs),
     /// Measures the engine and prints its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
 }
 
 fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = || tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+    match cli.command {
         Command::Bench(b) => bench::run(b),
         Command::Ingest(a) => ingest::run(a),
+        Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
+        Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
+        Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
     }
 }

@@ -1,0 +1,47 @@
+//! The stores a command works on: `--metadata` and `--storage` (or `SLUICE_METADATA`,
+//! `SLUICE_STORAGE`), by default the embedded backends under `./.sluice/`.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use sluice_shared::metadata::{open_metadata, MetadataStore};
+use sluice_shared::storage::{open_store, ObjectStore};
+use std::sync::Arc;
+
+/// Backend options shared by the commands.
+#[derive(Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// Metadata store: dynamodb://TABLE or file:///DIR [default: ./.sluice/metadata].
+    #[arg(long, global = true, env = "SLUICE_METADATA")]
+    metadata: Option<String>,
+    /// Deep storage: s3://BUCKET/PREFIX or file:///DIR [default: ./.sluice/storage].
+    #[arg(long, global = true, env = "SLUICE_STORAGE")]
+    storage: Option<String>,
+}
+
+/// The opened stores.
+pub struct Backends {
+    /// Metadata store.
+    pub meta: Arc<dyn MetadataStore>,
+    /// Deep storage.
+    pub store: Arc<dyn ObjectStore>,
+}
+
+impl BackendArgs {
+    /// Opens the stores, creating the embedded ones' folders.
+    pub async fn open(&self) -> Result<Backends> {
+        let local = |name: &str| -> Result<String> {
+            let dir = std::env::current_dir()?.join(".sluice").join(name);
+            std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+            Ok(format!("file://{}", dir.display()))
+        };
+        let meta_url = match &self.metadata {
+            Some(url) => url.clone(),
+            None => local("metadata")?,
+        };
+        let store_url = match &self.storage {
+            Some(url) => url.clone(),
+            None => local("storage")?,
+        };
+        Ok(Backends { meta: open_metadata(&meta_url).await?, store: open_store(&store_url).await? })
+    }
+}

@@ -1,0 +1,91 @@
+//! `sluice run`: the local pipeline loop on the configured backends: supervisor passes, with
+//! the indexers and mergers they invoke run in this process.
+
+use crate::backends::BackendArgs;
+use anyhow::{anyhow, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use sluice_shared::indexer::TaskOutcome;
+use sluice_shared::invoker::QueueInvoker;
+use sluice_shared::merger::MergeOutcome;
+use sluice_shared::runner::{run_job, JobOutcome};
+use sluice_shared::supervisor::{run_pass, SupervisorOptions};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Options of `sluice run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// Stops once the committed offsets reach the high watermarks seen by the first pass.
+    #[arg(long)]
+    until_caught_up: bool,
+    /// Only this datasource.
+    #[arg(long)]
+    datasource: Option<String>,
+    /// Seconds between supervisor passes when there is nothing to do.
+    #[arg(long, default_value_t = 5)]
+    interval: u64,
+    /// Time budget of one indexer attempt, in seconds (a Lambda's is at most 900).
+    #[arg(long, default_value_t = 600)]
+    task_budget: u64,
+}
+
+/// Runs `sluice run`.
+pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
+    let b = backends.open().await?;
+    let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
+    let queue = QueueInvoker::default();
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").map_err(|e| anyhow!(e))?);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let started = Instant::now();
+    let mut target: Option<BTreeMap<(String, i32), i64>> = None;
+    let (mut published, mut indexed) = (0usize, 0usize);
+    loop {
+        let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+        let passes = run_pass(meta, store, &queue, &options, args.datasource.as_deref()).await?;
+        let mut committed = BTreeMap::new();
+        let mut lag = 0i64;
+        for pass in &passes {
+            match pass {
+                Ok(p) => {
+                    for (&partition, &high) in &p.high {
+                        let c = p.committed.get(&partition).copied().unwrap_or(0);
+                        committed.insert((p.datasource.clone(), partition), c);
+                        lag += (high - c).max(0);
+                    }
+                    if target.is_none() && args.until_caught_up {
+                        let highs = p.high.iter().map(|(&part, &h)| ((p.datasource.clone(), part), h));
+                        target.get_or_insert_with(BTreeMap::new).extend(highs);
+                    }
+                }
+                Err(e) => bar.suspend(|| eprintln!("error: {e}")),
+            }
+        }
+        bar.set_message(format!("lag {lag} records, {indexed} indexer runs, {published} tasks published"));
+        let caught_up = match &target {
+            Some(t) => t.iter().all(|(k, h)| committed.get(k).is_some_and(|c| c >= h)),
+            None => args.until_caught_up && passes.is_empty(),
+        };
+        if caught_up {
+            bar.finish_and_clear();
+            eprintln!(
+                "caught up in {:.1} s: {indexed} indexer runs, {published} tasks published",
+                started.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        if queue.is_empty() {
+            tokio::time::sleep(Duration::from_secs(args.interval)).await;
+        }
+        while let Some(job) = queue.pop() {
+            match run_job(meta, store, &queue, &job, Duration::from_secs(args.task_budget)).await {
+                JobOutcome::Indexed(Ok(TaskOutcome::Complete(_) | TaskOutcome::Incomplete(_))) => indexed += 1,
+                JobOutcome::Merged(Ok(MergeOutcome::Published { .. })) => published += 1,
+                JobOutcome::Indexed(Err(e)) => bar.suspend(|| eprintln!("indexer: {e}")),
+                JobOutcome::Merged(Err(e)) => bar.suspend(|| eprintln!("merger: {e}")),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! `sluice supervisor ...`: Druid's supervisor API as commands on the configured backends.
+
+use crate::backends::BackendArgs;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Subcommand;
+use sluice_shared::datasource::{self, Submitted, SupervisorState};
+use sluice_shared::supervisor::{reset, reset_offsets, status, RESET_WARNING};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Supervisor operations.
+#[derive(Subcommand)]
+pub enum SupervisorCommand {
+    /// Submits (creates or replaces) a datasource's Druid Kafka supervisor spec.
+    Submit {
+        /// The spec (JSON).
+        spec: PathBuf,
+    },
+    /// Offsets, lag, tasks by state, recent errors and row counters of a datasource.
+    Status {
+        /// The datasource.
+        datasource: String,
+        /// Prints JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Plans nothing new; planned tasks finish and publish.
+    Suspend {
+        /// The datasource.
+        datasource: String,
+    },
+    /// Plans again after a suspend.
+    Resume {
+        /// The datasource.
+        datasource: String,
+    },
+    /// Clears the committed offsets: the next pass starts where useEarliestOffset says.
+    Reset {
+        /// The datasource.
+        datasource: String,
+    },
+    /// Sets the committed offsets of partitions: PARTITION=OFFSET ...
+    ResetOffsets {
+        /// The datasource.
+        datasource: String,
+        /// PARTITION=OFFSET pairs.
+        #[arg(required = true)]
+        offsets: Vec<String>,
+    },
+    /// Stops the datasource for good: nothing is planned or invoked.
+    Terminate {
+        /// The datasource.
+        datasource: String,
+    },
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn parse_offsets(pairs: &[String]) -> Result<BTreeMap<i32, i64>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (p, o) = pair.split_once('=').ok_or_else(|| anyhow!("{pair:?}: expected PARTITION=OFFSET"))?;
+            Ok((
+                p.trim().parse().with_context(|| format!("{pair:?}: partition"))?,
+                o.trim().parse().with_context(|| format!("{pair:?}: offset"))?,
+            ))
+        })
+        .collect()
+}
+
+/// Runs a supervisor command.
+pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<()> {
+    let b = backends.open().await?;
+    let meta = b.meta.as_ref();
+    match command {
+        SupervisorCommand::Submit { spec } => {
+            let text = std::fs::read_to_string(&spec).with_context(|| format!("read {}", spec.display()))?;
+            let json: serde_json::Value =
+                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", spec.display()))?;
+            let (name, what, warnings) = datasource::submit(meta, json, now_ms()).await?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            match what {
+                Submitted::Created => println!("{name}: created"),
+                Submitted::Updated { schema_changed: true } => {
+                    println!("{name}: updated; the schema changed and applies to tasks planned from now on")
+                }
+                Submitted::Updated { schema_changed: false } => println!("{name}: updated"),
+            }
+        }
+        SupervisorCommand::Status { datasource, json } => {
+            let st = status(meta, &datasource).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&st)?);
+                return Ok(());
+            }
+            println!("{}: {:?}", st.datasource, st.state);
+            println!("{:>9} {:>12} {:>12} {:>10}", "partition", "committed", "high", "lag");
+            let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+            for p in &st.partitions {
+                println!("{:>9} {:>12} {:>12} {:>10}", p.partition, show(p.committed), show(p.high), show(p.lag));
+            }
+            println!("tasks: {:?}", st.tasks);
+            let t = &st.totals;
+            println!(
+                "rows: processed {}, processedWithError {}, unparseable {}, thrownAway {}",
+                t.processed, t.processed_with_error, t.unparseable, t.thrown_away
+            );
+            for e in &st.recent_errors {
+                println!("error: {e}");
+            }
+        }
+        SupervisorCommand::Suspend { datasource } => set(meta, &datasource, SupervisorState::Suspended).await?,
+        SupervisorCommand::Resume { datasource } => set(meta, &datasource, SupervisorState::Running).await?,
+        SupervisorCommand::Terminate { datasource } => set(meta, &datasource, SupervisorState::Terminated).await?,
+        SupervisorCommand::Reset { datasource } => {
+            eprintln!("warning: {RESET_WARNING}");
+            let abandoned = reset(meta, &datasource, now_ms()).await?;
+            println!("{datasource}: offsets cleared, {abandoned} unpublished tasks abandoned");
+        }
+        SupervisorCommand::ResetOffsets { datasource, offsets } => {
+            let offsets = parse_offsets(&offsets)?;
+            if offsets.is_empty() {
+                bail!("no PARTITION=OFFSET given");
+            }
+            eprintln!("warning: {RESET_WARNING}");
+            let abandoned = reset_offsets(meta, &datasource, &offsets, now_ms()).await?;
+            println!("{datasource}: offsets {offsets:?} set, {abandoned} unpublished tasks abandoned");
+        }
+    }
+    Ok(())
+}
+
+async fn set(
+    meta: &dyn sluice_shared::metadata::MetadataStore,
+    datasource: &str,
+    state: SupervisorState,
+) -> Result<()> {
+    datasource::set_state(meta, datasource, state).await?;
+    println!("{datasource}: {state:?}");
+    Ok(())
+}
