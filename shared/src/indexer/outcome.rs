@@ -74,6 +74,8 @@ pub struct TaskReport {
 /// Time spent per stage by one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StageTimes {
+    /// Opening the consumer: the partitions' watermarks, the assignment.
+    pub open: Duration,
     /// Reading, parsing and indexing records.
     pub read_index: Duration,
     /// Persisting indexes to hydrant bytes.

@@ -193,7 +193,9 @@ impl Attempt<'_> {
         };
         let ingester = Ingester::new(&spec, self.claim.item.window, meters)
             .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
+        let opening = Instant::now();
         let mut reader = self.open_reader(&spec).await?;
+        self.times.open += opening.elapsed();
         let compression = tuning.intermediate_index;
         let read_deadline =
             self.options.deadline.map(|d| d.checked_sub(self.options.reserve).unwrap_or_else(Instant::now));
@@ -228,6 +230,9 @@ impl Attempt<'_> {
                 let read = reader.delivered() - start_delivered;
                 let r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
                 tracing::info!(task = %self.id, attempt = r.attempt, ?state, records = read, hydrants = r.hydrants.len(), "attempt ends");
+                // Closing a consumer waits for librdkafka's threads to wind down (a few hundred
+                // ms): the attempt's result does not wait for it.
+                std::thread::spawn(move || drop(reader));
                 return Ok(if state == TaskState::Complete {
                     TaskOutcome::Complete(r)
                 } else {

@@ -384,11 +384,7 @@ impl RecordParser {
             }
         }
         let mut errors = Vec::new();
-        let mut dims = Vec::with_capacity(self.dims.len());
-        for d in &self.dims {
-            let v = self.scratch.get(d.slot).unwrap_or(&Value::Null);
-            dims.push(dim_value(d, v, &mut errors)?);
-        }
+        // Metrics first: they read the slots; dimensions then take their values out of them.
         let mut metrics = Vec::with_capacity(self.metrics.len());
         for (input, kind, name) in &self.metrics {
             let raw = match input {
@@ -397,6 +393,11 @@ impl RecordParser {
                 MetricInput::Expr(e) => expr::eval(e, &self.scratch, time),
             };
             metrics.push(metric_value(name, *kind, raw, &mut errors)?);
+        }
+        let mut dims = Vec::with_capacity(self.dims.len());
+        for d in &self.dims {
+            let v = self.scratch.get_mut(d.slot).map(std::mem::take).unwrap_or(Value::Null);
+            dims.push(dim_value(d, v, &mut errors)?);
         }
         Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
     }
@@ -424,7 +425,7 @@ fn checked(name: &str, s: String) -> Result<String, ParseError> {
     Ok(s)
 }
 
-fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValue, ParseError> {
+fn dim_value(d: &DimPlan, v: Value, errors: &mut Vec<String>) -> Result<DimValue, ParseError> {
     if v.is_null() {
         return Ok(DimValue::Null);
     }
@@ -434,12 +435,16 @@ fn dim_value(d: &DimPlan, v: &Value, errors: &mut Vec<String>) -> Result<DimValu
     };
     match d.kind {
         DimensionType::String => match v {
+            Value::String(s) => Ok(DimValue::Str(checked(&d.name, s)?)),
             Value::Array(items) => {
                 let mut values = Vec::with_capacity(items.len());
-                for item in items.iter().filter(|i| !i.is_null()) {
-                    match item.as_str() {
-                        Some(s) => values.push(checked(&d.name, s.into_owned())?),
-                        None => values.push(checked(&d.name, item.to_string())?),
+                for item in items.into_iter().filter(|i| !i.is_null()) {
+                    match item {
+                        Value::String(s) => values.push(checked(&d.name, s)?),
+                        other => match other.as_str() {
+                            Some(s) => values.push(checked(&d.name, s.into_owned())?),
+                            None => values.push(checked(&d.name, other.to_string())?),
+                        },
                     }
                 }
                 match d.multi_value_handling {
