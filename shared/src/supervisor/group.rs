@@ -3,7 +3,7 @@
 //! next tasks planned. Every write is one conditional transaction, so two supervisors running
 //! at once plan each range once: the loser's transaction is cancelled and it moves on.
 
-use super::plan::{initial_offset, next_ranges};
+use super::plan::{initial_offset, next_ranges, record_budget};
 use crate::datasource::{offsets_sk, plan_sk, to_json, OffsetsItem, PlanItem};
 use crate::indexer::MessageWindow;
 use crate::kafka::Watermarks;

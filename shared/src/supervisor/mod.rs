@@ -8,6 +8,7 @@
 //!      a failed task: supersede the tasks after it, plan again from its start
 //!      running: plan tasks [next_start, min(high, next_start + budget)) while fewer than
 //!               max_in_flight are unpublished      transact [plan# Version(v), task# Absent]
+//!               (budget: maxRecordsPerTask, and maxBytesPerTask over the mean record size)
 //!    invoke: indexer for planned / incomplete / lease-expired tasks, merger for complete ones
 //!    stats#: high watermarks, committed offsets, lag, tasks by state, recent errors
 //!    cleanup of tasks finished a grace period ago
@@ -26,7 +27,7 @@ mod plan;
 
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
 pub use pass::{run_pass, supervise, DatasourcePass};
-pub use plan::{initial_offset, next_ranges};
+pub use plan::{initial_offset, next_ranges, record_budget};
 
 use crate::datasource::DatasourceError;
 use crate::invoker::InvokeError;

@@ -23,6 +23,17 @@ pub fn next_ranges(
     ranges.iter().any(|r| r.end > r.start).then_some(ranges)
 }
 
+/// Records one task may read: `maxRecordsPerTask`, and `maxBytesPerTask` divided by the mean
+/// record size of the group's published tasks once there are some (`processed_bytes` over
+/// `processed` rows).
+pub fn record_budget(max_records: u64, max_bytes: u64, processed_bytes: u64, processed: u64) -> u64 {
+    if processed == 0 || processed_bytes == 0 {
+        return max_records;
+    }
+    let mean = processed_bytes.div_ceil(processed);
+    max_records.min((max_bytes / mean).max(1))
+}
+
 /// Where a partition new to the supervisor starts: the earliest offset kept with
 /// `useEarliestOffset`, else the high watermark (only records written from now on).
 pub fn initial_offset(use_earliest: bool, low: i64, high: i64) -> i64 {
@@ -56,6 +67,14 @@ mod tests {
         );
         let tiny = next_ranges(&map(&[(0, 0), (1, 0), (2, 0)]), &map(&[(0, 9), (1, 9), (2, 9)]), 1).expect("data");
         assert!(tiny.iter().all(|r| r.end - r.start == 1), "at least one record per partition: {tiny:?}");
+    }
+
+    #[test]
+    fn the_byte_budget_bounds_tasks_once_record_sizes_are_known() {
+        assert_eq!(record_budget(1000, 1 << 20, 0, 0), 1000, "no published task yet: the record budget");
+        assert_eq!(record_budget(1_000_000, 1 << 20, 2048 * 10, 10), 512, "2 KiB records: 1 MiB holds 512");
+        assert_eq!(record_budget(100, 1 << 30, 500, 10), 100);
+        assert_eq!(record_budget(100, 10, 1 << 20, 1), 1, "a record over the byte budget still makes a task");
     }
 
     #[test]
