@@ -160,8 +160,11 @@ impl Group {
         now_ms: i64,
     ) -> Result<Vec<(TaskItem, u64)>, MetaError> {
         let mut planned = Vec::new();
+        let totals = &self.offsets.totals;
+        let (max_records, max_bytes) = (spec.sluice.max_records_per_task, spec.sluice.max_bytes_per_task);
+        let budget = record_budget(max_records, max_bytes, totals.processed_bytes, totals.processed);
         while in_flight < max_in_flight {
-            let Some(ranges) = next_ranges(&self.plan.next_start, highs, spec.sluice.max_records_per_task) else {
+            let Some(ranges) = next_ranges(&self.plan.next_start, highs, budget) else {
                 break;
             };
             let id = TaskId { datasource: self.datasource.clone(), group: self.group, seq: self.plan.next_seq };
