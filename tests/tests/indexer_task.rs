@@ -312,3 +312,16 @@ async fn a_missing_topic_fails_in_bounded_time_naming_it() {
     assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
     assert!(err.to_string().contains(&topic), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_specs_task_time_budget_ends_an_attempt() {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, "task-budget", 1).await;
+    produce(&bootstrap, &topic, &[(0, json_record("b0", 0)), (0, json_record("b1", 1))]).await;
+    let b = Backends::local().await;
+    let mut spec = spec(&sluice_integration::unique("budget"), &topic, &bootstrap, json(), serde_json::json!({}));
+    spec["spec"]["sluiceConfig"] = serde_json::json!({"taskTimeBudget": "PT0S"});
+    let id = plan(b.meta.as_ref(), &spec, vec![OffsetRange { partition: 0, start: 0, end: 2 }]).await;
+    let outcome = run_task(b.meta.as_ref(), b.store.as_ref(), &id, &options()).await.expect("attempt");
+    assert!(matches!(outcome, TaskOutcome::Incomplete(ref r) if r.num_records_read == 0), "{outcome:?}");
+}

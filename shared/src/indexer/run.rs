@@ -56,7 +56,8 @@ pub async fn run_task(
     };
     let progress = load_progress(meta, id).await?;
     times.metadata += started.elapsed();
-    let mut attempt = Attempt { meta, store, id, claim, progress, times, num_checkpoints: 0, options: *options };
+    let mut attempt =
+        Attempt { meta, store, id, claim, progress, times, num_checkpoints: 0, options: *options, started };
     match attempt.run().await {
         Ok(outcome) => Ok(outcome),
         Err(Failure::LeaseLost) => Ok(TaskOutcome::LeaseLost { attempt: attempt.claim.item.attempt }),
@@ -179,6 +180,7 @@ struct Attempt<'a> {
     times: StageTimes,
     num_checkpoints: u32,
     options: TaskOptions,
+    started: Instant,
 }
 
 impl Attempt<'_> {
@@ -197,8 +199,17 @@ impl Attempt<'_> {
         let mut reader = self.open_reader(&spec).await?;
         self.times.open += opening.elapsed();
         let compression = tuning.intermediate_index;
-        let read_deadline =
-            self.options.deadline.map(|d| d.checked_sub(self.options.reserve).unwrap_or_else(Instant::now));
+        // The attempt ends at the caller's deadline or after the spec's taskTimeBudget, the
+        // earlier of the two, keeping the reserve for the last persist.
+        let budget = crate::time::Period::parse(&spec.sluice.task_time_budget)
+            .ok()
+            .and_then(|p| p.fixed_millis())
+            .map(|ms| self.started + Duration::from_millis(ms.max(0) as u64));
+        let deadline = match (self.options.deadline, budget) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let read_deadline = deadline.map(|d| d.checked_sub(self.options.reserve).unwrap_or_else(Instant::now));
         let start_delivered = reader.delivered();
         let mut ingester = Some(ingester);
         loop {
