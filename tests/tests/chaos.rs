@@ -209,6 +209,9 @@ async fn every_record_exactly_once_under_faults() {
     for k in 0..schedules {
         let seed = base ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         run_schedule(k, seed, &counts, k == schedules / 2).await;
+        if (k + 1) % 25 == 0 {
+            eprintln!("chaos: {} schedules so far; faults injected: {:?}", k + 1, counts.lock().expect("counts"));
+        }
     }
     let counts = counts.lock().expect("counts");
     eprintln!("chaos: {schedules} schedules passed in {:?}; faults injected: {counts:?}", started.elapsed());
