@@ -75,8 +75,15 @@ pub struct PlanItem {
     pub replanned_after: Option<u64>,
 }
 
+impl Default for PlanItem {
+    /// A group nothing was planned for: the first task will be number 1.
+    fn default() -> Self {
+        Self { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }
+    }
+}
+
 /// The body of an `offsets#` item: what is published.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffsetsItem {
     /// Per partition of the group, the next offset to publish: every record before it is in a

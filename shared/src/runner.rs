@@ -63,10 +63,21 @@ pub async fn run_until_caught_up(
         if last.iter().all(|p| p.caught_up) {
             return Ok(last);
         }
-        while let Some(job) = queue.pop() {
-            let outcome = run_job(meta, store, &queue, &job, task_budget).await;
-            on_job(&job, &outcome);
-        }
+        drain(meta, store, &queue, task_budget, &mut on_job).await;
     }
     Ok(last)
+}
+
+/// Runs queued jobs, and the jobs they queue, until the queue is empty.
+pub async fn drain(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    queue: &QueueInvoker,
+    task_budget: Duration,
+    mut on_job: impl FnMut(&Job, &JobOutcome),
+) {
+    while let Some(job) = queue.pop() {
+        let outcome = run_job(meta, store, queue, &job, task_budget).await;
+        on_job(&job, &outcome);
+    }
 }

@@ -94,6 +94,20 @@ pub enum TaskState {
     Failed,
 }
 
+impl TaskState {
+    /// The state as the items spell it (`planned`, `running`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskState::Planned => "planned",
+            TaskState::Running => "running",
+            TaskState::Incomplete => "incomplete",
+            TaskState::Complete => "complete",
+            TaskState::Published => "published",
+            TaskState::Failed => "failed",
+        }
+    }
+}
+
 /// The body of a `task#` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -222,4 +236,23 @@ pub async fn load_progress(meta: &dyn MetadataStore, id: &TaskId) -> Result<Prog
     let checkpoints =
         items.iter().map(|i| parse_body::<Checkpoint>(&id.datasource, i)).collect::<Result<Vec<_>, _>>()?;
     Ok(Progress::from_checkpoints(checkpoints))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_names_are_the_items_spelling() {
+        for s in [
+            TaskState::Planned,
+            TaskState::Running,
+            TaskState::Incomplete,
+            TaskState::Complete,
+            TaskState::Published,
+            TaskState::Failed,
+        ] {
+            assert_eq!(serde_json::to_value(s).expect("state"), s.name());
+        }
+    }
 }

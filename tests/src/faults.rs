@@ -102,6 +102,26 @@ impl Faults {
     }
 }
 
+impl Faults {
+    /// Runs `call` under the step's faults: an error (from `error`) before it, after it, or
+    /// its own result.
+    async fn around<T, E>(
+        &self,
+        what: &'static str,
+        call: impl std::future::Future<Output = Result<T, E>>,
+        error: impl Fn() -> E,
+    ) -> Result<T, E> {
+        match self.next(what) {
+            None => call.await,
+            Some(Fail::Before) => Err(error()),
+            Some(Fail::After) => {
+                let _ = call.await;
+                Err(error())
+            }
+        }
+    }
+}
+
 /// The metadata store with faults.
 #[derive(Debug)]
 pub struct FaultyMeta {
@@ -117,14 +137,7 @@ impl FaultyMeta {
     }
 
     async fn call<T>(&self, f: impl std::future::Future<Output = Result<T, MetaError>>) -> Result<T, MetaError> {
-        match self.faults.next("meta") {
-            None => f.await,
-            Some(Fail::Before) => Err(self.error()),
-            Some(Fail::After) => {
-                let _ = f.await;
-                Err(self.error())
-            }
-        }
+        self.faults.around("meta", f, || self.error()).await
     }
 }
 
@@ -165,14 +178,7 @@ impl FaultyStore {
     }
 
     async fn call<T>(&self, f: impl std::future::Future<Output = Result<T, StorageError>>) -> Result<T, StorageError> {
-        match self.faults.next("storage") {
-            None => f.await,
-            Some(Fail::Before) => Err(self.error()),
-            Some(Fail::After) => {
-                let _ = f.await;
-                Err(self.error())
-            }
-        }
+        self.faults.around("storage", f, || self.error()).await
     }
 }
 

@@ -68,22 +68,24 @@ pub async fn merged_values(store: &dyn ObjectStore, hydrants: &[HydrantRef], dim
     for parts in chunks.values() {
         for bytes in merge(parts, &options).expect("merge") {
             let segment = Segment::from_bytes("merged", bytes).expect("merged segment");
-            let dims: Vec<String> = segment.directory().columns[1..]
-                .iter()
-                .filter(|c| c.aggregator.is_none())
-                .map(|c| c.name.clone())
-                .collect();
-            let at = dims.iter().position(|d| d == dim).expect("dimension present");
-            for (_, row, _) in segment.read_rows().expect("rows") {
-                match &row[at] {
-                    DimValue::Str(s) => values.push(s.clone()),
-                    other => values.push(format!("{other:?}")),
-                }
-            }
+            push_values(&segment, dim, &mut values);
         }
     }
     values.sort();
     values
+}
+
+/// Appends the value of dimension `dim` of every row of `segment`.
+fn push_values(segment: &Segment, dim: &str, values: &mut Vec<String>) {
+    let dims: Vec<String> =
+        segment.directory().columns[1..].iter().filter(|c| c.aggregator.is_none()).map(|c| c.name.clone()).collect();
+    let at = dims.iter().position(|d| d == dim).expect("dimension present");
+    for (_, row, _) in segment.read_rows().expect("rows") {
+        match &row[at] {
+            DimValue::Str(s) => values.push(s.clone()),
+            other => values.push(format!("{other:?}")),
+        }
+    }
 }
 
 /// Stores a test runs a task against: kept alive by the guard.
@@ -131,18 +133,7 @@ pub async fn visible_values(
     for record in sluice_shared::timeline::visible_segments(meta, datasource).await.expect("timeline") {
         let bytes = store.get(&record.key).await.expect("segment object");
         let segment = Segment::from_bytes(&record.key, bytes.to_vec()).expect("segment decodes");
-        let dims: Vec<String> = segment.directory().columns[1..]
-            .iter()
-            .filter(|c| c.aggregator.is_none())
-            .map(|c| c.name.clone())
-            .collect();
-        let at = dims.iter().position(|d| d == dim).expect("dimension present");
-        for (_, row, _) in segment.read_rows().expect("rows") {
-            match &row[at] {
-                DimValue::Str(s) => values.push(s.clone()),
-                other => values.push(format!("{other:?}")),
-            }
-        }
+        push_values(&segment, dim, &mut values);
     }
     values.sort();
     values

@@ -87,7 +87,9 @@ fn restart_broker() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let run = std::env::var("SLUICE_RUN_DIR").map(Into::into).unwrap_or_else(|_| root.join(".sluice/services"));
     let pid = std::fs::read_to_string(run.join("tansu.pid")).expect("tansu pid file");
-    let killed = std::process::Command::new("kill").args(["-9", pid.trim()]).status().expect("kill");
+    // bash's builtin kill: no procps binary needed on a fresh machine.
+    let killed =
+        std::process::Command::new("bash").args(["-c", &format!("kill -9 {}", pid.trim())]).status().expect("kill");
     assert!(killed.success(), "kill the broker");
     std::thread::sleep(Duration::from_millis(300));
     let up = std::process::Command::new(root.join("localstack/up.sh")).output().expect("localstack/up.sh");

@@ -48,6 +48,15 @@ async fn index(s: &Setup, id: &TaskId) {
     assert!(matches!(outcome, JobOutcome::Indexed(Ok(_))), "{outcome:?}");
 }
 
+/// A datasource of 12 records in one partition whose single task is planned and indexed.
+async fn one_indexed_task(b: Backends) -> (Setup, TaskId) {
+    let s = Setup::new(b, 1, 12, 1, 100, serde_json::json!({})).await;
+    pass(&s, &QueueInvoker::default()).await;
+    let id = s.tasks().await[0].id.clone();
+    index(&s, &id).await;
+    (s, id)
+}
+
 async fn committed(meta: &dyn MetadataStore, name: &str, group: u32) -> BTreeMap<i32, i64> {
     let item = meta.get(&datasource_pk(name), &offsets_sk(group)).await.expect("get").expect("offsets item");
     serde_json::from_value::<OffsetsItem>(item.body).expect("offsets").offsets
@@ -135,11 +144,7 @@ async fn out_of_order_completion(b: Backends) {
 }
 
 async fn a_racing_merger_loses_and_leaves_nothing(b: Backends) {
-    let s = Setup::new(b, 1, 12, 1, 100, serde_json::json!({})).await;
-    let queue = QueueInvoker::default();
-    pass(&s, &queue).await;
-    let id = s.tasks().await[0].id.clone();
-    index(&s, &id).await;
+    let (s, id) = one_indexed_task(b).await;
     let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
     let (m, st, i) = (meta.clone(), store.clone(), id.clone());
     // The other merger publishes between this merger's segment writes and its publish.
@@ -194,11 +199,7 @@ async fn a_zombie_attempt_after_takeover_and_publish_writes_nothing(b: Backends)
 }
 
 async fn a_reset_during_a_merge_refuses_its_publish(b: Backends) {
-    let s = Setup::new(b, 1, 12, 1, 100, serde_json::json!({})).await;
-    let queue = QueueInvoker::default();
-    pass(&s, &queue).await;
-    let id = s.tasks().await[0].id.clone();
-    index(&s, &id).await;
+    let (s, id) = one_indexed_task(b).await;
     let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
     let (m, name) = (meta.clone(), s.name.clone());
     let racing = Intercepted::before_first(meta.clone(), "offsets#", move || async move {

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sluice_shared::indexer::TaskOutcome;
 use sluice_shared::invoker::QueueInvoker;
 use sluice_shared::merger::MergeOutcome;
-use sluice_shared::runner::{run_job, JobOutcome};
+use sluice_shared::runner::{drain, JobOutcome};
 use sluice_shared::supervisor::{run_pass, SupervisorOptions};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -78,14 +78,13 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         if queue.is_empty() {
             tokio::time::sleep(Duration::from_secs(args.interval)).await;
         }
-        while let Some(job) = queue.pop() {
-            match run_job(meta, store, &queue, &job, Duration::from_secs(args.task_budget)).await {
-                JobOutcome::Indexed(Ok(TaskOutcome::Complete(_) | TaskOutcome::Incomplete(_))) => indexed += 1,
-                JobOutcome::Merged(Ok(MergeOutcome::Published { .. })) => published += 1,
-                JobOutcome::Indexed(Err(e)) => bar.suspend(|| eprintln!("indexer: {e}")),
-                JobOutcome::Merged(Err(e)) => bar.suspend(|| eprintln!("merger: {e}")),
-                _ => {}
-            }
-        }
+        drain(meta, store, &queue, Duration::from_secs(args.task_budget), |_, outcome| match outcome {
+            JobOutcome::Indexed(Ok(TaskOutcome::Complete(_) | TaskOutcome::Incomplete(_))) => indexed += 1,
+            JobOutcome::Merged(Ok(MergeOutcome::Published { .. })) => published += 1,
+            JobOutcome::Indexed(Err(e)) => bar.suspend(|| eprintln!("indexer: {e}")),
+            JobOutcome::Merged(Err(e)) => bar.suspend(|| eprintln!("merger: {e}")),
+            _ => {}
+        })
+        .await;
     }
 }

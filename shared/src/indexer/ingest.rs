@@ -83,8 +83,10 @@ impl Ingester {
             return self.meters.unparseable(p, o, "record has no value (tombstone)".into());
         };
         let mut bytes = payload.len();
-        self.parser.parse_record(payload, &mut self.out);
-        for outcome in std::mem::take(&mut self.out).drain(..) {
+        // The buffer is lent out for the loop and put back, so records reuse its allocation.
+        let mut out = std::mem::take(&mut self.out);
+        self.parser.parse_record(payload, &mut out);
+        for outcome in out.drain(..) {
             match outcome {
                 Ok(Parsed::Row { row, errors }) => {
                     if !self.window.accepts(row.time) {
@@ -106,6 +108,7 @@ impl Ingester {
                 Err(e) => self.meters.unparseable(p, o, e.reason)?,
             }
         }
+        self.out = out;
         Ok(())
     }
 

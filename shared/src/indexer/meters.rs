@@ -136,11 +136,22 @@ pub struct MeterTotals {
 impl MeterTotals {
     /// Adds a task's meters.
     pub fn add(&mut self, m: &RowMeters) {
-        self.processed += m.processed;
-        self.processed_bytes += m.processed_bytes;
-        self.processed_with_error += m.processed_with_error;
-        self.unparseable += m.unparseable;
-        self.thrown_away += m.thrown_away;
+        self.merge(&MeterTotals {
+            processed: m.processed,
+            processed_bytes: m.processed_bytes,
+            processed_with_error: m.processed_with_error,
+            unparseable: m.unparseable,
+            thrown_away: m.thrown_away,
+        });
+    }
+
+    /// Adds other totals.
+    pub fn merge(&mut self, other: &MeterTotals) {
+        self.processed += other.processed;
+        self.processed_bytes += other.processed_bytes;
+        self.processed_with_error += other.processed_with_error;
+        self.unparseable += other.unparseable;
+        self.thrown_away += other.thrown_away;
     }
 }
 

@@ -62,16 +62,12 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
     for item in meta.query(&pk, "offsets#").await? {
         let o: OffsetsItem = parse_body(datasource, &item)?;
         committed.extend(o.offsets);
-        totals.processed += o.totals.processed;
-        totals.processed_bytes += o.totals.processed_bytes;
-        totals.processed_with_error += o.totals.processed_with_error;
-        totals.unparseable += o.totals.unparseable;
-        totals.thrown_away += o.totals.thrown_away;
+        totals.merge(&o.totals);
     }
     let mut tasks: BTreeMap<String, usize> = BTreeMap::new();
     for item in meta.query(&pk, "task#").await? {
         let t: TaskItem = parse_body(datasource, &item)?;
-        *tasks.entry(format!("{:?}", t.state).to_lowercase()).or_default() += 1;
+        *tasks.entry(t.state.name().to_string()).or_default() += 1;
     }
     let mut partitions: Vec<i32> = committed.keys().chain(stats.high.keys()).copied().collect();
     partitions.sort_unstable();
@@ -108,7 +104,7 @@ async fn rewrite_group(
     let offsets_item = meta.get(&pk, &offsets_sk(group)).await?;
     let mut plan: PlanItem = match &plan_item {
         Some(i) => parse_body(datasource, i)?,
-        None => PlanItem { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None },
+        None => PlanItem::default(),
     };
     let mut offsets: Option<OffsetsItem> = offsets_item.as_ref().map(|i| parse_body(datasource, i)).transpose()?;
     plan.replanned_after = Some(plan.next_seq.saturating_sub(1));
@@ -198,11 +194,7 @@ pub async fn reset_offsets(
     let mut abandoned = 0;
     for (g, set) in by_group {
         abandoned += rewrite_group(meta, datasource, g, now_ms, "offsets reset", |plan, committed| {
-            let c = committed.get_or_insert_with(|| OffsetsItem {
-                offsets: BTreeMap::new(),
-                last_seq: None,
-                totals: MeterTotals::default(),
-            });
+            let c = committed.get_or_insert_with(OffsetsItem::default);
             c.offsets.extend(set.iter().copied());
             // Abandoned tasks covered the group's other partitions too: plan from committed.
             plan.next_start = c.offsets.clone();

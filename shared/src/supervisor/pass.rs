@@ -110,15 +110,8 @@ pub async fn supervise(
         .collect::<Result<_, SupervisorError>>()?;
     let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
     for (&g, parts) in &partitions {
-        let (plan, plan_version) = plans
-            .remove(&g)
-            .map_or((PlanItem { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }, None), |(p, v)| {
-                (p, Some(v))
-            });
-        let (offs, offsets_version) = offsets.remove(&g).map_or(
-            (OffsetsItem { offsets: BTreeMap::new(), last_seq: None, totals: Default::default() }, None),
-            |(o, v)| (o, Some(v)),
-        );
+        let (plan, plan_version) = plans.remove(&g).map_or((PlanItem::default(), None), |(p, v)| (p, Some(v)));
+        let (offs, offsets_version) = offsets.remove(&g).map_or((OffsetsItem::default(), None), |(o, v)| (o, Some(v)));
         let mut group = Group { datasource: name.into(), group: g, plan, plan_version, offsets: offs, offsets_version };
         if !group.ensure_partitions(meta, parts, &marks, spec.io.use_earliest_offset).await? {
             continue;
@@ -192,7 +185,7 @@ async fn write_stats(
 ) -> Result<(), SupervisorError> {
     let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
     for (t, _) in tasks {
-        *by_state.entry(format!("{:?}", t.state).to_lowercase()).or_default() += 1;
+        *by_state.entry(t.state.name().to_string()).or_default() += 1;
     }
     let mut errors: Vec<(i64, String)> = tasks
         .iter()
