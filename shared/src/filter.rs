@@ -173,7 +173,7 @@ pub enum RowFilter {
 }
 
 /// Three-valued truth: `None` is unknown.
-type Truth = Option<bool>;
+pub type Truth = Option<bool>;
 
 impl Filter {
     /// Compiles the filter, resolving column names to row slots through `resolve`.
@@ -296,7 +296,8 @@ impl RowFilter {
         self.truth(row, time) == Some(true)
     }
 
-    fn truth(&self, row: &[Value], time: i64) -> Truth {
+    /// The filter's three-valued truth on a row: `None` when unknown (a comparison with null).
+    pub fn truth(&self, row: &[Value], time: i64) -> Truth {
         let field = |slot: &usize| row.get(*slot).unwrap_or(&Value::Null);
         match self {
             RowFilter::Const(b) => Some(*b),

@@ -34,6 +34,7 @@ pub mod kafka;
 pub mod merge;
 pub mod merger;
 pub mod metadata;
+pub mod query;
 pub mod row;
 pub mod runner;
 pub mod segment;

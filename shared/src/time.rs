@@ -91,6 +91,9 @@ pub fn parse_iso_instant(text: &str) -> Result<i64, TimeError> {
     if let Ok(d) = NaiveDate::parse_from_str(&format!("{naive}-01"), "%Y-%m-%d") {
         return Ok(day_start(d));
     }
+    if let Ok(d) = NaiveDate::parse_from_str(&format!("{naive}-01-01"), "%Y-%m-%d") {
+        return Ok(day_start(d));
+    }
     Err(TimeError::Invalid(format!("{text:?} is not an ISO-8601 instant")))
 }
 

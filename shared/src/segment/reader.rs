@@ -54,7 +54,13 @@ impl Segment {
 
     /// Opens a segment file by memory-mapping it.
     pub fn open_file(path: &Path) -> Result<Self, FormatError> {
-        let object = path.display().to_string();
+        Self::open_file_named(path, &path.display().to_string())
+    }
+
+    /// Opens a segment file by memory-mapping it; `object` names it in errors (a local copy
+    /// is named by the object it was downloaded from).
+    pub fn open_file_named(path: &Path, object: &str) -> Result<Self, FormatError> {
+        let object = object.to_string();
         let file = std::fs::File::open(path).map_err(|e| FormatError::new(&object, e.to_string()))?;
         // SAFETY: segment files are immutable once written (they are renamed into place and
         // never modified), so the mapping cannot change under the reader.

@@ -1,0 +1,388 @@
+//! Query-time aggregators: the ingest ones (read from any column: a metric, a dimension, a
+//! virtual column or `__time`) plus `filtered` and `HLLSketchMerge`. Each keeps one state per
+//! result group in flat vectors and is updated a batch of rows at a time.
+
+use super::columns::Column;
+use super::QueryError;
+use crate::aggregate::{AggOp, Aggregator, MetricCell, Scalar};
+use crate::filter::Filter;
+use crate::spec::aggregator::SketchAgg;
+use crate::spec::{AggregatorSpec, MetricKind};
+use crate::value::Value;
+use datasketches::hll::HllUnion;
+use serde::{Deserialize, Deserializer};
+use serde_json::json;
+
+/// An aggregator of a query.
+#[derive(Debug, Clone)]
+pub enum QueryAggregator {
+    /// One of the ingest aggregators.
+    Plain(AggregatorSpec),
+    /// `aggregator` over the rows `filter` matches.
+    Filtered {
+        /// Output name (the inner aggregator's when absent).
+        name: Option<String>,
+        /// The rows aggregated.
+        filter: Filter,
+        /// The inner aggregator.
+        aggregator: Box<QueryAggregator>,
+    },
+    /// Unites HLL sketch columns (`HLLSketchMerge`).
+    SketchMerge(SketchAgg),
+}
+
+impl QueryAggregator {
+    /// The output name.
+    pub fn name(&self) -> &str {
+        match self {
+            QueryAggregator::Plain(s) => s.name(),
+            QueryAggregator::Filtered { name, aggregator, .. } => name.as_deref().unwrap_or_else(|| aggregator.name()),
+            QueryAggregator::SketchMerge(s) => &s.name,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for QueryAggregator {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut v = serde_json::Value::deserialize(d)?;
+        let kind = v.get("type").and_then(|t| t.as_str()).unwrap_or("").to_string();
+        match kind.as_str() {
+            "filtered" => {
+                let filter = v
+                    .get_mut("filter")
+                    .map(serde_json::Value::take)
+                    .ok_or_else(|| D::Error::missing_field("filter"))?;
+                let inner = v
+                    .get_mut("aggregator")
+                    .map(serde_json::Value::take)
+                    .ok_or_else(|| D::Error::missing_field("aggregator"))?;
+                Ok(QueryAggregator::Filtered {
+                    name: v.get("name").and_then(|n| n.as_str()).map(str::to_string),
+                    filter: serde_json::from_value(filter).map_err(|e| D::Error::custom(format!("filter: {e}")))?,
+                    aggregator: Box::new(
+                        serde_json::from_value(inner).map_err(|e| D::Error::custom(format!("aggregator: {e}")))?,
+                    ),
+                })
+            }
+            "HLLSketchMerge" => {
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("type");
+                }
+                Ok(QueryAggregator::SketchMerge(serde_json::from_value(v).map_err(D::Error::custom)?))
+            }
+            _ => Ok(QueryAggregator::Plain(serde_json::from_value(v).map_err(D::Error::custom)?)),
+        }
+    }
+}
+
+/// Per-group states.
+enum State {
+    Long { op: AggOp, vals: Vec<i64>, seen: Vec<bool> },
+    Double { op: AggOp, float: bool, vals: Vec<f64>, seen: Vec<bool> },
+    Timed { agg: Box<Aggregator>, cells: Vec<MetricCell> },
+    Sketch { lg_k: u8, round: bool, unions: Vec<Option<Box<HllUnion>>> },
+}
+
+/// A compiled aggregator with its states.
+pub struct Accumulator {
+    /// Output name.
+    pub name: String,
+    /// The column read (`None` for `count`).
+    pub input: Option<String>,
+    /// Only rows matching this filter are aggregated.
+    pub filter: Option<Filter>,
+    state: State,
+}
+
+impl Accumulator {
+    /// Compiles `agg`; a filtered aggregator's filter is kept beside the inner one.
+    pub fn new(agg: &QueryAggregator, at: &str) -> Result<Self, QueryError> {
+        match agg {
+            QueryAggregator::Filtered { name, filter, aggregator } => {
+                let mut inner = Accumulator::new(aggregator, at)?;
+                inner.filter = Some(match inner.filter.take() {
+                    None => filter.clone(),
+                    Some(f) => Filter::And { fields: vec![filter.clone(), f] },
+                });
+                if let Some(n) = name {
+                    inner.name = n.clone();
+                }
+                Ok(inner)
+            }
+            QueryAggregator::SketchMerge(s) => Ok(Accumulator {
+                name: s.name.clone(),
+                input: Some(s.field_name.clone()),
+                filter: None,
+                state: State::Sketch {
+                    lg_k: s.lg_k.unwrap_or(12),
+                    round: s.round.unwrap_or(false),
+                    unions: Vec::new(),
+                },
+            }),
+            QueryAggregator::Plain(spec) => {
+                let input = match spec.field_name() {
+                    Some(f) => Some(f.to_string()),
+                    None if matches!(spec, AggregatorSpec::Count { .. }) => None,
+                    None => {
+                        return Err(QueryError::invalid(
+                            at,
+                            format!("{} {:?}: expected \"fieldName\" (\"expression\" inputs are not supported in queries; use a virtual column)", spec.type_name(), spec.name()),
+                        ))
+                    }
+                };
+                let compiled = Aggregator::new(spec);
+                let state = match (compiled.op, compiled.kind) {
+                    (AggOp::Hll { lg_k, .. }, _) => {
+                        let round = match spec {
+                            AggregatorSpec::HyperUnique(s) | AggregatorSpec::HllSketchBuild(s) => {
+                                s.round.unwrap_or(false)
+                            }
+                            _ => false,
+                        };
+                        State::Sketch { lg_k, round, unions: Vec::new() }
+                    }
+                    (AggOp::First | AggOp::Last, _) => {
+                        State::Timed { agg: Box::new(compiled.clone()), cells: Vec::new() }
+                    }
+                    (op, MetricKind::Long) => State::Long { op, vals: Vec::new(), seen: Vec::new() },
+                    (op, kind) => {
+                        State::Double { op, float: kind == MetricKind::Float, vals: Vec::new(), seen: Vec::new() }
+                    }
+                };
+                Ok(Accumulator { name: spec.name().to_string(), input, filter: None, state })
+            }
+        }
+    }
+
+    /// Makes room for `n` groups.
+    pub fn grow(&mut self, n: usize) {
+        match &mut self.state {
+            State::Long { op, vals, seen } => {
+                vals.resize(n, 0);
+                seen.resize(n, *op == AggOp::Count);
+            }
+            State::Double { vals, seen, .. } => {
+                vals.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            State::Timed { agg, cells } => cells.resize_with(n, || agg.empty()),
+            State::Sketch { unions, .. } => unions.resize_with(n, || None),
+        }
+    }
+
+    /// Folds rows `rows` into groups `slots` (pairwise), reading `column` (`times` is the
+    /// segment's `__time`).
+    pub fn update(&mut self, column: Option<&Column<'_>>, rows: &[u32], slots: &[u32], times: &[i64]) {
+        match &mut self.state {
+            State::Long { op: AggOp::Count, vals, .. } => {
+                for &s in slots {
+                    vals[s as usize] += 1;
+                }
+            }
+            State::Long { op, vals, seen } => {
+                let op = *op;
+                for_each_number(column, rows, slots, times, |s, v| {
+                    let x = match v {
+                        Num::L(x) => x,
+                        Num::D(x) => x as i64,
+                    };
+                    let (acc, was) = (&mut vals[s], &mut seen[s]);
+                    *acc = if !*was {
+                        x
+                    } else {
+                        match op {
+                            AggOp::Min => (*acc).min(x),
+                            AggOp::Max => (*acc).max(x),
+                            _ => acc.wrapping_add(x),
+                        }
+                    };
+                    *was = true;
+                });
+            }
+            State::Double { op, float, vals, seen } => {
+                let (op, float) = (*op, *float);
+                for_each_number(column, rows, slots, times, |s, v| {
+                    let mut x = match v {
+                        Num::L(x) => x as f64,
+                        Num::D(x) => x,
+                    };
+                    if float {
+                        x = x as f32 as f64;
+                    }
+                    let (acc, was) = (&mut vals[s], &mut seen[s]);
+                    *acc = if !*was {
+                        x
+                    } else {
+                        match op {
+                            AggOp::Min => acc.min(x),
+                            AggOp::Max => acc.max(x),
+                            _ => *acc + x,
+                        }
+                    };
+                    if float {
+                        *acc = *acc as f32 as f64;
+                    }
+                    *was = true;
+                });
+            }
+            State::Timed { agg, cells } => {
+                for (&r, &s) in rows.iter().zip(slots) {
+                    let (r, s) = (r as usize, s as usize);
+                    match column {
+                        Some(Column::Cells(c, _)) => agg.combine(&mut cells[s], &c[r]),
+                        Some(c) => agg.fold(&mut cells[s], &c.value(r, times), times[r]),
+                        None => {}
+                    }
+                }
+            }
+            State::Sketch { lg_k, unions, .. } => {
+                let lg_k = *lg_k;
+                for (&r, &s) in rows.iter().zip(slots) {
+                    let (r, s) = (r as usize, s as usize);
+                    let union = unions[s].get_or_insert_with(|| {
+                        Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
+                    });
+                    match column {
+                        Some(Column::Cells(c, _)) => {
+                            if let MetricCell::Sketch(sk) = &c[r] {
+                                union.update(sk);
+                            }
+                        }
+                        Some(Column::String(d)) => {
+                            for &id in d.row_ids(r) {
+                                if let Some(v) = d.dictionary.get(id) {
+                                    union.update_value(v);
+                                }
+                            }
+                        }
+                        Some(c) => match c.value(r, times) {
+                            Value::Null => {}
+                            Value::String(v) => union.update_value(v.as_str()),
+                            Value::Long(v) => union.update_value(v.to_string().as_str()),
+                            Value::Double(v) => union.update_value(crate::value::format_double(v).as_str()),
+                            Value::Array(items) => {
+                                for i in items {
+                                    if let Some(v) = i.as_str() {
+                                        union.update_value(v.as_ref());
+                                    }
+                                }
+                            }
+                        },
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// The finalized value of group `slot`, as Druid returns it.
+    pub fn value(&self, slot: usize) -> serde_json::Value {
+        match &self.state {
+            State::Long { vals, seen, .. } => {
+                if seen[slot] {
+                    json!(vals[slot])
+                } else {
+                    serde_json::Value::Null
+                }
+            }
+            State::Double { vals, seen, .. } => {
+                if seen[slot] {
+                    json_double(vals[slot])
+                } else {
+                    serde_json::Value::Null
+                }
+            }
+            State::Timed { cells, .. } => value_json(&cell_value(&cells[slot])),
+            State::Sketch { unions, round, .. } => {
+                let estimate = unions[slot].as_ref().map(|u| u.estimate()).unwrap_or(0.0);
+                if *round {
+                    json!(estimate.round() as i64)
+                } else {
+                    json_double(estimate)
+                }
+            }
+        }
+    }
+}
+
+/// A number read from a column.
+#[derive(Clone, Copy)]
+enum Num {
+    L(i64),
+    D(f64),
+}
+
+/// Calls `f(slot, number)` for every non-null numeric input of the pairs.
+fn for_each_number(
+    column: Option<&Column<'_>>,
+    rows: &[u32],
+    slots: &[u32],
+    times: &[i64],
+    mut f: impl FnMut(usize, Num),
+) {
+    let Some(column) = column else { return };
+    match column {
+        Column::Long(v, nulls) if nulls.is_empty() => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                f(s as usize, Num::L(v[r as usize]));
+            }
+        }
+        Column::Double(v, nulls) if nulls.is_empty() => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                f(s as usize, Num::D(v[r as usize]));
+            }
+        }
+        Column::Time => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                f(s as usize, Num::L(times[r as usize]));
+            }
+        }
+        Column::Absent => {}
+        other => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                match other.value(r as usize, times) {
+                    Value::Long(x) => f(s as usize, Num::L(x)),
+                    Value::Double(x) => f(s as usize, Num::D(x)),
+                    Value::String(t) => {
+                        if let Some(x) = crate::value::parse_long(&t) {
+                            f(s as usize, Num::L(x))
+                        } else if let Ok(x) = t.parse::<f64>() {
+                            f(s as usize, Num::D(x))
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// A metric state as a plain value (sketches as their estimate).
+pub fn cell_value(cell: &MetricCell) -> Value {
+    match cell {
+        MetricCell::Long(v) => v.map(Value::Long).unwrap_or(Value::Null),
+        MetricCell::Double(v) => v.map(Value::Double).unwrap_or(Value::Null),
+        MetricCell::Timed(Some((_, Scalar::Long(v)))) => Value::Long(*v),
+        MetricCell::Timed(Some((_, Scalar::Double(v)))) => Value::Double(*v),
+        MetricCell::Timed(Some((_, Scalar::Str(s)))) => Value::String(s.clone()),
+        MetricCell::Timed(None) => Value::Null,
+        MetricCell::Sketch(s) => Value::Double(s.estimate()),
+    }
+}
+
+/// A double as JSON (non-finite values as null).
+pub fn json_double(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
+}
+
+/// A value as JSON.
+pub fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Null => serde_json::Value::Null,
+        Value::Long(x) => json!(x),
+        Value::Double(x) => json_double(*x),
+        Value::String(s) => json!(s),
+        Value::Array(items) => serde_json::Value::Array(items.iter().map(value_json).collect()),
+    }
+}
