@@ -2,7 +2,9 @@
 
 mod backends;
 mod bench;
+mod demo;
 mod ingest;
+mod query;
 mod run;
 mod segments;
 mod supervisor;
@@ -35,6 +37,11 @@ enum Command {
     Run(run::RunArgs),
     /// The visible segments of a datasource.
     Segments(segments::SegmentsArgs),
+    /// Runs a Druid native query (a file, or - for standard input) and prints the JSON result.
+    Query(query::QueryArgs),
+    /// Streams Druid's Wikipedia sample through an in-process Kafka into segments and queries
+    /// them; everything lives under ./.sluice/demo and a new run starts clean.
+    Demo(demo::DemoArgs),
     /// Measures the engine and prints its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -53,5 +60,7 @@ fn main() -> anyhow::Result<()> {
         Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
+        Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),
+        Command::Demo(a) => runtime()?.block_on(demo::run(a)),
     }
 }

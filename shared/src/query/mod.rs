@@ -87,20 +87,20 @@ pub fn parse_query(text: &str) -> Result<Query, QueryError> {
                 "expected one of timeseries, topN, groupBy, scan, timeBoundary, segmentMetadata, dataSourceMetadata",
             )),
         };
-    fn typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, QueryError> {
+    fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value, kind: &str) -> Result<T, QueryError> {
         serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
-            QueryError::invalid(if path == "." { "(query)".to_string() } else { path }, e.into_inner().to_string())
+            QueryError::invalid(if path == "." { format!("{kind} query") } else { path }, e.into_inner().to_string())
         })
     }
     Ok(match kind.as_str() {
-        "timeseries" => Query::Timeseries(typed(value)?),
-        "topN" => Query::TopN(typed(value)?),
-        "groupBy" => Query::GroupBy(typed(value)?),
-        "scan" => Query::Scan(typed(value)?),
-        "timeBoundary" => Query::TimeBoundary(typed(value)?),
-        "segmentMetadata" => Query::SegmentMetadata(typed(value)?),
-        "dataSourceMetadata" => Query::DataSourceMetadata(typed(value)?),
+        "timeseries" => Query::Timeseries(parse(value, &kind)?),
+        "topN" => Query::TopN(parse(value, &kind)?),
+        "groupBy" => Query::GroupBy(parse(value, &kind)?),
+        "scan" => Query::Scan(parse(value, &kind)?),
+        "timeBoundary" => Query::TimeBoundary(parse(value, &kind)?),
+        "segmentMetadata" => Query::SegmentMetadata(parse(value, &kind)?),
+        "dataSourceMetadata" => Query::DataSourceMetadata(parse(value, &kind)?),
         "search" | "select" | "movingAverage" => {
             return Err(QueryError::Unsupported(format!("queryType {kind:?} (use scan or groupBy)")))
         }

@@ -1,0 +1,42 @@
+//! `sluice query QUERY.json` (or `-` for standard input): runs a Druid native query against
+//! the visible segments of the configured backends and prints Druid's JSON result.
+
+use crate::backends::BackendArgs;
+use anyhow::{Context, Result};
+use clap::Args;
+use sluice_shared::query::{run_query, SegmentCache};
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Options of `sluice query`.
+#[derive(Args)]
+pub struct QueryArgs {
+    /// The query file, or `-` to read it from standard input.
+    query: String,
+    /// Where downloaded segments are kept.
+    #[arg(long, env = "SLUICE_CACHE", default_value = ".sluice/cache")]
+    cache: PathBuf,
+    /// Prints the result on one line.
+    #[arg(long)]
+    compact: bool,
+}
+
+/// Runs `sluice query`.
+pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
+    let text = if args.query == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("read the query from standard input")?;
+        s
+    } else {
+        std::fs::read_to_string(&args.query).with_context(|| format!("read {}", args.query))?
+    };
+    let b = backends.open().await?;
+    let cache = SegmentCache::new(args.cache);
+    let result = run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), &text).await?;
+    if args.compact {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    }
+    Ok(())
+}
