@@ -2,6 +2,8 @@
 //! `queryGranularity` truncates timestamps, with Druid's names and JSON forms.
 
 use crate::time::{month_floor, parse_iso_instant, Interval, Period, ETERNITY_END, ETERNITY_START};
+use chrono::{Offset, TimeZone};
+use chrono_tz::Tz;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A Druid granularity: `all`, `none`, a named one (`minute`, `day`, ...), a `period`
@@ -19,6 +21,16 @@ pub enum Granularity {
         period: Period,
         /// The origin buckets are aligned to, in milliseconds.
         origin: i64,
+    },
+    /// A period bucketed in a time zone's wall-clock time (`{"type": "period", "timeZone"}`):
+    /// a day starts at local midnight, across daylight-saving changes.
+    Zoned {
+        /// The period length.
+        period: Period,
+        /// The origin, in local wall-clock milliseconds.
+        origin: i64,
+        /// The time zone.
+        tz: Tz,
     },
 }
 
@@ -57,15 +69,8 @@ impl Granularity {
         match *self {
             Granularity::All => ETERNITY_START,
             Granularity::None => t,
-            Granularity::Period { period, origin } => match period.fixed_millis() {
-                Some(len) if len > 0 => (t - origin).div_euclid(len) * len + origin,
-                Some(_) => t,
-                None => {
-                    // Month-based periods are aligned to calendar months from the origin's month.
-                    let origin_months = month_index(origin);
-                    month_floor(t, period.months.max(1), origin_months)
-                }
-            },
+            Granularity::Period { period, origin } => floor_period(period, origin, t),
+            Granularity::Zoned { period, origin, tz } => to_utc(tz, floor_period(period, origin, to_local(tz, t))),
         }
     }
 
@@ -75,6 +80,11 @@ impl Granularity {
             Granularity::All => ETERNITY_END,
             Granularity::None => bucket_start + 1,
             Granularity::Period { period, .. } => period.add_to(bucket_start, 1),
+            Granularity::Zoned { period, tz, .. } => {
+                let next = to_utc(tz, period.add_to(to_local(tz, bucket_start), 1));
+                // A wall-clock time skipped by a daylight-saving change maps before its bucket.
+                next.max(bucket_start + 1)
+            }
         }
     }
 
@@ -82,6 +92,42 @@ impl Granularity {
     pub fn bucket(&self, t: i64) -> Interval {
         let start = self.floor(t);
         Interval::new(start, self.next(start))
+    }
+}
+
+fn floor_period(period: Period, origin: i64, t: i64) -> i64 {
+    match period.fixed_millis() {
+        Some(len) if len > 0 => (t - origin).div_euclid(len) * len + origin,
+        Some(_) => t,
+        None => {
+            // Month-based periods are aligned to calendar months from the origin's month.
+            let origin_months = month_index(origin);
+            month_floor(t, period.months.max(1), origin_months)
+        }
+    }
+}
+
+/// Wall-clock milliseconds of instant `t` in `tz`, counted as if that wall clock were UTC.
+fn to_local(tz: Tz, t: i64) -> i64 {
+    match tz.timestamp_millis_opt(t).single() {
+        Some(dt) => t + i64::from(dt.offset().fix().local_minus_utc()) * 1000,
+        None => t,
+    }
+}
+
+/// The instant whose wall-clock time in `tz` is `local` (the earlier one when the clock runs
+/// twice; the moment after the gap when it is skipped).
+fn to_utc(tz: Tz, local: i64) -> i64 {
+    let Some(naive) = chrono::DateTime::from_timestamp_millis(local).map(|d| d.naive_utc()) else {
+        return local;
+    };
+    match tz.from_local_datetime(&naive) {
+        chrono::LocalResult::Single(dt) | chrono::LocalResult::Ambiguous(dt, _) => dt.timestamp_millis(),
+        chrono::LocalResult::None => {
+            // Skipped by a daylight-saving change: the offset before the gap applies.
+            let before = tz.offset_from_utc_datetime(&naive).fix().local_minus_utc();
+            local - i64::from(before) * 1000
+        }
     }
 }
 
@@ -117,11 +163,12 @@ impl<'de> Deserialize<'de> for Granularity {
                 D::Error::custom(format!("unknown granularity {name:?}: expected all, none, second, minute, fifteen_minute, thirty_minute, hour, six_hour, eight_hour, day, week, month, quarter or year"))
             }),
             GranularityJson::Object(o) => {
-                if let Some(tz) = o.time_zone.as_deref() {
-                    if !matches!(tz, "UTC" | "Etc/UTC" | "Z" | "+00:00") {
-                        return Err(D::Error::custom(format!("granularity timeZone {tz:?} is not supported yet: only UTC")));
-                    }
-                }
+                let tz: Option<Tz> = match o.time_zone.as_deref() {
+                    None | Some("UTC" | "Etc/UTC" | "Z" | "+00:00") => None,
+                    Some(name) => Some(name.parse().map_err(|_| {
+                        D::Error::custom(format!("granularity timeZone {name:?}: expected an IANA time zone such as \"America/Los_Angeles\""))
+                    })?),
+                };
                 let origin = match &o.origin {
                     None | Some(serde_json::Value::Null) => None,
                     Some(serde_json::Value::Number(n)) => n.as_i64(),
@@ -135,7 +182,11 @@ impl<'de> Deserialize<'de> for Granularity {
                         if period.is_zero() {
                             return Err(D::Error::custom("period granularity must not be zero"));
                         }
-                        Ok(Granularity::Period { period, origin: origin.unwrap_or(0) })
+                        match tz {
+                            // The origin is read as wall-clock time in the zone.
+                            Some(tz) => Ok(Granularity::Zoned { period, origin: origin.map_or(0, |o| to_local(tz, o)), tz }),
+                            None => Ok(Granularity::Period { period, origin: origin.unwrap_or(0) }),
+                        }
                     }
                     "duration" => {
                         let millis = o.duration.ok_or_else(|| D::Error::custom("duration granularity needs \"duration\""))?;
@@ -163,6 +214,15 @@ impl Serialize for Granularity {
                 m.serialize_entry("type", "period")?;
                 m.serialize_entry("period", &period.to_string())?;
                 m.serialize_entry("origin", origin)?;
+                m.end()
+            }
+            Granularity::Zoned { period, origin, tz } => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("type", "period")?;
+                m.serialize_entry("period", &period.to_string())?;
+                m.serialize_entry("origin", &to_utc(*tz, *origin))?;
+                m.serialize_entry("timeZone", tz.name())?;
                 m.end()
             }
         }
@@ -200,10 +260,26 @@ mod tests {
         let err = serde_json::from_str::<Granularity>("\"fortnight\"").expect_err("unknown");
         assert!(err.to_string().contains("fortnight"), "{err}");
         assert!(serde_json::from_str::<Granularity>(r#"{"type":"duration","duration":-5}"#).is_err());
-        assert!(serde_json::from_str::<Granularity>(
-            r#"{"type":"period","period":"PT1H","timeZone":"America/Los_Angeles"}"#
-        )
-        .is_err());
+        assert!(serde_json::from_str::<Granularity>(r#"{"type":"period","period":"PT1H","timeZone":"Mars/Olympus"}"#)
+            .is_err());
+    }
+
+    #[test]
+    fn zoned_periods_follow_the_wall_clock() {
+        let la = r#"{"type":"period","period":"P1D","timeZone":"America/Los_Angeles"}"#;
+        // 2015-09-12T05:00Z is 22:00 on the 11th in Los Angeles (UTC-7 in summer).
+        assert_eq!(floor(la, "2015-09-12T05:00:00Z"), "2015-09-11T07:00:00.000Z");
+        assert_eq!(floor(la, "2015-09-12T08:00:00Z"), "2015-09-12T07:00:00.000Z");
+        // Winter: UTC-8.
+        assert_eq!(floor(la, "2015-12-12T08:30:00Z"), "2015-12-12T08:00:00.000Z");
+        // The day daylight saving ends is 25 hours long.
+        let g: Granularity = serde_json::from_str(la).expect("granularity");
+        let start = parse_iso_instant("2015-11-01T07:00:00Z").expect("instant");
+        assert_eq!(g.next(start) - start, 25 * 3_600_000);
+        let kolkata = r#"{"type":"period","period":"PT1H","timeZone":"Asia/Kolkata"}"#;
+        assert_eq!(floor(kolkata, "2015-09-12T10:10:00Z"), "2015-09-12T09:30:00.000Z");
+        let month = r#"{"type":"period","period":"P1M","timeZone":"Europe/Berlin"}"#;
+        assert_eq!(floor(month, "2015-09-30T23:30:00Z"), "2015-09-30T22:00:00.000Z");
     }
 
     #[test]
