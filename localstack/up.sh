@@ -13,6 +13,7 @@ cache="${SLUICE_CACHE:-$HOME/.cache/sluice}"
 run="${SLUICE_RUN_DIR:-$root/.sluice/services}"
 tansu_version="0.6.0"
 moto_version="5.2.5"
+duckdb_version="2.0.1"
 kafka_port="${SLUICE_KAFKA_PORT:-9092}"
 aws_port="${SLUICE_AWS_PORT:-4566}"
 bucket="${SLUICE_BUCKET:-sluice-local}"
@@ -40,7 +41,8 @@ wait_for() {
   log "$name did not open port $port in 30 s; its log:"; tail -n 30 "$run/$name.log" >&2; return 1
 }
 
-# Tools: the tansu broker built from crates.io, moto_server and the AWS CLI in their own venv.
+# Tools: the tansu broker built from crates.io, moto_server and the AWS CLI in their own venv,
+# and DuckDB (the query oracle) in another.
 tansu="$cache/tools/bin/tansu"
 if [[ ! -x "$tansu" ]] || [[ "$("$tansu" --version 2>/dev/null)" != *"$tansu_version"* ]]; then
   log "building tansu $tansu_version from crates.io (about 10 minutes, once)"
@@ -51,6 +53,12 @@ if [[ ! -x "$venv/bin/moto_server" ]] || ! "$venv/bin/python" -c "import moto, s
   log "installing moto $moto_version and the AWS CLI into $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "moto[server,s3,dynamodb]==$moto_version" awscli >&2
+fi
+query_venv="$cache/venv-query"
+if ! "$query_venv/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" 2>/dev/null; then
+  log "installing duckdb $duckdb_version into $query_venv"
+  python3 -m venv "$query_venv"
+  "$query_venv/bin/pip" install --quiet "duckdb==$duckdb_version" >&2
 fi
 
 if alive tansu; then
@@ -95,4 +103,5 @@ export SLUICE_STORAGE=s3://$bucket/sluice
 export SLUICE_METADATA=dynamodb://$table
 export SLUICE_KAFKA=127.0.0.1:$kafka_port
 export SLUICE_KAFKA_SQLITE=$(cd "$run" && pwd)/tansu.db
+export SLUICE_PYTHON=$query_venv/bin/python
 ENV
