@@ -3,6 +3,7 @@
 
 mod indexer;
 mod process;
+mod query;
 mod segment;
 
 use anyhow::{anyhow, Context, Result};
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub use indexer::IndexerArgs;
+pub use query::QueryArgs;
 pub use segment::SegmentArgs;
 
 pub(crate) const TUTORIAL_SPEC: &str = include_str!("../../../../data/specs/wikipedia-kafka-supervisor.json");
@@ -27,6 +29,9 @@ pub enum BenchCommand {
     /// The indexing task from Kafka (the in-process mock cluster) to hydrants on local files,
     /// beside the raw consume rate of the same records, and its peak memory.
     Indexer(IndexerArgs),
+    /// Druid queries over the published segment format, single-threaded, beside DuckDB over
+    /// Parquet and chdb over MergeTree.
+    Query(QueryArgs),
 }
 
 /// Runs a benchmark command.
@@ -34,6 +39,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
+        BenchCommand::Query(args) => query::run(args),
     }
 }
 

@@ -41,7 +41,7 @@ pub struct SegmentArgs {
     json: bool,
 }
 
-fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, RecordParser)> {
+pub(super) fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, RecordParser)> {
     let mut parser = RecordParser::new(spec).map_err(|e| anyhow!(e))?;
     let mut rows = Vec::with_capacity(records.len());
     let mut out = Vec::with_capacity(2);
@@ -58,7 +58,7 @@ fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, Re
     Ok((rows, parser))
 }
 
-fn build_indexes(config: &IndexConfig, rows: Vec<Row>, parser: &RecordParser) -> Vec<IncrementalIndex> {
+pub(super) fn build_indexes(config: &IndexConfig, rows: Vec<Row>, parser: &RecordParser) -> Vec<IncrementalIndex> {
     let mut indexes: Vec<IncrementalIndex> = Vec::new();
     for row in rows {
         let pos = match indexes.iter().position(|i| i.interval().contains(row.time)) {
@@ -184,7 +184,7 @@ fn part_sizes(seg: &Segment) -> serde_json::Value {
 
 /// Writes a segment's rows as newline-delimited JSON: `__time` in ISO-8601, then each
 /// dimension under its name (multi-values as arrays, nulls omitted as JSON null).
-fn export_rows(seg: &Segment, path: &std::path::Path) -> Result<()> {
+pub(super) fn export_rows(seg: &Segment, path: &std::path::Path) -> Result<()> {
     let names: Vec<String> = seg.directory().columns[1..].iter().map(|c| c.name.clone()).collect();
     let mut out =
         std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?);

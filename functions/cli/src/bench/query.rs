@@ -1,0 +1,255 @@
+//! `sluice bench query`: four Druid queries over Druid's Wikipedia sample repeated to ~400k
+//! rows (a filtered topN, a timeseries by hour, a groupBy on two dimensions, a full count),
+//! single-threaded, beside the same queries in DuckDB over zstd Parquet and in chdb over a
+//! MergeTree table, measured in the same run (`bench/query_peers.py`, run with `--python`).
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use serde_json::{json, Value};
+use sluice_shared::index::IndexConfig;
+use sluice_shared::merge::{merge, MergeOptions};
+use sluice_shared::query::{execute, parse_query, Query, QuerySegment};
+use sluice_shared::segment::Segment;
+use sluice_shared::spec::load_spec;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::segment::{build_indexes, export_rows, parse_all};
+use super::{default_sample, wikipedia_records, TUTORIAL_SPEC};
+
+/// Options of `bench query`.
+#[derive(Args)]
+pub struct QueryArgs {
+    /// Rows to generate from the sample.
+    #[arg(long, default_value_t = 400_000)]
+    rows: usize,
+    /// Runs per query; the best is reported.
+    #[arg(long, default_value_t = 20)]
+    repeat: usize,
+    /// The Wikipedia sample (newline-delimited JSON, gzipped).
+    #[arg(long)]
+    sample: Option<PathBuf>,
+    /// A Python with duckdb and chdb installed, for the peers (`bench/query.sh` provides one);
+    /// without it only Sluice is measured.
+    #[arg(long, env = "SLUICE_BENCH_PYTHON")]
+    python: Option<PathBuf>,
+    /// Prints one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One benchmark query in Druid JSON and in both peers' SQL.
+struct BenchQuery {
+    name: &'static str,
+    druid: Value,
+    duckdb: &'static str,
+    chdb: &'static str,
+}
+
+fn queries() -> Vec<BenchQuery> {
+    let interval = json!(["2015-09-01/2015-10-01"]);
+    vec![
+        BenchQuery {
+            name: "filtered topN (top 10 pages of #en.wikipedia)",
+            druid: json!({"queryType": "topN", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
+                "filter": {"type": "selector", "dimension": "channel", "value": "#en.wikipedia"},
+                "dimension": "page", "metric": "count", "threshold": 10, "aggregations": [{"type": "count", "name": "count"}]}),
+            duckdb: "SELECT page, count(*) AS c FROM wiki WHERE channel = '#en.wikipedia' GROUP BY page ORDER BY c DESC, page LIMIT 10",
+            chdb: "SELECT page, count(*) AS c FROM wiki WHERE channel = '#en.wikipedia' GROUP BY page ORDER BY c DESC, page LIMIT 10",
+        },
+        BenchQuery {
+            name: "timeseries by hour (count, sum added)",
+            druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "hour",
+                "context": {"skipEmptyBuckets": true},
+                "aggregations": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "added", "fieldName": "added"}]}),
+            duckdb: "SELECT date_trunc('hour', __time) AS h, count(*), sum(added) FROM wiki GROUP BY h ORDER BY h",
+            chdb: "SELECT toStartOfHour(__time) AS h, count(*), sum(added) FROM wiki GROUP BY h ORDER BY h",
+        },
+        BenchQuery {
+            name: "groupBy channel, namespace (count, sum delta)",
+            druid: json!({"queryType": "groupBy", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
+                "dimensions": ["channel", "namespace"],
+                "aggregations": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "delta", "fieldName": "delta"}]}),
+            duckdb: "SELECT channel, namespace, count(*), sum(delta) FROM wiki GROUP BY channel, namespace ORDER BY channel NULLS FIRST, namespace NULLS FIRST",
+            chdb: "SELECT channel, namespace, count(*), sum(delta) FROM wiki GROUP BY channel, namespace ORDER BY channel NULLS FIRST, namespace NULLS FIRST",
+        },
+        BenchQuery {
+            name: "count(*) over everything",
+            druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
+                "aggregations": [{"type": "count", "name": "count"}]}),
+            duckdb: "SELECT count(*) FROM wiki",
+            chdb: "SELECT count(*) FROM wiki",
+        },
+        BenchQuery {
+            name: "sum(added) over everything (a full column scan)",
+            druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
+                "aggregations": [{"type": "longSum", "name": "added", "fieldName": "added"}]}),
+            duckdb: "SELECT sum(added) FROM wiki",
+            chdb: "SELECT sum(added) FROM wiki",
+        },
+    ]
+}
+
+/// Runs `bench query`.
+pub fn run(args: QueryArgs) -> Result<()> {
+    let sample = args.sample.clone().unwrap_or_else(default_sample);
+    let records = wikipedia_records(&sample, args.rows)?;
+    let spec = load_spec(TUTORIAL_SPEC)?.spec;
+    let config = IndexConfig::from_spec(&spec);
+    let (rows, parser) = parse_all(&spec, &records)?;
+    let num_rows = rows.len();
+    let dir = tempfile::tempdir()?;
+    let mut segments = Vec::new();
+    let options = MergeOptions { max_rows_per_segment: 5_000_000, compression: spec.tuning.index };
+    for (i, index) in build_indexes(&config, rows, &parser).iter().enumerate() {
+        let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
+        for (p, bytes) in merge(&[hydrant], &options)?.into_iter().enumerate() {
+            let path = dir.path().join(format!("segment-{i}-{p}.seg"));
+            std::fs::write(&path, bytes)?;
+            let interval = index.interval();
+            segments.push(QuerySegment { id: format!("wikipedia_{interval}_{p}"), interval, segment: Segment::open_file(&path)? });
+        }
+    }
+    segments.sort_by_key(|s| s.interval);
+    let segment_bytes: usize = segments.iter().map(|s| s.segment.size()).sum();
+
+    let list = queries();
+    let mut sluice = Vec::new();
+    for q in &list {
+        let query: Query = parse_query(&q.druid.to_string())?;
+        let mut best = f64::MAX;
+        let mut answer = Value::Null;
+        for _ in 0..args.repeat.max(1) {
+            let started = Instant::now();
+            answer = execute(&query, &segments)?;
+            best = best.min(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        sluice.push((best, answer));
+    }
+
+    let peers = match &args.python {
+        None => None,
+        Some(python) => Some(run_peers(python, &segments, &list, args.repeat, dir.path())?),
+    };
+    report(&args, num_rows, segments.len(), segment_bytes, &list, &sluice, peers.as_ref())
+}
+
+fn run_peers(python: &PathBuf, segments: &[QuerySegment], list: &[BenchQuery], repeat: usize, dir: &std::path::Path) -> Result<Value> {
+    let rows_path = dir.join("rows.ndjson");
+    let mut all = std::fs::File::create(&rows_path)?;
+    for (i, s) in segments.iter().enumerate() {
+        let part = dir.join(format!("rows-{i}.ndjson"));
+        export_rows(&s.segment, &part)?;
+        all.write_all(&std::fs::read(&part)?)?;
+    }
+    drop(all);
+    let sql: serde_json::Map<String, Value> =
+        list.iter().map(|q| (q.name.to_string(), json!({"duckdb": q.duckdb, "chdb": q.chdb}))).collect();
+    let sql_path = dir.join("queries.json");
+    std::fs::write(&sql_path, Value::Object(sql).to_string())?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/query_peers.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&rows_path)
+        .arg(&sql_path)
+        .arg(repeat.to_string())
+        .output()
+        .with_context(|| format!("run {}", python.display()))?;
+    if !out.status.success() {
+        bail!("the peers failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    serde_json::from_slice(&out.stdout).context("the peers' output")
+}
+
+/// The first row of a Sluice answer, as the peers print theirs.
+fn first_row(answer: &Value) -> Vec<String> {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let first = &answer[0];
+    if let Some(list) = first["result"].as_array() {
+        return list.first().and_then(Value::as_object).map(|o| o.values().map(text).collect()).unwrap_or_default();
+    }
+    let obj = first["result"].as_object().or_else(|| first["event"].as_object());
+    obj.map(|o| o.values().map(text).collect()).unwrap_or_default()
+}
+
+fn report(
+    args: &QueryArgs,
+    rows: usize,
+    num_segments: usize,
+    segment_bytes: usize,
+    list: &[BenchQuery],
+    sluice: &[(f64, Value)],
+    peers: Option<&Value>,
+) -> Result<()> {
+    let mut results = Vec::new();
+    for (q, (ms, answer)) in list.iter().zip(sluice) {
+        let peer = peers.map(|p| &p["queries"][q.name]);
+        let duckdb_ms = peer.and_then(|p| p["duckdb_ms"].as_f64());
+        let chdb_ms = peer.and_then(|p| p["chdb_ms"].as_f64());
+        results.push(json!({
+            "query": q.name, "sluice_ms": ms, "duckdb_ms": duckdb_ms, "chdb_ms": chdb_ms,
+            "sluice_rows_per_sec": rows as f64 / (ms / 1000.0),
+            "sluice_first": first_row(answer),
+            "duckdb_first": peer.map(|p| p["duckdb_first"].clone()),
+            "chdb_first": peer.map(|p| p["chdb_first"].clone()),
+        }));
+    }
+    let out = json!({
+        "rows": rows, "segments": num_segments, "segment_bytes": segment_bytes, "repeat": args.repeat,
+        "threads": 1, "duckdb": peers.map(|p| p["duckdb_version"].clone()), "chdb": peers.map(|p| p["chdb_version"].clone()),
+        "parquet_bytes": peers.map(|p| p["parquet_bytes"].clone()), "peer_rows": peers.map(|p| p["rows"].clone()),
+        "queries": results,
+    });
+    if let Some(p) = peers {
+        if p["rows"].as_u64() != Some(rows as u64) {
+            return Err(anyhow!("the peers loaded {} rows, Sluice {rows}", p["rows"]));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!(
+        "{rows} rows (Druid's Wikipedia sample repeated), {num_segments} segments, {:.1} MB; best of {} runs, one thread",
+        segment_bytes as f64 / 1e6,
+        args.repeat
+    );
+    if let Some(p) = peers {
+        println!(
+            "peers in the same run: DuckDB {} over zstd Parquet ({:.1} MB), chdb {} over MergeTree",
+            p["duckdb_version"].as_str().unwrap_or("?"),
+            p["parquet_bytes"].as_f64().unwrap_or(0.0) / 1e6,
+            p["chdb_version"].as_str().unwrap_or("?")
+        );
+    }
+    println!("{:<52} {:>10} {:>10} {:>10} {:>14} {:>12}", "query", "sluice ms", "duckdb ms", "chdb ms", "duckdb/sluice", "chdb/sluice");
+    for r in out["queries"].as_array().into_iter().flatten() {
+        let ms = r["sluice_ms"].as_f64().unwrap_or(0.0);
+        let cell = |k: &str| r[k].as_f64().map_or("-".to_string(), |v| format!("{v:.2}"));
+        let ratio = |k: &str| r[k].as_f64().map_or("-".to_string(), |v| format!("{:.2}x", v / ms));
+        println!(
+            "{:<52} {:>10.2} {:>10} {:>10} {:>14} {:>12}",
+            r["query"].as_str().unwrap_or(""),
+            ms,
+            cell("duckdb_ms"),
+            cell("chdb_ms"),
+            ratio("duckdb_ms"),
+            ratio("chdb_ms")
+        );
+    }
+    for r in out["queries"].as_array().into_iter().flatten() {
+        println!(
+            "  {}: sluice {:.0} M rows/s; first row sluice {} duckdb {} chdb {}",
+            r["query"].as_str().unwrap_or(""),
+            r["sluice_rows_per_sec"].as_f64().unwrap_or(0.0) / 1e6,
+            r["sluice_first"],
+            r["duckdb_first"],
+            r["chdb_first"]
+        );
+    }
+    Ok(())
+}
