@@ -71,12 +71,17 @@ fn filter(rng: &mut Rng, depth: u32) -> (Value, String) {
     let pick = if depth == 0 { rng.below(7) } else { rng.below(10) };
     match pick {
         0 => match COUNTRIES[rng.below(7) as usize] {
-            Some(c) => (json!({"type": "selector", "dimension": "country", "value": c}), format!("country = {}", quote(c))),
+            Some(c) => {
+                (json!({"type": "selector", "dimension": "country", "value": c}), format!("country = {}", quote(c)))
+            }
             None => (json!({"type": "selector", "dimension": "country", "value": null}), "country IS NULL".into()),
         },
         1 => {
             let (a, b) = (DEVICES[rng.below(4) as usize], DEVICES[rng.below(4) as usize]);
-            (json!({"type": "in", "dimension": "device", "values": [a, b]}), format!("device IN ({}, {})", quote(a), quote(b)))
+            (
+                json!({"type": "in", "dimension": "device", "values": [a, b]}),
+                format!("device IN ({}, {})", quote(a), quote(b)),
+            )
         }
         2 => {
             let (lo, hi) = (rng.below(120), 60 + rng.below(140));
@@ -89,9 +94,15 @@ fn filter(rng: &mut Rng, depth: u32) -> (Value, String) {
         }
         3 => {
             let d = rng.below(6);
-            (json!({"type": "like", "dimension": "user", "pattern": format!("u{d}%")}), format!("\"user\" LIKE 'u{d}%'"))
+            (
+                json!({"type": "like", "dimension": "user", "pattern": format!("u{d}%")}),
+                format!("\"user\" LIKE 'u{d}%'"),
+            )
         }
-        4 => (json!({"type": "regex", "dimension": "user", "pattern": "^u[2-3]"}), "regexp_matches(\"user\", '^u[2-3]')".into()),
+        4 => (
+            json!({"type": "regex", "dimension": "user", "pattern": "^u[2-3]"}),
+            "regexp_matches(\"user\", '^u[2-3]')".into(),
+        ),
         5 => {
             let x = rng.below(1000);
             (
@@ -121,7 +132,14 @@ fn aggregations() -> (Value, Vec<&'static str>) {
                {"type": "doubleMin", "name": "minLatency", "fieldName": "latency"},
                {"type": "filtered", "name": "mobile", "filter": {"type": "selector", "dimension": "device", "value": "mobile"},
                 "aggregator": {"type": "count", "name": "mobile"}}]),
-        vec!["count(*)", "sum(bytes)", "sum(latency)", "max(bytes)", "min(latency)", "count(*) FILTER (WHERE device = 'mobile')"],
+        vec![
+            "count(*)",
+            "sum(bytes)",
+            "sum(latency)",
+            "max(bytes)",
+            "min(latency)",
+            "count(*) FILTER (WHERE device = 'mobile')",
+        ],
     )
 }
 
@@ -263,9 +281,16 @@ async fn random_queries_agree_with_duckdb() {
     let b = Backends::local().await;
     let datasource = unique("oracle");
     submit(b.meta.as_ref(), spec(&datasource, &topic, &bootstrap), 0).await.expect("submit");
-    let passes = run_until_caught_up(b.meta.as_ref(), b.store.as_ref(), Some(&datasource), 50, Duration::from_secs(60), |_, _| {})
-        .await
-        .expect("pipeline");
+    let passes = run_until_caught_up(
+        b.meta.as_ref(),
+        b.store.as_ref(),
+        Some(&datasource),
+        50,
+        Duration::from_secs(60),
+        |_, _| {},
+    )
+    .await
+    .expect("pipeline");
     assert!(passes.iter().all(|p| p.caught_up), "caught up");
     let all = [Interval::new(START - 86_400_000, START + 5 * 86_400_000)];
     let segments = load_segments(b.meta.as_ref(), b.store.as_ref(), None, &datasource, &all).await.expect("segments");
@@ -280,7 +305,8 @@ async fn random_queries_agree_with_duckdb() {
     std::fs::write(&sql_path, serde_json::to_string(&cases.iter().map(|c| &c.sql).collect::<Vec<_>>()).expect("json"))
         .expect("queries file");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oracle/duckdb_oracle.py");
-    let out = std::process::Command::new(&python).arg(script).arg(&rows_path).arg(&sql_path).output().expect("run DuckDB");
+    let out =
+        std::process::Command::new(&python).arg(script).arg(&rows_path).arg(&sql_path).output().expect("run DuckDB");
     assert!(out.status.success(), "DuckDB: {}", String::from_utf8_lossy(&out.stderr));
     let expected: Vec<Vec<Vec<Value>>> = serde_json::from_slice(&out.stdout).expect("DuckDB answers");
 
@@ -289,10 +315,14 @@ async fn random_queries_agree_with_duckdb() {
         let text = case.druid.to_string();
         let answer = execute(&parse_query(&text).expect("query parses"), &segments).expect("query runs");
         let got = rows_of(case, &answer);
-        let agree = got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b)));
+        let agree = got.len() == want.len()
+            && got.iter().zip(want).all(|(g, w)| g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b)));
         assert!(agree, "seed {seed}: {text}\nSQL: {}\nsluice: {got:?}\nduckdb: {want:?}", case.sql);
         *kinds.entry(case.kind).or_insert(0) += 1;
-        assert!(!want.is_empty() || case.kind != "timeseries" || case.timed, "a granularity-all timeseries answers one row");
+        assert!(
+            !want.is_empty() || case.kind != "timeseries" || case.timed,
+            "a granularity-all timeseries answers one row"
+        );
     }
     eprintln!("{} queries agreed with DuckDB: {kinds:?}", cases.len());
 }

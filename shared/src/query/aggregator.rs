@@ -171,6 +171,33 @@ impl Accumulator {
         }
     }
 
+    /// Returns true for a plain `count`: it reads no column and needs no row, only how many.
+    pub fn counts_rows(&self) -> bool {
+        self.filter.is_none() && matches!(self.state, State::Long { op: AggOp::Count, .. })
+    }
+
+    /// Returns true when updates read `__time` (first/last over a plain column).
+    pub fn reads_times(&self) -> bool {
+        matches!(self.state, State::Timed { .. })
+    }
+
+    /// Adds `n` rows to group `slot` of a plain `count`.
+    pub fn add_rows(&mut self, slot: usize, n: u64) {
+        if let State::Long { op: AggOp::Count, vals, .. } = &mut self.state {
+            vals[slot] += n as i64;
+        }
+    }
+
+    /// The group's aggregate as a number, for ranking (sketches: their estimate).
+    pub fn number(&self, slot: usize) -> Option<f64> {
+        match &self.state {
+            State::Long { vals, seen, .. } => seen[slot].then(|| vals[slot] as f64),
+            State::Double { vals, seen, .. } => seen[slot].then_some(vals[slot]),
+            State::Timed { cells, .. } => cell_value(&cells[slot]).as_double(),
+            State::Sketch { unions, .. } => Some(unions[slot].as_ref().map_or(0.0, |u| u.estimate())),
+        }
+    }
+
     /// Folds rows `rows` into groups `slots` (pairwise), reading `column` (`times` is the
     /// segment's `__time`).
     pub fn update(&mut self, column: Option<&Column<'_>>, rows: &[u32], slots: &[u32], times: &[i64]) {
@@ -178,6 +205,15 @@ impl Accumulator {
             State::Long { op: AggOp::Count, vals, .. } => {
                 for &s in slots {
                     vals[s as usize] += 1;
+                }
+            }
+            State::Long { op: AggOp::Sum, vals, seen } if matches!(column, Some(Column::Long(_, nulls)) if nulls.is_empty()) => {
+                if let Some(Column::Long(v, _)) = column {
+                    for (&r, &s) in rows.iter().zip(slots) {
+                        let s = s as usize;
+                        vals[s] = vals[s].wrapping_add(v[r as usize]);
+                        seen[s] = true;
+                    }
                 }
             }
             State::Long { op, vals, seen } => {

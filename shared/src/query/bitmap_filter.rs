@@ -117,10 +117,11 @@ fn leaf_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, 
             };
         }
         other => {
+            let times = cols.times()?;
             let mut slot = [Value::Null];
             for r in 0..cols.num_rows() {
-                slot[0] = other.value(r, &cols.times);
-                match compiled.truth(&slot, cols.times[r]) {
+                slot[0] = other.value(r, &times);
+                match compiled.truth(&slot, times[r]) {
                     Some(true) => out.yes.insert(r as u32),
                     None => out.unknown.insert(r as u32),
                     Some(false) => true,
@@ -141,13 +142,14 @@ fn expression_rows(expression: &str, cols: &mut SegmentColumns<'_>) -> Result<Ma
     })
     .map_err(|e| QueryError::invalid("filter.expression", e.to_string()))?;
     let inputs: Vec<_> = names.iter().map(|n| cols.column(n)).collect::<Result<_, _>>()?;
+    let times = cols.times()?;
     let mut row = vec![Value::Null; inputs.len()];
     let mut out = Matches::default();
     for r in 0..cols.num_rows() {
         for (slot, c) in row.iter_mut().zip(&inputs) {
-            *slot = c.value(r, &cols.times);
+            *slot = c.value(r, &times);
         }
-        let v = expr::eval(&parsed, &row, cols.times[r]);
+        let v = expr::eval(&parsed, &row, times[r]);
         if v.is_null() {
             out.unknown.insert(r as u32);
         } else if v.is_truthy() {

@@ -7,7 +7,7 @@ use super::QueryError;
 use crate::aggregate::MetricCell;
 use crate::expr::{self, Expr};
 use crate::segment::access::Metric;
-use crate::segment::parts::{BytesBlock, BytesPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
+use crate::segment::parts::{BytesBlock, BytesPart, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
 use crate::segment::{ColumnEntry, ColumnType, FormatError, Segment};
 use crate::spec::MetricKind;
 use crate::value::Value;
@@ -201,8 +201,8 @@ impl Column<'_> {
 pub struct SegmentColumns<'s> {
     /// The segment.
     pub segment: &'s Segment,
-    /// `__time` of every row, ascending.
-    pub times: Vec<i64>,
+    times: std::cell::OnceCell<Rc<Vec<i64>>>,
+    num_rows: usize,
     virtuals: &'s [VirtualColumn],
     loaded: HashMap<String, Rc<Column<'s>>>,
 }
@@ -215,15 +215,45 @@ fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
 }
 
 impl<'s> SegmentColumns<'s> {
-    /// Opens `segment`, decoding its `__time` column.
+    /// Opens `segment`; nothing is decoded yet.
     pub fn open(segment: &'s Segment, virtuals: &'s [VirtualColumn]) -> Result<Self, QueryError> {
-        let times = segment.times().and_then(|p| p.all_longs()).map_err(renamed(segment))?;
-        Ok(Self { segment, times, virtuals, loaded: HashMap::new() })
+        Ok(Self {
+            segment,
+            times: std::cell::OnceCell::new(),
+            num_rows: segment.num_rows(),
+            virtuals,
+            loaded: HashMap::new(),
+        })
     }
 
     /// Number of rows.
     pub fn num_rows(&self) -> usize {
-        self.times.len()
+        self.num_rows
+    }
+
+    /// `__time` of every row, ascending (decoded on first use).
+    pub fn times(&self) -> Result<Rc<Vec<i64>>, QueryError> {
+        if let Some(t) = self.times.get() {
+            return Ok(t.clone());
+        }
+        let times = Rc::new(self.segment.times().and_then(|p| p.all_longs()).map_err(renamed(self.segment))?);
+        Ok(self.times.get_or_init(|| times).clone())
+    }
+
+    /// The first and last `__time`, reading only the blocks that hold them.
+    pub fn time_range(&self) -> Result<Option<(i64, i64)>, QueryError> {
+        if let Some(t) = self.times.get() {
+            return Ok(t.first().copied().zip(t.last().copied()));
+        }
+        let part = self.segment.times().map_err(renamed(self.segment))?;
+        if part.is_empty() {
+            return Ok(None);
+        }
+        let mut block = Vec::new();
+        part.long_block(0, &mut block).map_err(renamed(self.segment))?;
+        let first = block.first().copied();
+        part.long_block(part.num_blocks() - 1, &mut block).map_err(renamed(self.segment))?;
+        Ok(first.zip(block.last().copied()))
     }
 
     /// The column named `name` (a virtual column first, then a stored one).
@@ -257,13 +287,14 @@ impl<'s> SegmentColumns<'s> {
         let inputs: Vec<Rc<Column<'s>>> =
             names.iter().filter(|n| *n != name).map(|n| self.column(n)).collect::<Result<_, _>>()?;
         let cast = output_type.as_deref().map(str::to_ascii_uppercase);
+        let times = self.times()?;
         let mut row = vec![Value::Null; inputs.len()];
         let mut values = Vec::with_capacity(self.num_rows());
         for r in 0..self.num_rows() {
             for (slot, c) in row.iter_mut().zip(&inputs) {
-                *slot = c.value(r, &self.times);
+                *slot = c.value(r, &times);
             }
-            let v = expr::eval(&parsed, &row, self.times[r]);
+            let v = expr::eval(&parsed, &row, times[r]);
             values.push(match cast.as_deref() {
                 Some("LONG") => {
                     v.as_long().or_else(|| v.as_double().map(|d| d as i64)).map(Value::Long).unwrap_or(Value::Null)
@@ -294,11 +325,11 @@ fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, Form
             let s = seg.string_column(entry)?;
             let dictionary = Dictionary::decode(&s.dictionary, seg.object(), &entry.name)?;
             let max = dictionary.len() as i64;
-            let ids = checked_ids(s.ids.all_longs()?, max, seg.object(), &entry.name)?;
+            let ids = checked_ids(&s.ids, max, seg.object(), &entry.name)?;
             let offsets = match s.offsets {
                 None => None,
                 Some(o) => {
-                    let o = checked_ids(o.all_longs()?, ids.len() as i64, seg.object(), &entry.name)?;
+                    let o = checked_ids(&o, ids.len() as i64, seg.object(), &entry.name)?;
                     if o.first() != Some(&0)
                         || o.last() != Some(&(ids.len() as u32))
                         || o.windows(2).any(|w| w[0] > w[1])
@@ -358,9 +389,22 @@ fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, Form
     })
 }
 
-fn checked_ids(raw: Vec<i64>, max: i64, object: &str, column: &str) -> Result<Vec<u32>, FormatError> {
-    if let Some(bad) = raw.iter().find(|&&v| !(0..=max).contains(&v)) {
-        return Err(FormatError::new(object, format!("column {column:?}: value {bad} outside 0..={max}")));
+/// Decodes a part of ids (or offsets) block by block, each checked to lie in `0..=max`.
+fn checked_ids(part: &NumericPart<'_>, max: i64, object: &str, column: &str) -> Result<Vec<u32>, FormatError> {
+    let mut out = Vec::with_capacity(part.len());
+    let mut block = Vec::new();
+    for b in 0..part.num_blocks() {
+        part.long_block(b, &mut block)?;
+        if let Some(bad) = block.iter().find(|&&v| !(0..=max).contains(&v)) {
+            return Err(FormatError::new(object, format!("column {column:?}: value {bad} outside 0..={max}")));
+        }
+        out.extend(block.iter().map(|&v| v as u32));
     }
-    Ok(raw.into_iter().map(|v| v as u32).collect())
+    if out.len() != part.len() {
+        return Err(FormatError::new(
+            object,
+            format!("column {column:?}: {} values decoded of {}", out.len(), part.len()),
+        ));
+    }
+    Ok(out)
 }

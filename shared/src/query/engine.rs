@@ -13,7 +13,7 @@ use crate::time::Interval;
 use roaring::RoaringBitmap;
 
 /// Rows per batch handed to the aggregators.
-const BATCH: usize = 4096;
+pub const BATCH: usize = 4096;
 
 /// Groups and their aggregates.
 pub struct Aggregated {
@@ -34,22 +34,134 @@ pub fn overlapping<'a>(
     segments.iter().filter(move |s| intervals.iter().any(|i| i.start < s.interval.end && s.interval.start < i.end))
 }
 
-/// The rows of a segment inside `intervals` and, with `spans`, each interval's clipped span.
-pub fn rows_in(cols: &SegmentColumns<'_>, intervals: &[Interval], spans: Option<&mut Vec<Interval>>) -> RoaringBitmap {
-    let mut rows = RoaringBitmap::new();
-    let mut found = Vec::new();
-    for i in intervals {
-        let lo = cols.times.partition_point(|&t| t < i.start);
-        let hi = cols.times.partition_point(|&t| t < i.end);
-        if hi > lo {
-            rows.insert_range(lo as u32..hi as u32);
-            found.push(Interval::new(i.start.max(cols.times[lo]), i.end.min(cols.times[hi - 1] + 1)));
+/// The rows a query reads in one segment: row ranges (no filter) or a bitmap.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Selection {
+    /// Half-open row ranges, ascending.
+    Ranges(Vec<(u32, u32)>),
+    /// Any rows.
+    Bitmap(RoaringBitmap),
+}
+
+impl Selection {
+    /// Number of rows.
+    pub fn len(&self) -> u64 {
+        match self {
+            Selection::Ranges(r) => r.iter().map(|(a, b)| u64::from(b - a)).sum(),
+            Selection::Bitmap(b) => b.len(),
         }
     }
+
+    /// Returns true when no row is selected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows, ascending.
+    pub fn rows(&self) -> Box<dyn Iterator<Item = u32> + '_> {
+        match self {
+            Selection::Ranges(r) => Box::new(r.iter().flat_map(|&(a, b)| a..b)),
+            Selection::Bitmap(b) => Box::new(b.iter()),
+        }
+    }
+
+    /// The first and last row.
+    pub fn first_last(&self) -> Option<(u32, u32)> {
+        match self {
+            Selection::Ranges(r) => r
+                .iter()
+                .find(|(a, b)| a < b)
+                .map(|(a, _)| *a)
+                .zip(r.iter().rev().find(|(a, b)| a < b).map(|(_, b)| b - 1)),
+            Selection::Bitmap(b) => b.min().zip(b.max()),
+        }
+    }
+
+    /// Calls `f` with the rows in ascending batches of at most [`BATCH`].
+    pub fn for_each_batch(&self, mut f: impl FnMut(&[u32]) -> Result<(), QueryError>) -> Result<(), QueryError> {
+        let mut batch = Vec::with_capacity(BATCH);
+        match self {
+            Selection::Ranges(ranges) => {
+                for &(a, b) in ranges {
+                    let mut at = a;
+                    while at < b {
+                        let end = b.min(at + BATCH as u32);
+                        batch.clear();
+                        batch.extend(at..end);
+                        f(&batch)?;
+                        at = end;
+                    }
+                }
+            }
+            Selection::Bitmap(bitmap) => {
+                let mut iter = bitmap.iter().peekable();
+                while iter.peek().is_some() {
+                    batch.clear();
+                    batch.extend(iter.by_ref().take(BATCH));
+                    f(&batch)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn to_bitmap(&self) -> RoaringBitmap {
+        match self {
+            Selection::Ranges(ranges) => {
+                let mut b = RoaringBitmap::new();
+                for &(a, e) in ranges {
+                    b.insert_range(a..e);
+                }
+                b
+            }
+            Selection::Bitmap(b) => b.clone(),
+        }
+    }
+}
+
+/// The rows of a segment inside `intervals` and, with `spans`, each interval's clipped span.
+/// A segment whose time chunk lies inside an interval is taken whole without reading `__time`.
+pub fn rows_in(
+    cols: &SegmentColumns<'_>,
+    intervals: &[Interval],
+    spans: Option<&mut Vec<Interval>>,
+) -> Result<Selection, QueryError> {
+    let n = cols.num_rows() as u32;
+    let chunk = cols.segment.directory().interval;
+    let mut found = Vec::new();
+    let ranges = if let Some(i) = intervals.iter().find(|i| i.start <= chunk.start && chunk.end <= i.end) {
+        if spans.is_some() {
+            if let Some((first, last)) = cols.time_range()? {
+                found.push(Interval::new(i.start.max(first), i.end.min(last + 1)));
+            }
+        }
+        vec![(0, n)]
+    } else {
+        let times = cols.times()?;
+        let mut ranges = Vec::new();
+        for i in intervals {
+            let lo = times.partition_point(|&t| t < i.start);
+            let hi = times.partition_point(|&t| t < i.end);
+            if hi > lo {
+                ranges.push((lo as u32, hi as u32));
+                found.push(Interval::new(i.start.max(times[lo]), i.end.min(times[hi - 1] + 1)));
+            }
+        }
+        ranges.sort_unstable();
+        // Overlapping query intervals must not select a row twice.
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        merged
+    };
     if let Some(spans) = spans {
         spans.extend(found);
     }
-    rows
+    Ok(Selection::Ranges(ranges))
 }
 
 /// The rows of a segment selected by `intervals` and `filter`.
@@ -58,12 +170,12 @@ pub fn select(
     intervals: &[Interval],
     filter: Option<&Filter>,
     spans: Option<&mut Vec<Interval>>,
-) -> Result<RoaringBitmap, QueryError> {
-    let mut rows = rows_in(cols, intervals, spans);
-    if let (Some(f), false) = (filter, rows.is_empty()) {
-        rows &= bitmap_filter::evaluate(f, cols)?.yes;
+) -> Result<Selection, QueryError> {
+    let rows = rows_in(cols, intervals, spans)?;
+    match (filter, rows.is_empty()) {
+        (Some(f), false) => Ok(Selection::Bitmap(rows.to_bitmap() & bitmap_filter::evaluate(f, cols)?.yes)),
+        _ => Ok(rows),
     }
-    Ok(rows)
 }
 
 /// Aggregates the query's rows grouped by time bucket and `dims`.
@@ -77,32 +189,51 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
     let mut groups = Groups::new(dims.len());
     let mut spans = Vec::new();
     let intervals = &common.intervals.0;
+    // One group for everything: no dimension, granularity `all`.
+    let single = dims.is_empty() && common.granularity == crate::granularity::Granularity::All;
+    let counts_only = single && accumulators.iter().all(|a| a.counts_rows());
     for seg in overlapping(segments, intervals) {
         let mut cols = SegmentColumns::open(&seg.segment, &common.virtual_columns)?;
         let rows = select(&mut cols, intervals, common.filter.as_ref(), Some(&mut spans))?;
         if rows.is_empty() {
             continue;
         }
-        let mut grouper = SegmentGrouper::new(&mut cols, common.granularity, dims)?;
+        if counts_only {
+            let slot = groups.slot(crate::time::ETERNITY_START, &[]);
+            for acc in &mut accumulators {
+                acc.grow(groups.len());
+                acc.add_rows(slot as usize, rows.len());
+            }
+            continue;
+        }
+        let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
         let mut inputs = Vec::with_capacity(accumulators.len());
         for acc in &accumulators {
             let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
             let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
             inputs.push((column, only));
         }
-        let (mut batch, mut pair_rows, mut pair_slots) = (Vec::with_capacity(BATCH), Vec::new(), Vec::new());
+        let need_times = common.granularity != crate::granularity::Granularity::All
+            || accumulators.iter().any(Accumulator::reads_times)
+            || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
+        let times = if need_times { cols.times()? } else { Default::default() };
+        let single_slot = if single { Some(groups.slot(crate::time::ETERNITY_START, &[])) } else { None };
+        let (mut pair_rows, mut pair_slots) = (Vec::new(), Vec::new());
         let (mut sub_rows, mut sub_slots) = (Vec::new(), Vec::new());
-        let mut iter = rows.iter().peekable();
-        while iter.peek().is_some() {
-            batch.clear();
-            batch.extend(iter.by_ref().take(BATCH));
+        rows.for_each_batch(|batch| {
             pair_rows.clear();
             pair_slots.clear();
-            grouper.assign(&batch, &cols.times, &mut groups, &mut pair_rows, &mut pair_slots);
+            match (&mut grouper, single_slot) {
+                (Some(g), _) => g.assign(batch, &times, &mut groups, &mut pair_rows, &mut pair_slots),
+                (None, slot) => {
+                    pair_rows.extend_from_slice(batch);
+                    pair_slots.resize(batch.len(), slot.unwrap_or(0));
+                }
+            }
             for (acc, (column, only)) in accumulators.iter_mut().zip(&inputs) {
                 acc.grow(groups.len());
                 match only {
-                    None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &cols.times),
+                    None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &times),
                     Some(bitmap) => {
                         sub_rows.clear();
                         sub_slots.clear();
@@ -112,11 +243,12 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
                                 sub_slots.push(s);
                             }
                         }
-                        acc.update(column.as_deref(), &sub_rows, &sub_slots, &cols.times);
+                        acc.update(column.as_deref(), &sub_rows, &sub_slots, &times);
                     }
                 }
             }
-        }
+            Ok(())
+        })?;
     }
     for acc in &mut accumulators {
         acc.grow(groups.len());

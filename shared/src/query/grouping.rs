@@ -153,6 +153,14 @@ impl LocalDim<'_> {
         }
     }
 
+    /// One code per row, for single-valued dimensions.
+    fn codes_per_row(&self) -> &[u32] {
+        match self.column.as_ref() {
+            Column::String(s) if s.offsets.is_none() => &s.ids,
+            _ => &self.codes,
+        }
+    }
+
     fn is_multi(&self) -> bool {
         matches!(self.column.as_ref(), Column::String(s) if s.offsets.is_some())
     }
@@ -171,6 +179,7 @@ pub struct SegmentGrouper<'s> {
     shifts: Vec<u32>,
     index: LocalIndex,
     scratch: Vec<u32>,
+    gathered: Vec<u32>,
     multi: bool,
 }
 
@@ -183,7 +192,7 @@ impl<'s> SegmentGrouper<'s> {
     ) -> Result<Self, QueryError> {
         let mut bucket_starts: Vec<i64> = Vec::new();
         if granularity != Granularity::All {
-            for &t in &cols.times {
+            for &t in cols.times()?.iter() {
                 if bucket_starts.last().is_none_or(|&b| granularity.next(b) <= t) {
                     bucket_starts.push(granularity.floor(t));
                 }
@@ -196,11 +205,12 @@ impl<'s> SegmentGrouper<'s> {
             let (codes, values, card) = match column.as_ref() {
                 Column::String(s) => (Vec::new(), Vec::new(), s.dictionary.len() as u32 + 1),
                 other => {
+                    let times = cols.times()?;
                     let mut ids: HashMap<KeyValue, u32> = HashMap::new();
                     let mut values = Vec::new();
                     let codes = (0..cols.num_rows())
                         .map(|r| {
-                            let k = KeyValue::of(&other.value(r, &cols.times));
+                            let k = KeyValue::of(&other.value(r, &times));
                             *ids.entry(k.clone()).or_insert_with(|| {
                                 values.push(k);
                                 values.len() as u32 - 1
@@ -232,7 +242,16 @@ impl<'s> SegmentGrouper<'s> {
             LocalIndex::Packed(HashMap::new())
         };
         let multi = dims.iter().any(|d| d.is_multi());
-        Ok(SegmentGrouper { granularity, bucket_starts, dims, shifts, index, scratch: Vec::new(), multi })
+        Ok(SegmentGrouper {
+            granularity,
+            bucket_starts,
+            dims,
+            shifts,
+            index,
+            scratch: Vec::new(),
+            gathered: Vec::new(),
+            multi,
+        })
     }
 
     fn bucket_of(&self, t: i64, hint: &mut usize) -> usize {
@@ -261,18 +280,30 @@ impl<'s> SegmentGrouper<'s> {
         out_slots: &mut Vec<u32>,
     ) {
         let mut hint = 0usize;
-        let mut codes = vec![0u32; self.dims.len()];
-        for &r in rows {
-            let b = self.bucket_of(times[r as usize], &mut hint);
-            if !self.multi {
-                for (c, d) in codes.iter_mut().zip(&self.dims) {
-                    *c = d.row_codes(r as usize)[0];
+        let k = self.dims.len();
+        let mut codes = vec![0u32; k];
+        if !self.multi {
+            // Column at a time: each dimension's codes for the batch, then one key per row.
+            let mut gathered = std::mem::take(&mut self.gathered);
+            gathered.clear();
+            gathered.resize(rows.len() * k, 0);
+            for (j, d) in self.dims.iter().enumerate() {
+                let src = d.codes_per_row();
+                for (i, &r) in rows.iter().enumerate() {
+                    gathered[i * k + j] = src[r as usize];
                 }
-                let slot = self.slot(b, &codes, groups);
+            }
+            for (i, &r) in rows.iter().enumerate() {
+                let b = if self.bucket_starts.is_empty() { 0 } else { self.bucket_of(times[r as usize], &mut hint) };
+                let slot = self.slot(b, &gathered[i * k..(i + 1) * k], groups);
                 out_rows.push(r);
                 out_slots.push(slot);
-                continue;
             }
+            self.gathered = gathered;
+            return;
+        }
+        for &r in rows {
+            let b = if self.bucket_starts.is_empty() { 0 } else { self.bucket_of(times[r as usize], &mut hint) };
             // Every combination of the row's values, odometer-style.
             let lists: Vec<Vec<u32>> = self.dims.iter().map(|d| d.row_codes(r as usize).to_vec()).collect();
             let mut pos = vec![0usize; lists.len()];
@@ -299,18 +330,33 @@ impl<'s> SegmentGrouper<'s> {
         }
     }
 
+    #[inline]
     fn slot(&mut self, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
-        let mut key = bucket as u128;
-        for (c, s) in codes.iter().zip(&self.shifts) {
-            key |= (*c as u128) << s;
-        }
-        let cached = match &self.index {
-            LocalIndex::Dense(v) => v[key as usize],
-            LocalIndex::Packed(m) => m.get(&key).copied().unwrap_or(u32::MAX),
+        let (key, cached) = match &self.index {
+            LocalIndex::Dense(v) => {
+                // Dense keys fit in 20 bits.
+                let mut key = bucket;
+                for (c, s) in codes.iter().zip(&self.shifts) {
+                    key |= (*c as usize) << s;
+                }
+                (key as u128, v[key])
+            }
+            LocalIndex::Packed(m) => {
+                let mut key = bucket as u128;
+                for (c, s) in codes.iter().zip(&self.shifts) {
+                    key |= (*c as u128) << s;
+                }
+                (key, m.get(&key).copied().unwrap_or(u32::MAX))
+            }
         };
         if cached != u32::MAX {
             return cached;
         }
+        self.new_slot(key, bucket, codes, groups)
+    }
+
+    #[cold]
+    fn new_slot(&mut self, key: u128, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
         self.scratch.clear();
         for (d, &c) in self.dims.iter_mut().zip(codes) {
             if d.global[c as usize] == u32::MAX {

@@ -19,9 +19,10 @@ pub fn time_boundary(q: &TimeBoundaryQuery, segments: &[QuerySegment]) -> Result
     for seg in overlapping(segments, &intervals) {
         let mut cols = SegmentColumns::open(&seg.segment, &[])?;
         let rows = select(&mut cols, &intervals, q.filter.as_ref(), None)?;
-        if let (Some(first), Some(last)) = (rows.min(), rows.max()) {
-            min = min.min(cols.times[first as usize]);
-            max = max.max(cols.times[last as usize]);
+        if let Some((first, last)) = rows.first_last() {
+            let times = cols.times()?;
+            min = min.min(times[first as usize]);
+            max = max.max(times[last as usize]);
         }
     }
     if min > max {
@@ -44,7 +45,7 @@ pub fn datasource_metadata(_q: &DataSourceMetadataQuery, segments: &[QuerySegmen
     let mut max: Option<i64> = None;
     for seg in segments {
         let cols = SegmentColumns::open(&seg.segment, &[])?;
-        if let Some(&t) = cols.times.last() {
+        if let Some((_, t)) = cols.time_range()? {
             max = Some(max.map_or(t, |m| m.max(t)));
         }
     }

@@ -23,7 +23,8 @@ pub fn run(q: &ScanQuery, segments: &[QuerySegment]) -> Result<Value, QueryError
         }
         let mut cols = SegmentColumns::open(&seg.segment, &q.virtual_columns)?;
         let rows = select(&mut cols, intervals, q.filter.as_ref(), None)?;
-        picked.extend(rows.iter().map(|r| (i, r, cols.times[r as usize])));
+        let times = cols.times()?;
+        picked.extend(rows.rows().map(|r| (i, r, times[r as usize])));
         opened.push((seg, cols));
     }
     match q.order {
@@ -40,10 +41,11 @@ pub fn run(q: &ScanQuery, segments: &[QuerySegment]) -> Result<Value, QueryError
         let (seg, cols) = &mut opened[seg_index];
         let names = if q.columns.is_empty() { all_columns(cols, q) } else { q.columns.clone() };
         let columns = names.iter().map(|n| cols.column(n)).collect::<Result<Vec<_>, _>>()?;
+        let times = cols.times()?;
         let events: Vec<Value> = picked[start..end]
             .iter()
             .map(|&(_, r, _)| {
-                let values = columns.iter().map(|c| value_json(&c.value(r as usize, &cols.times)));
+                let values = columns.iter().map(|c| value_json(&c.value(r as usize, &times)));
                 match q.result_format {
                     ScanFormat::List => Value::Object(names.iter().cloned().zip(values).collect::<Map<_, _>>()),
                     ScanFormat::CompactedList => Value::Array(values.collect()),

@@ -18,13 +18,56 @@ pub fn run(q: &TopNQuery, segments: &[QuerySegment]) -> Result<Value, QueryError
     post_aggregate::check(&c.post_aggregations, &names)?;
     check_metric(&q.metric, &names, c)?;
     let agg = aggregate(c, std::slice::from_ref(&q.dimension), segments)?;
-    let mut by_bucket: BTreeMap<i64, Vec<Map<String, Value>>> = BTreeMap::new();
     let dim = &q.dimension;
+    let mut slots_by_bucket: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for slot in 0..agg.groups.len() {
-        let mut row = agg.row(slot);
-        post_aggregate::apply(&c.post_aggregations, &mut row);
-        row.insert(dim.output_name.clone(), agg.groups.value(slot, 0).json(dim.output_type));
-        by_bucket.entry(agg.groups.buckets[slot]).or_default().push(row);
+        slots_by_bucket.entry(agg.groups.buckets[slot]).or_default().push(slot);
+    }
+    // Ranked by an aggregator: rank on its values, then build only the rows kept.
+    let by_aggregator = match &q.metric {
+        TopNMetric::Numeric(m) => agg.accumulators.iter().position(|a| &a.name == m).map(|k| (k, false)),
+        TopNMetric::Inverted(inner) => match inner.as_ref() {
+            TopNMetric::Numeric(m) => agg.accumulators.iter().position(|a| &a.name == m).map(|k| (k, true)),
+            _ => None,
+        },
+        TopNMetric::Dimension { .. } => None,
+    };
+    if let Some((k, inverted)) = by_aggregator {
+        for slots in slots_by_bucket.values_mut() {
+            let acc = &agg.accumulators[k];
+            let tie = |a: usize, b: usize| {
+                let (x, y) = (agg.groups.value(a, 0), agg.groups.value(b, 0));
+                compare(&x.json(dim.output_type), &y.json(dim.output_type), DimensionOrder::Lexicographic)
+            };
+            let by_value = |a: &usize, b: &usize| {
+                let (x, y) = (acc.number(*a), acc.number(*b));
+                // Nulls rank below every number.
+                let o = match (x, y) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    (x, y) => x.is_some().cmp(&y.is_some()),
+                };
+                if inverted {
+                    o
+                } else {
+                    o.reverse()
+                }
+            };
+            let cut = q.threshold.min(slots.len());
+            if cut < slots.len() {
+                slots.select_nth_unstable_by(cut.saturating_sub(1), |a, b| by_value(a, b).then_with(|| tie(*a, *b)));
+                slots.truncate(cut);
+            }
+            slots.sort_by(|a, b| by_value(a, b).then_with(|| tie(*a, *b)));
+        }
+    }
+    let mut by_bucket: BTreeMap<i64, Vec<Map<String, Value>>> = BTreeMap::new();
+    for (bucket, slots) in &slots_by_bucket {
+        for &slot in slots {
+            let mut row = agg.row(slot);
+            post_aggregate::apply(&c.post_aggregations, &mut row);
+            row.insert(dim.output_name.clone(), agg.groups.value(slot, 0).json(dim.output_type));
+            by_bucket.entry(*bucket).or_default().push(row);
+        }
     }
     let mut out = Vec::with_capacity(by_bucket.len());
     for (bucket, mut rows) in by_bucket {

@@ -108,7 +108,11 @@ pub fn run(args: QueryArgs) -> Result<()> {
             let path = dir.path().join(format!("segment-{i}-{p}.seg"));
             std::fs::write(&path, bytes)?;
             let interval = index.interval();
-            segments.push(QuerySegment { id: format!("wikipedia_{interval}_{p}"), interval, segment: Segment::open_file(&path)? });
+            segments.push(QuerySegment {
+                id: format!("wikipedia_{interval}_{p}"),
+                interval,
+                segment: Segment::open_file(&path)?,
+            });
         }
     }
     segments.sort_by_key(|s| s.interval);
@@ -135,7 +139,13 @@ pub fn run(args: QueryArgs) -> Result<()> {
     report(&args, num_rows, segments.len(), segment_bytes, &list, &sluice, peers.as_ref())
 }
 
-fn run_peers(python: &PathBuf, segments: &[QuerySegment], list: &[BenchQuery], repeat: usize, dir: &std::path::Path) -> Result<Value> {
+fn run_peers(
+    python: &PathBuf,
+    segments: &[QuerySegment],
+    list: &[BenchQuery],
+    repeat: usize,
+    dir: &std::path::Path,
+) -> Result<Value> {
     let rows_path = dir.join("rows.ndjson");
     let mut all = std::fs::File::create(&rows_path)?;
     for (i, s) in segments.iter().enumerate() {
@@ -226,7 +236,10 @@ fn report(
             p["chdb_version"].as_str().unwrap_or("?")
         );
     }
-    println!("{:<52} {:>10} {:>10} {:>10} {:>14} {:>12}", "query", "sluice ms", "duckdb ms", "chdb ms", "duckdb/sluice", "chdb/sluice");
+    println!(
+        "{:<52} {:>10} {:>10} {:>10} {:>14} {:>12}",
+        "query", "sluice ms", "duckdb ms", "chdb ms", "duckdb/sluice", "chdb/sluice"
+    );
     for r in out["queries"].as_array().into_iter().flatten() {
         let ms = r["sluice_ms"].as_f64().unwrap_or(0.0);
         let cell = |k: &str| r[k].as_f64().map_or("-".to_string(), |v| format!("{v:.2}"));
