@@ -293,7 +293,8 @@ async fn random_queries_agree_with_duckdb() {
     .expect("pipeline");
     assert!(passes.iter().all(|p| p.caught_up), "caught up");
     let all = [Interval::new(START - 86_400_000, START + 5 * 86_400_000)];
-    let segments = load_segments(b.meta.as_ref(), b.store.as_ref(), None, &datasource, &all).await.expect("segments");
+    let segments =
+        load_segments(b.meta.as_ref(), b.store.as_ref(), None, &datasource, &all, None).await.expect("segments");
     assert!(segments.len() > 3, "several segments per day ({})", segments.len());
 
     // The same queries through Sluice and DuckDB.

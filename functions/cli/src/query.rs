@@ -16,6 +16,10 @@ pub struct QueryArgs {
     /// Where downloaded segments are kept.
     #[arg(long, env = "SLUICE_CACHE", default_value = ".sluice/cache")]
     cache: PathBuf,
+    /// Reads only the parts of each segment the query needs, with ranged reads, instead of
+    /// downloading whole segments into the cache.
+    #[arg(long)]
+    no_cache: bool,
     /// Prints the result on one line.
     #[arg(long)]
     compact: bool,
@@ -31,8 +35,8 @@ pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
         std::fs::read_to_string(&args.query).with_context(|| format!("read {}", args.query))?
     };
     let b = backends.open().await?;
-    let cache = SegmentCache::new(args.cache);
-    let result = run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), &text).await?;
+    let cache = (!args.no_cache).then(|| SegmentCache::new(args.cache));
+    let result = run_query(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), &text).await?;
     if args.compact {
         println!("{}", serde_json::to_string(&result)?);
     } else {

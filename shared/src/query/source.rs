@@ -1,14 +1,17 @@
 //! Where a query's segments come from: the datasource's visible timeline in the metadata
 //! store, each segment downloaded once from deep storage into a local cache folder and
 //! memory-mapped from there (a segment is immutable under its key, so a cached copy of the
-//! right size is the segment).
+//! right size is the segment), or, without a cache, only the parts the query reads, fetched
+//! with ranged reads.
 
 use super::{execute, parse_query, QueryError, QuerySegment};
 use crate::metadata::MetadataStore;
-use crate::segment::Segment;
+use crate::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
+use crate::segment::{Directory, Segment};
 use crate::storage::ObjectStore;
 use crate::time::{format_iso, Interval};
 use crate::timeline::{visible_segments, SegmentRecord};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// A folder of downloaded segments, keyed by object key.
@@ -62,29 +65,94 @@ pub fn segment_id(datasource: &str, record: &SegmentRecord) -> String {
     }
 }
 
-/// Opens the visible segments of `datasource` overlapping `intervals`, in timeline order;
-/// without a cache they are read into memory.
+/// Opens the visible segments of `datasource` overlapping `intervals`, in timeline order.
+/// With a cache, whole segments are downloaded once and memory-mapped; without one, only the
+/// header, the directory and the parts of `columns` (all when `None`) are read, with ranged
+/// reads, and the parts not read stay zeros (a query touching one fails its checksum).
 pub async fn load_segments(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     cache: Option<&SegmentCache>,
     datasource: &str,
     intervals: &[Interval],
+    columns: Option<&BTreeSet<String>>,
 ) -> Result<Vec<QuerySegment>, QueryError> {
     let records = visible_segments(meta, datasource).await.map_err(|e| QueryError::Source(e.to_string()))?;
     let mut out = Vec::new();
     for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
         let segment = match cache {
             Some(c) => c.open(store, r).await?,
-            None => {
-                let bytes =
-                    store.get(&r.key).await.map_err(|e| QueryError::Source(format!("segment {}: {e}", r.key)))?;
-                Segment::from_bytes(&r.key, bytes.to_vec())?
-            }
+            None => fetch_parts(store, r, columns).await?,
         };
         out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
     }
     Ok(out)
+}
+
+/// Gaps between needed byte ranges smaller than this are read rather than skipped.
+const COALESCE_BYTES: u64 = 64 << 10;
+
+/// Reads the parts of `columns` of a segment with ranged reads.
+async fn fetch_parts(
+    store: &dyn ObjectStore,
+    record: &SegmentRecord,
+    columns: Option<&BTreeSet<String>>,
+) -> Result<Segment, QueryError> {
+    let key = &record.key;
+    let source = |e: crate::storage::StorageError| QueryError::Source(format!("segment {key}: {e}"));
+    let Some(columns) = columns else {
+        return Ok(Segment::from_bytes(key, store.get(key).await.map_err(source)?.to_vec())?);
+    };
+    let size = record.num_bytes;
+    let damaged = |reason: String| QueryError::Segment(crate::segment::FormatError::new(key, reason));
+    let header = store.get_range(key, 0..(HEADER_LEN as u64).min(size)).await.map_err(source)?;
+    if header.len() < HEADER_LEN {
+        return Err(damaged(format!("{} bytes is shorter than the header (truncated?)", header.len())));
+    }
+    let dir_len = u64::from(u32::from_le_bytes([header[12], header[13], header[14], header[15]]));
+    let data_start = HEADER_LEN as u64 + dir_len;
+    if dir_len > MAX_DIRECTORY_BYTES as u64 || data_start > size {
+        return Err(damaged(format!("directory of {dir_len} bytes does not fit in {size} bytes")));
+    }
+    let mut bytes = vec![0u8; size as usize];
+    bytes[..HEADER_LEN].copy_from_slice(&header);
+    let dir = store.get_range(key, HEADER_LEN as u64..data_start).await.map_err(source)?;
+    if dir.len() as u64 != dir_len {
+        return Err(damaged(format!("directory read returned {} of {dir_len} bytes", dir.len())));
+    }
+    bytes[HEADER_LEN..data_start as usize].copy_from_slice(&dir);
+    if crc32fast::hash(&dir) != u32::from_le_bytes([header[16], header[17], header[18], header[19]]) {
+        return Err(damaged("directory checksum mismatch".into()));
+    }
+    let directory: Directory = serde_json::from_slice(&dir).map_err(|e| damaged(format!("directory: {e}")))?;
+    let mut ranges: Vec<(u64, u64)> = directory
+        .columns
+        .iter()
+        .filter(|c| columns.contains(&c.name))
+        .flat_map(|c| c.parts.values())
+        .map(|p| {
+            (
+                data_start.saturating_add(p.offset).min(size),
+                data_start.saturating_add(p.offset).saturating_add(p.length).min(size),
+            )
+        })
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in ranges {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 + COALESCE_BYTES => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    for (a, b) in merged.into_iter().filter(|(a, b)| a < b) {
+        let part = store.get_range(key, a..b).await.map_err(source)?;
+        if part.len() as u64 != b - a {
+            return Err(damaged(format!("ranged read {a}..{b} returned {} bytes", part.len())));
+        }
+        bytes[a as usize..b as usize].copy_from_slice(&part);
+    }
+    Ok(Segment::from_bytes(key, bytes)?)
 }
 
 /// Parses and runs a query against the stores: Druid's JSON result.
@@ -95,6 +163,7 @@ pub async fn run_query(
     text: &str,
 ) -> Result<serde_json::Value, QueryError> {
     let query = parse_query(text)?;
-    let segments = load_segments(meta, store, cache, query.datasource(), &query.intervals()).await?;
+    let columns = query.columns();
+    let segments = load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
     execute(&query, &segments)
 }
