@@ -87,7 +87,7 @@ async fn pipeline(b: &Backends) -> String {
                 n % 60,
                 n % 7
             );
-            ((n % 2) as i32, r.into_bytes())
+            (n % 2, r.into_bytes())
         })
         .collect();
     produce(&bootstrap, &topic, &records).await;
@@ -133,7 +133,7 @@ async fn sources_agree(b: Backends) {
     // Worked out from the records: page p{n % 7} adds n.
     let mut sums: Vec<(i64, String)> =
         (0..7).map(|p| ((0..1500).filter(|n| n % 7 == p).sum::<i64>(), format!("p{p}"))).collect();
-    sums.sort_by(|a, b| b.0.cmp(&a.0));
+    sums.sort_by_key(|s| std::cmp::Reverse(s.0));
     assert_eq!(top[0]["result"][0]["page"], sums[0].1.as_str(), "{top}");
     assert_eq!(top[0]["result"][0]["added"], sums[0].0, "{top}");
 
