@@ -2,19 +2,16 @@
 
 use super::columns::SegmentColumns;
 use super::engine::{overlapping, select};
+use super::model::Intervals;
 use super::model::{DataSourceMetadataQuery, SegmentMetadataQuery, TimeBoundaryQuery, ToInclude};
 use super::{QueryError, QuerySegment};
 use crate::segment::{ColumnEntry, ColumnType, Segment};
-use crate::time::{format_iso, Interval};
+use crate::time::format_iso;
 use serde_json::{json, Map, Value};
 
 /// Runs a timeBoundary query.
 pub fn time_boundary(q: &TimeBoundaryQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
-    let intervals = q
-        .intervals
-        .as_ref()
-        .map(|i| i.0.clone())
-        .unwrap_or_else(|| vec![Interval::new(crate::time::ETERNITY_START, crate::time::ETERNITY_END)]);
+    let intervals = Intervals::or_eternity(q.intervals.as_ref());
     let (mut min, mut max) = (i64::MAX, i64::MIN);
     for seg in overlapping(segments, &intervals) {
         let mut cols = SegmentColumns::open(&seg.segment, &[])?;
@@ -58,11 +55,7 @@ pub fn datasource_metadata(_q: &DataSourceMetadataQuery, segments: &[QuerySegmen
 /// Runs a segmentMetadata query: column types, sizes, cardinalities and string min/max per
 /// segment, or merged into one answer.
 pub fn segment_metadata(q: &SegmentMetadataQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
-    let intervals = q
-        .intervals
-        .as_ref()
-        .map(|i| i.0.clone())
-        .unwrap_or_else(|| vec![Interval::new(crate::time::ETERNITY_START, crate::time::ETERNITY_END)]);
+    let intervals = Intervals::or_eternity(q.intervals.as_ref());
     let include = |name: &str| match &q.to_include {
         None | Some(ToInclude::All) => true,
         Some(ToInclude::None) => false,

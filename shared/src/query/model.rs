@@ -51,15 +51,14 @@ impl Query {
 
     /// The intervals the query reads.
     pub fn intervals(&self) -> Vec<Interval> {
-        let all = || vec![Interval::new(crate::time::ETERNITY_START, crate::time::ETERNITY_END)];
         match self {
             Query::Timeseries(q) => q.common.intervals.0.clone(),
             Query::TopN(q) => q.common.intervals.0.clone(),
             Query::GroupBy(q) => q.common.intervals.0.clone(),
             Query::Scan(q) => q.intervals.0.clone(),
-            Query::TimeBoundary(q) => q.intervals.as_ref().map(|i| i.0.clone()).unwrap_or_else(all),
-            Query::SegmentMetadata(q) => q.intervals.as_ref().map(|i| i.0.clone()).unwrap_or_else(all),
-            Query::DataSourceMetadata(_) => all(),
+            Query::TimeBoundary(q) => Intervals::or_eternity(q.intervals.as_ref()),
+            Query::SegmentMetadata(q) => Intervals::or_eternity(q.intervals.as_ref()),
+            Query::DataSourceMetadata(_) => Intervals::or_eternity(None),
         }
     }
 }
@@ -88,6 +87,15 @@ impl<'de> Deserialize<'de> for DataSource {
 /// Query intervals: `"a/b"`, `["a/b", ...]` or `{"type": "intervals", "intervals": [...]}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Intervals(pub Vec<Interval>);
+
+impl Intervals {
+    /// The given intervals, or all time when the query gives none.
+    pub fn or_eternity(given: Option<&Intervals>) -> Vec<Interval> {
+        given
+            .map(|i| i.0.clone())
+            .unwrap_or_else(|| vec![Interval::new(crate::time::ETERNITY_START, crate::time::ETERNITY_END)])
+    }
+}
 
 impl<'de> Deserialize<'de> for Intervals {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
