@@ -28,9 +28,14 @@ def best(run, repeat):
 
 
 def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="sluice-query-peers-") as work:
+        run(work)
+
+
+def run(work: str) -> None:
     rows_path, queries_path, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    queries = json.load(open(queries_path, encoding="utf-8"))
-    work = tempfile.mkdtemp(prefix="sluice-query-peers-")
+    with open(queries_path, encoding="utf-8") as f:
+        queries = json.load(f)
     parquet = os.path.join(work, "wiki.parquet")
 
     con = duckdb.connect()
