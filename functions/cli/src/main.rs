@@ -7,6 +7,7 @@ mod ingest;
 mod query;
 mod run;
 mod segments;
+mod serve;
 mod supervisor;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,8 @@ enum Command {
     Segments(segments::SegmentsArgs),
     /// Runs a Druid native query (a file, or - for standard input) and prints the JSON result.
     Query(query::QueryArgs),
+    /// Serves Druid's HTTP API (POST /druid/v2, /druid/indexer/v1/supervisor) on the backends.
+    Serve(serve::ServeArgs),
     /// Streams Druid's Wikipedia sample through an in-process Kafka into segments and queries
     /// them; everything lives under ./.sluice/demo and a new run starts clean.
     Demo(demo::DemoArgs),
@@ -61,6 +64,7 @@ fn main() -> anyhow::Result<()> {
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
         Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),
+        Command::Serve(a) => runtime()?.block_on(serve::run(a, &cli.backends)),
         Command::Demo(a) => runtime()?.block_on(demo::run(a)),
     }
 }

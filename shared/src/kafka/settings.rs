@@ -23,6 +23,15 @@ pub const PREFETCH_KBYTES: u64 = 16 * 1024;
 /// The least prefetch per partition, in KiB.
 const MIN_PREFETCH_KBYTES: u64 = 1024;
 
+/// Consumer properties of the deployment (Kafka credentials a function reads from Secrets
+/// Manager at cold start), applied over every spec's `consumerProperties`.
+static DEPLOYMENT_PROPERTIES: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
+
+/// Sets the deployment's consumer properties, once per process (later calls are refused).
+pub fn set_deployment_properties(properties: BTreeMap<String, String>) -> Result<(), String> {
+    DEPLOYMENT_PROPERTIES.set(properties).map_err(|_| "deployment consumer properties are already set".to_string())
+}
+
 /// librdkafka consumer settings for range reads.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConsumerSettings {
@@ -33,6 +42,9 @@ impl ConsumerSettings {
     /// Settings from `consumerProperties`; `bootstrap.servers` is required by the spec loader.
     pub fn new(properties: &BTreeMap<String, String>) -> Self {
         let mut properties = properties.clone();
+        if let Some(deployment) = DEPLOYMENT_PROPERTIES.get() {
+            properties.extend(deployment.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
         // Exact ranges: explicit assignment, nothing committed, no silent reset.
         properties.insert("enable.auto.commit".into(), "false".into());
         properties.insert("enable.auto.offset.store".into(), "false".into());

@@ -1,0 +1,222 @@
+//! Druid's HTTP API over the stores: the native query endpoint and the supervisor endpoints.
+//! The api function serves it behind a Function URL; `sluice serve` serves it locally.
+//!
+//! | method, path | what |
+//! | --- | --- |
+//! | `POST /druid/v2` (`?pretty`) | a native query; Druid's result JSON |
+//! | `GET /druid/v2/datasources` | datasource names |
+//! | `GET /status/health` | `true` |
+//! | `GET`, `POST /druid/indexer/v1/supervisor` | list; submit a spec (`{"id": ...}`) |
+//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | the spec; its status |
+//! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
+//!
+//! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
+//! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails.
+
+use axum::extract::{Path, Query as UrlQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Value};
+use sluice_shared::datasource::{self, DatasourceError, SupervisorState};
+use sluice_shared::metadata::MetadataStore;
+use sluice_shared::query::{run_query, QueryError, SegmentCache};
+use sluice_shared::storage::ObjectStore;
+use sluice_shared::supervisor::{reset, reset_offsets, status, SupervisorError};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// What the API serves from.
+#[derive(Debug, Clone)]
+pub struct ApiState {
+    /// Metadata store.
+    pub meta: Arc<dyn MetadataStore>,
+    /// Deep storage.
+    pub store: Arc<dyn ObjectStore>,
+    /// Segment cache (none: ranged reads of the needed parts).
+    pub cache: Option<SegmentCache>,
+}
+
+/// The API's routes.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/druid/v2", post(query))
+        .route("/druid/v2/", post(query))
+        .route("/druid/v2/datasources", get(datasources))
+        .route("/status/health", get(|| async { axum::Json(true) }))
+        .route("/druid/indexer/v1/supervisor", get(datasources).post(submit))
+        .route("/druid/indexer/v1/supervisor/{id}", get(spec))
+        .route("/druid/indexer/v1/supervisor/{id}/status", get(supervisor_status))
+        .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate))
+        .with_state(Arc::new(state))
+}
+
+/// An error as Druid's error JSON with its status.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    error: &'static str,
+    message: String,
+    class: &'static str,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, error: &'static str, class: &'static str, message: impl Into<String>) -> Self {
+        Self { status, error, message: message.into(), class }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": self.error, "errorMessage": self.message, "errorClass": self.class, "host": null});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> Self {
+        match e {
+            QueryError::Invalid { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "Invalid query", "QueryError", e.to_string())
+            }
+            QueryError::Unsupported(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "Unsupported operation", "QueryError", e.to_string())
+            }
+            QueryError::Segment(_) | QueryError::Source(_) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "QueryError", e.to_string())
+            }
+        }
+    }
+}
+
+impl From<DatasourceError> for ApiError {
+    fn from(e: DatasourceError) -> Self {
+        match e {
+            DatasourceError::Unknown(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "Not found", "SupervisorError", e.to_string())
+            }
+            DatasourceError::InvalidSpec { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "Invalid spec", "SupervisorError", e.to_string())
+            }
+            _ => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "SupervisorError", e.to_string())
+            }
+        }
+    }
+}
+
+impl From<SupervisorError> for ApiError {
+    fn from(e: SupervisorError) -> Self {
+        match e {
+            SupervisorError::Datasource(d) => d.into(),
+            SupervisorError::Invalid { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "Invalid request", "SupervisorError", e.to_string())
+            }
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Unknown exception",
+                "SupervisorError",
+                other.to_string(),
+            ),
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn json_body(body: &str) -> Result<Value, ApiError> {
+    serde_json::from_str(body).map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, "Invalid request", "JsonError", format!("body is not JSON: {e}"))
+    })
+}
+
+async fn query(
+    State(s): State<Arc<ApiState>>,
+    UrlQuery(params): UrlQuery<HashMap<String, String>>,
+    body: String,
+) -> Result<Response, ApiError> {
+    let result = run_query(s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref(), &body).await?;
+    let text = if params.contains_key("pretty") {
+        serde_json::to_string_pretty(&result)
+    } else {
+        serde_json::to_string(&result)
+    }
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "JsonError", e.to_string()))?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], text).into_response())
+}
+
+async fn datasources(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Vec<String>>, ApiError> {
+    Ok(axum::Json(datasource::list(s.meta.as_ref()).await?))
+}
+
+async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Json<Value>, ApiError> {
+    let (name, _, warnings) = datasource::submit(s.meta.as_ref(), json_body(&body)?, now_ms()).await?;
+    Ok(axum::Json(json!({"id": name, "warnings": warnings})))
+}
+
+async fn spec(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
+    let (item, _) = datasource::load(s.meta.as_ref(), &id).await?;
+    Ok(axum::Json(item.spec))
+}
+
+async fn supervisor_status(
+    State(s): State<Arc<ApiState>>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let st = status(s.meta.as_ref(), &id).await?;
+    let payload = serde_json::to_value(&st).map_err(|e| {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "JsonError", e.to_string())
+    })?;
+    Ok(axum::Json(json!({"id": id, "generationTime": chrono::Utc::now().to_rfc3339(), "payload": payload})))
+}
+
+async fn operate(
+    State(s): State<Arc<ApiState>>,
+    Path((id, action)): Path<(String, String)>,
+    body: String,
+) -> Result<axum::Json<Value>, ApiError> {
+    let meta = s.meta.as_ref();
+    match action.as_str() {
+        "suspend" => datasource::set_state(meta, &id, SupervisorState::Suspended).await?,
+        "resume" => datasource::set_state(meta, &id, SupervisorState::Running).await?,
+        "terminate" | "shutdown" => datasource::set_state(meta, &id, SupervisorState::Terminated).await?,
+        "reset" => {
+            reset(meta, &id, now_ms()).await?;
+        }
+        "resetOffsets" => {
+            let offsets = reset_offsets_body(&json_body(&body)?)?;
+            reset_offsets(meta, &id, &offsets, now_ms()).await?;
+        }
+        other => return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "SupervisorError",
+            format!(
+                "unknown supervisor operation {other:?}: expected suspend, resume, reset, resetOffsets or terminate"
+            ),
+        )),
+    }
+    Ok(axum::Json(json!({"id": id})))
+}
+
+/// Druid's resetOffsets body: `{"type": "kafka", "partitions": {"type": "end", "stream": ...,
+/// "partitionOffsetMap": {"0": 100}}}`.
+fn reset_offsets_body(body: &Value) -> Result<BTreeMap<i32, i64>, ApiError> {
+    let bad = |reason: String| ApiError::new(StatusCode::BAD_REQUEST, "Invalid request", "SupervisorError", reason);
+    let map = body["partitions"]["partitionOffsetMap"]
+        .as_object()
+        .ok_or_else(|| bad("partitions.partitionOffsetMap: expected an object of partition -> offset".into()))?;
+    map.iter()
+        .map(|(p, o)| {
+            let partition = p
+                .parse::<i32>()
+                .map_err(|_| bad(format!("partitions.partitionOffsetMap: {p:?} is not a partition")))?;
+            let offset =
+                o.as_i64().ok_or_else(|| bad(format!("partitions.partitionOffsetMap.{p}: expected an offset")))?;
+            Ok((partition, offset))
+        })
+        .collect()
+}

@@ -1,0 +1,16 @@
+//! The api function: Druid's HTTP API behind a Function URL.
+
+use lambda_http::Error;
+use sluice_functions::api::{router, ApiState};
+use sluice_functions::context::{FunctionContext, CACHE_ENV};
+use sluice_functions::{logging, permissions};
+use sluice_shared::query::SegmentCache;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    logging::init();
+    let ctx = FunctionContext::from_env(&permissions::API).await?;
+    let cache_dir = std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into());
+    let state = ApiState { meta: ctx.meta, store: ctx.store, cache: Some(SegmentCache::new(cache_dir)) };
+    lambda_http::run(router(state)).await
+}

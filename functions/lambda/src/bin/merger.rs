@@ -1,0 +1,8 @@
+//! The merger function: a completed task event -> merge its hydrants and publish.
+
+use sluice_functions::{handlers, permissions};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    handlers::serve_jobs(&permissions::MERGER).await
+}

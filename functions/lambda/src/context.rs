@@ -1,0 +1,113 @@
+//! What a function builds once at cold start: the stores from `SLUICE_METADATA` and
+//! `SLUICE_STORAGE`, the Lambda invoker, and the Kafka credentials from Secrets Manager.
+
+use crate::error::FunctionError;
+use crate::permissions::FunctionSpec;
+use sluice_shared::invoker::{LambdaInvoker, TaskInvoker};
+use sluice_shared::metadata::{open_metadata, MetadataStore};
+use sluice_shared::storage::{open_store, ObjectStore};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Metadata store URL (`dynamodb://TABLE`).
+pub const METADATA_ENV: &str = "SLUICE_METADATA";
+/// Deep storage URL (`s3://BUCKET/PREFIX`).
+pub const STORAGE_ENV: &str = "SLUICE_STORAGE";
+/// ARN of a Secrets Manager secret holding Kafka consumer properties as a JSON object
+/// (`security.protocol`, `sasl.mechanism`, `sasl.username`, `sasl.password`, ...). Optional.
+pub const KAFKA_SECRET_ENV: &str = "SLUICE_KAFKA_SECRET_ARN";
+/// Folder where the api function caches segments (default `/tmp/sluice-cache`).
+pub const CACHE_ENV: &str = "SLUICE_CACHE";
+
+/// The clients of a function, built once.
+#[derive(Debug, Clone)]
+pub struct FunctionContext {
+    /// Metadata store.
+    pub meta: Arc<dyn MetadataStore>,
+    /// Deep storage.
+    pub store: Arc<dyn ObjectStore>,
+    /// Starts indexers and mergers (absent in the api function).
+    pub invoker: Option<Arc<dyn TaskInvoker>>,
+}
+
+fn required(name: &str) -> Result<String, FunctionError> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| FunctionError::Configuration(format!("{name} is not set")))
+}
+
+impl FunctionContext {
+    /// Builds the context from the environment for `function` (see
+    /// [`crate::permissions::FUNCTIONS`]): the stores, the invoker if it starts other
+    /// functions, and the Kafka secret if it reads Kafka and one is configured.
+    pub async fn from_env(function: &FunctionSpec) -> Result<Self, FunctionError> {
+        let meta = open_metadata(&required(METADATA_ENV)?)
+            .await
+            .map_err(|e| FunctionError::Configuration(format!("{METADATA_ENV}: {e}")))?;
+        let store = open_store(&required(STORAGE_ENV)?)
+            .await
+            .map_err(|e| FunctionError::Configuration(format!("{STORAGE_ENV}: {e}")))?;
+        let invoker: Option<Arc<dyn TaskInvoker>> = if !function.invokes.is_empty() {
+            Some(Arc::new(LambdaInvoker::from_env().await.map_err(FunctionError::Configuration)?))
+        } else {
+            None
+        };
+        let secret = std::env::var(KAFKA_SECRET_ENV).ok().filter(|v| !v.is_empty());
+        if let (true, Some(arn)) = (function.reads_kafka, secret) {
+            let properties = kafka_secret(&arn).await?;
+            sluice_shared::kafka::set_deployment_properties(properties).map_err(FunctionError::Configuration)?;
+        }
+        Ok(Self { meta, store, invoker })
+    }
+}
+
+/// Reads the Kafka consumer properties held by secret `arn`.
+async fn kafka_secret(arn: &str) -> Result<BTreeMap<String, String>, FunctionError> {
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let client = aws_sdk_secretsmanager::Client::new(&config);
+    let out = client.get_secret_value().secret_id(arn).send().await.map_err(|e| {
+        FunctionError::Configuration(format!(
+            "secret {arn} ({KAFKA_SECRET_ENV}): {}",
+            aws_sdk_secretsmanager::error::DisplayErrorContext(&e)
+        ))
+    })?;
+    let text =
+        out.secret_string().ok_or_else(|| FunctionError::Configuration(format!("secret {arn} holds no string")))?;
+    parse_kafka_secret(arn, text)
+}
+
+/// The consumer properties of a secret's text: a JSON object of strings.
+pub fn parse_kafka_secret(arn: &str, text: &str) -> Result<BTreeMap<String, String>, FunctionError> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| FunctionError::Configuration(format!("secret {arn} is not a JSON object: {e}")))?;
+    let object =
+        value.as_object().ok_or_else(|| FunctionError::Configuration(format!("secret {arn} is not a JSON object")))?;
+    object
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => Ok((k.clone(), s.clone())),
+            serde_json::Value::Number(n) => Ok((k.clone(), n.to_string())),
+            serde_json::Value::Bool(b) => Ok((k.clone(), b.to_string())),
+            _ => Err(FunctionError::Configuration(format!("secret {arn}: {k:?} must be a string"))),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kafka_secrets_are_objects_of_strings() {
+        let props =
+            parse_kafka_secret("arn:s", r#"{"sasl.username":"u","sasl.password":"p","socket.timeout.ms":30000}"#)
+                .expect("secret");
+        assert_eq!(props["sasl.password"], "p");
+        assert_eq!(props["socket.timeout.ms"], "30000");
+        let err = parse_kafka_secret("arn:s", "[1]").expect_err("not an object");
+        assert!(err.to_string().contains("arn:s") && !err.is_retryable(), "{err}");
+        let err = parse_kafka_secret("arn:s", r#"{"a":{"b":1}}"#).expect_err("nested");
+        assert!(err.to_string().contains("\"a\""), "{err}");
+    }
+}

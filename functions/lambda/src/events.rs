@@ -1,0 +1,93 @@
+//! The events the functions accept, parsed with the path of any field at fault.
+
+use crate::error::FunctionError;
+use serde::Deserialize;
+use sluice_shared::invoker::Job;
+use sluice_shared::task::TaskId;
+
+/// What the supervisor is invoked with: an EventBridge Scheduler (or EventBridge rule) event,
+/// whose fields are read when present and otherwise ignored, or an object naming one
+/// datasource to run alone.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SupervisorEvent {
+    /// The scheduled time (ISO-8601), when the scheduler gives one.
+    pub time: Option<String>,
+    /// `Scheduled Event` from EventBridge.
+    #[serde(rename = "detail-type")]
+    pub detail_type: Option<String>,
+    /// Only this datasource.
+    pub datasource: Option<String>,
+}
+
+/// Parses a supervisor event: a JSON object (an empty one is a plain tick).
+pub fn supervisor_event(payload: serde_json::Value) -> Result<SupervisorEvent, FunctionError> {
+    if !payload.is_object() {
+        return Err(FunctionError::InvalidEvent {
+            field: "(event)".into(),
+            reason: format!("expected a JSON object (an EventBridge Scheduler event), got {payload}"),
+        });
+    }
+    parse(payload)
+}
+
+/// Parses an indexer or merger event: a job (`{"job": "index" | "merge", "task": {...}}`).
+pub fn job_event(payload: serde_json::Value) -> Result<Job, FunctionError> {
+    // Read through a plain struct: serde's internally tagged enums lose the path of a bad field.
+    let event: JobEvent = parse(payload)?;
+    Ok(match event.job {
+        JobKind::Index => Job::Index { task: event.task },
+        JobKind::Merge => Job::Merge { task: event.task },
+    })
+}
+
+#[derive(Deserialize)]
+struct JobEvent {
+    job: JobKind,
+    task: TaskId,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum JobKind {
+    Index,
+    Merge,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(payload: serde_json::Value) -> Result<T, FunctionError> {
+    serde_path_to_error::deserialize(payload).map_err(|e| {
+        let path = e.path().to_string();
+        FunctionError::InvalidEvent {
+            field: if path == "." { "(event)".to_string() } else { path },
+            reason: e.into_inner().to_string(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_scheduler_events_and_names_bad_fields() {
+        let scheduled = json!({"version": "0", "id": "53dc4d37", "detail-type": "Scheduled Event", "source": "aws.scheduler",
+            "account": "123456789012", "time": "2026-11-29T15:00:00Z", "region": "us-east-1",
+            "resources": ["arn:aws:scheduler:us-east-1:123456789012:schedule/default/sluice"], "detail": "{}"});
+        let e = supervisor_event(scheduled).expect("scheduler event");
+        assert_eq!(e.detail_type.as_deref(), Some("Scheduled Event"));
+        assert_eq!(supervisor_event(json!({})).expect("tick"), SupervisorEvent::default());
+        let err = supervisor_event(json!([1])).expect_err("not an object");
+        assert!(!err.is_retryable() && err.to_string().contains("(event)"), "{err}");
+        let err = supervisor_event(json!({"datasource": 5})).expect_err("bad field");
+        assert!(err.to_string().contains("datasource"), "{err}");
+
+        let job = job_event(json!({"job": "index", "task": {"datasource": "w", "group": 0, "seq": 3}})).expect("job");
+        assert!(matches!(job, Job::Index { .. }));
+        let err = job_event(json!({"job": "index", "task": {"datasource": "w", "group": 0, "seq": "x"}}))
+            .expect_err("bad seq");
+        assert!(err.to_string().contains("task.seq"), "{err}");
+        let err = job_event(json!({"job": "compact"})).expect_err("unknown job");
+        assert!(!err.is_retryable() && err.to_string().contains("compact"), "{err}");
+    }
+}

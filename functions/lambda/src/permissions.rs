@@ -1,0 +1,117 @@
+//! What each function needs from its deployment: the binary, the environment variables it
+//! reads, the IAM actions its AWS calls use, whether it reads Kafka and which functions it
+//! invokes. `template.yaml` must grant exactly this; `tests/template.rs` checks it, and checks
+//! these lists against the SDK calls in the code.
+
+/// One function's needs.
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionSpec {
+    /// The cargo binary (`BuildProperties.Binary` in the template).
+    pub binary: &'static str,
+    /// Environment variables the function reads.
+    pub env: &'static [&'static str],
+    /// IAM actions its calls use.
+    pub actions: &'static [&'static str],
+    /// Whether it connects to Kafka (and so reads the Kafka secret when one is configured).
+    pub reads_kafka: bool,
+    /// Binaries of the functions it invokes.
+    pub invokes: &'static [&'static str],
+}
+
+const STORES: [&str; 3] = ["SLUICE_METADATA", "SLUICE_STORAGE", "SLUICE_LOG"];
+
+/// The supervisor: watermarks from Kafka, planning and cleanup in the stores, invokes.
+pub const SUPERVISOR: FunctionSpec = FunctionSpec {
+    binary: "supervisor",
+    env: &[
+        STORES[0],
+        STORES[1],
+        STORES[2],
+        "SLUICE_INDEXER_FUNCTION",
+        "SLUICE_MERGER_FUNCTION",
+        "SLUICE_KAFKA_SECRET_ARN",
+    ],
+    actions: &[
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:TransactWriteItems",
+        "s3:ListBucket",
+        "s3:DeleteObject",
+        "lambda:InvokeFunction",
+        "secretsmanager:GetSecretValue",
+    ],
+    reads_kafka: true,
+    invokes: &["indexer", "merger"],
+};
+
+/// The indexer: reads Kafka, writes hydrants and checkpoints, continues or hands over.
+pub const INDEXER: FunctionSpec = FunctionSpec {
+    binary: "indexer",
+    env: &[
+        STORES[0],
+        STORES[1],
+        STORES[2],
+        "SLUICE_INDEXER_FUNCTION",
+        "SLUICE_MERGER_FUNCTION",
+        "SLUICE_KAFKA_SECRET_ARN",
+    ],
+    actions: &[
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:TransactWriteItems",
+        "s3:PutObject",
+        "s3:AbortMultipartUpload",
+        "lambda:InvokeFunction",
+        "secretsmanager:GetSecretValue",
+        "sqs:SendMessage",
+    ],
+    reads_kafka: true,
+    invokes: &["indexer", "merger"],
+};
+
+/// The merger: reads hydrants, writes segments, publishes, discards what a lost race wrote.
+pub const MERGER: FunctionSpec = FunctionSpec {
+    binary: "merger",
+    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_INDEXER_FUNCTION", "SLUICE_MERGER_FUNCTION"],
+    actions: &[
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:TransactWriteItems",
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:AbortMultipartUpload",
+        "s3:DeleteObject",
+        "lambda:InvokeFunction",
+        "sqs:SendMessage",
+    ],
+    reads_kafka: false,
+    invokes: &["merger"],
+};
+
+/// The api: queries segments, operates supervisors.
+pub const API: FunctionSpec = FunctionSpec {
+    binary: "api",
+    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_CACHE"],
+    actions: &[
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:TransactWriteItems",
+        "s3:GetObject",
+    ],
+    reads_kafka: false,
+    invokes: &[],
+};
+
+/// Every function.
+pub const FUNCTIONS: [FunctionSpec; 4] = [SUPERVISOR, INDEXER, MERGER, API];
