@@ -14,6 +14,7 @@ run="${SLUICE_RUN_DIR:-$root/.sluice/services}"
 tansu_version="0.6.0"
 moto_version="5.2.5"
 duckdb_version="2.0.1"
+pydruid_version="0.6.9"
 kafka_port="${SLUICE_KAFKA_PORT:-9092}"
 aws_port="${SLUICE_AWS_PORT:-4566}"
 bucket="${SLUICE_BUCKET:-sluice-local}"
@@ -42,7 +43,7 @@ wait_for() {
 }
 
 # Tools: the tansu broker built from crates.io, moto_server and the AWS CLI in their own venv,
-# and DuckDB (the query oracle) in another.
+# and DuckDB (the query oracle) with pydruid (a Druid client) in another.
 tansu="$cache/tools/bin/tansu"
 if [[ ! -x "$tansu" ]] || [[ "$("$tansu" --version 2>/dev/null)" != *"$tansu_version"* ]]; then
   log "building tansu $tansu_version from crates.io (about 10 minutes, once)"
@@ -55,10 +56,11 @@ if [[ ! -x "$venv/bin/moto_server" ]] || ! "$venv/bin/python" -c "import moto, s
   "$venv/bin/pip" install --quiet "moto[server,s3,dynamodb]==$moto_version" awscli >&2
 fi
 query_venv="$cache/venv-query"
-if ! "$query_venv/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" 2>/dev/null; then
-  log "installing duckdb $duckdb_version into $query_venv"
+if ! "$query_venv/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" 2>/dev/null \
+  || ! "$query_venv/bin/pip" show pydruid 2>/dev/null | grep -qx "Version: $pydruid_version"; then
+  log "installing duckdb $duckdb_version and pydruid $pydruid_version into $query_venv"
   python3 -m venv "$query_venv"
-  "$query_venv/bin/pip" install --quiet "duckdb==$duckdb_version" >&2
+  "$query_venv/bin/pip" install --quiet "duckdb==$duckdb_version" "pydruid==$pydruid_version" >&2
 fi
 
 if alive tansu; then

@@ -59,7 +59,11 @@ pub async fn run_until_caught_up(
     let mut last = Vec::new();
     for _ in 0..max_passes {
         let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
-        last = run_pass(meta, store, &queue, &options, only).await?.into_iter().collect::<Result<Vec<_>, _>>()?;
+        last = run_pass(meta, store, &queue, &options, only)
+            .await?
+            .into_iter()
+            .map(|(_, pass)| pass)
+            .collect::<Result<Vec<_>, _>>()?;
         if last.iter().all(|p| p.caught_up) {
             return Ok(last);
         }

@@ -5,9 +5,11 @@
 pub mod faults;
 pub mod indexing;
 pub mod kafka;
+pub mod lambda_service;
 pub mod metadata_suite;
 pub mod protocol;
 pub mod storage_suite;
+pub mod wikipedia;
 
 /// A value the environment must provide for tests against real services; a missing one fails
 /// the test with what to run, never skips it.
@@ -24,4 +26,46 @@ pub fn unique(name: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{name}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A new, empty metadata table (Sluice's key schema, TTL on `expires_at`) at the DynamoDB
+/// endpoint `localstack/up.sh` starts: its `dynamodb://` URL. For tests whose supervisor passes
+/// go over every datasource of the table, so that other tests' datasources stay out of them.
+pub async fn fresh_table(name: &str) -> String {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, TimeToLiveSpecification,
+    };
+    required_env("AWS_ENDPOINT_URL");
+    let table = unique(name);
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let client = aws_sdk_dynamodb::Client::new(&config);
+    let attribute = |n: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(n)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .expect("attribute")
+    };
+    let key = |n: &str, t: KeyType| KeySchemaElement::builder().attribute_name(n).key_type(t).build().expect("key");
+    client
+        .create_table()
+        .table_name(&table)
+        .attribute_definitions(attribute("pk"))
+        .attribute_definitions(attribute("sk"))
+        .key_schema(key("pk", KeyType::Hash))
+        .key_schema(key("sk", KeyType::Range))
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("create table {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)));
+    client
+        .update_time_to_live()
+        .table_name(&table)
+        .time_to_live_specification(
+            TimeToLiveSpecification::builder().attribute_name("expires_at").enabled(true).build().expect("TTL"),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("TTL on {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)));
+    format!("dynamodb://{table}")
 }

@@ -90,7 +90,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     for _ in 0..200 {
         let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
         let passes = run_pass(meta.as_ref(), store.as_ref(), &queue, &options, Some(&datasource)).await?;
-        let pass = passes.into_iter().next().ok_or_else(|| anyhow!("the supervisor skipped {datasource}"))??;
+        let (_, pass) = passes.into_iter().next().ok_or_else(|| anyhow!("the supervisor skipped {datasource}"))?;
+        let pass = pass?;
         if pass.caught_up && !pass.high.is_empty() {
             caught_up = true;
             break;

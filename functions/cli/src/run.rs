@@ -46,7 +46,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         let passes = run_pass(meta, store, &queue, &options, args.datasource.as_deref()).await?;
         let mut committed = BTreeMap::new();
         let mut lag = 0i64;
-        for pass in &passes {
+        for (datasource, pass) in &passes {
             match pass {
                 Ok(p) => {
                     for (&partition, &high) in &p.high {
@@ -59,7 +59,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
                         target.get_or_insert_with(BTreeMap::new).extend(highs);
                     }
                 }
-                Err(e) => bar.suspend(|| eprintln!("error: {e}")),
+                Err(e) => bar.suspend(|| eprintln!("error: datasource {datasource}: {e}")),
             }
         }
         bar.set_message(format!("lag {lag} records, {indexed} indexer runs, {published} tasks published"));

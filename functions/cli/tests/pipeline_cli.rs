@@ -1,11 +1,18 @@
 //! The pipeline commands end to end: the binary in a fresh folder (embedded backends under
-//! `./.sluice/`), the real broker (tansu, from `localstack/up.sh`).
+//! `./.sluice/`), the real broker (tansu, from `localstack/up.sh`). Then `sluice serve` answers
+//! pydruid, a Druid client from PyPI: Druid's tutorial topN, timeseries and groupBy over the
+//! Wikipedia sample give Druid's documented answers (`tests/pydruid/tutorial_queries.py`).
 
+use serde_json::{json, Value};
 use sluice_integration::indexing::{json_record, spec};
 use sluice_integration::kafka::{create_topic, produce};
+use sluice_integration::wikipedia::{documented_answer, records, tutorial_lines, tutorial_spec};
 use sluice_integration::{required_env, unique};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 fn sluice(dir: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
@@ -59,4 +66,76 @@ async fn submit_run_until_caught_up_and_operate() {
     assert!(!ok && err.contains("expected PARTITION=OFFSET"), "{err}");
     let (ok, _, err) = sluice(dir.path(), &["supervisor", "terminate", "nobody"]);
     assert!(!ok && err.contains("datasource \"nobody\" does not exist"), "{err}");
+}
+
+/// Kills `sluice serve` when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let python = required_env("SLUICE_PYTHON");
+    let topic = create_topic(&bootstrap, "pydruid", 2).await;
+    produce(&bootstrap, &topic, &records(tutorial_lines(), 2)).await;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let name = unique("wikipedia");
+    let spec = tutorial_spec(&name, &topic, &bootstrap);
+    std::fs::write(dir.path().join("spec.json"), spec.to_string()).expect("spec file");
+    let (ok, out, err) = sluice(dir.path(), &["supervisor", "submit", "spec.json"]);
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) = sluice(dir.path(), &["run", "--until-caught-up", "--interval", "1", "--datasource", &name]);
+    assert!(ok, "{out}{err}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .env_remove("SLUICE_METADATA")
+        .env_remove("SLUICE_STORAGE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sluice serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let server = Server(child);
+    let mut lines = BufReader::new(stderr).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.split_whitespace().find(|w| w.starts_with("http://")).map(str::to_string))
+        .expect("serve prints its address");
+    std::thread::spawn(move || lines.for_each(drop));
+
+    let out = Command::new(&python)
+        .arg(format!("{ROOT}/tests/pydruid/tutorial_queries.py"))
+        .args([&url, &name])
+        .output()
+        .expect("run pydruid");
+    assert!(out.status.success(), "pydruid: {}", String::from_utf8_lossy(&out.stderr));
+    let got: Value = serde_json::from_slice(&out.stdout).expect("pydruid's JSON");
+    drop(server);
+
+    // "Tutorial: Querying data": top pages, lines deleted per hour, added lines per channel.
+    assert_eq!(got["topn"], json!([documented_answer("wikipedia-top-pages.json")]), "{}", got["topn"]);
+    let hourly = documented_answer("wikipedia-deleted-by-hour.json");
+    let rows = got["timeseries"].as_array().expect("timeseries result");
+    assert_eq!(rows.len(), 24, "{}", got["timeseries"]);
+    for (h, row) in rows.iter().enumerate() {
+        assert_eq!(row["timestamp"], json!(format!("2015-09-12T{h:02}:00:00.000Z")));
+        assert_eq!(row["result"]["LinesDeleted"], hourly[h], "hour {h}");
+    }
+    let channels: Vec<Value> = got["groupby"]
+        .as_array()
+        .expect("groupBy result")
+        .iter()
+        .map(|r| json!([r["event"]["channel"], r["event"]["added"]]))
+        .collect();
+    assert_eq!(Value::Array(channels), documented_answer("wikipedia-channels-by-added.json"), "{}", got["groupby"]);
 }

@@ -190,14 +190,16 @@ async fn operate(
             let offsets = reset_offsets_body(&json_body(&body)?)?;
             reset_offsets(meta, &id, &offsets, now_ms()).await?;
         }
-        other => return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "Not found",
-            "SupervisorError",
-            format!(
+        other => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "SupervisorError",
+                format!(
                 "unknown supervisor operation {other:?}: expected suspend, resume, reset, resetOffsets or terminate"
             ),
-        )),
+            ))
+        }
     }
     Ok(axum::Json(json!({"id": id})))
 }

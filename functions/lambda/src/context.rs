@@ -60,6 +60,19 @@ impl FunctionContext {
         }
         Ok(Self { meta, store, invoker })
     }
+
+    /// [`FunctionContext::from_env`] at cold start: on failure, one JSON log line with the
+    /// reason and exit status 1, which Lambda reports as the failed initialisation of every
+    /// invocation until the deployment is fixed.
+    pub async fn at_cold_start(function: &FunctionSpec) -> Self {
+        match Self::from_env(function).await {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                tracing::error!(function = function.binary, error = %e, "initialisation failed");
+                std::process::exit(1)
+            }
+        }
+    }
 }
 
 /// Reads the Kafka consumer properties held by secret `arn`.
@@ -67,10 +80,11 @@ async fn kafka_secret(arn: &str) -> Result<BTreeMap<String, String>, FunctionErr
     let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
     let client = aws_sdk_secretsmanager::Client::new(&config);
     let out = client.get_secret_value().secret_id(arn).send().await.map_err(|e| {
-        FunctionError::Configuration(format!(
-            "secret {arn} ({KAFKA_SECRET_ENV}): {}",
-            aws_sdk_secretsmanager::error::DisplayErrorContext(&e)
-        ))
+        let reason = match e.as_service_error() {
+            Some(service) => service.to_string(),
+            None => aws_sdk_secretsmanager::error::DisplayErrorContext(&e).to_string(),
+        };
+        FunctionError::Configuration(format!("secret {arn} ({KAFKA_SECRET_ENV}): {reason}"))
     })?;
     let text =
         out.secret_string().ok_or_else(|| FunctionError::Configuration(format!("secret {arn} holds no string")))?;

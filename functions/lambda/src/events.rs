@@ -5,13 +5,18 @@ use serde::Deserialize;
 use sluice_shared::invoker::Job;
 use sluice_shared::task::TaskId;
 
-/// What the supervisor is invoked with: an EventBridge Scheduler (or EventBridge rule) event,
-/// whose fields are read when present and otherwise ignored, or an object naming one
-/// datasource to run alone.
+/// What the supervisor is invoked with: the template's EventBridge Scheduler input (its
+/// `<aws.scheduler.*>` context attributes filled in), an EventBridge rule's scheduled event,
+/// or an object naming one datasource to run alone. Fields are read when present; others are
+/// ignored.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SupervisorEvent {
-    /// The scheduled time (ISO-8601), when the scheduler gives one.
+    /// The scheduled time (ISO-8601), from EventBridge Scheduler.
+    pub scheduled_time: Option<String>,
+    /// The scheduler's id of this attempt.
+    pub execution_id: Option<String>,
+    /// The scheduled time (ISO-8601), from an EventBridge rule.
     pub time: Option<String>,
     /// `Scheduled Event` from EventBridge.
     #[serde(rename = "detail-type")]
@@ -74,8 +79,15 @@ mod tests {
         let scheduled = json!({"version": "0", "id": "53dc4d37", "detail-type": "Scheduled Event", "source": "aws.scheduler",
             "account": "123456789012", "time": "2026-11-29T15:00:00Z", "region": "us-east-1",
             "resources": ["arn:aws:scheduler:us-east-1:123456789012:schedule/default/sluice"], "detail": "{}"});
-        let e = supervisor_event(scheduled).expect("scheduler event");
+        let e = supervisor_event(scheduled).expect("EventBridge rule event");
         assert_eq!(e.detail_type.as_deref(), Some("Scheduled Event"));
+        let scheduler = json!({"source": "aws.scheduler", "scheduleArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/default/s",
+            "scheduledTime": "2026-11-29T15:00:00Z", "executionId": "d32c5kddcf5bb8c3", "attemptNumber": "1"});
+        let e = supervisor_event(scheduler).expect("EventBridge Scheduler event");
+        assert_eq!(
+            (e.scheduled_time.as_deref(), e.execution_id.as_deref()),
+            (Some("2026-11-29T15:00:00Z"), Some("d32c5kddcf5bb8c3"))
+        );
         assert_eq!(supervisor_event(json!({})).expect("tick"), SupervisorEvent::default());
         let err = supervisor_event(json!([1])).expect_err("not an object");
         assert!(!err.is_retryable() && err.to_string().contains("(event)"), "{err}");

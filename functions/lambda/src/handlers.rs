@@ -25,12 +25,13 @@ fn invoker(ctx: &FunctionContext) -> Result<&dyn TaskInvoker, FunctionError> {
 /// One supervisor pass: plans and invokes for every datasource (or the event's one), emits
 /// lag per partition; fails (retryable) naming every datasource whose pass failed.
 pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<Value, FunctionError> {
+    tracing::info!(scheduled_time = ?event.scheduled_time.or(event.time), execution_id = ?event.execution_id, "supervisor pass");
     let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
     let passes = run_pass(ctx.meta.as_ref(), ctx.store.as_ref(), invoker(ctx)?, &options, event.datasource.as_deref())
         .await
         .map_err(|e| FunctionError::Retryable(format!("supervisor pass: {e}")))?;
     let (mut summary, mut failures, mut total_lag) = (Vec::new(), Vec::new(), 0i64);
-    for pass in passes {
+    for (datasource, pass) in passes {
         match pass {
             Ok(p) => {
                 let mut lag = 0i64;
@@ -56,10 +57,8 @@ pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<
                 summary.push(json!({"datasource": p.datasource, "lag": lag, "planned": p.planned.len(),
                                     "invoked": p.invoked.len(), "caughtUp": p.caught_up}));
             }
-            Err(e) => {
-                tracing::error!(error = %e, "supervisor pass failed");
-                failures.push(e.to_string());
-            }
+            // run_pass has logged it.
+            Err(e) => failures.push(format!("datasource {datasource}: {e}")),
         }
     }
     emit(
@@ -152,7 +151,7 @@ pub async fn run(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<V
 /// [`run`] for every job event until the runtime stops.
 pub async fn serve_jobs(function: &FunctionSpec) -> Result<(), lambda_runtime::Error> {
     logging::init();
-    let ctx = FunctionContext::from_env(function).await?;
+    let ctx = FunctionContext::at_cold_start(function).await;
     lambda_runtime::run(lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<Value>| {
         let ctx = &ctx;
         async move {

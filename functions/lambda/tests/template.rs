@@ -194,6 +194,9 @@ fn storage_and_table_are_locked_down() {
     assert_eq!(table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"], true);
     assert_eq!(table["SSESpecification"]["SSEEnabled"], true);
     assert_eq!(table["TimeToLiveSpecification"]["Enabled"], true);
+    let ttl = table["TimeToLiveSpecification"]["AttributeName"].as_str().expect("TTL attribute");
+    let store = std::fs::read_to_string(root().join("shared/src/metadata/dynamodb.rs")).expect("dynamodb.rs");
+    assert!(store.contains(&format!("number(\"{ttl}\")")), "the store reads TTL attribute {ttl}");
     // Kafka credentials come from Secrets Manager, never from a plain parameter.
     let params: Vec<String> = t["Parameters"]
         .as_mapping()

@@ -34,14 +34,14 @@ pub struct DatasourcePass {
 
 /// Runs one pass: for every datasource of the catalog (or only `only`), plan, invoke, record
 /// stats, clean up. A datasource that fails does not stop the others; its error is returned
-/// in its place.
+/// in its place, beside the datasource's name.
 pub async fn run_pass(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     invoker: &dyn TaskInvoker,
     options: &SupervisorOptions,
     only: Option<&str>,
-) -> Result<Vec<Result<DatasourcePass, SupervisorError>>, SupervisorError> {
+) -> Result<Vec<(String, Result<DatasourcePass, SupervisorError>)>, SupervisorError> {
     let names = match only {
         Some(name) => vec![name.to_string()],
         None => datasource::list(meta).await?,
@@ -52,7 +52,7 @@ pub async fn run_pass(
         if let Err(e) = &result {
             tracing::error!(datasource = name, error = %e, "supervisor pass failed for the datasource");
         }
-        out.push(result);
+        out.push((name, result));
     }
     Ok(out)
 }

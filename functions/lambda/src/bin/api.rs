@@ -9,7 +9,7 @@ use sluice_shared::query::SegmentCache;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     logging::init();
-    let ctx = FunctionContext::from_env(&permissions::API).await?;
+    let ctx = FunctionContext::at_cold_start(&permissions::API).await;
     let cache_dir = std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into());
     let state = ApiState { meta: ctx.meta, store: ctx.store, cache: Some(SegmentCache::new(cache_dir)) };
     lambda_http::run(router(state)).await

@@ -7,7 +7,7 @@ use sluice_functions::{events, handlers, logging, permissions};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     logging::init();
-    let ctx = FunctionContext::from_env(&permissions::SUPERVISOR).await?;
+    let ctx = FunctionContext::at_cold_start(&permissions::SUPERVISOR).await;
     lambda_runtime::run(service_fn(|event: LambdaEvent<serde_json::Value>| {
         let ctx = &ctx;
         async move { handlers::supervise(ctx, events::supervisor_event(event.payload)?).await }

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds the four functions with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
+# one `bootstrap` per function. Extra arguments go to sam build (e.g. --parameter-overrides).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PATH="$(infra/tools.sh):$PATH"
+export SAM_CLI_TELEMETRY=0
+# Lambda binaries carry no debug information (the workspace's release profile keeps some for profiling).
+export CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=symbols
+sam build --template-file template.yaml "$@"
+ls -l .aws-sam/build/*/bootstrap >&2

@@ -1,0 +1,351 @@
+//! The Lambda service on 127.0.0.1, for running the real function binaries without Docker:
+//! the Runtime API each function process polls (one listener per function, given to the
+//! process as `AWS_LAMBDA_RUNTIME_API`) and the Invoke API the AWS SDK calls (point
+//! `AWS_ENDPOINT_URL_LAMBDA` at [`LambdaService::invoke_url`]).
+//!
+//! As Lambda does: an asynchronous invocation (`X-Amz-Invocation-Type: Event`) is queued and
+//! answered 202; one that fails is retried up to the function's retry count, then kept as a
+//! dead letter (the on-failure destination). A synchronous one waits for the function's
+//! answer, with `X-Amz-Function-Error: Unhandled` when it failed. One process per function
+//! takes one invocation at a time. The time from a process's start to its first poll is its
+//! cold-start initialisation.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::process::{Child, Command};
+use tokio::sync::{oneshot, Notify};
+
+/// What a function answered to one invocation.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// The response payload.
+    Response(Value),
+    /// The error the runtime reported (`errorType`, `errorMessage`).
+    Error(Value),
+}
+
+/// How a function is run.
+#[derive(Debug, Clone)]
+pub struct FunctionConfig {
+    /// Function name (what the Invoke API is called with).
+    pub name: String,
+    /// The `bootstrap` executable.
+    pub binary: PathBuf,
+    /// Environment of the process, beside the Lambda variables.
+    pub env: Vec<(String, String)>,
+    /// Retries of a failed asynchronous invocation (the template's `MaximumRetryAttempts`).
+    pub max_retries: u32,
+    /// Invocation timeout (the deadline given to the function).
+    pub timeout: Duration,
+    /// Memory size in MB (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`).
+    pub memory_mb: u32,
+}
+
+struct Invocation {
+    function: String,
+    payload: Bytes,
+    attempt: u32,
+    reply: Option<oneshot::Sender<Answer>>,
+}
+
+#[derive(Default)]
+struct FunctionState {
+    queue: VecDeque<Invocation>,
+    max_retries: u32,
+    timeout: Duration,
+    started: Option<Instant>,
+    cold_start: Option<Duration>,
+    init_error: Option<Value>,
+    answers: Vec<(Value, Answer)>,
+}
+
+#[derive(Default)]
+struct ServiceState {
+    functions: BTreeMap<String, FunctionState>,
+    in_flight: HashMap<String, Invocation>,
+    dead_letters: Vec<(String, Value, Value)>,
+    next_id: u64,
+}
+
+struct Shared {
+    state: Mutex<ServiceState>,
+    changed: Notify,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, ServiceState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running Lambda service and its function processes (killed when dropped).
+pub struct LambdaService {
+    shared: Arc<Shared>,
+    invoke_addr: SocketAddr,
+    processes: Vec<(String, Child)>,
+    logs: PathBuf,
+    servers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for LambdaService {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.processes {
+            let _ = child.start_kill();
+        }
+        for server in &self.servers {
+            server.abort();
+        }
+    }
+}
+
+fn json_text(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+impl LambdaService {
+    /// Starts the Invoke API; functions are added with [`LambdaService::start`]. Process logs
+    /// (standard error) go to files under `logs`.
+    pub async fn new(logs: &FsPath) -> Self {
+        let shared = Arc::new(Shared { state: Mutex::new(ServiceState::default()), changed: Notify::new() });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the Invoke API");
+        let invoke_addr = listener.local_addr().expect("address");
+        let app =
+            Router::new().route("/2015-03-31/functions/{name}/invocations", post(invoke)).with_state(shared.clone());
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { shared, invoke_addr, processes: Vec::new(), logs: logs.to_path_buf(), servers: vec![server] }
+    }
+
+    /// The Invoke API endpoint, for `AWS_ENDPOINT_URL_LAMBDA`.
+    pub fn invoke_url(&self) -> String {
+        format!("http://{}", self.invoke_addr)
+    }
+
+    /// Starts `config.binary` as function `config.name`, with its own Runtime API listener.
+    pub async fn start(&mut self, config: FunctionConfig) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a Runtime API");
+        let runtime_addr = listener.local_addr().expect("address");
+        let name = config.name.clone();
+        let app = Router::new()
+            .route("/2018-06-01/runtime/invocation/next", get(next))
+            .route("/2018-06-01/runtime/invocation/{id}/response", post(response))
+            .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
+            .route("/2018-06-01/runtime/init/error", post(init_error))
+            .with_state((self.shared.clone(), name.clone()));
+        self.servers.push(tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        }));
+        let log = std::fs::File::create(self.logs.join(format!("{name}.log"))).expect("log file");
+        let mut command = Command::new(&config.binary);
+        command
+            .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("AWS_LAMBDA_RUNTIME_API", runtime_addr.to_string())
+            .env("AWS_LAMBDA_FUNCTION_NAME", &name)
+            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", config.memory_mb.to_string())
+            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+            .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
+            .env("AWS_LAMBDA_LOG_STREAM_NAME", "local")
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().expect("log file"))
+            .stderr(log)
+            .kill_on_drop(true);
+        {
+            let mut state = self.shared.lock();
+            let f = state.functions.entry(name.clone()).or_default();
+            f.max_retries = config.max_retries;
+            f.timeout = config.timeout;
+            f.started = Some(Instant::now());
+        }
+        let child = command.spawn().unwrap_or_else(|e| panic!("start {}: {e}", config.binary.display()));
+        self.processes.push((name, child));
+    }
+
+    /// The standard error of function `name` so far.
+    pub fn logs(&self, name: &str) -> String {
+        std::fs::read_to_string(self.logs.join(format!("{name}.log"))).unwrap_or_default()
+    }
+
+    /// Time from the start of function `name`'s process to its first poll for work.
+    pub fn cold_start(&self, name: &str) -> Option<Duration> {
+        self.shared.lock().functions.get(name).and_then(|f| f.cold_start)
+    }
+
+    /// The error a function reported at initialisation, if any.
+    pub fn init_error(&self, name: &str) -> Option<Value> {
+        self.shared.lock().functions.get(name).and_then(|f| f.init_error.clone())
+    }
+
+    /// Every (event, answer) of function `name` so far, in order.
+    pub fn answers(&self, name: &str) -> Vec<(Value, Answer)> {
+        self.shared.lock().functions.get(name).map(|f| f.answers.clone()).unwrap_or_default()
+    }
+
+    /// Asynchronous invocations that failed after every retry: (function, event, last error).
+    pub fn dead_letters(&self) -> Vec<(String, Value, Value)> {
+        self.shared.lock().dead_letters.clone()
+    }
+
+    /// Waits for the exit of function `name`'s process (one that failed its initialisation).
+    pub async fn exit_status(&mut self, name: &str, within: Duration) -> Option<std::process::ExitStatus> {
+        let (_, child) = self.processes.iter_mut().find(|(n, _)| n == name)?;
+        tokio::time::timeout(within, child.wait()).await.ok().and_then(|r| r.ok())
+    }
+
+    /// Waits until no invocation is queued or running; false if `within` passes first.
+    pub async fn wait_idle(&self, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        loop {
+            let notified = self.shared.changed.notified();
+            {
+                let state = self.shared.lock();
+                if state.in_flight.is_empty() && state.functions.values().all(|f| f.queue.is_empty()) {
+                    return true;
+                }
+            }
+            if tokio::time::timeout_at(until.into(), notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+}
+
+fn enqueue(shared: &Shared, invocation: Invocation) -> Result<(), Invocation> {
+    let mut state = shared.lock();
+    match state.functions.get_mut(&invocation.function) {
+        Some(f) => f.queue.push_back(invocation),
+        None => return Err(invocation),
+    }
+    drop(state);
+    shared.changed.notify_waiters();
+    Ok(())
+}
+
+/// `POST /2015-03-31/functions/{name}/invocations`: the Invoke API.
+async fn invoke(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // A function is named by its name or its ARN (`arn:aws:lambda:REGION:ACCOUNT:function:NAME`).
+    let function = name.rsplit(':').next().unwrap_or(&name).to_string();
+    let asynchronous = headers.get("x-amz-invocation-type").is_some_and(|v| v == "Event");
+    let (reply, answer) = oneshot::channel();
+    let invocation =
+        Invocation { function, payload: body, attempt: 0, reply: if asynchronous { None } else { Some(reply) } };
+    if let Err(rejected) = enqueue(&shared, invocation) {
+        let body = json!({"Type": "User", "message": format!("Function not found: {}", rejected.function)});
+        let mut out = (StatusCode::NOT_FOUND, body.to_string()).into_response();
+        out.headers_mut().insert("x-amzn-errortype", HeaderValue::from_static("ResourceNotFoundException"));
+        return out;
+    }
+    if asynchronous {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let mut out = match answer.await {
+        Ok(Answer::Response(v)) => (StatusCode::OK, v.to_string()).into_response(),
+        Ok(Answer::Error(v)) => {
+            let mut out = (StatusCode::OK, v.to_string()).into_response();
+            out.headers_mut().insert("x-amz-function-error", HeaderValue::from_static("Unhandled"));
+            out
+        }
+        Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, "the invocation was dropped").into_response(),
+    };
+    out.headers_mut().insert("x-amz-executed-version", HeaderValue::from_static("$LATEST"));
+    out
+}
+
+/// `GET /2018-06-01/runtime/invocation/next`: long-polls for the function's next invocation.
+async fn next(State((shared, name)): State<(Arc<Shared>, String)>) -> Response {
+    loop {
+        let notified = shared.changed.notified();
+        {
+            let mut state = shared.lock();
+            let state = &mut *state;
+            let f = state.functions.get_mut(&name).expect("a started function");
+            if f.cold_start.is_none() {
+                f.cold_start = f.started.map(|s| s.elapsed());
+            }
+            if let Some(invocation) = f.queue.pop_front() {
+                state.next_id += 1;
+                let id = format!("{name}-{:06}", state.next_id);
+                let deadline = chrono::Utc::now().timestamp_millis() + f.timeout.as_millis() as i64;
+                let payload = invocation.payload.clone();
+                state.in_flight.insert(id.clone(), invocation);
+                let mut out = (StatusCode::OK, payload).into_response();
+                let h = out.headers_mut();
+                let header = |v: String| HeaderValue::from_str(&v).expect("header value");
+                h.insert("lambda-runtime-aws-request-id", header(id));
+                h.insert("lambda-runtime-deadline-ms", header(deadline.to_string()));
+                h.insert(
+                    "lambda-runtime-invoked-function-arn",
+                    header(format!("arn:aws:lambda:us-east-1:123456789012:function:{name}")),
+                );
+                h.insert(
+                    "lambda-runtime-trace-id",
+                    HeaderValue::from_static("Root=1-00000000-000000000000000000000000"),
+                );
+                return out;
+            }
+        }
+        notified.await;
+    }
+}
+
+fn finish(shared: &Shared, id: &str, answer: Answer) -> StatusCode {
+    let mut state = shared.lock();
+    let Some(mut invocation) = state.in_flight.remove(id) else {
+        return StatusCode::NOT_FOUND;
+    };
+    let event = json_text(&invocation.payload);
+    let f = state.functions.get_mut(&invocation.function).expect("a started function");
+    f.answers.push((event.clone(), answer.clone()));
+    match (invocation.reply.take(), &answer) {
+        (Some(reply), _) => {
+            let _ = reply.send(answer);
+        }
+        (None, Answer::Error(e)) if invocation.attempt < f.max_retries => {
+            invocation.attempt += 1;
+            eprintln!("lambda service: retry {} of {} after {e}", invocation.attempt, invocation.function);
+            f.queue.push_back(invocation);
+        }
+        (None, Answer::Error(e)) => {
+            let e = e.clone();
+            state.dead_letters.push((invocation.function.clone(), event, e));
+        }
+        (None, Answer::Response(_)) => {}
+    }
+    drop(state);
+    shared.changed.notify_waiters();
+    StatusCode::ACCEPTED
+}
+
+/// `POST /2018-06-01/runtime/invocation/{id}/response`.
+async fn response(State((shared, _)): State<(Arc<Shared>, String)>, Path(id): Path<String>, body: Bytes) -> StatusCode {
+    finish(&shared, &id, Answer::Response(json_text(&body)))
+}
+
+/// `POST /2018-06-01/runtime/invocation/{id}/error`.
+async fn error(State((shared, _)): State<(Arc<Shared>, String)>, Path(id): Path<String>, body: Bytes) -> StatusCode {
+    finish(&shared, &id, Answer::Error(json_text(&body)))
+}
+
+/// `POST /2018-06-01/runtime/init/error`.
+async fn init_error(State((shared, name)): State<(Arc<Shared>, String)>, body: Bytes) -> StatusCode {
+    if let Some(f) = shared.lock().functions.get_mut(&name) {
+        f.init_error = Some(json_text(&body));
+    }
+    shared.changed.notify_waiters();
+    StatusCode::ACCEPTED
+}
