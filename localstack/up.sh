@@ -56,8 +56,7 @@ if [[ ! -x "$venv/bin/moto_server" ]] || ! "$venv/bin/python" -c "import moto, s
   "$venv/bin/pip" install --quiet "moto[server,s3,dynamodb]==$moto_version" awscli >&2
 fi
 query_venv="$cache/venv-query"
-if ! "$query_venv/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" 2>/dev/null \
-  || ! "$query_venv/bin/pip" show pydruid 2>/dev/null | grep -qx "Version: $pydruid_version"; then
+if ! "$query_venv/bin/python" -c "import sys, importlib.metadata as m; sys.exit((m.version('duckdb'), m.version('pydruid')) != ('$duckdb_version', '$pydruid_version'))" 2>/dev/null; then
   log "installing duckdb $duckdb_version and pydruid $pydruid_version into $query_venv"
   python3 -m venv "$query_venv"
   "$query_venv/bin/pip" install --quiet "duckdb==$duckdb_version" "pydruid==$pydruid_version" >&2
