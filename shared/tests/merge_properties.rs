@@ -8,6 +8,7 @@ use common::{check_bitmaps, comparable, merge_all, Comparable};
 use proptest::prelude::*;
 use sluice_shared::index::{IncrementalIndex, IndexConfig};
 use sluice_shared::input::RecordParser;
+use sluice_shared::merge::{merge, MergeOptions};
 use sluice_shared::row::{DimValue, Row};
 use sluice_shared::segment::Segment;
 use sluice_shared::spec::load_spec_value;
@@ -94,7 +95,15 @@ fn check(rows: Vec<Row>, tasks: Vec<usize>, persist_every: usize, max_rows: u64,
         Interval::new(rows[0].time / 3_600_000 * 3_600_000, rows[0].time / 3_600_000 * 3_600_000 + 3_600_000);
     let mut whole = IncrementalIndex::new(config.clone(), interval);
     rows.iter().for_each(|r| whole.add(r.clone(), &plan));
-    let expected = Segment::from_bytes("whole", whole.persist(Default::default()).expect("persist")).expect("open");
+    let whole_bytes = whole.persist(Default::default()).expect("persist");
+    let expected = Segment::from_bytes("whole", whole_bytes.clone()).expect("open");
+    // One hydrant merged alone gives back its bytes: the merger publishes such a hydrant as is.
+    let alone = merge(
+        std::slice::from_ref(&expected),
+        &MergeOptions { max_rows_per_segment: u64::MAX, compression: Default::default() },
+    )
+    .expect("merge one");
+    assert!(alone.len() == 1 && alone[0] == whole_bytes, "the merge of one hydrant differs from it");
 
     // Split rows into tasks at random points; each task persists every `persist_every` rows.
     let mut hydrants = Vec::new();

@@ -5,7 +5,7 @@ use crate::invoker::{Job, TaskInvoker};
 use crate::merge::{merge, MergeOptions};
 use crate::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use crate::segment::{ColumnType, Segment};
-use crate::spec::load_spec_value;
+use crate::spec::{load_spec_value, TuningSettings};
 use crate::storage::{ObjectStore, StorageError};
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
 use crate::time::{format_iso, Interval};
@@ -156,10 +156,15 @@ pub async fn merge_and_publish(
     let result = async {
         for (chunk, hydrants) in chunks {
             let parts = fetch_hydrants(meta, store, id, &task_item, &hydrants).await?;
-            let outputs = tokio::task::spawn_blocking(move || merge(&parts, &merge_options))
-                .await
-                .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
-                .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })?;
+            let outputs = if reuse_single_hydrant(&parts, &spec.tuning) {
+                // A merge of one hydrant gives back its bytes (shared/tests/merge_single.rs).
+                vec![parts[0].as_bytes().to_vec()]
+            } else {
+                tokio::task::spawn_blocking(move || merge(&parts, &merge_options))
+                    .await
+                    .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
+                    .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })?
+            };
             let (version, first) =
                 allocate_partitions(meta, &id.datasource, chunk, outputs.len() as u32, &version).await.map_err(d)?;
             for (i, bytes) in outputs.into_iter().enumerate() {
@@ -183,6 +188,13 @@ pub async fn merge_and_publish(
     let publish =
         Publish { task: &task, task_version: task_item.version, offsets, offsets_version: offsets_item.version };
     publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters), options.now_ms).await
+}
+
+/// Whether a chunk's only hydrant can be published as its segment: it fits one segment and
+/// was persisted with the segment's compression.
+fn reuse_single_hydrant(parts: &[Segment], tuning: &TuningSettings) -> bool {
+    matches!(parts, [one] if (one.num_rows() as u64) <= tuning.max_rows_per_segment)
+        && tuning.intermediate_index == tuning.index
 }
 
 /// `None` when the task is next in its group's offset order.

@@ -114,6 +114,11 @@ impl Segment {
         &self.object
     }
 
+    /// The whole file, as opened.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+
     /// The column directory.
     pub fn directory(&self) -> &Directory {
         &self.dir

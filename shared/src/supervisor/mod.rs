@@ -3,13 +3,14 @@
 //! ```text
 //!  for each datasource of the catalog (spec running or suspended):
 //!    Kafka: partitions and watermarks of the topic
-//!    per group (partition % taskCount):
+//!    per group (partition % taskCount), `concurrency` groups at a time:
 //!      plan#/offsets#: add new partitions (useEarliestOffset decides where they start)
 //!      a failed task: supersede the tasks after it, plan again from its start
 //!      running: plan tasks [next_start, min(high, next_start + budget)) while fewer than
 //!               max_in_flight are unpublished      transact [plan# Version(v), task# Absent]
 //!               (budget: maxRecordsPerTask, and maxBytesPerTask over the mean record size)
 //!    invoke: indexer for planned / incomplete / lease-expired tasks, merger for complete ones
+//!            (`concurrency` invocations in flight)
 //!    stats#: high watermarks, committed offsets, lag, tasks by state, recent errors
 //!    cleanup of tasks finished a grace period ago
 //! ```
@@ -21,6 +22,7 @@
 
 mod cleanup;
 mod group;
+mod groups;
 mod ops;
 mod pass;
 mod plan;
@@ -49,12 +51,14 @@ pub struct SupervisorOptions {
     pub max_in_flight: usize,
     /// How long finished tasks are kept before their hydrants and items are deleted (ms).
     pub cleanup_grace_ms: i64,
+    /// Requests in flight at once when planning groups and invoking jobs.
+    pub concurrency: usize,
 }
 
 impl SupervisorOptions {
     /// Defaults at `now_ms`: 4 tasks in flight per group, 10 minutes of grace.
     pub fn at(now_ms: i64) -> Self {
-        Self { now_ms, max_in_flight: 4, cleanup_grace_ms: 10 * 60_000 }
+        Self { now_ms, max_in_flight: 4, cleanup_grace_ms: 10 * 60_000, concurrency: 32 }
     }
 }
 

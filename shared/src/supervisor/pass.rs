@@ -1,7 +1,7 @@
 //! One supervisor pass over every datasource of the catalog.
 
 use super::cleanup::clean_up;
-use super::group::Group;
+use super::groups::{pass_groups, GroupInput, PassContext};
 use super::{StatsItem, SupervisorError, SupervisorOptions, STATS_SK};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
@@ -10,6 +10,7 @@ use crate::metadata::{Condition, Item, MetadataStore};
 use crate::spec::load_spec_value;
 use crate::storage::ObjectStore;
 use crate::task::{datasource_pk, TaskId, TaskItem, TaskState};
+use futures::StreamExt;
 use std::collections::BTreeMap;
 
 /// What one pass did for one datasource.
@@ -102,56 +103,68 @@ pub async fn supervise(
     pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
     let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, "plan#").await?;
     let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, "offsets#").await?;
-    let mut tasks: Vec<(TaskItem, u64)> = meta
+    let tasks: Vec<(TaskItem, u64)> = meta
         .query(&datasource_pk(name), "task#")
         .await?
         .iter()
         .map(|i| Ok((parse_body::<TaskItem>(name, i)?, i.version)))
         .collect::<Result<_, SupervisorError>>()?;
+    let mut by_group: BTreeMap<u32, Vec<(TaskItem, u64)>> = BTreeMap::new();
+    for task in tasks {
+        by_group.entry(task.0.id.group).or_default().push(task);
+    }
+    let inputs: Vec<GroupInput> = partitions
+        .into_iter()
+        .map(|(g, parts)| GroupInput {
+            group: g,
+            partitions: parts,
+            plan: plans.remove(&g),
+            offsets: offsets.remove(&g),
+            tasks: by_group.remove(&g).unwrap_or_default(),
+        })
+        .collect();
+    let ctx = PassContext {
+        meta,
+        name,
+        spec_json: &spec_item.spec,
+        spec: &spec,
+        marks: &marks,
+        options,
+        running: spec_item.state == SupervisorState::Running,
+    };
     let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
-    for (&g, parts) in &partitions {
-        let (plan, plan_version) = plans.remove(&g).map_or((PlanItem::default(), None), |(p, v)| (p, Some(v)));
-        let (offs, offsets_version) = offsets.remove(&g).map_or((OffsetsItem::default(), None), |(o, v)| (o, Some(v)));
-        let mut group = Group { datasource: name.into(), group: g, plan, plan_version, offsets: offs, offsets_version };
-        if !group.ensure_partitions(meta, parts, &marks, spec.io.use_earliest_offset).await? {
-            continue;
+    // Tasks of groups that no longer have partitions are kept as they are.
+    let mut tasks: Vec<(TaskItem, u64)> = by_group.into_values().flatten().collect();
+    for outcome in pass_groups(&ctx, inputs).await {
+        let group = outcome?;
+        pass.committed.extend(group.committed);
+        if let Some(s) = group.replanned_after {
+            replanned_after.insert(group.group, s);
         }
-        for &p in parts {
-            if let Some(&c) = group.offsets.offsets.get(&p) {
-                pass.committed.insert(p, c);
-            }
-        }
-        if !group.replan_after_failure(meta, &mut tasks, options.now_ms).await? {
-            continue;
-        }
-        if let Some(s) = group.plan.replanned_after {
-            replanned_after.insert(g, s);
-        }
-        if spec_item.state == SupervisorState::Running {
-            let in_flight = tasks
-                .iter()
-                .filter(|(t, _)| t.id.group == g && !matches!(t.state, TaskState::Published | TaskState::Failed))
-                .count();
-            let highs: BTreeMap<i32, i64> = parts.iter().map(|p| (*p, marks[p].high)).collect();
-            let planned = group
-                .plan_tasks(meta, &spec_item.spec, &spec, &highs, in_flight, options.max_in_flight, options.now_ms)
-                .await?;
-            pass.planned.extend(planned.iter().map(|(t, _)| t.id.clone()));
-            tasks.extend(planned);
-        }
+        pass.planned.extend(group.planned);
+        tasks.extend(group.tasks);
     }
-    for (task, _) in &tasks {
-        let job = match task.state {
-            TaskState::Planned | TaskState::Incomplete => Job::Index { task: task.id.clone() },
+    tasks.sort_by_key(|(t, _)| (t.id.group, t.id.seq));
+    let jobs: Vec<Job> = tasks
+        .iter()
+        .filter_map(|(task, _)| match task.state {
+            TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
             TaskState::Running if task.lease_expires_ms.is_none_or(|t| t <= options.now_ms) => {
-                Job::Index { task: task.id.clone() }
+                Some(Job::Index { task: task.id.clone() })
             }
-            TaskState::Complete => Job::Merge { task: task.id.clone() },
-            _ => continue,
-        };
-        invoker.invoke(job.clone()).await?;
-        pass.invoked.push(job);
+            TaskState::Complete => Some(Job::Merge { task: task.id.clone() }),
+            _ => None,
+        })
+        .collect();
+    // Invocations are independent: `concurrency` in flight, issued in task order.
+    let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
+        .buffered(options.concurrency.max(1))
+        .collect()
+        .await;
+    for result in invoked {
+        result?;
     }
+    pass.invoked = jobs;
     pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
         let (settings, topic, committed) =

@@ -21,7 +21,7 @@ use sluice_shared::kafka::{ConsumerSettings, Flow, OffsetRange, RangeReader, Res
 use sluice_shared::metadata::{open_metadata, Condition, Item, MetadataStore};
 use sluice_shared::storage::{open_store, ObjectStore};
 use sluice_shared::task::{TaskId, TaskItem};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const TOPIC: &str = "wikipedia";
@@ -62,20 +62,20 @@ pub struct IndexerArgs {
 
 /// Figures of one pass over every wave.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-struct Pass {
-    rows: u64,
-    bytes: u64,
-    raw_secs: f64,
-    task_secs: f64,
-    task_cpu_secs: f64,
-    open_secs: f64,
-    read_index_secs: f64,
-    persist_secs: f64,
-    upload_secs: f64,
-    metadata_secs: f64,
-    hydrants: u64,
-    hydrant_bytes: u64,
-    peak_task_rss: u64,
+pub(super) struct Pass {
+    pub rows: u64,
+    pub bytes: u64,
+    pub raw_secs: f64,
+    pub task_secs: f64,
+    pub task_cpu_secs: f64,
+    pub open_secs: f64,
+    pub read_index_secs: f64,
+    pub persist_secs: f64,
+    pub upload_secs: f64,
+    pub metadata_secs: f64,
+    pub hydrants: u64,
+    pub hydrant_bytes: u64,
+    pub peak_task_rss: u64,
 }
 
 struct Bench {
@@ -89,6 +89,8 @@ struct Bench {
     produced: usize,
     positions: Vec<i64>,
     seq: u64,
+    /// Records moved into the sample's main day.
+    one_day: bool,
     _dir: tempfile::TempDir,
 }
 
@@ -99,48 +101,29 @@ pub fn run(args: IndexerArgs) -> Result<()> {
 }
 
 async fn bench(args: IndexerArgs) -> Result<()> {
-    let sample = Sample::load(&args.sample.clone().unwrap_or_else(default_sample))?;
-    let cluster = MockCluster::new(1).context("mock cluster")?;
-    cluster.create_topic(TOPIC, args.partitions, 1).context("create the topic")?;
-    let bootstrap = cluster.bootstrap_servers();
-    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .set("compression.type", "lz4")
-        .set("linger.ms", "20")
-        .set("batch.size", "1000000")
-        .set("queue.buffering.max.messages", "1000000")
-        .create()
-        .context("producer")?;
-    let dir = tempfile::tempdir()?;
-    let meta = open_metadata(&format!("file://{}/meta", dir.path().display())).await?;
-    let store = open_store(&format!("file://{}/store", dir.path().display())).await?;
-    let settings = ConsumerSettings::new(&[("bootstrap.servers".to_string(), bootstrap.clone())].into());
-    let mut b = Bench {
-        sample,
-        cluster,
-        producer,
-        meta,
-        store,
-        settings,
-        partitions: args.partitions,
-        produced: 0,
-        positions: vec![0; args.partitions as usize],
-        seq: 0,
-        _dir: dir,
-    };
+    let mut b = Bench::start(args.sample.as_deref(), args.partitions).await?;
     if let Some(budget) = args.memory_pass {
         let tuning = serde_json::json!({"maxRowsInMemory": 100_000_000u64, "maxBytesInMemory": budget * MIB});
-        let pass = b.pass(&args, tuning, false).await?;
+        let pass = b.pass(args.rows, args.wave, tuning, false).await?;
         println!("{}", serde_json::to_string(&pass)?);
         return Ok(());
     }
-    let speed = b.pass(&args, serde_json::json!({}), true).await?;
+    let speed = b.pass(args.rows, args.wave, serde_json::json!({}), true).await?;
     drop(b);
     let mut memory = Vec::new();
     for &budget in &args.memory_budgets {
         memory.push((budget, memory_pass(&args, budget)?));
     }
     print(&args, &speed, &memory)
+}
+
+/// The speed pass of `bench indexer` alone: `rows` records over `partitions` partitions, each
+/// wave read raw and by the indexing task with the tutorial spec's defaults (rollup off);
+/// records moved into one day as `bench pipeline` produces them.
+pub(super) async fn speed_pass(sample: Option<&Path>, rows: usize, partitions: i32, wave: usize) -> Result<Pass> {
+    let mut bench = Bench::start(sample, partitions).await?;
+    bench.one_day = true;
+    bench.pass(rows, wave, serde_json::json!({}), true).await
 }
 
 /// Runs the memory pass of `budget` MiB in a fresh process of this program.
@@ -160,12 +143,45 @@ fn memory_pass(args: &IndexerArgs, budget: u64) -> Result<Pass> {
 }
 
 impl Bench {
-    /// Produces and indexes `args.rows` records in waves; `raw` also reads each wave with an
-    /// empty handler first.
-    async fn pass(&mut self, args: &IndexerArgs, tuning: serde_json::Value, raw: bool) -> Result<Pass> {
+    async fn start(sample: Option<&Path>, partitions: i32) -> Result<Self> {
+        let sample = Sample::load(&sample.map_or_else(default_sample, Path::to_path_buf))?;
+        let cluster = MockCluster::new(1).context("mock cluster")?;
+        cluster.create_topic(TOPIC, partitions, 1).context("create the topic")?;
+        let bootstrap = cluster.bootstrap_servers();
+        let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("compression.type", "lz4")
+            .set("linger.ms", "20")
+            .set("batch.size", "1000000")
+            .set("queue.buffering.max.messages", "1000000")
+            .create()
+            .context("producer")?;
+        let dir = tempfile::tempdir()?;
+        let meta = open_metadata(&format!("file://{}/meta", dir.path().display())).await?;
+        let store = open_store(&format!("file://{}/store", dir.path().display())).await?;
+        let settings = ConsumerSettings::new(&[("bootstrap.servers".to_string(), bootstrap.clone())].into());
+        Ok(Bench {
+            sample,
+            cluster,
+            producer,
+            meta,
+            store,
+            settings,
+            partitions,
+            produced: 0,
+            positions: vec![0; partitions as usize],
+            seq: 0,
+            one_day: false,
+            _dir: dir,
+        })
+    }
+
+    /// Produces and indexes `rows` records in waves of `wave` per partition; `raw` also reads
+    /// each wave with an empty handler first.
+    async fn pass(&mut self, rows: usize, wave: usize, tuning: serde_json::Value, raw: bool) -> Result<Pass> {
         let mut pass = Pass::default();
-        let wave_rows = args.wave * self.partitions as usize;
-        let mut left = args.rows;
+        let wave_rows = wave * self.partitions as usize;
+        let mut left = rows;
         while left > 0 {
             let n = left.min(wave_rows);
             left -= n;
@@ -219,7 +235,11 @@ impl Bench {
 
     /// Produces `n` records round-robin over the partitions and returns the ranges they fill.
     fn produce_wave(&mut self, n: usize) -> Result<Vec<OffsetRange>> {
-        let records = self.sample.records(self.produced, n)?;
+        let records = if self.one_day {
+            self.sample.records_in_one_day(self.produced, n)?
+        } else {
+            self.sample.records(self.produced, n)?
+        };
         for (i, value) in records.iter().enumerate() {
             let p = (i % self.partitions as usize) as i32;
             let record = BaseRecord::<(), _>::to(TOPIC).partition(p).payload(value);

@@ -1,10 +1,15 @@
 //! `sluice bench`: the figures the issues ask for, measured on Druid's Wikipedia sample repeated
 //! with shifted times (dictionaries keep the sample's realistic sizes).
 
+mod cost;
 mod indexer;
+mod metered;
+mod pipeline;
+mod prices;
 mod process;
 mod query;
 mod segment;
+mod steady;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Subcommand;
@@ -12,7 +17,9 @@ use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+pub use cost::CostArgs;
 pub use indexer::IndexerArgs;
+pub use pipeline::PipelineArgs;
 pub use query::QueryArgs;
 pub use segment::SegmentArgs;
 
@@ -29,6 +36,13 @@ pub enum BenchCommand {
     /// The indexing task from Kafka (the in-process mock cluster) to hydrants on local files,
     /// beside the raw consume rate of the same records, and its peak memory.
     Indexer(IndexerArgs),
+    /// The whole pipeline in this process (supervisor, indexers, mergers, publish) on the
+    /// embedded backends: end-to-end rate beside the indexer-only rate, time per stage, peak
+    /// memory, bytes per row, freshness and lag under steady production.
+    Pipeline(PipelineArgs),
+    /// The monthly AWS cost at 1k to 1M rows/s from a `bench pipeline` report, beside an
+    /// always-on Druid ingestion cluster (Markdown).
+    Cost(CostArgs),
     /// Druid queries over the published segment format, single-threaded, beside DuckDB over
     /// Parquet and chdb over MergeTree.
     Query(QueryArgs),
@@ -39,6 +53,8 @@ pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
+        BenchCommand::Pipeline(args) => pipeline::run(args),
+        BenchCommand::Cost(args) => cost::run(args),
         BenchCommand::Query(args) => query::run(args),
     }
 }
@@ -69,6 +85,18 @@ impl Sample {
     /// Records `first..first + n` of the sample repeated: copy `k` is shifted by
     /// `k * SHIFT_MS` within its day, so that every row stays in its original time chunk.
     pub fn records(&self, first: usize, n: usize) -> Result<Vec<Vec<u8>>> {
+        self.shifted(first, n, None)
+    }
+
+    /// As [`Sample::records`], with every record moved into the sample's main day (its 12
+    /// records of other days too), as a stream whose tasks each cover one daily chunk.
+    pub fn records_in_one_day(&self, first: usize, n: usize) -> Result<Vec<Vec<u8>>> {
+        let last = self.lines.last().and_then(|v| v["time"].as_str()).ok_or_else(|| anyhow!("row without time"))?;
+        let day = sluice_shared::time::parse_iso_instant(last)?.div_euclid(DAY_MS) * DAY_MS;
+        self.shifted(first, n, Some(day))
+    }
+
+    fn shifted(&self, first: usize, n: usize, one_day: Option<i64>) -> Result<Vec<Vec<u8>>> {
         (first..first + n)
             .map(|i| {
                 let copy = (i / self.lines.len()) as i64;
@@ -76,9 +104,10 @@ impl Sample {
                 let t = sluice_shared::time::parse_iso_instant(
                     v["time"].as_str().ok_or_else(|| anyhow!("row without time"))?,
                 )?;
-                let day = t.div_euclid(DAY_MS) * DAY_MS;
+                let day = one_day.unwrap_or(t.div_euclid(DAY_MS) * DAY_MS);
+                let time_of_day = t.rem_euclid(DAY_MS);
                 v["time"] =
-                    sluice_shared::time::format_iso(day + (t - day + copy * SHIFT_MS).rem_euclid(DAY_MS)).into();
+                    sluice_shared::time::format_iso(day + (time_of_day + copy * SHIFT_MS).rem_euclid(DAY_MS)).into();
                 Ok(serde_json::to_vec(&v)?)
             })
             .collect()

@@ -1,0 +1,317 @@
+//! `sluice bench cost`: the monthly AWS cost of Sluice at steady ingest rates, computed from a
+//! `bench pipeline` report, beside an always-on Druid ingestion cluster for the same rates.
+//!
+//! Every per-function figure (seconds, DynamoDB units, S3 requests) is fitted as
+//! `fixed per invocation + per row` from the report's two phases: the throughput phase (few
+//! large tasks) and the steady phase (many small ones). Then, at a rate of R rows/s:
+//!
+//! - partitions P = max(4, R / 1,000); the supervisor runs every 60 s (43,200 passes a month)
+//!   and its pass cost grows with P from the measured partitions;
+//! - a function with M MB of memory gets min(1, M / 1,769) of a vCPU, and its measured
+//!   single-core seconds stretch by the inverse;
+//! - task groups G = min(P, ceil(2 R x indexer seconds per row)): each indexer is busy at most
+//!   half the period; each group plans one task per period, of R x 60 / G rows;
+//! - Lambda = GB-seconds x price + requests x price; DynamoDB on demand; S3 requests.
+//!
+//! The Druid cluster is sized by Druid's clustered-deployment guidance: one master server
+//! (Coordinator, Overlord, ZooKeeper), a PostgreSQL metadata store, and MiddleManagers with one
+//! core per task slot and one for the process; one Kafka indexing task per core, indexing at
+//! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
+
+use super::pipeline::{FunctionUse, PipelineReport};
+use super::prices;
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+/// The rates of the table, rows/s.
+pub const RATES: [f64; 4] = [1_000.0, 10_000.0, 100_000.0, 1_000_000.0];
+const PERIOD_SECS: f64 = 60.0;
+const SECONDS_PER_MONTH: f64 = prices::HOURS_PER_MONTH * 3600.0;
+/// Memory of the functions in `template.yaml` (indexer: the `IndexerMemorySize` default).
+const SUPERVISOR_MB: f64 = 512.0;
+const INDEXER_MB: f64 = 1024.0;
+const MERGER_MB: f64 = 1024.0;
+/// Cores of an m5.2xlarge, and task slots per MiddleManager on it.
+const DRUID_SLOTS_PER_SERVER: f64 = 7.0;
+
+/// Options of `bench cost`.
+#[derive(Args)]
+pub struct CostArgs {
+    /// A `bench pipeline --out` report.
+    #[arg(long, default_value = "bench/results/pipeline.json")]
+    report: PathBuf,
+}
+
+/// Runs `bench cost`.
+pub fn run(args: CostArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.report).with_context(|| format!("read {}", args.report.display()))?;
+    let report: PipelineReport =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", args.report.display()))?;
+    print!("{}", markdown(&report));
+    Ok(())
+}
+
+/// `fixed + per_row x rows` of one figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// Per invocation.
+    pub fixed: f64,
+    /// Per row.
+    pub per_row: f64,
+}
+
+impl Fit {
+    /// Fits `value = fixed x invocations + per_row x rows` through two observations; a
+    /// negative part is dropped and the other refitted over both.
+    pub fn through(a: (f64, f64, f64), b: (f64, f64, f64)) -> Fit {
+        let ((na, ra, va), (nb, rb, vb)) = (a, b);
+        let det = na * rb - nb * ra;
+        if det.abs() > f64::EPSILON {
+            let fixed = (va * rb - vb * ra) / det;
+            let per_row = (na * vb - nb * va) / det;
+            if fixed >= 0.0 && per_row >= 0.0 {
+                return Fit { fixed, per_row };
+            }
+        }
+        Fit { fixed: 0.0, per_row: (va + vb) / (ra + rb).max(1.0) }
+    }
+
+    /// The mean per invocation over both observations, with no per-row part.
+    pub fn per_invocation(a: (f64, f64, f64), b: (f64, f64, f64)) -> Fit {
+        Fit { fixed: (a.2 + b.2) / (a.0 + b.0).max(1.0), per_row: 0.0 }
+    }
+
+    fn at(&self, rows: f64) -> f64 {
+        self.fixed + self.per_row * rows
+    }
+}
+
+/// The fitted figures of one function.
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionModel {
+    secs: Fit,
+    read_units: Fit,
+    write_units: Fit,
+    puts: Fit,
+    gets: Fit,
+}
+
+impl FunctionModel {
+    fn fit(
+        throughput: (&FunctionUse, u64),
+        steady: (&FunctionUse, u64),
+        how: fn((f64, f64, f64), (f64, f64, f64)) -> Fit,
+    ) -> Self {
+        let obs = |u: &FunctionUse, rows: u64, v: f64| (u.invocations as f64, rows as f64, v);
+        let (t, tr, s, sr) = (throughput.0, throughput.1, steady.0, steady.1);
+        let fit = |f: fn(&FunctionUse) -> f64| how(obs(t, tr, f(t)), obs(s, sr, f(s)));
+        FunctionModel {
+            secs: fit(|u| u.secs),
+            read_units: fit(|u| u.meters.read_units),
+            write_units: fit(|u| u.meters.write_units),
+            puts: fit(|u| u.meters.s3_puts as f64),
+            gets: fit(|u| u.meters.s3_gets as f64),
+        }
+    }
+}
+
+/// The model of a report.
+#[derive(Debug, Clone, Copy)]
+pub struct CostModel {
+    indexer: FunctionModel,
+    merger: FunctionModel,
+    /// Per pass per partition.
+    supervisor: FunctionModel,
+    druid_rows_per_task: f64,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MonthlyCost {
+    /// Rows/s.
+    pub rate: f64,
+    /// Kafka partitions.
+    pub partitions: f64,
+    /// Task groups.
+    pub groups: f64,
+    /// Lambda duration and requests.
+    pub lambda: f64,
+    /// DynamoDB requests.
+    pub dynamodb: f64,
+    /// S3 requests.
+    pub s3: f64,
+    /// Druid servers: MiddleManagers (plus one master server and the metadata database).
+    pub druid_middle_managers: f64,
+    /// Druid's monthly cost.
+    pub druid: f64,
+}
+
+impl MonthlyCost {
+    /// Sluice's monthly total.
+    pub fn sluice(&self) -> f64 {
+        self.lambda + self.dynamodb + self.s3
+    }
+}
+
+fn vcpu(mb: f64) -> f64 {
+    (mb / prices::LAMBDA_MB_PER_VCPU).min(1.0)
+}
+
+impl CostModel {
+    /// Fits the model to a report.
+    pub fn from_report(r: &PipelineReport) -> Self {
+        let (t, s) = (&r.throughput, &r.steady);
+        let per_partition = |u: &FunctionUse| {
+            let mut u = u.clone();
+            let p = f64::from(r.partitions);
+            u.secs /= p;
+            u.meters.read_units /= p;
+            u.meters.write_units /= p;
+            u.meters.s3_puts = (u.meters.s3_puts as f64 / p).round() as u64;
+            u.meters.s3_gets = (u.meters.s3_gets as f64 / p).round() as u64;
+            u
+        };
+        CostModel {
+            indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows), Fit::through),
+            merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows), Fit::through),
+            supervisor: FunctionModel::fit(
+                (&per_partition(&t.functions.supervisor), 0),
+                (&per_partition(&s.functions.supervisor), 0),
+                Fit::per_invocation,
+            ),
+            druid_rows_per_task: r.indexer_only_rows_per_sec,
+        }
+    }
+
+    /// The monthly cost at `rate` rows/s.
+    pub fn monthly(&self, rate: f64) -> MonthlyCost {
+        let partitions = (rate / 1000.0).max(4.0).ceil();
+        let idx_cpu = vcpu(INDEXER_MB);
+        let groups = (2.0 * rate * self.indexer.secs.per_row / idx_cpu).ceil().clamp(1.0, partitions);
+        let passes = SECONDS_PER_MONTH / PERIOD_SECS;
+        let tasks = groups * passes;
+        let rows_per_task = rate * PERIOD_SECS / groups;
+        let gb_s = |m: &FunctionModel, mb: f64, n: f64, rows: f64| n * m.secs.at(rows) / vcpu(mb) * mb / 1024.0;
+        // The supervisor's per-partition fit has no row term: its cost is per pass.
+        let sup_scale = passes * partitions;
+        let gb_seconds = gb_s(&self.indexer, INDEXER_MB, tasks, rows_per_task)
+            + gb_s(&self.merger, MERGER_MB, tasks, rows_per_task)
+            + gb_s(&self.supervisor, SUPERVISOR_MB, sup_scale, 0.0);
+        let requests = passes + 2.0 * tasks;
+        let lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
+        let sum = |f: fn(&FunctionModel) -> Fit| {
+            tasks * (f(&self.indexer).at(rows_per_task) + f(&self.merger).at(rows_per_task))
+                + sup_scale * f(&self.supervisor).fixed
+        };
+        let dynamodb = sum(|m| m.write_units) / 1e6 * prices::DYNAMODB_MILLION_WRITES
+            + sum(|m| m.read_units) / 1e6 * prices::DYNAMODB_MILLION_READS;
+        let s3 =
+            sum(|m| m.puts) / 1000.0 * prices::S3_THOUSAND_PUTS + sum(|m| m.gets) / 1000.0 * prices::S3_THOUSAND_GETS;
+        let druid_tasks = (rate / self.druid_rows_per_task).ceil();
+        let druid_middle_managers = (druid_tasks / DRUID_SLOTS_PER_SERVER).ceil();
+        let druid = ((1.0 + druid_middle_managers) * prices::M5_2XLARGE_HOUR + prices::RDS_T3_MEDIUM_HOUR)
+            * prices::HOURS_PER_MONTH;
+        MonthlyCost { rate, partitions, groups, lambda, dynamodb, s3, druid_middle_managers, druid }
+    }
+}
+
+fn dollars(x: f64) -> String {
+    if x < 10.0 {
+        format!("${x:.2}")
+    } else {
+        let whole = format!("{:.0}", x);
+        let mut out = String::new();
+        for (i, c) in whole.chars().enumerate() {
+            if i > 0 && (whole.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        format!("${out}")
+    }
+}
+
+/// The cost table and the per-million-rows figures, as Markdown.
+pub fn markdown(report: &PipelineReport) -> String {
+    let model = CostModel::from_report(report);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Prices: {}. Measured: indexer {:.3} µs/row + {:.3} s/task, merger {:.3} µs/row + {:.3} s/task (one core); Druid task {:.0} rows/s/core.\n\n",
+        prices::SOURCE,
+        model.indexer.secs.per_row * 1e6,
+        model.indexer.secs.fixed,
+        model.merger.secs.per_row * 1e6,
+        model.merger.secs.fixed,
+        model.druid_rows_per_task
+    ));
+    out.push_str("| rows/s | partitions | task groups | Lambda | DynamoDB | S3 requests | Sluice / month | Druid MiddleManagers | Druid / month | Sluice / Druid |\n");
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for rate in RATES {
+        let c = model.monthly(rate);
+        out.push_str(&format!(
+            "| {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {:.0} | {} | {:.0}% |\n",
+            c.rate,
+            c.partitions,
+            c.groups,
+            dollars(c.lambda),
+            dollars(c.dynamodb),
+            dollars(c.s3),
+            dollars(c.sluice()),
+            c.druid_middle_managers,
+            dollars(c.druid),
+            100.0 * c.sluice() / c.druid
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fit_through_two_points_recovers_fixed_and_per_row_parts() {
+        let fit = Fit::through((2.0, 1000.0, 2.0 * 0.5 + 1000.0 * 0.01), (20.0, 1000.0, 20.0 * 0.5 + 1000.0 * 0.01));
+        assert!((fit.fixed - 0.5).abs() < 1e-9 && (fit.per_row - 0.01).abs() < 1e-9, "{fit:?}");
+        // A negative part is dropped.
+        let fit = Fit::through((1.0, 100.0, 10.0), (10.0, 100.0, 1.0));
+        assert_eq!(fit, Fit { fixed: 0.0, per_row: 11.0 / 200.0 });
+    }
+
+    #[test]
+    fn the_readme_table_is_recomputed_from_the_committed_benchmark_report() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let report: PipelineReport = serde_json::from_str(
+            &std::fs::read_to_string(root.join("bench/results/pipeline.json")).expect("bench/results/pipeline.json"),
+        )
+        .expect("a pipeline report");
+        let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+        let table = markdown(&report);
+        let (begin, end) = ("<!-- cost-table:begin -->\n", "<!-- cost-table:end -->");
+        let start = readme.find(begin).expect("README cost-table:begin marker") + begin.len();
+        let stop = readme[start..].find(end).expect("README cost-table:end marker") + start;
+        assert_eq!(
+            &readme[start..stop],
+            table,
+            "the README's cost table differs from `sluice bench cost` on bench/results/pipeline.json"
+        );
+    }
+
+    #[test]
+    fn cost_grows_with_rate_and_druid_needs_more_servers() {
+        let report: PipelineReport = serde_json::from_str(
+            &std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results/pipeline.json"),
+            )
+            .expect("report"),
+        )
+        .expect("a pipeline report");
+        let model = CostModel::from_report(&report);
+        let costs: Vec<MonthlyCost> = RATES.iter().map(|&r| model.monthly(r)).collect();
+        for pair in costs.windows(2) {
+            assert!(pair[1].sluice() > pair[0].sluice(), "{pair:?}");
+            assert!(pair[1].druid >= pair[0].druid, "{pair:?}");
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Public AWS prices the cost model uses: region us-east-1 (N. Virginia), on-demand, as
+//! published on AWS's pricing pages in November 2025. Change them here; the README's table
+//! is recomputed from them by a test.
+
+/// Where and when the prices were read.
+pub const SOURCE: &str = "us-east-1, on-demand list prices as published by AWS in November 2025";
+
+/// Lambda, x86_64: per GB-second of duration.
+pub const LAMBDA_GB_SECOND: f64 = 0.000_016_666_7;
+/// Lambda: per million requests.
+pub const LAMBDA_MILLION_REQUESTS: f64 = 0.20;
+/// Lambda allocates one vCPU per 1,769 MB of memory.
+pub const LAMBDA_MB_PER_VCPU: f64 = 1769.0;
+/// DynamoDB on-demand: per million write request units.
+pub const DYNAMODB_MILLION_WRITES: f64 = 0.625;
+/// DynamoDB on-demand: per million read request units.
+pub const DYNAMODB_MILLION_READS: f64 = 0.125;
+/// S3 Standard: per 1,000 PUT, COPY, POST or LIST requests.
+pub const S3_THOUSAND_PUTS: f64 = 0.005;
+/// S3 Standard: per 1,000 GET and other requests.
+pub const S3_THOUSAND_GETS: f64 = 0.0004;
+/// EC2 m5.2xlarge (8 vCPU, 32 GiB), Linux: per hour.
+pub const M5_2XLARGE_HOUR: f64 = 0.384;
+/// RDS for PostgreSQL db.t3.medium, single-AZ: per hour.
+pub const RDS_T3_MEDIUM_HOUR: f64 = 0.072;
+/// Hours in a month, as AWS's calculator counts them.
+pub const HOURS_PER_MONTH: f64 = 730.0;

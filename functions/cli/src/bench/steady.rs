@@ -1,0 +1,193 @@
+//! The steady phase of `bench pipeline`: a producer thread sends records at a steady rate
+//! while the pipeline runs a supervisor pass every period and then the jobs it queued.
+//! Freshness is the time from a record's send to the publish that makes it queryable; lag is
+//! the records behind the high watermarks at each pass, as the supervisor reports it.
+
+use super::pipeline::{Functions, PipelineArgs, Rig, TOPIC};
+use super::Sample;
+use anyhow::{anyhow, bail, Context, Result};
+use rdkafka::config::ClientConfig;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use serde::{Deserialize, Serialize};
+use sluice_shared::invoker::Job;
+use sluice_shared::merger::MergeOutcome;
+use sluice_shared::runner::JobOutcome;
+use sluice_shared::task::{TaskId, TaskItem};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Distinct records the producer cycles through.
+const DISTINCT: usize = 50_000;
+
+/// Freshness percentiles and mean, milliseconds.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Freshness {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Worst.
+    pub max: f64,
+}
+
+/// The steady phase's figures.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Steady {
+    /// Target produce rate, records/s.
+    pub rate: u64,
+    /// Records produced.
+    pub produced: u64,
+    /// Seconds the producer ran.
+    pub produce_secs: f64,
+    /// Supervisor period, milliseconds.
+    pub period_ms: u64,
+    /// Rows published.
+    pub rows: u64,
+    /// Seconds from the first send to the last publish.
+    pub secs: f64,
+    /// Tasks published.
+    pub tasks: u64,
+    /// Produce to queryable, per record.
+    pub freshness_ms: Freshness,
+    /// Records behind the high watermarks at each pass: (seconds since the first send, lag).
+    pub lag: Vec<(f64, i64)>,
+    /// Mean of the lag samples taken while the producer ran.
+    pub mean_lag: f64,
+    /// Worst lag sample.
+    pub max_lag: i64,
+    /// Per function kind.
+    pub functions: Functions,
+}
+
+type SendTimes = Arc<Mutex<Vec<Vec<Instant>>>>;
+
+/// Runs the steady phase on a fresh rig.
+pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Result<Steady> {
+    let records = Arc::new(sample.records_in_one_day(0, DISTINCT)?);
+    let sends: SendTimes = Arc::new(Mutex::new(vec![Vec::new(); rig.partitions as usize]));
+    let total = (args.rate * args.steady_secs) as usize;
+    let start = Instant::now();
+    let producer = {
+        let (bootstrap, sends, records) = (rig.cluster.bootstrap_servers(), sends.clone(), records.clone());
+        let (rate, partitions) = (args.rate, rig.partitions as usize);
+        std::thread::spawn(move || produce(&bootstrap, &records, total, rate, partitions, &sends, start))
+    };
+    let mut s = Steady { rate: args.rate, period_ms: args.period_ms, ..Steady::default() };
+    let period = Duration::from_millis(args.period_ms);
+    let (mut next, mut last_publish) = (start, start);
+    let mut published: Vec<(TaskId, Instant)> = Vec::new();
+    let mut freshness: Vec<f64> = Vec::with_capacity(total);
+    loop {
+        tokio::time::sleep_until(next.into()).await;
+        next += period;
+        let done = producer.is_finished();
+        let pass = rig.pass(&mut s.functions).await?;
+        let lag: i64 = pass.high.iter().map(|(p, h)| h - pass.committed.get(p).copied().unwrap_or(0)).sum();
+        s.lag.push((start.elapsed().as_secs_f64(), lag));
+        if done && pass.caught_up && pass.high.values().sum::<i64>() == total as i64 {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(args.steady_secs + 300) {
+            bail!("the pipeline did not catch up within 300 s of the producer's end");
+        }
+        rig.drain(&mut s.functions, |job: &Job, outcome, _, _| {
+            if let (Job::Merge { task }, JobOutcome::Merged(Ok(MergeOutcome::Published { .. }))) = (job, outcome) {
+                published.push((task.clone(), Instant::now()));
+            }
+        })
+        .await?;
+        for (id, at) in published.drain(..) {
+            let item = rig.meta.get(&id.pk(), &id.sk()).await?.ok_or_else(|| anyhow!("task {id} vanished"))?;
+            let task: TaskItem = serde_json::from_value(item.body).context("task item")?;
+            let sends = sends.lock().map_err(|_| anyhow!("producer panicked"))?;
+            for r in &task.ranges {
+                for offset in r.start..r.end {
+                    let sent = sends[r.partition as usize].get(offset as usize).ok_or_else(|| {
+                        anyhow!("partition {} offset {offset} published before it was sent", r.partition)
+                    })?;
+                    freshness.push(at.duration_since(*sent).as_secs_f64() * 1000.0);
+                }
+            }
+            s.tasks += 1;
+            last_publish = at;
+        }
+    }
+    let (produced, produce_secs) = producer.join().map_err(|_| anyhow!("producer panicked"))??;
+    s.produced = produced;
+    s.produce_secs = produce_secs;
+    s.rows = freshness.len() as u64;
+    if s.rows != produced {
+        bail!("{} records published of {produced} produced", s.rows);
+    }
+    s.secs = last_publish.duration_since(start).as_secs_f64();
+    let running: Vec<i64> = s.lag.iter().filter(|(t, _)| *t <= produce_secs).map(|(_, l)| *l).collect();
+    s.mean_lag = running.iter().sum::<i64>() as f64 / running.len().max(1) as f64;
+    s.max_lag = s.lag.iter().map(|(_, l)| *l).max().unwrap_or(0);
+    freshness.sort_by(f64::total_cmp);
+    let at = |q: f64| freshness[((freshness.len() - 1) as f64 * q).round() as usize];
+    let mean = freshness.iter().sum::<f64>() / freshness.len().max(1) as f64;
+    s.freshness_ms = Freshness { mean, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: at(1.0) };
+    Ok(s)
+}
+
+/// Sends `total` records at `rate` per second round-robin over `partitions`, recording each
+/// send's instant by partition and offset (this producer is the topic's only writer). Returns
+/// the records sent and the seconds it took.
+fn produce(
+    bootstrap: &str,
+    records: &[Vec<u8>],
+    total: usize,
+    rate: u64,
+    partitions: usize,
+    sends: &SendTimes,
+    start: Instant,
+) -> Result<(u64, f64)> {
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("compression.type", "lz4")
+        .set("linger.ms", "5")
+        .set("queue.buffering.max.messages", "1000000")
+        .create()
+        .context("producer")?;
+    let mut sent = 0usize;
+    while sent < total {
+        let due = ((start.elapsed().as_secs_f64() * rate as f64) as usize).min(total);
+        let now = Instant::now();
+        let mut times = sends.lock().map_err(|_| anyhow!("poisoned"))?;
+        while sent < due {
+            let p = sent % partitions;
+            producer
+                .send(BaseRecord::<(), _>::to(TOPIC).partition(p as i32).payload(&records[sent % records.len()]))
+                .map_err(|(e, _)| anyhow!("produce: {e}"))?;
+            times[p].push(now);
+            sent += 1;
+        }
+        drop(times);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    producer.flush(Duration::from_secs(60))?;
+    Ok((sent as u64, start.elapsed().as_secs_f64()))
+}
+
+/// Prints the steady phase.
+pub(super) fn print(args: &PipelineArgs, s: &Steady) {
+    println!(
+        "steady: {} records at {} records/s over {:.1} s, supervisor every {} ms; {} tasks published",
+        s.produced, s.rate, s.produce_secs, args.period_ms, s.tasks
+    );
+    println!(
+        "throughput {:.0} rows/s (first send -> last publish); lag mean {:.0} records, max {}",
+        s.rows as f64 / s.secs,
+        s.mean_lag,
+        s.max_lag
+    );
+    let f = &s.freshness_ms;
+    println!(
+        "freshness (produce -> queryable): mean {:.0} ms, p50 {:.0} ms, p95 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+        f.mean, f.p50, f.p95, f.p99, f.max
+    );
+}

@@ -1,0 +1,501 @@
+//! The discrete-event simulation of the protocol: supervisor passes on a schedule plan tasks per
+//! group and invoke indexers; an indexer that completes hands its task to a merger; mergers
+//! publish strictly in order per group and hand over to the group's next complete task.
+//! Lambda concurrency, cold starts, DynamoDB's write units per partition key and S3's PUT
+//! rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
+
+use crate::scenario::{Scenario, SupervisorMode};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Planned,
+    Running,
+    Complete,
+    Published,
+}
+
+#[derive(Debug, Clone)]
+struct Task {
+    group: usize,
+    seq: usize,
+    rows: f64,
+    state: State,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Index(usize),
+    Merge(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Tick,
+    PassEnd,
+    Arrive(Job),
+    Done(Job, bool),
+}
+
+struct Timed {
+    at: f64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Timed {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Timed {}
+impl PartialOrd for Timed {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Timed {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Earliest first in a max-heap.
+        other.at.total_cmp(&self.at).then(other.seq.cmp(&self.seq))
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Group {
+    share: f64,
+    planned_to: f64,
+    committed: f64,
+    tasks: Vec<usize>,
+}
+
+/// A sample taken at each supervisor pass.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Sample {
+    /// Seconds since the start.
+    pub t: f64,
+    /// Records behind the high watermarks.
+    pub lag: f64,
+    /// Duration of the pass that starts here.
+    pub pass_secs: f64,
+    /// Lambda executions running.
+    pub running: usize,
+}
+
+/// How busy each shared resource was: 1.0 is saturated.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Utilisation {
+    /// Longest supervisor pass over the period.
+    pub supervisor_pass: f64,
+    /// Lambda executions over the concurrency limit, on average while producing (the peak is
+    /// in `peak_running`).
+    pub lambda_concurrency: f64,
+    /// DynamoDB write units per second over the per-partition-key limit (mean over production).
+    pub dynamodb_partition: f64,
+    /// S3 PUTs per second over the per-prefix limit (mean over production).
+    pub s3_prefix: f64,
+    /// Longest task run over Lambda's time limit.
+    pub task_time_limit: f64,
+}
+
+/// What a simulation found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Outcome {
+    /// Samples at each pass.
+    pub samples: Vec<Sample>,
+    /// Rows published.
+    pub published: f64,
+    /// Time of the last publish.
+    pub last_publish: f64,
+    /// Rows/s published, first produce to last publish.
+    pub throughput: f64,
+    /// Mean lag while producing.
+    pub mean_lag: f64,
+    /// Mean seconds from a row's produce to the publish that makes it queryable.
+    pub mean_freshness: f64,
+    /// Worst lag.
+    pub max_lag: f64,
+    /// Mean lag in the last quarter of production over the second quarter.
+    pub lag_growth: f64,
+    /// Cold starts.
+    pub cold_starts: u64,
+    /// Most Lambda executions at once.
+    pub peak_running: usize,
+    /// Seconds jobs waited for Lambda concurrency.
+    pub throttled_secs: f64,
+    /// Seconds of DynamoDB throttling.
+    pub dynamodb_throttled_secs: f64,
+    /// Mergers that found their predecessor unpublished.
+    pub merges_waiting: u64,
+    /// Tasks planned.
+    pub tasks: usize,
+    /// Resource utilisation.
+    pub utilisation: Utilisation,
+}
+
+impl Outcome {
+    /// The most loaded resource and its utilisation.
+    pub fn bottleneck(&self) -> (&'static str, f64) {
+        let u = &self.utilisation;
+        [
+            ("supervisor pass time vs period", u.supervisor_pass),
+            ("Lambda concurrency", u.lambda_concurrency),
+            ("DynamoDB writes on the datasource's partition key", u.dynamodb_partition),
+            ("S3 PUTs per prefix", u.s3_prefix),
+            ("Lambda time limit per task", u.task_time_limit),
+        ]
+        .into_iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or(("none", 0.0))
+    }
+}
+
+/// A simulation in progress.
+pub struct Sim<'a> {
+    s: &'a Scenario,
+    now: f64,
+    seq: u64,
+    events: BinaryHeap<Timed>,
+    groups: Vec<Group>,
+    tasks: Vec<Task>,
+    running: usize,
+    waiting: VecDeque<(Job, f64)>,
+    idle: Vec<f64>,
+    pass_running: bool,
+    ddb_busy_until: f64,
+    ddb_units: f64,
+    s3_puts: f64,
+    out: Outcome,
+    max_task_secs: f64,
+    max_running: usize,
+    freshness_sum: f64,
+    busy_secs: f64,
+}
+
+impl<'a> Sim<'a> {
+    /// A simulation of `s`.
+    pub fn new(s: &'a Scenario) -> Self {
+        let g = s.task_groups.clamp(1, s.partitions) as usize;
+        let mut groups = vec![Group::default(); g];
+        for p in 0..s.partitions as usize {
+            groups[p % g].share += 1.0 / f64::from(s.partitions);
+        }
+        Sim {
+            s,
+            now: 0.0,
+            seq: 0,
+            events: BinaryHeap::new(),
+            groups,
+            tasks: Vec::new(),
+            running: 0,
+            waiting: VecDeque::new(),
+            idle: Vec::new(),
+            pass_running: false,
+            ddb_busy_until: 0.0,
+            ddb_units: 0.0,
+            s3_puts: 0.0,
+            out: Outcome {
+                samples: Vec::new(),
+                published: 0.0,
+                last_publish: 0.0,
+                throughput: 0.0,
+                mean_lag: 0.0,
+                mean_freshness: 0.0,
+                max_lag: 0.0,
+                lag_growth: 0.0,
+                cold_starts: 0,
+                peak_running: 0,
+                throttled_secs: 0.0,
+                dynamodb_throttled_secs: 0.0,
+                merges_waiting: 0,
+                tasks: 0,
+                utilisation: Utilisation::default(),
+            },
+            max_task_secs: 0.0,
+            max_running: 0,
+            freshness_sum: 0.0,
+            busy_secs: 0.0,
+        }
+    }
+
+    fn at(&mut self, at: f64, event: Event) {
+        self.seq += 1;
+        self.events.push(Timed { at, seq: self.seq, event });
+    }
+
+    fn high(&self, g: usize, t: f64) -> f64 {
+        self.s.rate * self.groups[g].share * t.min(self.s.produce_secs)
+    }
+
+    fn lag(&self, t: f64) -> f64 {
+        (0..self.groups.len()).map(|g| self.high(g, t) - self.groups[g].committed).sum()
+    }
+
+    /// Charges DynamoDB write units at `t`; returns the throttling delay.
+    fn ddb_write(&mut self, t: f64, units: f64) -> f64 {
+        self.ddb_units += units;
+        let limit = self.s.ddb_partition_wcu;
+        if !limit.is_finite() {
+            return 0.0;
+        }
+        self.ddb_busy_until = self.ddb_busy_until.max(t) + units / limit;
+        // One second of burst is absorbed; beyond it the SDK's retries wait.
+        let delay = (self.ddb_busy_until - t - 1.0).max(0.0);
+        self.out.dynamodb_throttled_secs += delay;
+        delay
+    }
+
+    fn in_flight(&self, g: usize) -> usize {
+        self.groups[g].tasks.iter().filter(|&&i| self.tasks[i].state != State::Published).count()
+    }
+
+    /// Plans the tasks a pass plans at `t`, against watermarks read at `t`; returns how many.
+    fn plan(&mut self, t: f64) -> usize {
+        let mut planned = 0;
+        for g in 0..self.groups.len() {
+            let high = self.high(g, t);
+            while self.in_flight(g) < self.s.max_in_flight && self.groups[g].planned_to < high - 0.5 {
+                let rows = (high - self.groups[g].planned_to).min(self.s.max_records_per_task);
+                let seq = self.groups[g].tasks.len();
+                self.groups[g].planned_to += rows;
+                self.tasks.push(Task { group: g, seq, rows, state: State::Planned });
+                let id = self.tasks.len() - 1;
+                self.groups[g].tasks.push(id);
+                planned += 1;
+            }
+        }
+        self.out.tasks += planned;
+        planned
+    }
+
+    /// The jobs a pass invokes: planned tasks (indexers) and complete ones (mergers).
+    fn pass_jobs(&self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for (i, task) in self.tasks.iter().enumerate() {
+            match task.state {
+                State::Planned => jobs.push(Job::Index(i)),
+                State::Complete => jobs.push(Job::Merge(i)),
+                _ => {}
+            }
+        }
+        jobs
+    }
+
+    fn requests(&self, n: usize, latency: f64) -> f64 {
+        match self.s.supervisor {
+            SupervisorMode::Serial => n as f64 * latency,
+            SupervisorMode::Concurrent(width) => n.div_ceil(width.max(1)) as f64 * latency,
+        }
+    }
+
+    /// A pass at `now` on AWS: its requests take time; each invocation arrives when issued.
+    fn pass(&mut self) {
+        let (s, now) = (self.s, self.now);
+        let live = self.tasks.iter().filter(|t| t.state != State::Published).count();
+        let mut t = now + s.latency.item * (3.0 + (live as f64 / 300.0).ceil());
+        t += s.costs.supervisor_pass / s.cpu.2;
+        // Watermarks are read one partition at a time in both modes, as the code does.
+        t += f64::from(s.partitions) * s.latency.watermark;
+        let planned = self.plan(t);
+        let plan_units = 6.0 * planned as f64;
+        t += self.requests(planned, s.latency.transact) + self.ddb_write(t, plan_units);
+        let jobs = self.pass_jobs();
+        let width = match s.supervisor {
+            SupervisorMode::Serial => 1,
+            SupervisorMode::Concurrent(w) => w.max(1),
+        };
+        for (k, job) in jobs.into_iter().enumerate() {
+            if k % width == 0 {
+                t += s.latency.invoke;
+            }
+            self.at(t, Event::Arrive(job));
+        }
+        t += s.latency.item;
+        self.record_sample(t - now);
+        self.pass_running = true;
+        self.at(t, Event::PassEnd);
+    }
+
+    fn record_sample(&mut self, pass_secs: f64) {
+        let sample = Sample { t: self.now, lag: self.lag(self.now), pass_secs, running: self.running };
+        self.out.samples.push(sample);
+    }
+
+    /// How long `job` runs, and its effects at its start. `false` with a no-op job.
+    fn execute(&mut self, job: Job, start: f64) -> (f64, bool) {
+        let (s, c) = (self.s, self.s.costs);
+        match job {
+            Job::Index(i) => {
+                if self.tasks[i].state != State::Planned {
+                    return (0.05, false);
+                }
+                self.tasks[i].state = State::Running;
+                let rows = self.tasks[i].rows;
+                let hydrants = (rows * c.hydrants_per_row).ceil().max(1.0);
+                let mut secs = (c.indexer_fixed + c.indexer_per_row * rows) / s.cpu.0;
+                secs += hydrants * s.latency.s3_put + (hydrants + 3.0) * s.latency.item;
+                self.s3_puts += hydrants;
+                let units = c.write_units_per_task * 0.5 + c.write_units_per_row * rows * 0.5;
+                secs += self.ddb_write(start, units);
+                self.max_task_secs = self.max_task_secs.max(secs);
+                (secs, true)
+            }
+            Job::Merge(i) => {
+                let task = &self.tasks[i];
+                if task.state != State::Complete {
+                    return (0.02, false);
+                }
+                let group = &self.groups[task.group];
+                let previous = task.seq.checked_sub(1).map(|p| self.tasks[group.tasks[p]].state);
+                if previous.is_some_and(|p| p != State::Published) {
+                    self.out.merges_waiting += 1;
+                    return (0.02 + 3.0 * s.latency.item, false);
+                }
+                let rows = task.rows;
+                let hydrants = (rows * c.hydrants_per_row).ceil().max(1.0);
+                let mut secs = (c.merger_fixed + c.merger_per_row * rows) / s.cpu.1;
+                secs += hydrants * s.latency.s3_get + s.latency.s3_put + 8.0 * s.latency.item + s.latency.transact;
+                self.s3_puts += 1.0;
+                let units = c.write_units_per_task * 0.5 + c.write_units_per_row * rows * 0.5;
+                secs += self.ddb_write(start, units);
+                (secs, true)
+            }
+        }
+    }
+
+    /// Effects of `job` at its end.
+    fn finish(&mut self, job: Job) -> Option<Job> {
+        match job {
+            Job::Index(i) => {
+                self.tasks[i].state = State::Complete;
+                Some(Job::Merge(i))
+            }
+            Job::Merge(i) => {
+                self.tasks[i].state = State::Published;
+                let (g, seq, rows) = (self.tasks[i].group, self.tasks[i].seq, self.tasks[i].rows);
+                // Rows of a group are produced evenly: offset x at x / (rate x share).
+                let from = self.groups[g].committed;
+                let produced_at = (from + rows / 2.0) / (self.s.rate * self.groups[g].share);
+                self.freshness_sum += rows * (self.now - produced_at);
+                self.groups[g].committed += rows;
+                self.out.published += rows;
+                self.out.last_publish = self.now;
+                let next = self.groups[g].tasks.get(seq + 1).copied();
+                next.filter(|&n| self.tasks[n].state == State::Complete).map(Job::Merge)
+            }
+        }
+    }
+
+    fn start(&mut self, job: Job, arrived: f64) {
+        self.out.throttled_secs += self.now - arrived;
+        self.running += 1;
+        self.max_running = self.max_running.max(self.running);
+        self.idle.retain(|&t| self.now - t <= self.s.keep_warm);
+        let cold = if self.idle.pop().is_some() {
+            0.0
+        } else {
+            self.out.cold_starts += 1;
+            self.s.cold_start
+        };
+        let (secs, effective) = self.execute(job, self.now);
+        self.busy_secs += cold + secs;
+        self.at(self.now + cold + secs, Event::Done(job, effective));
+    }
+
+    /// Runs the AWS scenario.
+    fn run_events(&mut self) {
+        let end = self.s.produce_secs + self.s.drain_secs;
+        let mut tick = 0.0;
+        while tick <= end {
+            self.at(tick, Event::Tick);
+            tick += self.s.period;
+        }
+        while let Some(Timed { at, event, .. }) = self.events.pop() {
+            if at > end {
+                break;
+            }
+            self.now = at;
+            match event {
+                Event::Tick if !self.pass_running => self.pass(),
+                Event::Tick => self.record_sample(0.0),
+                Event::PassEnd => self.pass_running = false,
+                Event::Arrive(job) => {
+                    if self.running < self.s.lambda_concurrency {
+                        self.start(job, at);
+                    } else {
+                        self.waiting.push_back((job, at));
+                    }
+                }
+                Event::Done(job, effective) => {
+                    self.running -= 1;
+                    self.idle.push(self.now);
+                    if effective {
+                        if let Some(next) = self.finish(job) {
+                            let invoke = self.s.latency.invoke;
+                            self.at(self.now + invoke, Event::Arrive(next));
+                        }
+                    }
+                    if let Some((job, arrived)) = self.waiting.pop_front() {
+                        self.start(job, arrived);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the local pipeline's loop: a pass, then every queued job in order, then the next
+    /// period (at once when late).
+    fn run_local(&mut self) {
+        let end = self.s.produce_secs + self.s.drain_secs;
+        let mut next = 0.0;
+        let c = self.s.costs;
+        while self.now < end {
+            self.now = self.now.max(next);
+            next += self.s.period;
+            let pass_secs = c.supervisor_pass;
+            self.record_sample(pass_secs);
+            if self.now >= self.s.produce_secs && self.lag(self.now) < 0.5 {
+                break;
+            }
+            self.plan(self.now);
+            let mut queue: VecDeque<Job> = self.pass_jobs().into();
+            self.now += pass_secs;
+            while let Some(job) = queue.pop_front() {
+                let (secs, effective) = self.execute(job, self.now);
+                self.now += secs;
+                if effective {
+                    queue.extend(self.finish(job));
+                }
+            }
+        }
+    }
+
+    /// Runs the scenario to its end and summarises it.
+    pub fn run(mut self) -> Outcome {
+        if self.s.local {
+            self.run_local();
+        } else {
+            self.run_events();
+        }
+        let s = self.s;
+        let producing: Vec<&Sample> = self.out.samples.iter().filter(|x| x.t <= s.produce_secs).collect();
+        let mean = |xs: &[&Sample]| xs.iter().map(|x| x.lag).sum::<f64>() / xs.len().max(1) as f64;
+        self.out.mean_lag = mean(&producing);
+        self.out.max_lag = self.out.samples.iter().map(|x| x.lag).fold(0.0, f64::max);
+        let q = producing.len() / 4;
+        if q > 0 {
+            self.out.lag_growth = mean(&producing[3 * q..]) / mean(&producing[q..2 * q]).max(1.0);
+        }
+        self.out.throughput = self.out.published / self.out.last_publish.max(f64::EPSILON);
+        self.out.mean_freshness = self.freshness_sum / self.out.published.max(1.0);
+        let u = &mut self.out.utilisation;
+        u.supervisor_pass = self.out.samples.iter().map(|x| x.pass_secs).fold(0.0, f64::max) / s.period;
+        u.lambda_concurrency = self.busy_secs / (s.lambda_concurrency as f64 * (s.produce_secs + s.drain_secs));
+        self.out.peak_running = self.max_running;
+        u.dynamodb_partition = self.ddb_units / s.produce_secs / s.ddb_partition_wcu;
+        u.s3_prefix = self.s3_puts / s.produce_secs / s.s3_prefix_puts;
+        u.task_time_limit = self.max_task_secs / s.task_timeout;
+        self.out
+    }
+}

@@ -1,0 +1,212 @@
+//! What a simulation runs: the load, the protocol's settings, AWS's limits and latencies, and
+//! the per-stage costs measured by `sluice bench pipeline`.
+
+use anyhow::{anyhow, Context, Result};
+use serde_json::Value;
+use std::path::Path;
+
+/// How the supervisor issues its per-group requests (plans, invocations) within a pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SupervisorMode {
+    /// One request at a time: the supervisor before `supervisor/groups.rs`.
+    Serial,
+    /// Up to this many requests in flight (`SupervisorOptions::concurrency`).
+    Concurrent(usize),
+}
+
+/// Latencies of one request, seconds (AWS, same region).
+#[derive(Debug, Clone, Copy)]
+pub struct Latency {
+    /// Kafka ListOffsets for one partition.
+    pub watermark: f64,
+    /// DynamoDB TransactWriteItems.
+    pub transact: f64,
+    /// DynamoDB PutItem / GetItem / Query page.
+    pub item: f64,
+    /// Lambda Invoke (asynchronous).
+    pub invoke: f64,
+    /// S3 PUT.
+    pub s3_put: f64,
+    /// S3 GET.
+    pub s3_get: f64,
+}
+
+impl Latency {
+    /// Typical in-region latencies.
+    pub fn aws() -> Self {
+        Latency { watermark: 0.003, transact: 0.015, item: 0.006, invoke: 0.025, s3_put: 0.040, s3_get: 0.020 }
+    }
+
+    /// The local pipeline: the measured costs already hold the embedded stores' latency.
+    pub fn none() -> Self {
+        Latency { watermark: 0.0, transact: 0.0, item: 0.0, invoke: 0.0, s3_put: 0.0, s3_get: 0.0 }
+    }
+}
+
+/// Per-stage costs on one core, measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Costs {
+    /// Indexer seconds per task (claim, consumer open, checkpoints) and per row.
+    pub indexer_fixed: f64,
+    /// Indexer seconds per row.
+    pub indexer_per_row: f64,
+    /// Merger seconds per task.
+    pub merger_fixed: f64,
+    /// Merger seconds per row.
+    pub merger_per_row: f64,
+    /// Supervisor seconds per pass beside its requests (client set-up, items, planning); the
+    /// local pass's watermark reads are in it too.
+    pub supervisor_pass: f64,
+    /// DynamoDB write units per task (indexer + merger + its plan), fixed part.
+    pub write_units_per_task: f64,
+    /// DynamoDB write units per row.
+    pub write_units_per_row: f64,
+    /// Hydrants per row (1 / rows per hydrant).
+    pub hydrants_per_row: f64,
+}
+
+/// `fixed x invocations + per_row x rows` through the report's two phases.
+fn fit(report: &Value, function: &str, field: &dyn Fn(&Value) -> f64) -> Result<(f64, f64)> {
+    let obs = |phase: &str| -> Result<(f64, f64, f64)> {
+        let f = &report[phase]["functions"][function];
+        let n = f["invocations"].as_f64().ok_or_else(|| anyhow!("{phase}.functions.{function}.invocations"))?;
+        let rows = report[phase]["rows"].as_f64().ok_or_else(|| anyhow!("{phase}.rows"))?;
+        Ok((n, rows, field(f)))
+    };
+    let ((na, ra, va), (nb, rb, vb)) = (obs("throughput")?, obs("steady")?);
+    let det = na * rb - nb * ra;
+    if det.abs() > f64::EPSILON {
+        let (fixed, per_row) = ((va * rb - vb * ra) / det, (na * vb - nb * va) / det);
+        if fixed >= 0.0 && per_row >= 0.0 {
+            return Ok((fixed, per_row));
+        }
+    }
+    Ok((0.0, (va + vb) / (ra + rb).max(1.0)))
+}
+
+impl Costs {
+    /// Reads the costs from a `sluice bench pipeline --out` report.
+    pub fn from_report(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
+        let r: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+        let secs = |f: &Value| f["secs"].as_f64().unwrap_or(0.0);
+        let wu = |f: &Value| f["meters"]["write_units"].as_f64().unwrap_or(0.0);
+        let (indexer_fixed, indexer_per_row) = fit(&r, "indexer", &secs)?;
+        let (merger_fixed, merger_per_row) = fit(&r, "merger", &secs)?;
+        let (iw_fixed, iw_row) = fit(&r, "indexer", &wu)?;
+        let (mw_fixed, mw_row) = fit(&r, "merger", &wu)?;
+        let sup = &r["throughput"]["functions"]["supervisor"];
+        let passes = sup["invocations"].as_f64().unwrap_or(1.0).max(1.0);
+        let tp = &r["throughput"];
+        let hydrants = tp["hydrants"].as_f64().unwrap_or(0.0);
+        let rows = tp["rows"].as_f64().unwrap_or(1.0).max(1.0);
+        Ok(Costs {
+            indexer_fixed,
+            indexer_per_row,
+            merger_fixed,
+            merger_per_row,
+            supervisor_pass: secs(sup) / passes,
+            write_units_per_task: iw_fixed + mw_fixed + 6.0,
+            write_units_per_row: iw_row + mw_row,
+            hydrants_per_row: hydrants / rows,
+        })
+    }
+}
+
+/// One simulation's inputs.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Kafka partitions.
+    pub partitions: u32,
+    /// Produce rate, rows/s over all partitions.
+    pub rate: f64,
+    /// Seconds of production.
+    pub produce_secs: f64,
+    /// Seconds simulated after production ends.
+    pub drain_secs: f64,
+    /// Supervisor period, seconds.
+    pub period: f64,
+    /// `taskCount`: partition groups.
+    pub task_groups: u32,
+    /// `maxRecordsPerTask`.
+    pub max_records_per_task: f64,
+    /// Unpublished tasks per group the supervisor plans ahead.
+    pub max_in_flight: usize,
+    /// Lambda concurrent executions available to the indexer and merger.
+    pub lambda_concurrency: usize,
+    /// Lambda cold start (sandbox and initialisation), seconds.
+    pub cold_start: f64,
+    /// How long an idle Lambda sandbox stays warm, seconds.
+    pub keep_warm: f64,
+    /// Share of a core of each function (indexer, merger, supervisor).
+    pub cpu: (f64, f64, f64),
+    /// The local pipeline: one thread runs a pass, then every queued job, then waits.
+    pub local: bool,
+    /// How the supervisor issues its requests.
+    pub supervisor: SupervisorMode,
+    /// Request latencies.
+    pub latency: Latency,
+    /// DynamoDB write units per second of one partition key (every item of a datasource).
+    pub ddb_partition_wcu: f64,
+    /// S3 PUT requests per second per prefix.
+    pub s3_prefix_puts: f64,
+    /// Lambda's time limit, seconds.
+    pub task_timeout: f64,
+    /// Measured costs.
+    pub costs: Costs,
+}
+
+impl Scenario {
+    /// Sluice on AWS as `template.yaml` deploys it: indexer and merger at 1,024 MB
+    /// (0.58 vCPU), supervisor at 512 MB, one-minute schedule, the default account
+    /// concurrency of 1,000.
+    pub fn aws(partitions: u32, rate: f64, costs: Costs) -> Self {
+        let vcpu = |mb: f64| (mb / 1769.0_f64).min(1.0);
+        Scenario {
+            partitions,
+            rate,
+            produce_secs: 1800.0,
+            drain_secs: 300.0,
+            period: 60.0,
+            task_groups: partitions,
+            max_records_per_task: 2_000_000.0,
+            max_in_flight: 4,
+            lambda_concurrency: 1000,
+            cold_start: 0.4,
+            keep_warm: 420.0,
+            cpu: (vcpu(1024.0), vcpu(1024.0), vcpu(512.0)),
+            local: false,
+            supervisor: SupervisorMode::Serial,
+            latency: Latency::aws(),
+            ddb_partition_wcu: 1000.0,
+            s3_prefix_puts: 3500.0,
+            task_timeout: 900.0,
+            costs,
+        }
+    }
+
+    /// The local pipeline of `sluice bench pipeline`'s steady phase.
+    pub fn local(partitions: u32, rate: f64, produce_secs: f64, period: f64, costs: Costs) -> Self {
+        Scenario {
+            partitions,
+            rate,
+            produce_secs,
+            drain_secs: 60.0,
+            period,
+            task_groups: 1,
+            max_records_per_task: 2_000_000.0,
+            max_in_flight: 4,
+            lambda_concurrency: 1,
+            cold_start: 0.0,
+            keep_warm: f64::INFINITY,
+            cpu: (1.0, 1.0, 1.0),
+            local: true,
+            supervisor: SupervisorMode::Serial,
+            latency: Latency::none(),
+            ddb_partition_wcu: f64::INFINITY,
+            s3_prefix_puts: f64::INFINITY,
+            task_timeout: f64::INFINITY,
+            costs,
+        }
+    }
+}
