@@ -81,7 +81,8 @@ if alive moto; then
   log "moto_server already running (pid $(cat "$run/moto.pid"))"
 else
   if port_open "$aws_port"; then log "port $aws_port is taken by another process"; exit 1; fi
-  nohup "$venv/bin/moto_server" -H 127.0.0.1 -p "$aws_port" > "$run/moto.log" 2>&1 < /dev/null &
+  # One request thread: see moto_serial.py.
+  nohup "$venv/bin/python" "$here/moto_serial.py" -H 127.0.0.1 -p "$aws_port" > "$run/moto.log" 2>&1 < /dev/null &
   echo $! > "$run/moto.pid"
   wait_for moto "$aws_port"
   log "moto_server listening on 127.0.0.1:$aws_port (pid $(cat "$run/moto.pid"))"

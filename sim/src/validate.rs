@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn a_slower_pipeline_is_simulated_with_more_lag() {
         let costs = Costs::from_report(&results("pipeline.json")).expect("costs");
-        let slow = Costs { indexer_per_row: costs.indexer_per_row * 3.0, ..costs };
+        let slow = Costs { indexer_per_row: costs.indexer_per_row * 10.0, ..costs };
         let (fast, slow) = (
             compare(costs, &results("pipeline.json")).expect("fast"),
             compare(slow, &results("pipeline.json")).expect("slow"),
