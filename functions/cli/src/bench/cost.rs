@@ -52,6 +52,9 @@ pub fn run(args: CostArgs) -> Result<()> {
     Ok(())
 }
 
+/// One observation of a figure: (invocations, rows, value).
+type Observation = (f64, f64, f64);
+
 /// `fixed + per_row x rows` of one figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
@@ -64,7 +67,7 @@ pub struct Fit {
 impl Fit {
     /// Fits `value = fixed x invocations + per_row x rows` through two observations; a
     /// negative part is dropped and the other refitted over both.
-    pub fn through(a: (f64, f64, f64), b: (f64, f64, f64)) -> Fit {
+    pub fn through(a: Observation, b: Observation) -> Fit {
         let ((na, ra, va), (nb, rb, vb)) = (a, b);
         let det = na * rb - nb * ra;
         if det.abs() > f64::EPSILON {
@@ -78,7 +81,7 @@ impl Fit {
     }
 
     /// The mean per invocation over both observations, with no per-row part.
-    pub fn per_invocation(a: (f64, f64, f64), b: (f64, f64, f64)) -> Fit {
+    pub fn per_invocation(a: Observation, b: Observation) -> Fit {
         Fit { fixed: (a.2 + b.2) / (a.0 + b.0).max(1.0), per_row: 0.0 }
     }
 
@@ -101,7 +104,7 @@ impl FunctionModel {
     fn fit(
         throughput: (&FunctionUse, u64),
         steady: (&FunctionUse, u64),
-        how: fn((f64, f64, f64), (f64, f64, f64)) -> Fit,
+        how: fn(Observation, Observation) -> Fit,
     ) -> Self {
         let obs = |u: &FunctionUse, rows: u64, v: f64| (u.invocations as f64, rows as f64, v);
         let (t, tr, s, sr) = (throughput.0, throughput.1, steady.0, steady.1);
