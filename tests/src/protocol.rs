@@ -100,6 +100,23 @@ impl Intercepted {
         Self { inner, before_transact }
     }
 
+    /// Runs `hook` before every transaction (e.g. to slow transactions down and count how
+    /// many overlap).
+    pub fn before_each<F, Fut>(inner: Arc<dyn MetadataStore>, hook: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let before_transact: BeforeTransact = Box::new(move |_: &[TxOp]| {
+            let hook = hook();
+            Box::pin(async move {
+                hook.await;
+                Ok(())
+            })
+        });
+        Self { inner, before_transact }
+    }
+
     /// Refuses transactions of more than `max_actions` actions, as a stand-in for DynamoDB's
     /// 100 with fewer segments.
     pub fn small_transactions(inner: Arc<dyn MetadataStore>, max_actions: usize) -> Self {

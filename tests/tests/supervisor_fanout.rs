@@ -1,15 +1,16 @@
 //! A supervisor pass over many groups keeps up to `concurrency` plans and invocations in
 //! flight, and plans and invokes exactly what a one-at-a-time pass does (librdkafka's mock
-//! cluster as Kafka, the embedded metadata store behind a wrapper that makes transactions slow
-//! and counts how many overlap).
+//! cluster as Kafka, the embedded metadata store behind `Intercepted`, whose hook makes
+//! transactions slow and counts how many overlap).
 
 use async_trait::async_trait;
 use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{FutureProducer, FutureRecord};
+use sluice_integration::protocol::Intercepted;
 use sluice_shared::datasource::submit;
 use sluice_shared::invoker::{InvokeError, Job, TaskInvoker};
-use sluice_shared::metadata::{open_metadata, Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_shared::metadata::open_metadata;
 use sluice_shared::storage::open_store;
 use sluice_shared::supervisor::{run_pass, SupervisorOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,34 +37,6 @@ impl InFlight {
     }
 }
 
-#[derive(Debug)]
-struct SlowMeta {
-    inner: Arc<dyn MetadataStore>,
-    transacts: InFlight,
-}
-
-#[async_trait]
-impl MetadataStore for SlowMeta {
-    fn url(&self) -> &str {
-        self.inner.url()
-    }
-    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, MetaError> {
-        self.inner.get(pk, sk).await
-    }
-    async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError> {
-        self.inner.query(pk, sk_prefix).await
-    }
-    async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError> {
-        self.inner.put(item, condition).await
-    }
-    async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<(), MetaError> {
-        self.inner.delete(pk, sk, condition).await
-    }
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<(), MetaError> {
-        self.transacts.during(self.inner.transact(ops)).await
-    }
-}
-
 #[derive(Debug, Default)]
 struct SlowInvoker {
     calls: InFlight,
@@ -82,10 +55,15 @@ impl TaskInvoker for SlowInvoker {
 /// most invocations at once).
 async fn pass(bootstrap: &str, concurrency: usize) -> (Vec<String>, Vec<Job>, usize, usize) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let meta = SlowMeta {
-        inner: open_metadata(&format!("file://{}/meta", dir.path().display())).await.expect("metadata"),
-        transacts: InFlight::default(),
-    };
+    let transacts = Arc::new(InFlight::default());
+    let counted = transacts.clone();
+    let meta = Intercepted::before_each(
+        open_metadata(&format!("file://{}/meta", dir.path().display())).await.expect("metadata"),
+        move || {
+            let counted = counted.clone();
+            async move { counted.during(async {}).await }
+        },
+    );
     let store = open_store(&format!("file://{}/store", dir.path().display())).await.expect("store");
     let spec = serde_json::json!({
         "type": "kafka",
@@ -110,7 +88,7 @@ async fn pass(bootstrap: &str, concurrency: usize) -> (Vec<String>, Vec<Job>, us
     let planned = done.planned.iter().map(|t| t.to_string()).collect();
     let invoked = invoker.jobs.lock().expect("jobs").clone();
     assert_eq!(invoked, done.invoked, "the pass reports the jobs it handed over");
-    (planned, invoked, meta.transacts.most.load(Ordering::SeqCst), invoker.calls.most.load(Ordering::SeqCst))
+    (planned, invoked, transacts.most.load(Ordering::SeqCst), invoker.calls.most.load(Ordering::SeqCst))
 }
 
 #[tokio::test(flavor = "multi_thread")]
