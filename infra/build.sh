@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PATH="$(infra/tools.sh):$PATH"
 export SAM_CLI_TELEMETRY=0
-# Lambda binaries carry no debug information (the workspace's release profile keeps some for profiling).
-export CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=symbols
+# Lambda binaries carry no symbols either: only what the function runs.
+export CARGO_PROFILE_RELEASE_STRIP=symbols
 sam build --template-file template.yaml "$@"
 ls -l .aws-sam/build/*/bootstrap >&2

@@ -4,17 +4,37 @@
 # what the tests need (the tansu broker, moto_server, DuckDB and pydruid, cached under
 # ~/.cache/sluice) and starts them on 127.0.0.1; then runs every test of the workspace (the
 # local Lambda test on the binaries sam built) and stops the services again.
+#
+# Cargo builds into ${CARGO_TARGET_DIR:-~/.cache/sluice/target}, shared by every checkout on
+# the machine, so a fresh clone rebuilds only the workspace's own crates; the folder is
+# emptied when it outgrows ${SLUICE_TARGET_MAX_GB:-40} GB. Each phase prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cache="${SLUICE_CACHE:-$HOME/.cache/sluice}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target}"
+mkdir -p "$CARGO_TARGET_DIR"
+if (( $(du -s --block-size=1G "$CARGO_TARGET_DIR" | cut -f1) > ${SLUICE_TARGET_MAX_GB:-40} )); then
+  echo "tests/run.sh: $CARGO_TARGET_DIR is over ${SLUICE_TARGET_MAX_GB:-40} GB; starting it afresh" >&2
+  rm -rf "$CARGO_TARGET_DIR" && mkdir -p "$CARGO_TARGET_DIR"
+fi
+started=$SECONDS
+phase() { echo "tests/run.sh: $1 done at $((SECONDS - started)) s" >&2; }
+
 env_file=$(mktemp)
 # Without the cache, the broker's build overlaps the functions' build.
 localstack/up.sh > "$env_file" &
 up_pid=$!
 trap 'kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; localstack/down.sh; rm -f "$env_file"' EXIT
 infra/lint.sh
+phase "template lint"
 infra/build.sh
+phase "sam build"
 export SLUICE_LAMBDA_BUILD_DIR="$PWD/.aws-sam/build"
 wait "$up_pid"
+phase "services"
 # shellcheck disable=SC1090
 source "$env_file"
+cargo test --workspace --all-targets --locked --no-run
+phase "test build"
 cargo test --workspace --all-targets --locked "$@"
+phase "tests"

@@ -6,8 +6,8 @@
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use sluice_shared::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
-use sluice_shared::storage::{ObjectMeta, ObjectStore, StorageError};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_store::storage::{ObjectMeta, ObjectStore, StorageError};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};

@@ -1,15 +1,15 @@
 //! Indexing tasks in tests: a spec over a test topic, a planned task item, and the rows the
 //! hydrants of a task hold once merged.
 
-use sluice_shared::indexer::MessageWindow;
-use sluice_shared::kafka::OffsetRange;
-use sluice_shared::merge::{merge, MergeOptions};
-use sluice_shared::metadata::{Condition, Item, MetadataStore};
-use sluice_shared::row::DimValue;
-use sluice_shared::segment::Segment;
-use sluice_shared::spec::Compression;
-use sluice_shared::storage::ObjectStore;
-use sluice_shared::task::{HydrantRef, TaskId, TaskItem};
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::row::DimValue;
+use sluice_format::segment::Segment;
+use sluice_format::spec::Compression;
+use sluice_kafka::OffsetRange;
+use sluice_pipeline::indexer::MessageWindow;
+use sluice_pipeline::task::{HydrantRef, TaskId, TaskItem};
+use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
 
 /// A Druid Kafka supervisor spec for `topic`: dimensions `id` and `page`, a count and a sum of
@@ -103,8 +103,8 @@ impl Backends {
     pub async fn local() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = dir.path().display().to_string();
-        let meta = sluice_shared::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("embedded");
-        let store = sluice_shared::storage::open_store(&format!("file://{root}/store")).await.expect("local store");
+        let meta = sluice_store::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("embedded");
+        let store = sluice_store::storage::open_store(&format!("file://{root}/store")).await.expect("local store");
         Self { meta, store, _dir: Some(std::sync::Arc::new(dir)) }
     }
 
@@ -112,11 +112,11 @@ impl Backends {
     pub async fn aws() -> Self {
         let url = crate::required_env("SLUICE_STORAGE");
         let store =
-            sluice_shared::storage::open_store(&format!("{}/{}", url.trim_end_matches('/'), crate::unique("task")))
+            sluice_store::storage::open_store(&format!("{}/{}", url.trim_end_matches('/'), crate::unique("task")))
                 .await
                 .expect("S3 store");
         let meta =
-            sluice_shared::metadata::open_metadata(&crate::required_env("SLUICE_METADATA")).await.expect("DynamoDB");
+            sluice_store::metadata::open_metadata(&crate::required_env("SLUICE_METADATA")).await.expect("DynamoDB");
         Self { meta, store, _dir: None }
     }
 }
@@ -130,7 +130,7 @@ pub async fn visible_values(
     dim: &str,
 ) -> Vec<String> {
     let mut values = Vec::new();
-    for record in sluice_shared::timeline::visible_segments(meta, datasource).await.expect("timeline") {
+    for record in sluice_pipeline::timeline::visible_segments(meta, datasource).await.expect("timeline") {
         let bytes = store.get(&record.key).await.expect("segment object");
         let segment = Segment::from_bytes(&record.key, bytes.to_vec()).expect("segment decodes");
         push_values(&segment, dim, &mut values);

@@ -1,7 +1,7 @@
 //! The `MetadataStore` conformance suite: one scenario per behaviour, run against every store.
 
 use serde_json::json;
-use sluice_shared::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use std::sync::Arc;
 
 /// One conformance scenario; see its assertions.

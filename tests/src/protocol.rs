@@ -4,9 +4,10 @@
 use crate::indexing::{json_record, spec, Backends};
 use crate::kafka::{create_topic, produce};
 use async_trait::async_trait;
-use sluice_shared::datasource::submit;
-use sluice_shared::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
-use sluice_shared::task::{datasource_pk, TaskItem};
+use sluice_pipeline::datasource::submit;
+use sluice_pipeline::keys::datasource_pk;
+use sluice_pipeline::task::TaskItem;
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The `ObjectStore` conformance suite: one scenario per behaviour, run against every store.
 
 use bytes::Bytes;
-use sluice_shared::storage::{ObjectStore, StorageError};
+use sluice_store::storage::{ObjectStore, StorageError};
 use std::sync::Arc;
 
 /// One conformance scenario; see its assertions.

@@ -13,11 +13,11 @@ use sluice_integration::faults::{FaultCounts, Faults, FaultyMeta, FaultyStore, R
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
-use sluice_shared::datasource::submit;
-use sluice_shared::indexer::{run_task, TaskOptions, TaskOutcome};
-use sluice_shared::invoker::{Job, QueueInvoker, TaskInvoker};
-use sluice_shared::merger::{merge_and_publish, MergerOptions};
-use sluice_shared::supervisor::{supervise, SupervisorOptions};
+use sluice_pipeline::datasource::submit;
+use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
+use sluice_pipeline::invoker::{Job, QueueInvoker, TaskInvoker};
+use sluice_pipeline::merger::{merge_and_publish, MergerOptions};
+use sluice_pipeline::supervisor::{supervise, SupervisorOptions};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -169,7 +169,7 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
             match check {
                 Ok(p) if p.caught_up => break,
                 Ok(p) if iteration % 20 == 0 => {
-                    let tasks = sluice_shared::supervisor::status(s.b.meta.as_ref(), &name).await.map(|st| st.tasks);
+                    let tasks = sluice_pipeline::supervisor::status(s.b.meta.as_ref(), &name).await.map(|st| st.tasks);
                     eprintln!(
                         "schedule {k} iteration {iteration}: high {:?} committed {:?} tasks {tasks:?}",
                         p.high, p.committed

@@ -27,7 +27,7 @@ async fn killed_writer_leaves_whole_transactions() {
         child.wait().expect("reap");
 
         let store =
-            sluice_shared::metadata::open_metadata(&format!("file://{}", dir.path().display())).await.expect("reopen");
+            sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display())).await.expect("reopen");
         let items = store.query("kill", "item#").await.expect("query");
         assert_eq!(items.len(), 5, "round {round}: all items of the first transaction or none, got {}", items.len());
         let txs: Vec<u64> = items.iter().map(|i| i.body["tx"].as_u64().expect("tx")).collect();

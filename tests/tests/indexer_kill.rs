@@ -5,10 +5,10 @@
 use sluice_integration::indexing::{json_record, merged_values, plan, spec};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::required_env;
-use sluice_shared::kafka::OffsetRange;
-use sluice_shared::metadata::open_metadata;
-use sluice_shared::storage::open_store;
-use sluice_shared::task::TaskId;
+use sluice_kafka::OffsetRange;
+use sluice_pipeline::task::TaskId;
+use sluice_store::metadata::open_metadata;
+use sluice_store::storage::open_store;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -115,7 +115,7 @@ async fn killed_indexers_leave_every_record_exactly_once() {
         if attempts.len() > 1 {
             resumed_with_hydrants += 1;
         }
-        let hydrants: Vec<sluice_shared::task::HydrantRef> = checkpoints
+        let hydrants: Vec<sluice_pipeline::task::HydrantRef> = checkpoints
             .iter()
             .flat_map(|c| serde_json::from_value::<Vec<_>>(c.body["hydrants"].clone()).expect("hydrant list"))
             .collect();

@@ -1,8 +1,8 @@
 //! An endpoint that does not answer gives one clear error naming the URL and what to run. Its
 //! own test binary, because it points this process's AWS_ENDPOINT_URL at a closed port.
 
-use sluice_shared::metadata::open_metadata;
-use sluice_shared::storage::open_store;
+use sluice_store::metadata::open_metadata;
+use sluice_store::storage::open_store;
 
 #[tokio::test]
 async fn unreachable_endpoints_name_the_fix() {

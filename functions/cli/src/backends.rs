@@ -3,8 +3,8 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use sluice_shared::metadata::{open_metadata, MetadataStore};
-use sluice_shared::storage::{open_store, ObjectStore};
+use sluice_store::metadata::{open_metadata, MetadataStore};
+use sluice_store::storage::{open_store, ObjectStore};
 use std::sync::Arc;
 
 /// Backend options shared by the commands.

@@ -5,12 +5,12 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use sluice_shared::index::{IncrementalIndex, IndexConfig};
-use sluice_shared::input::{Parsed, RecordParser};
-use sluice_shared::merge::{merge, MergeOptions};
-use sluice_shared::segment::Segment;
-use sluice_shared::spec::load_spec;
-use sluice_shared::time::format_iso;
+use sluice_format::index::{IncrementalIndex, IndexConfig};
+use sluice_format::input::{Parsed, RecordParser};
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::segment::Segment;
+use sluice_format::spec::load_spec;
+use sluice_format::time::format_iso;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 use crate::backends::BackendArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use sluice_shared::query::{run_query, SegmentCache};
+use sluice_query::{run_query, SegmentCache};
 use std::io::Read;
 use std::path::PathBuf;
 

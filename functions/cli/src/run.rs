@@ -5,11 +5,11 @@ use crate::backends::BackendArgs;
 use anyhow::{anyhow, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use sluice_shared::indexer::TaskOutcome;
-use sluice_shared::invoker::QueueInvoker;
-use sluice_shared::merger::MergeOutcome;
-use sluice_shared::runner::{drain, JobOutcome};
-use sluice_shared::supervisor::{run_pass, SupervisorOptions};
+use sluice_pipeline::indexer::TaskOutcome;
+use sluice_pipeline::invoker::QueueInvoker;
+use sluice_pipeline::merger::MergeOutcome;
+use sluice_pipeline::runner::{drain, JobOutcome};
+use sluice_pipeline::supervisor::{run_pass, SupervisorOptions};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,8 @@
 use crate::backends::BackendArgs;
 use anyhow::Result;
 use clap::Args;
-use sluice_shared::time::format_iso;
-use sluice_shared::timeline::visible_segments;
+use sluice_format::time::format_iso;
+use sluice_pipeline::timeline::visible_segments;
 
 /// Options of `sluice segments`.
 #[derive(Args)]

@@ -5,7 +5,7 @@ use crate::backends::BackendArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use sluice_functions::api::{router, ApiState};
-use sluice_shared::query::SegmentCache;
+use sluice_query::SegmentCache;
 use std::path::PathBuf;
 
 /// Options of `sluice serve`.

@@ -3,8 +3,8 @@
 use crate::backends::BackendArgs;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Subcommand;
-use sluice_shared::datasource::{self, Submitted, SupervisorState};
-use sluice_shared::supervisor::{reset, reset_offsets, status, RESET_WARNING};
+use sluice_pipeline::datasource::{self, Submitted, SupervisorState};
+use sluice_pipeline::supervisor::{reset, reset_offsets, status, RESET_WARNING};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -135,11 +135,7 @@ pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<(
     Ok(())
 }
 
-async fn set(
-    meta: &dyn sluice_shared::metadata::MetadataStore,
-    datasource: &str,
-    state: SupervisorState,
-) -> Result<()> {
+async fn set(meta: &dyn sluice_store::metadata::MetadataStore, datasource: &str, state: SupervisorState) -> Result<()> {
     datasource::set_state(meta, datasource, state).await?;
     println!("{datasource}: {state:?}");
     Ok(())

@@ -19,11 +19,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
-use sluice_shared::datasource::{self, DatasourceError, SupervisorState};
-use sluice_shared::metadata::MetadataStore;
-use sluice_shared::query::{run_query, QueryError, SegmentCache};
-use sluice_shared::storage::ObjectStore;
-use sluice_shared::supervisor::{reset, reset_offsets, status, SupervisorError};
+use sluice_pipeline::datasource::{self, DatasourceError, SupervisorState};
+use sluice_pipeline::supervisor::{reset, reset_offsets, status, SupervisorError};
+use sluice_query::{run_query, QueryError, SegmentCache};
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

@@ -3,9 +3,9 @@
 
 use crate::error::FunctionError;
 use crate::permissions::FunctionSpec;
-use sluice_shared::invoker::{LambdaInvoker, TaskInvoker};
-use sluice_shared::metadata::{open_metadata, MetadataStore};
-use sluice_shared::storage::{open_store, ObjectStore};
+use sluice_pipeline::invoker::{LambdaInvoker, TaskInvoker};
+use sluice_store::metadata::{open_metadata, MetadataStore};
+use sluice_store::storage::{open_store, ObjectStore};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -56,7 +56,7 @@ impl FunctionContext {
         let secret = std::env::var(KAFKA_SECRET_ENV).ok().filter(|v| !v.is_empty());
         if let (true, Some(arn)) = (function.reads_kafka, secret) {
             let properties = kafka_secret(&arn).await?;
-            sluice_shared::kafka::set_deployment_properties(properties).map_err(FunctionError::Configuration)?;
+            sluice_kafka::set_deployment_properties(properties).map_err(FunctionError::Configuration)?;
         }
         Ok(Self { meta, store, invoker })
     }

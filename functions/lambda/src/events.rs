@@ -2,8 +2,8 @@
 
 use crate::error::FunctionError;
 use serde::Deserialize;
-use sluice_shared::invoker::Job;
-use sluice_shared::task::TaskId;
+use sluice_pipeline::invoker::Job;
+use sluice_pipeline::task::TaskId;
 
 /// What the supervisor is invoked with: the template's EventBridge Scheduler input (its
 /// `<aws.scheduler.*>` context attributes filled in), an EventBridge rule's scheduled event,

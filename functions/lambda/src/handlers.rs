@@ -6,13 +6,14 @@ use crate::error::FunctionError;
 use crate::events::{self, SupervisorEvent};
 use crate::logging;
 use crate::metrics::emit;
-use crate::permissions::FunctionSpec;
+use crate::permissions::{INDEXER, MERGER};
 use serde_json::{json, Value};
-use sluice_shared::indexer::TaskOutcome;
-use sluice_shared::invoker::{Job, TaskInvoker};
-use sluice_shared::merger::MergeOutcome;
-use sluice_shared::runner::{run_job, JobOutcome};
-use sluice_shared::supervisor::{run_pass, SupervisorOptions};
+use sluice_pipeline::indexer::TaskOutcome;
+use sluice_pipeline::invoker::{Job, TaskInvoker};
+use sluice_pipeline::merger::MergeOutcome;
+use sluice_pipeline::runner::{run_index_job, run_merge_job};
+use sluice_pipeline::supervisor::{run_pass, SupervisorOptions};
+use sluice_pipeline::task::TaskId;
 use std::time::{Duration, Instant};
 
 /// Time kept back from the Lambda deadline for the response and the last log lines.
@@ -71,21 +72,31 @@ pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<
     Ok(json!({"datasources": summary}))
 }
 
-/// Runs an indexer or merger job until `deadline` (less [`DEADLINE_MARGIN`]). An indexer
-/// that runs out of time hands the task to a new invocation; one that completes hands it to a
-/// merger (inside [`run_job`]).
-pub async fn run(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<Value, FunctionError> {
+/// The kind of job a function runs; a job of the other kind is an invalid event (the invoker
+/// routes each kind to its own function).
+fn expect_kind(job: &Job, index: bool) -> Result<&TaskId, FunctionError> {
+    match (job, index) {
+        (Job::Index { task }, true) | (Job::Merge { task }, false) => Ok(task),
+        _ => Err(FunctionError::InvalidEvent {
+            field: "job".into(),
+            reason: format!(
+                "the {} function runs {} jobs only",
+                if index { "indexer" } else { "merger" },
+                if index { "index" } else { "merge" }
+            ),
+        }),
+    }
+}
+
+/// Runs an index job until `deadline` (less [`DEADLINE_MARGIN`]): an attempt that runs out
+/// of time hands the task to a new invocation, one that completes hands it to a merger.
+pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<Value, FunctionError> {
     let invoker = invoker(ctx)?;
+    let task = expect_kind(&job, true)?.clone();
     let budget = deadline.saturating_duration_since(Instant::now()).saturating_sub(DEADLINE_MARGIN);
-    let datasource = match &job {
-        Job::Index { task } | Job::Merge { task } => task.datasource.clone(),
-    };
-    let dims = [
-        ("Function", if matches!(job, Job::Index { .. }) { "indexer" } else { "merger" }),
-        ("Datasource", datasource.as_str()),
-    ];
-    match run_job(ctx.meta.as_ref(), ctx.store.as_ref(), invoker, &job, budget).await {
-        JobOutcome::Indexed(Ok(outcome)) => {
+    let dims = [("Function", "indexer"), ("Datasource", task.datasource.as_str())];
+    match run_index_job(ctx.meta.as_ref(), ctx.store.as_ref(), invoker, &task, budget).await {
+        Ok(outcome) => {
             let (state, report) = match &outcome {
                 TaskOutcome::Complete(r) => ("complete", Some(r)),
                 TaskOutcome::Incomplete(r) => ("incomplete", Some(r)),
@@ -114,14 +125,24 @@ pub async fn run(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<V
             }
             Ok(json!({"job": job, "outcome": state}))
         }
-        JobOutcome::Indexed(Err(e)) if e.is_retryable() => Err(FunctionError::Retryable(e.to_string())),
-        JobOutcome::Indexed(Err(e)) => {
+        Err(e) if e.is_retryable() => Err(FunctionError::Retryable(e.to_string())),
+        Err(e) => {
             // The task is marked failed with the reason (status shows it); a retry cannot help.
             tracing::error!(error = %e, "indexing task failed");
             emit(&dims, &[("TasksFailed", 1.0, "Count")]);
             Ok(json!({"job": job, "outcome": "failed", "error": e.to_string()}))
         }
-        JobOutcome::Merged(Ok(outcome)) => {
+    }
+}
+
+/// Runs a merge job: merges the task's hydrants and publishes, then hands the group's next
+/// completed task to a merger.
+pub async fn merge(ctx: &FunctionContext, job: Job) -> Result<Value, FunctionError> {
+    let invoker = invoker(ctx)?;
+    let task = expect_kind(&job, false)?.clone();
+    let dims = [("Function", "merger"), ("Datasource", task.datasource.as_str())];
+    match run_merge_job(ctx.meta.as_ref(), ctx.store.as_ref(), invoker, &task).await {
+        Ok(outcome) => {
             let state = match &outcome {
                 MergeOutcome::Published { segments } => {
                     emit(&dims, &[("Segments", segments.len() as f64, "Count"), ("TasksPublished", 1.0, "Count")]);
@@ -138,8 +159,8 @@ pub async fn run(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<V
             };
             Ok(json!({"job": job, "outcome": state}))
         }
-        JobOutcome::Merged(Err(e)) if e.is_retryable() => Err(FunctionError::Retryable(e.to_string())),
-        JobOutcome::Merged(Err(e)) => {
+        Err(e) if e.is_retryable() => Err(FunctionError::Retryable(e.to_string())),
+        Err(e) => {
             tracing::error!(error = %e, "merge failed");
             emit(&dims, &[("MergeFailures", 1.0, "Count")]);
             Ok(json!({"job": job, "outcome": "failed", "error": e.to_string()}))
@@ -147,17 +168,46 @@ pub async fn run(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<V
     }
 }
 
-/// The whole life of an indexer or merger process: logging, the context built once, then
-/// [`run`] for every job event until the runtime stops.
-pub async fn serve_jobs(function: &FunctionSpec) -> Result<(), lambda_runtime::Error> {
+/// The whole life of an indexer process: logging, the context built once, then [`index`]
+/// for every job event until the runtime stops.
+pub async fn serve_indexer() -> Result<(), lambda_runtime::Error> {
     logging::init();
-    let ctx = FunctionContext::at_cold_start(function).await;
+    let ctx = FunctionContext::at_cold_start(&INDEXER).await;
     lambda_runtime::run(lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<Value>| {
         let ctx = &ctx;
         async move {
             let deadline = logging::deadline(&event.context);
-            run(ctx, events::job_event(event.payload)?, deadline).await
+            index(ctx, events::job_event(event.payload)?, deadline).await
         }
     }))
     .await
+}
+
+/// The whole life of a merger process: logging, the context built once, then [`merge`] for
+/// every job event until the runtime stops. It links no Kafka client and no indexer.
+pub async fn serve_merger() -> Result<(), lambda_runtime::Error> {
+    logging::init();
+    let ctx = FunctionContext::at_cold_start(&MERGER).await;
+    lambda_runtime::run(lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<Value>| {
+        let ctx = &ctx;
+        async move { merge(ctx, events::job_event(event.payload)?).await }
+    }))
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_job_function_refuses_the_other_kind() {
+        let task = TaskId { datasource: "wiki".into(), group: 0, seq: 1 };
+        let (index, merge) = (Job::Index { task: task.clone() }, Job::Merge { task: task.clone() });
+        assert_eq!(expect_kind(&index, true).expect("index job"), &task);
+        assert_eq!(expect_kind(&merge, false).expect("merge job"), &task);
+        let err = expect_kind(&merge, true).expect_err("a merge job sent to the indexer");
+        assert!(!err.is_retryable() && err.to_string().contains("index jobs only"), "{err}");
+        let err = expect_kind(&index, false).expect_err("an index job sent to the merger");
+        assert!(err.to_string().contains("merge jobs only"), "{err}");
+    }
 }

@@ -2,10 +2,10 @@
 //! Usage: indexer_attempt METADATA_URL STORAGE_URL DATASOURCE GROUP SEQ LEASE_MS
 //! Prints the outcome (`complete`, `incomplete`, `busy`, `lease-lost`) on stdout.
 
-use sluice_shared::indexer::{run_task, TaskOptions, TaskOutcome};
-use sluice_shared::metadata::open_metadata;
-use sluice_shared::storage::open_store;
-use sluice_shared::task::TaskId;
+use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
+use sluice_pipeline::task::TaskId;
+use sluice_store::metadata::open_metadata;
+use sluice_store::storage::open_store;
 use std::time::{Duration, Instant};
 
 #[tokio::main(flavor = "current_thread")]

@@ -3,7 +3,7 @@
 //! Usage: metadata_writer DIR
 
 use serde_json::json;
-use sluice_shared::metadata::{open_metadata, Condition, Item, TxOp};
+use sluice_store::metadata::{open_metadata, Condition, Item, TxOp};
 
 /// Items every transaction writes.
 const ITEMS: usize = 5;

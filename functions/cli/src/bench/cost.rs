@@ -18,8 +18,8 @@
 //! core per task slot and one for the process; one Kafka indexing task per core, indexing at
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
-use super::pipeline::{FunctionUse, PipelineReport};
 use super::prices;
+use super::report::{FunctionUse, PipelineReport};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;

@@ -16,11 +16,11 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use sluice_shared::indexer::{run_task, MessageWindow, StageTimes, TaskOptions, TaskOutcome};
-use sluice_shared::kafka::{ConsumerSettings, Flow, OffsetRange, RangeReader, ResetPolicy};
-use sluice_shared::metadata::{open_metadata, Condition, Item, MetadataStore};
-use sluice_shared::storage::{open_store, ObjectStore};
-use sluice_shared::task::{TaskId, TaskItem};
+use sluice_kafka::{ConsumerSettings, Flow, OffsetRange, RangeReader, ResetPolicy};
+use sluice_pipeline::indexer::{run_task, MessageWindow, StageTimes, TaskOptions, TaskOutcome};
+use sluice_pipeline::task::{TaskId, TaskItem};
+use sluice_store::metadata::{open_metadata, Condition, Item, MetadataStore};
+use sluice_store::storage::{open_store, ObjectStore};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

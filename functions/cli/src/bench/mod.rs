@@ -8,8 +8,11 @@ mod pipeline;
 mod prices;
 mod process;
 mod query;
+mod report;
+mod rig;
 mod segment;
 mod steady;
+mod throughput;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Subcommand;
@@ -19,8 +22,8 @@ use std::time::{Duration, Instant};
 
 pub use cost::CostArgs;
 pub use indexer::IndexerArgs;
-pub use pipeline::PipelineArgs;
 pub use query::QueryArgs;
+pub use rig::PipelineArgs;
 pub use segment::SegmentArgs;
 
 pub(crate) const TUTORIAL_SPEC: &str = include_str!("../../../../data/specs/wikipedia-kafka-supervisor.json");
@@ -92,7 +95,7 @@ impl Sample {
     /// records of other days too), as a stream whose tasks each cover one daily chunk.
     pub fn records_in_one_day(&self, first: usize, n: usize) -> Result<Vec<Vec<u8>>> {
         let last = self.lines.last().and_then(|v| v["time"].as_str()).ok_or_else(|| anyhow!("row without time"))?;
-        let day = sluice_shared::time::parse_iso_instant(last)?.div_euclid(DAY_MS) * DAY_MS;
+        let day = sluice_format::time::parse_iso_instant(last)?.div_euclid(DAY_MS) * DAY_MS;
         self.shifted(first, n, Some(day))
     }
 
@@ -101,13 +104,13 @@ impl Sample {
             .map(|i| {
                 let copy = (i / self.lines.len()) as i64;
                 let mut v = self.lines[i % self.lines.len()].clone();
-                let t = sluice_shared::time::parse_iso_instant(
+                let t = sluice_format::time::parse_iso_instant(
                     v["time"].as_str().ok_or_else(|| anyhow!("row without time"))?,
                 )?;
                 let day = one_day.unwrap_or(t.div_euclid(DAY_MS) * DAY_MS);
                 let time_of_day = t.rem_euclid(DAY_MS);
                 v["time"] =
-                    sluice_shared::time::format_iso(day + (time_of_day + copy * SHIFT_MS).rem_euclid(DAY_MS)).into();
+                    sluice_format::time::format_iso(day + (time_of_day + copy * SHIFT_MS).rem_euclid(DAY_MS)).into();
                 Ok(serde_json::to_vec(&v)?)
             })
             .collect()

@@ -6,11 +6,11 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value};
-use sluice_shared::index::IndexConfig;
-use sluice_shared::merge::{merge, MergeOptions};
-use sluice_shared::query::{execute, parse_query, Query, QuerySegment};
-use sluice_shared::segment::Segment;
-use sluice_shared::spec::load_spec;
+use sluice_format::index::IndexConfig;
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::segment::Segment;
+use sluice_format::spec::load_spec;
+use sluice_query::{execute, parse_query, Query, QuerySegment};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;

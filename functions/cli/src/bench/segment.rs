@@ -3,12 +3,12 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use sluice_shared::index::{IncrementalIndex, IndexConfig};
-use sluice_shared::input::{Parsed, RecordParser};
-use sluice_shared::merge::{merge, MergeOptions};
-use sluice_shared::row::{DimValue, Row};
-use sluice_shared::segment::{Codec, Segment};
-use sluice_shared::spec::{load_spec, Compression, DatasourceSpec};
+use sluice_format::index::{IncrementalIndex, IndexConfig};
+use sluice_format::input::{Parsed, RecordParser};
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::row::{DimValue, Row};
+use sluice_format::segment::{Codec, Segment};
+use sluice_format::spec::{load_spec, Compression, DatasourceSpec};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -190,7 +190,7 @@ pub(super) fn export_rows(seg: &Segment, path: &std::path::Path) -> Result<()> {
         std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?);
     for (t, dims, _) in seg.read_rows()? {
         let mut obj = serde_json::Map::new();
-        obj.insert("__time".into(), sluice_shared::time::format_iso(t).into());
+        obj.insert("__time".into(), sluice_format::time::format_iso(t).into());
         for (name, d) in names.iter().zip(dims) {
             let v = match d {
                 DimValue::Null => serde_json::Value::Null,

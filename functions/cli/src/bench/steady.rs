@@ -3,65 +3,21 @@
 //! Freshness is the time from a record's send to the publish that makes it queryable; lag is
 //! the records behind the high watermarks at each pass, as the supervisor reports it.
 
-use super::pipeline::{Functions, PipelineArgs, Rig, TOPIC};
+use super::report::{Freshness, Steady};
+use super::rig::{PipelineArgs, Rig, TOPIC};
 use super::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use serde::{Deserialize, Serialize};
-use sluice_shared::invoker::Job;
-use sluice_shared::merger::MergeOutcome;
-use sluice_shared::runner::JobOutcome;
-use sluice_shared::task::{TaskId, TaskItem};
+use sluice_pipeline::invoker::Job;
+use sluice_pipeline::merger::MergeOutcome;
+use sluice_pipeline::runner::JobOutcome;
+use sluice_pipeline::task::{TaskId, TaskItem};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Distinct records the producer cycles through.
 const DISTINCT: usize = 50_000;
-
-/// Freshness percentiles and mean, milliseconds.
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-pub struct Freshness {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// Worst.
-    pub max: f64,
-}
-
-/// The steady phase's figures.
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-pub struct Steady {
-    /// Target produce rate, records/s.
-    pub rate: u64,
-    /// Records produced.
-    pub produced: u64,
-    /// Seconds the producer ran.
-    pub produce_secs: f64,
-    /// Supervisor period, milliseconds.
-    pub period_ms: u64,
-    /// Rows published.
-    pub rows: u64,
-    /// Seconds from the first send to the last publish.
-    pub secs: f64,
-    /// Tasks published.
-    pub tasks: u64,
-    /// Produce to queryable, per record.
-    pub freshness_ms: Freshness,
-    /// Records behind the high watermarks at each pass: (seconds since the first send, lag).
-    pub lag: Vec<(f64, i64)>,
-    /// Mean of the lag samples taken while the producer ran.
-    pub mean_lag: f64,
-    /// Worst lag sample.
-    pub max_lag: i64,
-    /// Per function kind.
-    pub functions: Functions,
-}
 
 type SendTimes = Arc<Mutex<Vec<Vec<Instant>>>>;
 

@@ -4,7 +4,7 @@ use lambda_http::Error;
 use sluice_functions::api::{router, ApiState};
 use sluice_functions::context::{FunctionContext, CACHE_ENV};
 use sluice_functions::{logging, permissions};
-use sluice_shared::query::SegmentCache;
+use sluice_query::SegmentCache;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

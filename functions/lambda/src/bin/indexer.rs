@@ -1,8 +1,8 @@
 //! The indexer function: a task event -> run or continue one indexing task.
 
-use sluice_functions::{handlers, permissions};
+use sluice_functions::handlers;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    handlers::serve_jobs(&permissions::INDEXER).await
+    handlers::serve_indexer().await
 }

@@ -1,0 +1,160 @@
+//! The report of `sluice bench pipeline`, as it is written to `bench/results/*.json` and read
+//! back by `sluice bench cost`.
+
+use super::metered::Meters;
+use serde::{Deserialize, Serialize};
+
+/// Seconds per stage of the throughput phase.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Stages {
+    /// Consumer open (watermarks, assignment).
+    pub open: f64,
+    /// Reading records, at the raw consume rate of phase 1.
+    pub read: f64,
+    /// Parsing and indexing: the task's read loop minus the raw read.
+    pub parse_index: f64,
+    /// Persisting indexes to hydrant bytes.
+    pub persist: f64,
+    /// Uploading hydrants.
+    pub upload: f64,
+    /// Claims and checkpoints.
+    pub checkpoint: f64,
+    /// Merging hydrants into segments (merger time outside the stores).
+    pub merge: f64,
+    /// The merger's object store requests (hydrants read, segments written).
+    pub merge_storage: f64,
+    /// The merger's metadata requests: order check, partition numbers, segment records, the
+    /// publish transaction, visibility.
+    pub publish: f64,
+    /// Supervisor passes.
+    pub supervisor: f64,
+}
+
+impl Stages {
+    /// Sum of the stages.
+    pub fn total(&self) -> f64 {
+        self.open
+            + self.read
+            + self.parse_index
+            + self.persist
+            + self.upload
+            + self.checkpoint
+            + self.merge
+            + self.merge_storage
+            + self.publish
+            + self.supervisor
+    }
+}
+
+/// What one kind of function used over a phase.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct FunctionUse {
+    /// Invocations.
+    pub invocations: u64,
+    /// Wall seconds, all invocations.
+    pub secs: f64,
+    /// Requests and capacity units.
+    pub meters: Meters,
+}
+
+/// Per function kind.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Functions {
+    /// Supervisor passes.
+    pub supervisor: FunctionUse,
+    /// Indexer attempts.
+    pub indexer: FunctionUse,
+    /// Merger runs.
+    pub merger: FunctionUse,
+}
+
+/// The throughput phase.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Rows published.
+    pub rows: u64,
+    /// Seconds from each wave's first record read to its last segment published, summed.
+    pub secs: f64,
+    /// Tasks published.
+    pub tasks: u64,
+    /// Hydrants written.
+    pub hydrants: u64,
+    /// Visible segments at the end, and their bytes.
+    pub segments: u64,
+    /// Bytes of the visible segments.
+    pub segment_bytes: u64,
+    /// Seconds per stage.
+    pub stages: Stages,
+    /// Per function kind.
+    pub functions: Functions,
+    /// Peak resident memory of the process during the phase.
+    pub peak_rss_bytes: u64,
+}
+
+/// The report of `bench pipeline`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PipelineReport {
+    /// Partitions of the topic.
+    pub partitions: i32,
+    /// Bytes of JSON per record, on average.
+    pub record_bytes: f64,
+    /// Indexer-only rate (phase 1), rows/s.
+    pub indexer_only_rows_per_sec: f64,
+    /// Raw consume rate of the same records, rows/s.
+    pub raw_read_rows_per_sec: f64,
+    /// Throughput phase.
+    pub throughput: Throughput,
+    /// Steady phase.
+    pub steady: Steady,
+}
+
+impl PipelineReport {
+    /// End-to-end rows/s, first record read to last segment published.
+    pub fn end_to_end_rows_per_sec(&self) -> f64 {
+        self.throughput.rows as f64 / self.throughput.secs
+    }
+}
+
+/// Freshness percentiles and mean, milliseconds.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Freshness {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Worst.
+    pub max: f64,
+}
+
+/// The steady phase's figures.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Steady {
+    /// Target produce rate, records/s.
+    pub rate: u64,
+    /// Records produced.
+    pub produced: u64,
+    /// Seconds the producer ran.
+    pub produce_secs: f64,
+    /// Supervisor period, milliseconds.
+    pub period_ms: u64,
+    /// Rows published.
+    pub rows: u64,
+    /// Seconds from the first send to the last publish.
+    pub secs: f64,
+    /// Tasks published.
+    pub tasks: u64,
+    /// Produce to queryable, per record.
+    pub freshness_ms: Freshness,
+    /// Records behind the high watermarks at each pass: (seconds since the first send, lag).
+    pub lag: Vec<(f64, i64)>,
+    /// Mean of the lag samples taken while the producer ran.
+    pub mean_lag: f64,
+    /// Worst lag sample.
+    pub max_lag: i64,
+    /// Per function kind.
+    pub functions: Functions,
+}

@@ -1,0 +1,161 @@
+//! The rig of `bench pipeline`: a mock cluster, metered embedded stores and a submitted
+//! datasource, with the supervisor passes and jobs the phases drive.
+
+use super::metered::{self, MeteredMeta, MeteredStore, Meters, SharedMeters};
+use super::report::Functions;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use rdkafka::config::ClientConfig;
+use rdkafka::mocking::MockCluster;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, ThreadedProducer};
+use sluice_pipeline::datasource::submit;
+use sluice_pipeline::invoker::{Job, QueueInvoker};
+use sluice_pipeline::runner::{run_job, JobOutcome};
+use sluice_pipeline::supervisor::{run_pass, DatasourcePass, SupervisorOptions};
+use sluice_store::metadata::{open_metadata, MetadataStore};
+use sluice_store::storage::{open_store, ObjectStore};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(super) const TOPIC: &str = "wikipedia";
+const TASK_BUDGET: Duration = Duration::from_secs(900);
+
+/// Options of `bench pipeline`.
+#[derive(Args, Clone)]
+pub struct PipelineArgs {
+    /// Records of the throughput phase (and of the indexer-only pass).
+    #[arg(long, default_value_t = 400_000)]
+    pub rows: usize,
+    /// Partitions of the topic.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: i32,
+    /// Records per partition per wave (the mock cluster keeps about 5 MB per partition).
+    #[arg(long, default_value_t = 20_000)]
+    pub wave: usize,
+    /// Produce rate of the steady phase, records per second.
+    #[arg(long, default_value_t = 40_000)]
+    pub rate: u64,
+    /// Length of the steady phase's production, seconds.
+    #[arg(long, default_value_t = 20)]
+    pub steady_secs: u64,
+    /// Supervisor period of the steady phase, milliseconds.
+    #[arg(long, default_value_t = 1_000)]
+    pub period_ms: u64,
+    /// The Wikipedia sample (newline-delimited JSON, gzipped).
+    #[arg(long)]
+    pub sample: Option<PathBuf>,
+    /// Also writes the report as JSON to this file (the cost model reads it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Prints the report as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A mock cluster, metered embedded stores and a submitted datasource.
+pub(super) struct Rig {
+    pub cluster: MockCluster<'static, DefaultProducerContext>,
+    pub producer: ThreadedProducer<DefaultProducerContext>,
+    pub meta: Arc<dyn MetadataStore>,
+    pub store: Arc<dyn ObjectStore>,
+    pub meters: SharedMeters,
+    pub datasource: String,
+    pub partitions: i32,
+    pub queue: QueueInvoker,
+    _dir: tempfile::TempDir,
+}
+
+impl Rig {
+    pub(super) async fn start(partitions: i32, datasource: &str) -> Result<Self> {
+        let cluster = MockCluster::new(1).context("mock cluster")?;
+        cluster.create_topic(TOPIC, partitions, 1).context("create the topic")?;
+        let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+            .set("bootstrap.servers", cluster.bootstrap_servers())
+            .set("compression.type", "lz4")
+            .set("linger.ms", "5")
+            .set("batch.size", "1000000")
+            .set("queue.buffering.max.messages", "1000000")
+            .create()
+            .context("producer")?;
+        let dir = tempfile::tempdir()?;
+        let meters = SharedMeters::default();
+        let meta: Arc<dyn MetadataStore> = Arc::new(MeteredMeta::new(
+            open_metadata(&format!("file://{}/meta", dir.path().display())).await?,
+            meters.clone(),
+        ));
+        let store: Arc<dyn ObjectStore> = Arc::new(MeteredStore::new(
+            open_store(&format!("file://{}/store", dir.path().display())).await?,
+            meters.clone(),
+        ));
+        let mut spec: serde_json::Value = serde_json::from_str(super::TUTORIAL_SPEC)?;
+        spec["dataSchema"]["dataSource"] = datasource.into();
+        spec["ioConfig"]["topic"] = TOPIC.into();
+        spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = cluster.bootstrap_servers().into();
+        spec["ioConfig"]["useEarliestOffset"] = true.into();
+        let (datasource, _, _) = submit(meta.as_ref(), spec, chrono::Utc::now().timestamp_millis()).await?;
+        Ok(Self {
+            cluster,
+            producer,
+            meta,
+            store,
+            meters,
+            datasource,
+            partitions,
+            queue: QueueInvoker::default(),
+            _dir: dir,
+        })
+    }
+
+    /// Sends `records` round-robin over the partitions, starting at partition `first`.
+    pub fn send(&self, records: &[Vec<u8>], first: usize) -> Result<()> {
+        for (i, value) in records.iter().enumerate() {
+            let p = ((first + i) % self.partitions as usize) as i32;
+            self.producer
+                .send(BaseRecord::<(), _>::to(TOPIC).partition(p).payload(value))
+                .map_err(|(e, _)| anyhow!("produce: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// One supervisor pass, metered into `functions`.
+    pub async fn pass(&self, functions: &mut Functions) -> Result<DatasourcePass> {
+        let (before, started) = (metered::read(&self.meters), Instant::now());
+        let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+        let passes =
+            run_pass(self.meta.as_ref(), self.store.as_ref(), &self.queue, &options, Some(&self.datasource)).await?;
+        let f = &mut functions.supervisor;
+        f.invocations += 1;
+        f.secs += started.elapsed().as_secs_f64();
+        f.meters.add(&metered::read(&self.meters).since(&before));
+        let (_, pass) = passes.into_iter().next().ok_or_else(|| anyhow!("the supervisor skipped the datasource"))?;
+        Ok(pass?)
+    }
+
+    /// Runs the queued jobs (and those they queue), metered into `functions`; `on_job` sees
+    /// each job's outcome with its meters and wall time.
+    pub async fn drain(
+        &self,
+        functions: &mut Functions,
+        mut on_job: impl FnMut(&Job, &JobOutcome, &Meters, Duration),
+    ) -> Result<()> {
+        while let Some(job) = self.queue.pop() {
+            let (before, started) = (metered::read(&self.meters), Instant::now());
+            let outcome = run_job(self.meta.as_ref(), self.store.as_ref(), &self.queue, &job, TASK_BUDGET).await;
+            let (took, used) = (started.elapsed(), metered::read(&self.meters).since(&before));
+            let f = match job {
+                Job::Index { .. } => &mut functions.indexer,
+                Job::Merge { .. } => &mut functions.merger,
+            };
+            f.invocations += 1;
+            f.secs += took.as_secs_f64();
+            f.meters.add(&used);
+            match &outcome {
+                JobOutcome::Indexed(Err(e)) => bail!("indexer: {e}"),
+                JobOutcome::Merged(Err(e)) => bail!("merger: {e}"),
+                _ => on_job(&job, &outcome, &used, took),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! The HTTP API's routes and Druid's error JSON, against the embedded stores (no network).
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use sluice_functions::api::{router, ApiState};
+use tower::ServiceExt;
+
+async fn state() -> (ApiState, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().display().to_string();
+    let meta = sluice_store::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("metadata");
+    let store = sluice_store::storage::open_store(&format!("file://{root}/store")).await.expect("store");
+    (ApiState { meta, store, cache: None }, dir)
+}
+
+async fn call(state: &ApiState, method: &str, path: &str, body: &str) -> (StatusCode, Value) {
+    let request = Request::builder().method(method).uri(path).body(Body::from(body.to_string())).expect("request");
+    let response = router(state.clone()).oneshot(request).await.expect("response");
+    let status = response.status();
+    let bytes = response.into_body().collect().await.expect("body").to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+fn spec(name: &str) -> String {
+    json!({"type": "kafka", "spec": {
+        "dataSchema": {"dataSource": name, "timestampSpec": {"column": "ts"}, "dimensionsSpec": {"dimensions": ["page"]},
+                       "granularitySpec": {"segmentGranularity": "hour", "rollup": false}},
+        "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "127.0.0.1:1"}}}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn supervisor_endpoints_follow_druid() {
+    let (s, _dir) = state().await;
+    let (status, body) = call(&s, "POST", "/druid/indexer/v1/supervisor", &spec("wiki")).await;
+    assert_eq!((status, &body["id"]), (StatusCode::OK, &json!("wiki")), "{body}");
+    let (_, list) = call(&s, "GET", "/druid/indexer/v1/supervisor", "").await;
+    assert_eq!(list, json!(["wiki"]));
+    let (status, got) = call(&s, "GET", "/druid/indexer/v1/supervisor/wiki", "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(got["spec"]["dataSchema"]["dataSource"], "wiki", "{got}");
+    let (status, st) = call(&s, "GET", "/druid/indexer/v1/supervisor/wiki/status", "").await;
+    assert_eq!((status, &st["id"]), (StatusCode::OK, &json!("wiki")), "{st}");
+    assert!(st["payload"].is_object(), "{st}");
+    for op in ["suspend", "resume"] {
+        let (status, body) = call(&s, "POST", &format!("/druid/indexer/v1/supervisor/wiki/{op}"), "").await;
+        assert_eq!(status, StatusCode::OK, "{op}: {body}");
+    }
+    let reset = json!({"type": "kafka", "partitions": {"type": "end", "stream": "t", "partitionOffsetMap": {"0": 5}}});
+    let (status, body) = call(&s, "POST", "/druid/indexer/v1/supervisor/wiki/resetOffsets", &reset.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) =
+        call(&s, "POST", "/druid/indexer/v1/supervisor/wiki/resetOffsets", r#"{"partitions":{}}"#).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["errorMessage"].as_str().is_some_and(|m| m.contains("partitionOffsetMap")), "{body}");
+
+    // Druid's error JSON: unknown supervisor 404, bad spec 400.
+    let (status, body) = call(&s, "GET", "/druid/indexer/v1/supervisor/nope/status", "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body["error"].is_string() && body["errorMessage"].as_str().is_some_and(|m| m.contains("nope")), "{body}");
+    assert!(body.get("errorClass").is_some() && body.get("host").is_some(), "{body}");
+    let (status, body) = call(&s, "POST", "/druid/indexer/v1/supervisor", r#"{"type":"kafka","spec":{}}"#).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = call(&s, "POST", "/druid/indexer/v1/supervisor/wiki/terminate", "").await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn query_endpoint_answers_and_rejects_bad_queries() {
+    let (s, _dir) = state().await;
+    let (status, body) = call(&s, "GET", "/status/health", "").await;
+    assert_eq!((status, body), (StatusCode::OK, json!(true)));
+    // No such datasource: Druid's empty answer.
+    let q = r#"{"queryType":"timeseries","dataSource":"none","intervals":["2015/2016"],"aggregations":[{"type":"count","name":"n"}]}"#;
+    let (status, body) = call(&s, "POST", "/druid/v2/?pretty", q).await;
+    assert_eq!((status, body), (StatusCode::OK, json!([])));
+    let (status, body) =
+        call(&s, "POST", "/druid/v2", r#"{"queryType":"topN","dataSource":"x","intervals":["2015/2016"]}"#).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "Invalid query");
+    assert!(
+        body["errorMessage"].as_str().is_some_and(|m| m.contains("topN query") && m.contains("dimension")),
+        "{body}"
+    );
+    let (status, body) = call(&s, "POST", "/druid/v2", "not json").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}

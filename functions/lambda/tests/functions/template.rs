@@ -1,0 +1,218 @@
+//! `template.yaml` against the code: every function's binary exists, every environment
+//! variable the code reads is set, every IAM action the code's AWS calls need is granted and
+//! no other, no wildcard action, a wildcard resource only where AWS requires one; and the
+//! declared needs (`permissions.rs`) against the SDK calls and variables the sources use.
+
+use serde_yaml::Value;
+use sluice_functions::permissions::{FunctionSpec, FUNCTIONS};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn template() -> Value {
+    let text = std::fs::read_to_string(root().join("template.yaml")).expect("template.yaml");
+    serde_yaml::from_str(&text).expect("template.yaml is YAML")
+}
+
+/// A CloudFormation value with its intrinsic tag removed; for `!If [c, a, b]`, the `a` branch
+/// (the one that grants something).
+fn untag(v: &Value) -> &Value {
+    match v {
+        Value::Tagged(t) if t.tag == "!If" => t.value.as_sequence().and_then(|s| s.get(1)).map(untag).unwrap_or(v),
+        Value::Tagged(t) => &t.value,
+        other => other,
+    }
+}
+
+fn function_resource<'a>(template: &'a Value, binary: &str) -> &'a Value {
+    let resources = template["Resources"].as_mapping().expect("Resources");
+    resources
+        .values()
+        .find(|r| r["Type"] == "AWS::Serverless::Function" && r["Metadata"]["BuildProperties"]["Binary"] == binary)
+        .unwrap_or_else(|| panic!("no function builds binary {binary}"))
+}
+
+/// Every (action, resource) a function's policies grant.
+fn grants(function: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for policy in function["Properties"]["Policies"].as_sequence().into_iter().flatten() {
+        let policy = untag(policy);
+        for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+            assert_eq!(statement["Effect"], "Allow", "{statement:?}");
+            let actions: Vec<String> = match untag(&statement["Action"]) {
+                Value::String(a) => vec![a.clone()],
+                Value::Sequence(list) => list.iter().map(|a| a.as_str().expect("action").to_string()).collect(),
+                other => panic!("action {other:?}"),
+            };
+            for a in actions {
+                out.push((a, statement["Resource"].clone()));
+            }
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("source folder").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(std::fs::read_to_string(&path).expect("source"));
+        }
+    }
+}
+
+/// The sources of every library crate under `shared/`.
+fn library_files(out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(root().join("shared")).expect("shared/").flatten() {
+        if entry.path().join("src").is_dir() {
+            rust_files(&entry.path().join("src"), out);
+        }
+    }
+}
+
+/// The IAM actions of the SDK calls the library and the functions make.
+fn actions_in_code() -> BTreeSet<String> {
+    let mut sources = Vec::new();
+    library_files(&mut sources);
+    rust_files(&root().join("functions/lambda/src"), &mut sources);
+    let calls = [
+        (".describe_table()", "dynamodb:DescribeTable"),
+        (".get_item()", "dynamodb:GetItem"),
+        (".query()", "dynamodb:Query"),
+        (".update_item()", "dynamodb:UpdateItem"),
+        (".put_item()", "dynamodb:PutItem"),
+        (".delete_item()", "dynamodb:DeleteItem"),
+        (".transact_write_items()", "dynamodb:TransactWriteItems"),
+        (".put_object()", "s3:PutObject"),
+        (".create_multipart_upload()", "s3:PutObject"),
+        (".upload_part()", "s3:PutObject"),
+        (".complete_multipart_upload()", "s3:PutObject"),
+        (".abort_multipart_upload()", "s3:AbortMultipartUpload"),
+        (".get_object()", "s3:GetObject"),
+        (".head_object()", "s3:GetObject"),
+        (".list_objects_v2()", "s3:ListBucket"),
+        (".delete_object()", "s3:DeleteObject"),
+        (".invoke()", "lambda:InvokeFunction"),
+        (".get_secret_value()", "secretsmanager:GetSecretValue"),
+    ];
+    let mut found: BTreeSet<String> = calls
+        .iter()
+        .filter(|(call, _)| sources.iter().any(|s| s.contains(call)))
+        .map(|(_, action)| action.to_string())
+        .collect();
+    // Lambda itself sends failed asynchronous invocations to the on-failure queue with the
+    // function's role: no call in the code, but the role needs it.
+    found.insert("sqs:SendMessage".into());
+    found
+}
+
+#[test]
+fn declared_needs_match_the_code() {
+    let code = actions_in_code();
+    let declared: BTreeSet<String> = FUNCTIONS.iter().flat_map(|f| f.actions.iter().map(|a| a.to_string())).collect();
+    assert_eq!(declared, code, "the union of the functions' declared actions is what the code calls");
+    // Every SLUICE_ variable the functions' code reads is declared by some function.
+    let mut sources = Vec::new();
+    rust_files(&root().join("functions/lambda/src"), &mut sources);
+    rust_files(&root().join("shared/pipeline/src/invoker"), &mut sources);
+    let declared_env: BTreeSet<&str> = FUNCTIONS.iter().flat_map(|f| f.env.iter().copied()).collect();
+    for source in &sources {
+        for (i, _) in source.match_indices("\"SLUICE_") {
+            let name: String = source[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+            assert!(declared_env.contains(name.as_str()), "{name} is read by the functions' code but declared by none");
+        }
+    }
+}
+
+fn check_function(template: &Value, spec: &FunctionSpec) {
+    let binary = spec.binary;
+    assert!(root().join(format!("functions/lambda/src/bin/{binary}.rs")).is_file(), "binary {binary} exists");
+    let resource = function_resource(template, binary);
+    assert_eq!(resource["Metadata"]["BuildMethod"], "rust-cargolambda", "{binary}");
+    let mut env: BTreeSet<String> = BTreeSet::new();
+    for vars in [
+        &template["Globals"]["Function"]["Environment"]["Variables"],
+        &resource["Properties"]["Environment"]["Variables"],
+    ] {
+        env.extend(vars.as_mapping().into_iter().flatten().map(|(k, _)| k.as_str().expect("name").to_string()));
+    }
+    for var in spec.env {
+        assert!(env.contains(*var), "{binary}: {var} is read but not set by the template");
+    }
+    let granted = grants(resource);
+    let actions: BTreeSet<&str> = granted.iter().map(|(a, _)| a.as_str()).collect();
+    let needed: BTreeSet<&str> = spec.actions.iter().copied().collect();
+    assert_eq!(actions, needed, "{binary}: granted actions are exactly the needed ones");
+    for (action, resource) in &granted {
+        assert!(!action.contains('*'), "{binary}: wildcard action {action}");
+        let resources: Vec<&Value> = match untag(resource) {
+            Value::Sequence(list) => list.iter().collect(),
+            one => vec![one],
+        };
+        for r in resources {
+            assert!(untag(r).as_str() != Some("*"), "{binary}: {action} on every resource");
+        }
+    }
+}
+
+#[test]
+fn template_grants_what_each_function_needs_and_nothing_else() {
+    let template = template();
+    for spec in &FUNCTIONS {
+        check_function(&template, spec);
+    }
+    // Each invoke target is granted by ARN, never by wildcard.
+    for spec in &FUNCTIONS {
+        let resource = function_resource(&template, spec.binary);
+        let invoked: Vec<String> = grants(resource)
+            .into_iter()
+            .filter(|(a, _)| a == "lambda:InvokeFunction")
+            .flat_map(|(_, r)| match untag(&r) {
+                Value::Sequence(list) => list.iter().map(|v| format!("{:?}", untag(v))).collect::<Vec<_>>(),
+                one => vec![format!("{one:?}")],
+            })
+            .collect();
+        assert_eq!(invoked.len(), spec.invokes.len(), "{}: invokes {:?}", spec.binary, spec.invokes);
+        for target in spec.invokes {
+            assert!(invoked.iter().any(|r| r.contains(&format!("-{target}"))), "{}: may invoke {target}", spec.binary);
+        }
+    }
+}
+
+#[test]
+fn storage_and_table_are_locked_down() {
+    let t = template();
+    let r = &t["Resources"];
+    let bucket = &r["SegmentBucket"]["Properties"];
+    assert!(bucket["BucketEncryption"].is_mapping());
+    for k in ["BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"] {
+        assert_eq!(bucket["PublicAccessBlockConfiguration"][k], true, "{k}");
+    }
+    let rules = bucket["LifecycleConfiguration"]["Rules"].as_sequence().expect("lifecycle rules");
+    assert!(rules.iter().any(|rule| rule["Prefix"] == "sluice/hydrants/"), "hydrants expire");
+    let policy = &r["SegmentBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"][0];
+    assert_eq!(policy["Effect"], "Deny");
+    assert_eq!(policy["Condition"]["Bool"]["aws:SecureTransport"], "false");
+    let table = &r["MetadataTable"]["Properties"];
+    assert_eq!(table["BillingMode"], "PAY_PER_REQUEST");
+    assert_eq!(table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"], true);
+    assert_eq!(table["SSESpecification"]["SSEEnabled"], true);
+    assert_eq!(table["TimeToLiveSpecification"]["Enabled"], true);
+    let ttl = table["TimeToLiveSpecification"]["AttributeName"].as_str().expect("TTL attribute");
+    let store = std::fs::read_to_string(root().join("shared/store/src/metadata/dynamodb.rs")).expect("dynamodb.rs");
+    assert!(store.contains(&format!("number(\"{ttl}\")")), "the store reads TTL attribute {ttl}");
+    // Kafka credentials come from Secrets Manager, never from a plain parameter.
+    let params: Vec<String> = t["Parameters"]
+        .as_mapping()
+        .expect("parameters")
+        .keys()
+        .map(|k| k.as_str().expect("name").to_lowercase())
+        .collect();
+    assert!(!params.iter().any(|p| p.contains("password") || p.contains("username")), "{params:?}");
+    assert_eq!(r["ApiFunction"]["Properties"]["FunctionUrlConfig"]["AuthType"], "AWS_IAM", "the API is never public");
+}

@@ -1,0 +1,69 @@
+//! Block compression codecs: none, LZ4 and zstd, chosen by `indexSpec`.
+
+use serde::{Deserialize, Serialize};
+
+/// A block compression codec; the byte is what the format stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Codec {
+    /// Stored as is.
+    None = 0,
+    /// LZ4 block format (lz4_flex, no size prefix).
+    Lz4 = 1,
+    /// zstd frame, level 3.
+    Zstd = 2,
+}
+
+/// zstd level used for segments: the library default, balanced for write speed.
+const ZSTD_LEVEL: i32 = 3;
+
+impl Codec {
+    /// The codec stored as byte `b`.
+    pub fn from_byte(b: u8) -> Option<Codec> {
+        match b {
+            0 => Some(Codec::None),
+            1 => Some(Codec::Lz4),
+            2 => Some(Codec::Zstd),
+            _ => None,
+        }
+    }
+
+    /// Compresses a block.
+    pub fn compress(self, data: &[u8]) -> Vec<u8> {
+        match self {
+            Codec::None => data.to_vec(),
+            Codec::Lz4 => lz4_flex::block::compress(data),
+            // Compressing an in-memory buffer cannot fail except on allocation failure.
+            Codec::Zstd => zstd::bulk::compress(data, ZSTD_LEVEL).unwrap_or_else(|_| data.to_vec()),
+        }
+    }
+
+    /// Decompresses a block whose uncompressed size the format recorded as `len`; the size
+    /// was bounds-checked by the caller, so no allocation exceeds it. The error says why the
+    /// block does not decode; the caller names the object and part.
+    pub fn decompress(self, data: &[u8], len: usize) -> Result<Vec<u8>, String> {
+        match self {
+            Codec::None => {
+                if data.len() != len {
+                    return Err(format!("stored block holds {} bytes, expected {len}", data.len()));
+                }
+                Ok(data.to_vec())
+            }
+            Codec::Lz4 => {
+                let mut out = vec![0u8; len];
+                let n = lz4_flex::block::decompress_into(data, &mut out).map_err(|e| format!("lz4: {e}"))?;
+                if n != len {
+                    return Err(format!("lz4 block decompressed to {n} bytes, expected {len}"));
+                }
+                Ok(out)
+            }
+            Codec::Zstd => {
+                let out = zstd::bulk::decompress(data, len).map_err(|e| format!("zstd: {e}"))?;
+                if out.len() != len {
+                    return Err(format!("zstd block decompressed to {} bytes, expected {len}", out.len()));
+                }
+                Ok(out)
+            }
+        }
+    }
+}

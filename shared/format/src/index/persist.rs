@@ -1,0 +1,134 @@
+//! Persisting the incremental index as a hydrant: dictionaries sorted, codes renumbered,
+//! rows sorted by (time, dimensions) and written through the segment writer.
+
+use super::dims::{DimColumn, MULTI};
+use super::IncrementalIndex;
+use crate::segment::{DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter};
+use crate::spec::Compression;
+use crate::value::cmp_opt_f64;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// A dimension's values in persist order.
+enum Sorted<'a> {
+    /// Sorted codes per row (0 null, rank + 1); multi-value rows point into `combos`.
+    Str {
+        codes: Vec<u32>,
+        combos: Vec<Vec<u32>>,
+    },
+    Long(&'a [Option<i64>]),
+    Double(&'a [Option<f64>]),
+    Float(&'a [Option<f32>]),
+}
+
+impl Sorted<'_> {
+    fn codes(&self, r: usize) -> &[u32] {
+        match self {
+            Sorted::Str { codes, combos } => {
+                let c = &codes[r];
+                if c & MULTI != 0 {
+                    &combos[(c & !MULTI) as usize]
+                } else {
+                    std::slice::from_ref(c)
+                }
+            }
+            _ => &[],
+        }
+    }
+
+    fn cmp(&self, a: usize, b: usize) -> Ordering {
+        match self {
+            Sorted::Str { .. } => self.codes(a).cmp(self.codes(b)),
+            Sorted::Long(v) => v[a].cmp(&v[b]),
+            Sorted::Double(v) => cmp_opt_f64(v[a], v[b]),
+            Sorted::Float(v) => cmp_opt_f64(v[a].map(f64::from), v[b].map(f64::from)),
+        }
+    }
+}
+
+impl IncrementalIndex {
+    /// The order dimensions are persisted in: declared ones as declared, then discovered ones
+    /// by name (so every hydrant of a datasource agrees on the order).
+    pub fn dimension_order(&self) -> Vec<usize> {
+        let mut declared: Vec<usize> = (0..self.meta.len()).filter(|&i| !self.meta[i].discovered).collect();
+        let mut discovered: Vec<usize> = (0..self.meta.len()).filter(|&i| self.meta[i].discovered).collect();
+        discovered.sort_by(|&a, &b| self.meta[a].name.cmp(&self.meta[b].name));
+        declared.extend(discovered);
+        declared
+    }
+
+    /// Writes the index as a segment (a hydrant): sorted dictionaries, rows in
+    /// (time, dimensions) order, bitmaps per value.
+    pub fn persist(&self, compression: Compression) -> Result<Vec<u8>, FormatError> {
+        let order = self.dimension_order();
+        let mut layouts = Vec::with_capacity(order.len());
+        let mut sorted = Vec::with_capacity(order.len());
+        for &d in &order {
+            let meta = &self.meta[d];
+            let (dictionary, s) = match &self.dims[d] {
+                DimColumn::Str(c) => {
+                    let values = c.dict.values();
+                    let mut by_value: Vec<u32> = (0..values.len() as u32).collect();
+                    by_value.sort_unstable_by(|&a, &b| values[a as usize].cmp(&values[b as usize]));
+                    let mut rank = vec![0u32; values.len()];
+                    for (pos, &id) in by_value.iter().enumerate() {
+                        rank[id as usize] = pos as u32 + 1;
+                    }
+                    let codes = c
+                        .codes
+                        .iter()
+                        .map(|&code| if code & MULTI != 0 || code == 0 { code } else { rank[code as usize - 1] })
+                        .collect();
+                    let combos = c.combos.iter().map(|ids| ids.iter().map(|&id| rank[id as usize]).collect()).collect();
+                    let dictionary: Vec<String> = by_value.iter().map(|&id| values[id as usize].to_string()).collect();
+                    (dictionary, Sorted::Str { codes, combos })
+                }
+                DimColumn::Long(v) => (Vec::new(), Sorted::Long(v)),
+                DimColumn::Double(v) => (Vec::new(), Sorted::Double(v)),
+                DimColumn::Float(v) => (Vec::new(), Sorted::Float(v)),
+            };
+            layouts.push(DimLayout {
+                name: meta.name.clone(),
+                kind: meta.kind,
+                multi_value_handling: meta.multi_value_handling,
+                dictionary: Arc::new(dictionary),
+            });
+            sorted.push(s);
+        }
+        let mut perm: Vec<u32> = (0..self.times.len() as u32).collect();
+        perm.sort_unstable_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            self.times[a].cmp(&self.times[b]).then_with(|| {
+                for s in &sorted {
+                    let o = s.cmp(a, b);
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            })
+        });
+        let layout = SegmentLayout {
+            interval: self.interval,
+            dims: layouts,
+            metrics: self.config.aggregators.clone(),
+            rollup: self.config.rollup,
+            query_granularity: self.config.query_granularity,
+        };
+        let mut writer = SegmentWriter::new(layout, compression);
+        for &r in &perm {
+            let r = r as usize;
+            writer.push_row_with(
+                self.times[r],
+                |i| match &sorted[i] {
+                    s @ Sorted::Str { .. } => DimCell::Codes(s.codes(r)),
+                    Sorted::Long(v) => DimCell::Long(v[r]),
+                    Sorted::Double(v) => DimCell::Double(v[r]),
+                    Sorted::Float(v) => DimCell::Double(v[r].map(f64::from)),
+                },
+                |i| &self.metrics[i][r],
+            );
+        }
+        writer.finish()
+    }
+}

@@ -1,0 +1,507 @@
+//! Input parsing: record bytes -> fields (JSON with flattening, CSV/TSV) -> timestamp,
+//! transforms and filter -> a [`Row`] whose dimensions and metric inputs are laid out for the
+//! incremental index. Bad records give a [`ParseError`] with a reason, never a panic.
+
+mod delimited;
+pub mod flatten;
+mod json_fields;
+
+use crate::expr::{self, Expr};
+use crate::filter::RowFilter;
+use crate::row::{DimValue, Row};
+use crate::spec::{AggregatorSpec, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
+use crate::timestamp::TimestampFormat;
+use crate::value::Value;
+use delimited::DelimitedDecoder;
+use flatten::Flattener;
+use std::collections::HashSet;
+
+/// Largest record accepted, in bytes; larger records are unparseable.
+pub const MAX_RECORD_BYTES: usize = 8 << 20;
+/// Largest single string value accepted in a dimension or metric, in bytes.
+pub const MAX_VALUE_BYTES: usize = 1 << 20;
+/// Earliest row time accepted: 0000-01-01T00:00:00Z.
+pub const MIN_TIME: i64 = -62_167_219_200_000;
+/// Latest row time accepted: 9999-12-31T23:59:59.999Z.
+pub const MAX_TIME: i64 = 253_402_300_799_999;
+
+/// Why a record (or a row within it) could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ParseError {
+    /// What is wrong, naming the field when there is one.
+    pub reason: String,
+}
+
+impl ParseError {
+    fn new(reason: impl Into<String>) -> Self {
+        Self { reason: reason.into() }
+    }
+}
+
+/// The outcome of one row of a record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    /// A row to index; `errors` lists fields that could not be converted (the row is kept
+    /// with those fields null, counted as "processed with error").
+    Row {
+        /// The row.
+        row: Row,
+        /// Conversion errors, by field.
+        errors: Vec<String>,
+    },
+    /// Dropped by the `transformSpec` filter.
+    Filtered,
+    /// A header row or a skipped row of a delimited format.
+    Skipped,
+}
+
+/// A dimension as the parser lays it out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DimPlan {
+    /// Dimension name.
+    pub name: String,
+    /// Dimension type.
+    pub kind: DimensionType,
+    /// Multi-value ordering.
+    pub multi_value_handling: MultiValueHandling,
+    /// Whether it was discovered rather than declared.
+    pub discovered: bool,
+    slot: usize,
+}
+
+#[derive(Debug, Clone)]
+enum MetricInput {
+    None,
+    Slot(usize),
+    Expr(Expr),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Slot(usize),
+    Time,
+}
+
+#[derive(Debug)]
+enum Decoder {
+    Json(Option<Flattener>),
+    Delimited(DelimitedDecoder),
+}
+
+/// Parses records of one datasource into rows.
+#[derive(Debug)]
+pub struct RecordParser {
+    names: Vec<String>,
+    slots: hashbrown::HashMap<String, usize, foldhash::fast::FixedState>,
+    ts_slot: usize,
+    ts_format: TimestampFormat,
+    missing_ts: Option<i64>,
+    decoder: Decoder,
+    dims: Vec<DimPlan>,
+    discover: bool,
+    not_dimensions: HashSet<String>,
+    metrics: Vec<(MetricInput, crate::spec::MetricKind, String)>,
+    transforms: Vec<(Target, Expr)>,
+    filter: Option<RowFilter>,
+    scratch: Vec<Value>,
+}
+
+impl RecordParser {
+    /// Builds a parser for a resolved spec; the error names the part of the spec at fault.
+    pub fn new(spec: &DatasourceSpec) -> Result<Self, String> {
+        let mut p = RecordParser {
+            names: Vec::new(),
+            slots: hashbrown::HashMap::default(),
+            ts_slot: 0,
+            ts_format: TimestampFormat::parse(&spec.timestamp.format)?,
+            missing_ts: match &spec.timestamp.missing_value {
+                None => None,
+                Some(serde_json::Value::Number(n)) => n.as_i64(),
+                Some(serde_json::Value::String(s)) => {
+                    Some(crate::time::parse_iso_instant(s).map_err(|e| e.to_string())?)
+                }
+                Some(other) => return Err(format!("timestampSpec.missingValue {other} is not an instant")),
+            },
+            decoder: Decoder::Json(None),
+            dims: Vec::new(),
+            discover: spec.discover_dimensions,
+            not_dimensions: HashSet::new(),
+            metrics: Vec::new(),
+            transforms: Vec::new(),
+            filter: None,
+            scratch: Vec::new(),
+        };
+        p.ts_slot = p.slot(&spec.timestamp.column);
+        p.not_dimensions.insert(spec.timestamp.column.clone());
+        p.not_dimensions.insert("__time".to_string());
+        p.not_dimensions.extend(spec.dimension_exclusions.iter().cloned());
+        for d in &spec.dimensions {
+            let slot = p.slot(&d.name);
+            p.dims.push(DimPlan {
+                name: d.name.clone(),
+                kind: d.kind,
+                multi_value_handling: d.multi_value_handling,
+                discovered: false,
+                slot,
+            });
+        }
+        for agg in &spec.metrics {
+            let input = match (agg, agg.field_name()) {
+                (AggregatorSpec::Count { .. }, _) => MetricInput::None,
+                (_, Some(field)) => {
+                    p.not_dimensions.insert(field.to_string());
+                    MetricInput::Slot(p.slot(field))
+                }
+                (
+                    AggregatorSpec::LongSum(a)
+                    | AggregatorSpec::DoubleSum(a)
+                    | AggregatorSpec::FloatSum(a)
+                    | AggregatorSpec::LongMin(a)
+                    | AggregatorSpec::LongMax(a)
+                    | AggregatorSpec::DoubleMin(a)
+                    | AggregatorSpec::DoubleMax(a)
+                    | AggregatorSpec::FloatMin(a)
+                    | AggregatorSpec::FloatMax(a),
+                    None,
+                ) => {
+                    let text = a.expression.clone().unwrap_or_default();
+                    MetricInput::Expr(expr::parse(&text, &mut |name| p.slot(name)).map_err(|e| e.to_string())?)
+                }
+                (_, None) => MetricInput::None,
+            };
+            p.metrics.push((input, agg.metric_kind(), agg.name().to_string()));
+        }
+        for t in &spec.transform.transforms {
+            let e = expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
+            let target = if t.name == "__time" { Target::Time } else { Target::Slot(p.slot(&t.name)) };
+            if let Target::Slot(slot) = target {
+                if p.discover && !p.not_dimensions.contains(&t.name) && !p.dims.iter().any(|d| d.name == t.name) {
+                    p.dims.push(DimPlan {
+                        name: t.name.clone(),
+                        kind: DimensionType::String,
+                        multi_value_handling: MultiValueHandling::SortedArray,
+                        discovered: true,
+                        slot,
+                    });
+                }
+            }
+            p.transforms.push((target, e));
+        }
+        if let Some(f) = &spec.transform.filter {
+            p.filter = Some(f.compile(&mut |name| p.slot(name)).map_err(|e| e.to_string())?);
+        }
+        p.decoder = match spec.input_format.value_format() {
+            InputFormat::Json { flatten_spec, .. } => {
+                Decoder::Json(flatten_spec.as_ref().map(Flattener::new).transpose()?)
+            }
+            InputFormat::Csv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b',')?),
+            InputFormat::Tsv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b'\t')?),
+            InputFormat::Kafka { .. } => return Err("nested kafka inputFormat".into()),
+        };
+        Ok(p)
+    }
+
+    /// The dimensions as laid out in rows so far (discovered ones are appended as seen).
+    pub fn dimensions(&self) -> &[DimPlan] {
+        &self.dims
+    }
+
+    fn slot(&mut self, name: &str) -> usize {
+        if let Some(&s) = self.slots.get(name) {
+            return s;
+        }
+        let s = self.names.len();
+        self.names.push(name.to_string());
+        self.slots.insert(name.to_string(), s);
+        s
+    }
+
+    /// A slot for a field found in the input; in discovery mode a new field becomes a dimension.
+    fn input_slot(&mut self, name: &str) -> usize {
+        if let Some(&s) = self.slots.get(name) {
+            return s;
+        }
+        let s = self.slot(name);
+        if self.discover && !self.not_dimensions.contains(name) {
+            self.dims.push(DimPlan {
+                name: name.to_string(),
+                kind: DimensionType::String,
+                multi_value_handling: MultiValueHandling::SortedArray,
+                discovered: true,
+                slot: s,
+            });
+        }
+        s
+    }
+
+    /// Parses one record (which may hold several rows) and appends an outcome per row.
+    pub fn parse_record(&mut self, bytes: &[u8], out: &mut Vec<Result<Parsed, ParseError>>) {
+        if bytes.len() > MAX_RECORD_BYTES {
+            out.push(Err(ParseError::new(format!(
+                "record of {} bytes exceeds the {} byte limit",
+                bytes.len(),
+                MAX_RECORD_BYTES
+            ))));
+            return;
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            out.push(Err(ParseError::new("empty record")));
+            return;
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(Err(ParseError::new(format!("record is not valid UTF-8 (byte {})", e.valid_up_to()))));
+                return;
+            }
+        };
+        if matches!(self.decoder, Decoder::Json(None)) && self.json_fields(text, out) {
+            return;
+        }
+        match &mut self.decoder {
+            Decoder::Json(_) => {
+                let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
+                loop {
+                    match stream.next() {
+                        None => break,
+                        Some(Ok(serde_json::Value::Object(obj))) => {
+                            let r = self.json_row(obj);
+                            out.push(r);
+                        }
+                        Some(Ok(other)) => out
+                            .push(Err(ParseError::new(format!("expected a JSON object, found {}", json_kind(&other))))),
+                        Some(Err(e)) => {
+                            out.push(Err(ParseError::new(format!("malformed JSON: {e}"))));
+                            break;
+                        }
+                    }
+                }
+            }
+            Decoder::Delimited(_) => {
+                for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                    let r = self.delimited_row(line);
+                    out.push(r);
+                }
+            }
+        }
+    }
+
+    /// The fast path for one JSON object without a flattenSpec; returns false, having pushed
+    /// nothing, when the record holds more than one value (the whole-tree path reads those).
+    fn json_fields(&mut self, text: &str, out: &mut Vec<Result<Parsed, ParseError>>) -> bool {
+        use serde::de::DeserializeSeed;
+        self.reset_scratch();
+        let mut de = serde_json::Deserializer::from_str(text);
+        match (json_fields::ObjectSeed { parser: self }).deserialize(&mut de) {
+            Ok(()) => {
+                if de.end().is_err() {
+                    return false;
+                }
+                let row = self.finish_row();
+                out.push(row);
+            }
+            Err(e) if e.is_data() => out.push(Err(ParseError::new(e.to_string()))),
+            Err(e) => out.push(Err(ParseError::new(format!("malformed JSON: {e}")))),
+        }
+        true
+    }
+
+    fn reset_scratch(&mut self) {
+        self.scratch.clear();
+        self.scratch.resize(self.names.len(), Value::Null);
+    }
+
+    fn set(&mut self, slot: usize, v: Value) {
+        if self.scratch.len() <= slot {
+            self.scratch.resize(slot + 1, Value::Null);
+        }
+        self.scratch[slot] = v;
+    }
+
+    fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
+        self.reset_scratch();
+        let fields = match &self.decoder {
+            Decoder::Json(Some(f)) => f.flatten(&obj),
+            _ => obj.into_iter().collect(),
+        };
+        for (k, v) in fields {
+            let slot = self.input_slot(&k);
+            self.set(slot, Value::from_json(v));
+        }
+        self.finish_row()
+    }
+
+    fn delimited_row(&mut self, line: &str) -> Result<Parsed, ParseError> {
+        let Decoder::Delimited(d) = &mut self.decoder else {
+            return Err(ParseError::new("not a delimited format"));
+        };
+        let Some(values) = d.decode(line)? else {
+            return Ok(Parsed::Skipped);
+        };
+        let columns = d.columns().to_vec();
+        self.reset_scratch();
+        for (name, v) in columns.iter().zip(values) {
+            let slot = self.input_slot(name);
+            self.set(slot, v);
+        }
+        self.finish_row()
+    }
+
+    fn finish_row(&mut self) -> Result<Parsed, ParseError> {
+        let ts_value = self.scratch.get(self.ts_slot).cloned().unwrap_or(Value::Null);
+        let mut time = if ts_value.is_null() {
+            match self.missing_ts {
+                Some(t) => t,
+                None => return Err(ParseError::new(format!("missing timestamp field {:?}", self.names[self.ts_slot]))),
+            }
+        } else {
+            self.ts_format.read(&ts_value).map_err(ParseError::new)?
+        };
+        if !self.transforms.is_empty() {
+            let results: Vec<(Target, Value)> =
+                self.transforms.iter().map(|(t, e)| (*t, expr::eval(e, &self.scratch, time))).collect();
+            for (target, v) in results {
+                match target {
+                    Target::Slot(s) => self.set(s, v),
+                    Target::Time => {
+                        time = v
+                            .as_long()
+                            .ok_or_else(|| ParseError::new(format!("transform of __time gave {v}, not a timestamp")))?
+                    }
+                }
+            }
+        }
+        if !(MIN_TIME..=MAX_TIME).contains(&time) {
+            return Err(ParseError::new(format!(
+                "timestamp {time} ms is outside every time chunk Sluice can hold (years 0000 to 9999)"
+            )));
+        }
+        if let Some(f) = &self.filter {
+            if !f.matches(&self.scratch, time) {
+                return Ok(Parsed::Filtered);
+            }
+        }
+        let mut errors = Vec::new();
+        // Metrics first: they read the slots; dimensions then take their values out of them.
+        let mut metrics = Vec::with_capacity(self.metrics.len());
+        for (input, kind, name) in &self.metrics {
+            let raw = match input {
+                MetricInput::None => Value::Null,
+                MetricInput::Slot(s) => self.scratch.get(*s).cloned().unwrap_or(Value::Null),
+                MetricInput::Expr(e) => expr::eval(e, &self.scratch, time),
+            };
+            metrics.push(metric_value(name, *kind, raw, &mut errors)?);
+        }
+        let mut dims = Vec::with_capacity(self.dims.len());
+        for d in &self.dims {
+            let v = self.scratch.get_mut(d.slot).map(std::mem::take).unwrap_or(Value::Null);
+            dims.push(dim_value(d, v, &mut errors)?);
+        }
+        Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+fn checked(name: &str, s: String) -> Result<String, ParseError> {
+    if s.len() > MAX_VALUE_BYTES {
+        return Err(ParseError::new(format!(
+            "field {name:?} holds {} bytes, more than the {} byte limit",
+            s.len(),
+            MAX_VALUE_BYTES
+        )));
+    }
+    Ok(s)
+}
+
+fn dim_value(d: &DimPlan, v: Value, errors: &mut Vec<String>) -> Result<DimValue, ParseError> {
+    if v.is_null() {
+        return Ok(DimValue::Null);
+    }
+    let mut convert_error = || {
+        errors.push(format!("could not convert value {v} of dimension {:?} to {:?}", d.name, d.kind));
+        Ok(DimValue::Null)
+    };
+    match d.kind {
+        DimensionType::String => match v {
+            Value::String(s) => Ok(DimValue::Str(checked(&d.name, s)?)),
+            Value::Array(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                for item in items.into_iter().filter(|i| !i.is_null()) {
+                    match item {
+                        Value::String(s) => values.push(checked(&d.name, s)?),
+                        other => match other.as_str() {
+                            Some(s) => values.push(checked(&d.name, s.into_owned())?),
+                            None => values.push(checked(&d.name, other.to_string())?),
+                        },
+                    }
+                }
+                match d.multi_value_handling {
+                    MultiValueHandling::Array => {}
+                    MultiValueHandling::SortedArray => values.sort_unstable(),
+                    MultiValueHandling::SortedSet => {
+                        values.sort_unstable();
+                        values.dedup();
+                    }
+                }
+                Ok(match values.len() {
+                    0 => DimValue::Null,
+                    1 => DimValue::Str(values.pop().unwrap_or_default()),
+                    _ => DimValue::Multi(values),
+                })
+            }
+            other => Ok(DimValue::Str(checked(&d.name, other.as_str().map(|s| s.into_owned()).unwrap_or_default())?)),
+        },
+        DimensionType::Long => match v.as_long() {
+            Some(x) if !matches!(v, Value::Array(_)) => Ok(DimValue::Long(x)),
+            _ => convert_error(),
+        },
+        DimensionType::Double => match v.as_double() {
+            Some(x) if !matches!(v, Value::Array(_)) => Ok(DimValue::Double(x)),
+            _ => convert_error(),
+        },
+        DimensionType::Float => match v.as_double() {
+            Some(x) if !matches!(v, Value::Array(_)) => Ok(DimValue::Float(x as f32)),
+            _ => convert_error(),
+        },
+    }
+}
+
+fn metric_value(
+    name: &str,
+    kind: crate::spec::MetricKind,
+    v: Value,
+    errors: &mut Vec<String>,
+) -> Result<Value, ParseError> {
+    use crate::spec::MetricKind::*;
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let out = match kind {
+        Long | LongFirstLast => v.as_long().map(Value::Long),
+        Double | Float | DoubleFirstLast | FloatFirstLast => v.as_double().map(Value::Double),
+        StringFirstLast => v.as_str().map(|s| Value::String(s.into_owned())),
+        HllSketch => return Ok(v),
+    };
+    match out {
+        Some(Value::String(s)) => Ok(Value::String(checked("metric input", s)?)),
+        Some(x) => Ok(x),
+        None => {
+            errors.push(format!("could not convert value {v} of metric {name:?} to {kind:?}"));
+            Ok(Value::Null)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

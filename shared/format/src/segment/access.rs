@@ -1,0 +1,396 @@
+//! Forward access to a segment's columns: values are requested by row (or value index) in
+//! non-decreasing order, and each column keeps only the block it is in. Merge reads its inputs
+//! this way, and so does the row cursor.
+
+use super::parts::{BytesBlock, BytesPart, Element, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
+use super::{ColumnType, FormatError, Segment};
+use crate::aggregate::{Aggregator, MetricCell, Scalar};
+use crate::spec::MetricKind;
+use roaring::RoaringBitmap;
+
+fn past_end(i: usize, len: usize) -> FormatError {
+    FormatError::new("segment", format!("value {i} is past the end of its part ({len} values)"))
+}
+
+/// Longs by index.
+pub struct Longs<'a> {
+    part: NumericPart<'a>,
+    block: Vec<i64>,
+    block_at: usize,
+    per_block: usize,
+}
+
+impl<'a> Longs<'a> {
+    /// Reads `part` forward.
+    pub fn new(part: NumericPart<'a>) -> Self {
+        Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
+    }
+
+    /// Value `i`; `i` must not go below a value already read from another block.
+    #[inline]
+    pub fn get(&mut self, i: usize) -> Result<i64, FormatError> {
+        if i >= self.part.len() {
+            return Err(past_end(i, self.part.len()));
+        }
+        let b = i / self.per_block;
+        if b != self.block_at {
+            self.part.long_block(b, &mut self.block)?;
+            self.block_at = b;
+        }
+        Ok(self.block[i % self.per_block])
+    }
+}
+
+/// Floats or doubles by index.
+pub struct Floats<'a, T> {
+    part: NumericPart<'a>,
+    block: Vec<T>,
+    block_at: usize,
+    per_block: usize,
+}
+
+impl<'a, T: Element> Floats<'a, T> {
+    /// Reads `part` forward.
+    pub fn new(part: NumericPart<'a>) -> Self {
+        Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
+    }
+
+    /// Value `i`; `i` must not go below a value already read from another block.
+    #[inline]
+    pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
+        if i >= self.part.len() {
+            return Err(past_end(i, self.part.len()));
+        }
+        let b = i / self.per_block;
+        if b != self.block_at {
+            self.part.float_block(b, &mut self.block)?;
+            self.block_at = b;
+        }
+        Ok(self.block[i % self.per_block])
+    }
+}
+
+/// Byte values by index.
+pub struct Bytes<'a> {
+    part: BytesPart<'a>,
+    block: BytesBlock,
+    next_block: usize,
+}
+
+impl<'a> Bytes<'a> {
+    /// Reads `part` forward.
+    pub fn new(part: BytesPart<'a>) -> Self {
+        Self { part, block: BytesBlock::default(), next_block: 0 }
+    }
+
+    /// Value `i`; indexes must not decrease.
+    pub fn get(&mut self, i: usize) -> Result<&[u8], FormatError> {
+        while i >= self.block.first() + self.block.len() || self.block.is_empty() {
+            if self.next_block >= self.part.num_blocks() {
+                return Err(FormatError::new("segment", format!("value {i} is past the end of its part")));
+            }
+            self.part.block(self.next_block, &mut self.block)?;
+            self.next_block += 1;
+        }
+        Ok(self.block.get(i - self.block.first()))
+    }
+}
+
+/// Single-valued string ids by row, mapped to codes (and checked) a whole block at a time.
+pub struct Codes<'a> {
+    part: NumericPart<'a>,
+    remap: Vec<u32>,
+    max_id: i64,
+    block: Vec<u32>,
+    raw: Vec<i64>,
+    block_at: usize,
+}
+
+impl Codes<'_> {
+    /// The code of row `row`.
+    #[inline]
+    pub fn get(&mut self, row: usize) -> Result<u32, FormatError> {
+        if row >= self.part.len() {
+            return Err(past_end(row, self.part.len()));
+        }
+        let per = self.part.block_values();
+        let b = row / per;
+        if b != self.block_at {
+            self.part.long_block(b, &mut self.raw)?;
+            self.block.clear();
+            for (j, &id) in self.raw.iter().enumerate() {
+                self.block.push(checked(id, self.max_id, &self.remap, b * per + j)?);
+            }
+            self.block_at = b;
+        }
+        Ok(self.block[row % per])
+    }
+}
+
+/// A dimension of one input, by row, with string ids mapped to merged codes.
+pub enum Dim<'a> {
+    /// The input lacks the dimension: every row is null.
+    Absent,
+    /// Single-valued strings.
+    Single(Codes<'a>),
+    /// Multi-valued strings.
+    Multi {
+        /// Row offsets into `ids`.
+        offsets: Longs<'a>,
+        /// Ids.
+        ids: Longs<'a>,
+        /// Id -> code.
+        remap: Vec<u32>,
+        /// Largest valid id.
+        max_id: i64,
+        /// The current row's codes.
+        buf: Vec<u32>,
+    },
+    /// Longs.
+    Long(Longs<'a>, RoaringBitmap),
+    /// Doubles.
+    Double(Floats<'a, f64>, RoaringBitmap),
+    /// Floats.
+    Float(Floats<'a, f32>, RoaringBitmap),
+}
+
+/// A dimension value as the merge compares it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Key<'b> {
+    /// One merged string code (0 is null).
+    Code(u32),
+    /// Several merged string codes.
+    Codes(&'b [u32]),
+    /// A long.
+    Long(Option<i64>),
+    /// A double (floats widened).
+    Double(Option<f64>),
+}
+
+impl Key<'_> {
+    /// The codes of a string key.
+    pub fn codes(&self) -> &[u32] {
+        match self {
+            Key::Code(c) => std::slice::from_ref(c),
+            Key::Codes(c) => c,
+            _ => &[],
+        }
+    }
+
+    /// Orders keys of one dimension: strings by codes, numbers with nulls first.
+    pub fn compare(&self, other: &Key<'_>) -> std::cmp::Ordering {
+        match (self, other) {
+            (Key::Code(a), Key::Code(b)) => a.cmp(b),
+            (Key::Long(a), Key::Long(b)) => a.cmp(b),
+            (Key::Double(a), Key::Double(b)) => crate::value::cmp_opt_f64(*a, *b),
+            (a, b) => a.codes().cmp(b.codes()),
+        }
+    }
+}
+
+fn checked(id: i64, max_id: i64, remap: &[u32], row: usize) -> Result<u32, FormatError> {
+    if !(0..=max_id).contains(&id) {
+        return Err(FormatError::new("segment", format!("row {row} has id {id} outside its dictionary of {max_id}")));
+    }
+    Ok(remap[id as usize])
+}
+
+impl Dim<'_> {
+    /// The key of row `row`; `string` tells how an absent dimension reads.
+    pub fn key(&mut self, row: usize, string: bool) -> Result<Key<'_>, FormatError> {
+        Ok(match self {
+            Dim::Absent if string => Key::Code(0),
+            Dim::Absent => Key::Long(None),
+            Dim::Single(codes) => Key::Code(codes.get(row)?),
+            Dim::Multi { offsets, ids, remap, max_id, buf } => {
+                let (start, end) = (offsets.get(row)?, offsets.get(row + 1)?);
+                if end <= start || end - start > 1 << 20 {
+                    return Err(FormatError::new("segment", format!("row {row} has {} values", end - start)));
+                }
+                buf.clear();
+                for i in start..end {
+                    buf.push(checked(ids.get(i as usize)?, *max_id, remap, row)?);
+                }
+                if buf.len() == 1 {
+                    Key::Code(buf[0])
+                } else {
+                    Key::Codes(buf)
+                }
+            }
+            Dim::Long(v, nulls) => Key::Long((!nulls.contains(row as u32)).then(|| v.get(row)).transpose()?),
+            Dim::Double(v, nulls) => Key::Double((!nulls.contains(row as u32)).then(|| v.get(row)).transpose()?),
+            Dim::Float(v, nulls) => {
+                Key::Double((!nulls.contains(row as u32)).then(|| v.get(row).map(f64::from)).transpose()?)
+            }
+        })
+    }
+}
+
+/// A metric column of one input, by row.
+pub struct Metric<'a> {
+    /// How the metric is stored.
+    pub kind: MetricKind,
+    /// First/last times.
+    pub times: Option<Longs<'a>>,
+    /// Values.
+    pub values: Values<'a>,
+    /// Null rows.
+    pub nulls: RoaringBitmap,
+}
+
+/// The value part of a metric.
+pub enum Values<'a> {
+    /// Longs.
+    Long(Longs<'a>),
+    /// Doubles.
+    Double(Floats<'a, f64>),
+    /// Floats.
+    Float(Floats<'a, f32>),
+    /// Strings or sketches.
+    Bytes(Bytes<'a>),
+}
+
+impl Metric<'_> {
+    /// The metric state of row `row`.
+    pub fn cell(&mut self, row: usize) -> Result<MetricCell, FormatError> {
+        let null = self.nulls.contains(row as u32);
+        let time = match &mut self.times {
+            Some(t) => Some(t.get(row)?),
+            None => None,
+        };
+        Ok(match &mut self.values {
+            Values::Long(v) => {
+                let x = v.get(row)?;
+                match time {
+                    Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Long(x)))),
+                    None => MetricCell::Long((!null).then_some(x)),
+                }
+            }
+            Values::Double(v) => {
+                let x = v.get(row)?;
+                match time {
+                    Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Double(x)))),
+                    None => MetricCell::Double((!null).then_some(x)),
+                }
+            }
+            Values::Float(v) => {
+                let x = f64::from(v.get(row)?);
+                match time {
+                    Some(t) => MetricCell::Timed((!null).then_some((t, Scalar::Double(x)))),
+                    None => MetricCell::Double((!null).then_some(x)),
+                }
+            }
+            Values::Bytes(v) => {
+                let bytes = v.get(row)?;
+                if self.kind == MetricKind::HllSketch {
+                    let sketch = datasketches::hll::HllSketch::deserialize(bytes)
+                        .map_err(|e| FormatError::new("segment", format!("row {row}: bad sketch: {e}")))?;
+                    MetricCell::Sketch(Box::new(sketch))
+                } else {
+                    let s = std::str::from_utf8(bytes)
+                        .map_err(|_| FormatError::new("segment", format!("row {row}: string value is not UTF-8")))?;
+                    MetricCell::Timed((!null).then(|| (time.unwrap_or(0), Scalar::Str(s.to_string()))))
+                }
+            }
+        })
+    }
+}
+
+/// One input's columns, opened for forward access in merged-schema order.
+pub struct Columns<'a> {
+    /// `__time`.
+    pub times: Longs<'a>,
+    /// Dimensions in the requested order (absent ones read as null).
+    pub dims: Vec<Dim<'a>>,
+    /// Metrics in the requested order.
+    pub metrics: Vec<Metric<'a>>,
+    /// Number of rows.
+    pub rows: usize,
+}
+
+impl<'a> Columns<'a> {
+    /// Opens `dims` (by name and type; string ids mapped through `remaps`, one table per
+    /// dimension, empty for non-string ones) and the `aggregators`' metrics of `seg`.
+    pub fn open(
+        seg: &'a Segment,
+        dims: &[(String, ColumnType)],
+        remaps: &[Vec<u32>],
+        aggregators: &[Aggregator],
+    ) -> Result<Columns<'a>, FormatError> {
+        let n = seg.num_rows();
+        let mut out_dims = Vec::with_capacity(dims.len());
+        for ((name, kind), remap) in dims.iter().zip(remaps) {
+            let Some(col) = seg.column(name) else {
+                out_dims.push(Dim::Absent);
+                continue;
+            };
+            out_dims.push(match kind {
+                ColumnType::String => {
+                    let s = seg.string_column(col)?;
+                    let max_id = s.dictionary.len() as i64;
+                    match s.offsets {
+                        None => Dim::Single(Codes {
+                            part: s.ids,
+                            remap: remap.clone(),
+                            max_id,
+                            block: Vec::new(),
+                            raw: Vec::new(),
+                            block_at: usize::MAX,
+                        }),
+                        Some(o) => Dim::Multi {
+                            offsets: Longs::new(o),
+                            ids: Longs::new(s.ids),
+                            remap: remap.clone(),
+                            max_id,
+                            buf: Vec::new(),
+                        },
+                    }
+                }
+                ColumnType::Long => {
+                    Dim::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?), seg.nulls(col)?)
+                }
+                ColumnType::Double => {
+                    Dim::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?), seg.nulls(col)?)
+                }
+                _ => Dim::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?), seg.nulls(col)?),
+            });
+        }
+        let mut metrics = Vec::with_capacity(aggregators.len());
+        for agg in aggregators {
+            let col = seg
+                .column(&agg.name)
+                .ok_or_else(|| FormatError::new(seg.object(), format!("no metric {:?}", agg.name)))?;
+            let timed = matches!(
+                agg.kind,
+                MetricKind::LongFirstLast
+                    | MetricKind::DoubleFirstLast
+                    | MetricKind::FloatFirstLast
+                    | MetricKind::StringFirstLast
+            );
+            let times = if timed { Some(Longs::new(seg.numeric(col, "times", KIND_LONGS, Some(n))?)) } else { None };
+            let values = match agg.kind {
+                MetricKind::Long | MetricKind::LongFirstLast => {
+                    Values::Long(Longs::new(seg.numeric(col, "values", KIND_LONGS, Some(n))?))
+                }
+                MetricKind::Double | MetricKind::DoubleFirstLast => {
+                    Values::Double(Floats::new(seg.numeric(col, "values", KIND_DOUBLES, Some(n))?))
+                }
+                MetricKind::Float | MetricKind::FloatFirstLast => {
+                    Values::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?))
+                }
+                MetricKind::StringFirstLast | MetricKind::HllSketch => {
+                    let p = BytesPart::open(seg.part(col, "values")?, seg.object(), "values")?;
+                    if p.len() != n {
+                        return Err(FormatError::new(
+                            seg.object(),
+                            format!("metric {:?} holds {} values for {n} rows", agg.name, p.len()),
+                        ));
+                    }
+                    Values::Bytes(Bytes::new(p))
+                }
+            };
+            metrics.push(Metric { kind: agg.kind, times, values, nulls: seg.nulls(col)? });
+        }
+        Ok(Columns { times: Longs::new(seg.times()?), dims: out_dims, metrics, rows: n })
+    }
+}

@@ -1,0 +1,33 @@
+//! The segment format, one format for hydrants and final segments (as in Druid): a header,
+//! a JSON column directory and checksummed, block-compressed column parts. The byte layout is
+//! specified in `docs/segment-format.md`.
+
+pub mod access;
+pub mod directory;
+pub mod parts;
+mod reader;
+mod rows;
+mod writer;
+
+pub use crate::codec::Codec;
+pub use directory::{ColumnEntry, ColumnType, Directory};
+pub use reader::{Segment, StringColumn};
+pub use rows::{DimBuf, RowBuf, RowCursor};
+pub use writer::{DimCell, DimLayout, SegmentLayout, SegmentWriter};
+
+/// A corrupt or truncated segment, naming the object and the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("segment {object}: {reason}")]
+pub struct FormatError {
+    /// Object key or file name of the segment.
+    pub object: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl FormatError {
+    /// Builds an error for `object`.
+    pub fn new(object: &str, reason: impl Into<String>) -> Self {
+        Self { object: object.to_string(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,111 @@
+use super::*;
+use crate::granularity::Granularity;
+
+fn data(name: &str) -> String {
+    let path = format!("{}/../../data/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn druid_tutorial_kafka_spec_loads_unchanged() {
+    let loaded = load_spec(&data("specs/wikipedia-kafka-supervisor.json")).expect("tutorial spec");
+    let spec = &loaded.spec;
+    assert_eq!(spec.data_source, "wikipedia");
+    assert_eq!(spec.io.topic, "wikipedia");
+    assert_eq!(spec.timestamp.column, "time");
+    assert_eq!(spec.dimensions.len(), 19);
+    assert_eq!(spec.dimensions[16].name, "added");
+    assert_eq!(spec.dimensions[16].kind, DimensionType::Long);
+    assert!(!spec.granularity.rollup);
+    assert_eq!(spec.granularity.segment_granularity, Granularity::from_name("day").expect("day"));
+    assert_eq!(spec.io.consumer_properties["bootstrap.servers"], "localhost:9092");
+    assert!(matches!(spec.input_format, InputFormat::Json { .. }));
+    let fields: Vec<&str> = loaded.warnings.iter().map(|w| w.field.as_str()).collect();
+    assert!(fields.contains(&"ioConfig.replicas"), "{fields:?}");
+    assert!(fields.contains(&"ioConfig.completionTimeout"), "{fields:?}");
+    assert!(fields.contains(&"tuningConfig.reportParseExceptions"), "{fields:?}");
+}
+
+#[test]
+fn current_form_spec_loads_with_metrics() {
+    let loaded = load_spec(&data("specs/rollup-kafka-supervisor.json")).expect("rollup spec");
+    let spec = &loaded.spec;
+    assert_eq!(spec.data_source, "rollup-tutorial");
+    assert_eq!(spec.metrics.len(), 3);
+    assert_eq!(spec.metrics[1].name(), "packets");
+    assert_eq!(spec.tuning.max_rows_in_memory, 25_000);
+    assert!(spec.io.use_earliest_offset);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+fn with(path: &[&str], value: serde_json::Value) -> Result<LoadedSpec, SpecError> {
+    let mut json: serde_json::Value = serde_json::from_str(&data("specs/rollup-kafka-supervisor.json")).expect("json");
+    let mut at = &mut json["spec"];
+    for key in &path[..path.len() - 1] {
+        at = if let Ok(i) = key.parse::<usize>() { &mut at[i] } else { &mut at[*key] };
+    }
+    at[path[path.len() - 1]] = value;
+    load_spec_value(json)
+}
+
+fn field_of(err: SpecError) -> String {
+    match err {
+        SpecError::Field { field, .. } => field,
+        other => panic!("expected a field error, got {other}"),
+    }
+}
+
+#[test]
+fn invalid_values_name_the_field() {
+    use serde_json::json;
+    let cases: Vec<(&[&str], serde_json::Value, &str)> = vec![
+        (&["tuningConfig", "maxRowsInMemory"], json!(-5), "spec.tuningConfig.maxRowsInMemory"),
+        (&["tuningConfig", "maxRowsInMemory"], json!(0), "spec.tuningConfig.maxRowsInMemory"),
+        (&["tuningConfig", "maxBytesInMemory"], json!(-7), "spec.tuningConfig.maxBytesInMemory"),
+        (&["ioConfig", "taskCount"], json!(0), "spec.ioConfig.taskCount"),
+        (&["ioConfig", "taskDuration"], json!("ten minutes"), "spec.ioConfig.taskDuration"),
+        (
+            &["dataSchema", "granularitySpec", "segmentGranularity"],
+            json!("fortnight"),
+            "spec.dataSchema.granularitySpec.segmentGranularity",
+        ),
+        (&["dataSchema", "metricsSpec", "1", "type"], json!("longSummm"), "spec.dataSchema.metricsSpec[1]"),
+        (&["dataSchema", "timestampSpec", "format"], json!("yyyy-MM-dd'T"), "spec.dataSchema.timestampSpec.format"),
+        (
+            &["tuningConfig", "indexSpec"],
+            json!({"dimensionCompression": "snappy"}),
+            "spec.tuningConfig.indexSpec.dimensionCompression",
+        ),
+        (&["ioConfig", "consumerProperties"], json!({}), "spec.ioConfig.consumerProperties"),
+        (&["dataSchema", "dataSource"], json!(""), "spec.dataSchema.dataSource"),
+    ];
+    for (path, value, expected) in cases {
+        let err = with(path, value.clone()).expect_err(&format!("{path:?} = {value}"));
+        let field = field_of(err);
+        assert!(field.starts_with(expected), "{path:?} = {value}: got field {field}, expected {expected}");
+    }
+}
+
+#[test]
+fn unknown_and_unimplemented_options_are_named_warnings() {
+    let loaded = with(&["tuningConfig", "maxPendingPersists"], serde_json::json!(2)).expect("loads");
+    assert!(loaded.warnings.iter().any(|w| w.field == "spec.tuningConfig.maxPendingPersists"), "{:?}", loaded.warnings);
+    let loaded = with(&["ioConfig", "someFutureOption"], serde_json::json!(true)).expect("loads");
+    assert!(loaded.warnings.iter().any(|w| w.field == "spec.ioConfig.someFutureOption"), "{:?}", loaded.warnings);
+    let loaded = with(&["dataSchema", "dimensionsSpec", "spatialDimensions"], serde_json::json!([{"dimName": "c"}]))
+        .expect("loads");
+    assert!(loaded.warnings.iter().any(|w| w.field.ends_with("spatialDimensions")), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn report_parse_exceptions_means_zero_tolerance() {
+    let loaded = with(&["tuningConfig", "reportParseExceptions"], serde_json::json!(true)).expect("loads");
+    assert_eq!(loaded.spec.tuning.max_parse_exceptions, 0);
+}
+
+#[test]
+fn rejects_non_kafka_specs() {
+    let err = load_spec(r#"{"type": "index_parallel", "spec": {}}"#).expect_err("batch spec");
+    assert_eq!(field_of(err), "type");
+    assert!(matches!(load_spec("{not json"), Err(SpecError::Json(_))));
+}

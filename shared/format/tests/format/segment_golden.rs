@@ -1,0 +1,139 @@
+//! Golden segment files in `data/golden/`: the writer must reproduce them byte for byte, and a
+//! reader written here from `docs/segment-format.md` alone (not the library's reader) must
+//! decode them to Druid's rollup-tutorial rows. Regenerate with `SLUICE_BLESS=1` after a
+//! deliberate format change (and bump the version).
+
+use crate::common::*;
+use serde_json::Value as Json;
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::segment::{Codec, Segment};
+use sluice_format::spec::Compression;
+
+fn rollup_segment(codec: Codec) -> Vec<u8> {
+    let spec = spec("rollup-kafka-supervisor.json");
+    let data = std::fs::read_to_string(data_path("rollup-data.json")).expect("data");
+    let (indexes, _) = index_records(&spec, data.lines().map(str::as_bytes));
+    let first_day = indexes.values().next().expect("index");
+    let compression = Compression { dimensions: codec, metrics: codec };
+    let hydrant = Segment::from_bytes("hydrant", first_day.persist(compression).expect("persist")).expect("open");
+    let mut out = merge(&[hydrant], &MergeOptions { max_rows_per_segment: 1000, compression }).expect("merge");
+    out.remove(0)
+}
+
+fn golden(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let path = data_path(&format!("golden/{name}"));
+    if std::env::var_os("SLUICE_BLESS").is_some() {
+        std::fs::write(&path, bytes).expect("write golden");
+    }
+    let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e} (run with SLUICE_BLESS=1 to create)"));
+    assert_eq!(stored, bytes, "{name}: the writer no longer produces the golden bytes");
+    stored
+}
+
+fn u32_at(b: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize
+}
+
+/// Decodes an uncompressed longs part as the format document specifies.
+fn doc_longs(part: &[u8]) -> Vec<i64> {
+    assert_eq!((part[0], part[1]), (1, 0), "longs part, codec none");
+    let delta = part[2] & 1 == 1;
+    let (num_values, block_values, num_blocks) = (u32_at(part, 4), u32_at(part, 8), u32_at(part, 12));
+    let data = &part[16 + 4 * num_blocks..];
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 0..num_blocks {
+        let end = u32_at(part, 16 + 4 * i);
+        let block = &data[start..end];
+        let n = block_values.min(num_values - i * block_values);
+        let base = i64::from_le_bytes(block[..8].try_into().expect("base"));
+        let width = block[8] as usize;
+        assert_eq!(block.len(), 9 + n * width);
+        let mut values: Vec<i64> = (0..n)
+            .map(|j| {
+                let mut b = [0u8; 8];
+                b[..width].copy_from_slice(&block[9 + j * width..9 + (j + 1) * width]);
+                base.wrapping_add(u64::from_le_bytes(b) as i64)
+            })
+            .collect();
+        if delta {
+            for j in 1..n {
+                values[j] = values[j].wrapping_add(values[j - 1]);
+            }
+        }
+        out.extend(values);
+        start = end;
+    }
+    out
+}
+
+/// Decodes an uncompressed bytes part as the format document specifies.
+fn doc_bytes(part: &[u8]) -> Vec<Vec<u8>> {
+    assert_eq!((part[0], part[1]), (4, 0), "bytes part, codec none");
+    let (num_values, num_blocks) = (u32_at(part, 4), u32_at(part, 8));
+    let data = &part[12 + 12 * num_blocks..];
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 0..num_blocks {
+        let first = u32_at(part, 12 + 12 * i);
+        let raw_len = u32_at(part, 12 + 12 * i + 4);
+        let end = u32_at(part, 12 + 12 * i + 8);
+        let next = if i + 1 < num_blocks { u32_at(part, 12 + 12 * (i + 1)) } else { num_values };
+        let raw = &data[start..end];
+        assert_eq!(raw.len(), raw_len);
+        let n = next - first;
+        let values_at = 4 * (n + 1);
+        for j in 0..n {
+            out.push(raw[values_at + u32_at(raw, 4 * j)..values_at + u32_at(raw, 4 * (j + 1))].to_vec());
+        }
+        start = end;
+    }
+    out
+}
+
+#[test]
+fn golden_files_match_the_writer_and_the_document() {
+    let bytes = golden("rollup-2018-01-01.none.seg", &rollup_segment(Codec::None));
+    assert_eq!(&bytes[..8], b"SLUICESG");
+    assert_eq!(u32_at(&bytes, 8), 1);
+    let dir_len = u32_at(&bytes, 12);
+    let dir_bytes = &bytes[20..20 + dir_len];
+    assert_eq!(crc32fast::hash(dir_bytes) as usize, u32_at(&bytes, 16));
+    let dir: Json = serde_json::from_slice(dir_bytes).expect("directory JSON");
+    let data = &bytes[20 + dir_len..];
+    assert_eq!(dir["num_rows"], 3);
+    let part = |col: &str, name: &str| -> &[u8] {
+        let c = dir["columns"].as_array().expect("columns").iter().find(|c| c["name"] == col).expect("column");
+        let p = &c["parts"][name];
+        let (off, len) =
+            (p["offset"].as_u64().expect("offset") as usize, p["length"].as_u64().expect("length") as usize);
+        let bytes = &data[off..off + len];
+        assert_eq!(crc32fast::hash(bytes) as u64, p["crc32"].as_u64().expect("crc"), "{col}.{name} checksum");
+        bytes
+    };
+    let times = doc_longs(part("__time", "values"));
+    assert_eq!(times, vec![1_514_768_460_000, 1_514_768_520_000, 1_514_768_580_000]);
+    let dictionary: Vec<String> =
+        doc_bytes(part("srcIP", "dictionary")).into_iter().map(|v| String::from_utf8(v).expect("utf8")).collect();
+    assert_eq!(dictionary, vec!["1.1.1.1"]);
+    let ids = doc_longs(part("srcIP", "ids"));
+    assert_eq!(ids, vec![1, 1, 1]);
+    let bitmaps = doc_bytes(part("srcIP", "bitmaps"));
+    let rows_of_value_1 = roaring::RoaringBitmap::deserialize_from(&bitmaps[1][..]).expect("portable roaring");
+    assert_eq!(rows_of_value_1.iter().collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(doc_longs(part("count", "values")), vec![3, 2, 1]);
+    assert_eq!(doc_longs(part("packets", "values")), vec![286, 415, 49]);
+    assert_eq!(doc_longs(part("bytes", "values")), vec![35_937, 366_260, 10_204]);
+}
+
+#[test]
+fn compressed_golden_files_match_and_decode() {
+    for (codec, name) in [(Codec::Lz4, "rollup-2018-01-01.lz4.seg"), (Codec::Zstd, "rollup-2018-01-01.zstd.seg")] {
+        let bytes = golden(name, &rollup_segment(codec));
+        let seg = Segment::from_bytes(name, bytes).expect("open");
+        assert_eq!(
+            comparable(&seg),
+            comparable(&Segment::from_bytes("none", rollup_segment(Codec::None)).expect("open"))
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! Datasources as the metadata store holds them: the catalog of datasource names, and per
+//! datasource the submitted spec with its state and the history of its schema changes, the
+//! planning state (`plan#`) and the committed offsets (`offsets#`) of each partition group.
+//! Layout: `docs/metadata-layout.md`.
+
+use crate::keys::{catalog_sk, datasource_pk, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
+use serde::{Deserialize, Serialize};
+use sluice_format::meters::MeterTotals;
+use sluice_format::spec::{load_spec_value, DatasourceSpec};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use std::collections::BTreeMap;
+
+/// Whether the supervisor works on a datasource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SupervisorState {
+    /// Plans, indexes and publishes.
+    Running,
+    /// Plans nothing new; tasks already planned finish and publish.
+    Suspended,
+    /// Stopped for good: nothing is planned or invoked.
+    Terminated,
+}
+
+/// One change of the dimension or metric schema, as submitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaChange {
+    /// When it was submitted (ms).
+    pub at_ms: i64,
+    /// Dimension names after the change.
+    pub dimensions: Vec<String>,
+    /// Metric names after the change.
+    pub metrics: Vec<String>,
+}
+
+/// The body of a datasource's `spec` item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecItem {
+    /// The Druid supervisor spec as submitted.
+    pub spec: serde_json::Value,
+    /// The supervisor's state.
+    pub state: SupervisorState,
+    /// Schema changes, oldest first; tasks planned after a change carry the new spec.
+    pub schema_history: Vec<SchemaChange>,
+}
+
+/// The body of a `plan#` item: where the next task of the group starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanItem {
+    /// Sequence number of the next task.
+    pub next_seq: u64,
+    /// Per partition of the group, the first offset no task has been planned for.
+    pub next_start: BTreeMap<i32, i64>,
+    /// Failed tasks up to this sequence number have been handled (the group replanned).
+    #[serde(default)]
+    pub replanned_after: Option<u64>,
+}
+
+impl Default for PlanItem {
+    /// A group nothing was planned for: the first task will be number 1.
+    fn default() -> Self {
+        Self { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }
+    }
+}
+
+/// The body of an `offsets#` item: what is published.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OffsetsItem {
+    /// Per partition of the group, the next offset to publish: every record before it is in a
+    /// visible segment (or was counted and dropped), none after it.
+    pub offsets: BTreeMap<i32, i64>,
+    /// The last task published.
+    pub last_seq: Option<u64>,
+    /// Row counters of every task published.
+    pub totals: MeterTotals,
+}
+
+/// Errors of datasource operations.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasourceError {
+    /// No spec was submitted under this name.
+    #[error("datasource {0:?} does not exist (submit its spec first)")]
+    Unknown(String),
+    /// The spec is invalid.
+    #[error("spec of datasource {datasource:?}: {reason}")]
+    InvalidSpec {
+        /// The datasource.
+        datasource: String,
+        /// Why.
+        reason: String,
+    },
+    /// An item cannot be read.
+    #[error("datasource {datasource:?}: item {sk} is malformed: {reason}")]
+    Corrupt {
+        /// The datasource.
+        datasource: String,
+        /// The item's sort key.
+        sk: String,
+        /// Why.
+        reason: String,
+    },
+    /// The metadata store failed.
+    #[error(transparent)]
+    Metadata(#[from] MetaError),
+}
+
+/// Parses an item body, naming the item when it does not fit.
+pub fn parse_body<T: serde::de::DeserializeOwned>(datasource: &str, item: &Item) -> Result<T, DatasourceError> {
+    serde_json::from_value(item.body.clone()).map_err(|e| DatasourceError::Corrupt {
+        datasource: datasource.into(),
+        sk: item.sk.clone(),
+        reason: e.to_string(),
+    })
+}
+
+/// The datasource names of the catalog.
+pub async fn list(meta: &dyn MetadataStore) -> Result<Vec<String>, DatasourceError> {
+    Ok(meta
+        .query(CATALOG_PK, CATALOG_PREFIX)
+        .await?
+        .into_iter()
+        .filter_map(|i| i.sk.strip_prefix(CATALOG_PREFIX).map(String::from))
+        .collect())
+}
+
+/// A datasource's spec item with its version, or [`DatasourceError::Unknown`].
+pub async fn load(meta: &dyn MetadataStore, datasource: &str) -> Result<(SpecItem, u64), DatasourceError> {
+    let item = meta
+        .get(&datasource_pk(datasource), SPEC_SK)
+        .await?
+        .ok_or_else(|| DatasourceError::Unknown(datasource.into()))?;
+    Ok((parse_body(datasource, &item)?, item.version))
+}
+
+/// What a submit did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// A new datasource.
+    Created,
+    /// The spec replaced the previous one; `schema_changed` when dimensions or metrics differ.
+    Updated {
+        /// Whether the dimension or metric schema changed (recorded in the history).
+        schema_changed: bool,
+    },
+}
+
+fn schema(spec: &DatasourceSpec) -> (Vec<String>, Vec<String>) {
+    (
+        spec.dimensions.iter().map(|d| d.name.clone()).collect(),
+        spec.metrics.iter().map(|m| m.name().to_string()).collect(),
+    )
+}
+
+/// Submits (creates or replaces) a datasource's spec; a running datasource keeps running,
+/// a terminated one starts again. Returns what happened and the spec's warnings.
+pub async fn submit(
+    meta: &dyn MetadataStore,
+    spec_json: serde_json::Value,
+    now_ms: i64,
+) -> Result<(String, Submitted, Vec<String>), DatasourceError> {
+    let loaded = load_spec_value(spec_json.clone())
+        .map_err(|e| DatasourceError::InvalidSpec { datasource: String::new(), reason: e.to_string() })?;
+    let name = loaded.spec.data_source.clone();
+    let (dimensions, metrics) = schema(&loaded.spec);
+    let change = SchemaChange { at_ms: now_ms, dimensions, metrics };
+    let pk = datasource_pk(&name);
+    match meta.get(&pk, SPEC_SK).await? {
+        None => {
+            let item = SpecItem { spec: spec_json, state: SupervisorState::Running, schema_history: vec![change] };
+            meta.transact(vec![
+                TxOp::Put { item: Item::new(&pk, SPEC_SK, to_json(&item)), condition: Condition::Absent },
+                TxOp::Put {
+                    item: Item::new(CATALOG_PK, catalog_sk(&name), serde_json::json!({})),
+                    condition: Condition::None,
+                },
+            ])
+            .await?;
+            Ok((name, Submitted::Created, loaded.warnings.iter().map(ToString::to_string).collect()))
+        }
+        Some(current) => {
+            let mut item: SpecItem = parse_body(&name, &current)?;
+            let last = item.schema_history.last();
+            let schema_changed = last.is_none_or(|l| l.dimensions != change.dimensions || l.metrics != change.metrics);
+            if schema_changed {
+                tracing::warn!(datasource = name, ?change, "schema change: applies to tasks planned from now on");
+                item.schema_history.push(change);
+            }
+            item.spec = spec_json;
+            if item.state == SupervisorState::Terminated {
+                item.state = SupervisorState::Running;
+            }
+            meta.put(Item::new(&pk, SPEC_SK, to_json(&item)), Condition::Version(current.version)).await?;
+            Ok((name, Submitted::Updated { schema_changed }, loaded.warnings.iter().map(ToString::to_string).collect()))
+        }
+    }
+}
+
+/// Sets a datasource's supervisor state (suspend, resume, terminate).
+pub async fn set_state(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    state: SupervisorState,
+) -> Result<(), DatasourceError> {
+    let (mut item, version) = load(meta, datasource).await?;
+    item.state = state;
+    meta.put(Item::new(datasource_pk(datasource), SPEC_SK, to_json(&item)), Condition::Version(version)).await?;
+    Ok(())
+}
+
+pub(crate) fn to_json<T: Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("items serialize to JSON")
+}

@@ -1,0 +1,13 @@
+//! The indexing task (Druid's SeekableStreamIndexTaskRunner): read an exact offset range,
+//! parse and index it per time chunk, persist hydrants, checkpoint, resume. [`run_task`] runs
+//! one attempt; the row meters and the message-time window are its parts.
+
+mod ingest;
+mod outcome;
+mod run;
+
+pub use ingest::Ingester;
+pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE_MARGIN};
+pub use run::run_task;
+pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
+pub use sluice_format::window::MessageWindow;

@@ -1,0 +1,413 @@
+//! One attempt of an indexing task (Druid's SeekableStreamIndexTaskRunner, cut to a Lambda):
+//!
+//! ```text
+//!  claim task# (attempt+1, lease; Version(v))      -- another live attempt: Busy
+//!  fold ckpt# items -> hydrants so far, positions   -- resume reads only the rest
+//!  loop: read records -> parse -> index per chunk   (blocking thread, one consumer)
+//!        until persist due | deadline - reserve | every range ends
+//!        persist the indexes -> hydrants -> put_if_absent under a key unique to the attempt
+//!        transact [ckpt# Absent, task# Version(v)]  -- fails: lease lost, nothing visible
+//!  -> Complete (hydrants + end offsets) | Incomplete (continue later)
+//! ```
+//!
+//! Records before a checkpoint's positions are in its hydrants (or were counted and dropped);
+//! records after them are read again by the next attempt, so a kill at any instruction loses
+//! nothing and duplicates nothing.
+
+use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
+use crate::datasource::DatasourceError;
+use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState};
+use sluice_format::index::IncrementalIndex;
+use sluice_format::spec::{load_spec_value, Compression, DatasourceSpec};
+use sluice_format::time::Interval;
+use sluice_kafka::{ConsumerSettings, OffsetRange, RangeReader, ReadError, ResetEvent, ResetPolicy, Stop};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_store::storage::ObjectStore;
+use std::time::{Duration, Instant};
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The claimed task: its item as this attempt wrote it and the version that fences it.
+struct Claim {
+    item: TaskItem,
+    version: u64,
+}
+
+/// Runs one attempt of task `id`: claims it, resumes from its checkpoints, reads the rest of
+/// its ranges into hydrants, and returns when it is complete, the deadline nears, or another
+/// attempt has taken it over.
+pub async fn run_task(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    id: &TaskId,
+    options: &TaskOptions,
+) -> Result<TaskOutcome, IndexerError> {
+    let mut times = StageTimes::default();
+    let started = Instant::now();
+    let claim = match claim(meta, id, options).await? {
+        Claimed::Now(c) => c,
+        Claimed::Done(item) => {
+            let progress = load_progress(meta, id).await?;
+            return Ok(TaskOutcome::Complete(report(item.attempt, progress, 0, times)));
+        }
+        Claimed::Busy { attempt, lease_expires_ms } => return Ok(TaskOutcome::Busy { attempt, lease_expires_ms }),
+    };
+    let progress = load_progress(meta, id).await?;
+    times.metadata += started.elapsed();
+    let mut attempt =
+        Attempt { meta, store, id, claim, progress, times, num_checkpoints: 0, options: *options, started };
+    match attempt.run().await {
+        Ok(outcome) => Ok(outcome),
+        Err(Failure::LeaseLost) => Ok(TaskOutcome::LeaseLost { attempt: attempt.claim.item.attempt }),
+        Err(Failure::Fatal(reason)) => {
+            attempt.release(TaskState::Failed, reason.clone()).await;
+            Err(IndexerError::TaskFailed { id: id.clone(), reason })
+        }
+        Err(Failure::Retryable(e)) => {
+            attempt.release(TaskState::Incomplete, e.to_string()).await;
+            Err(*e)
+        }
+    }
+}
+
+enum Claimed {
+    Now(Claim),
+    Done(TaskItem),
+    Busy { attempt: u32, lease_expires_ms: Option<i64> },
+}
+
+async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> Result<Claimed, IndexerError> {
+    let metadata = |source| IndexerError::Metadata { id: id.clone(), source };
+    let item =
+        meta.get(&id.pk(), &id.sk()).await.map_err(metadata)?.ok_or_else(|| IndexerError::TaskNotFound(id.clone()))?;
+    let mut task: TaskItem = serde_json::from_value(item.body.clone()).map_err(|e| IndexerError::Corrupt {
+        id: id.clone(),
+        sk: id.sk(),
+        reason: e.to_string(),
+    })?;
+    match task.claim(now_ms(), options.lease.as_millis() as i64) {
+        Ok(()) => {}
+        Err(ClaimRefused::Done) => return Ok(Claimed::Done(task)),
+        Err(ClaimRefused::Failed(reason)) => return Err(IndexerError::TaskFailed { id: id.clone(), reason }),
+        Err(ClaimRefused::Busy { attempt, lease_expires_ms }) => {
+            return Ok(Claimed::Busy { attempt, lease_expires_ms })
+        }
+    }
+    let body = serde_json::to_value(&task).map_err(|e| IndexerError::Corrupt {
+        id: id.clone(),
+        sk: id.sk(),
+        reason: e.to_string(),
+    })?;
+    let version = item.version;
+    match meta.put(Item { body, ..item }, Condition::Version(version)).await {
+        Ok(version) => {
+            tracing::info!(task = %id, attempt = task.attempt, "claimed");
+            Ok(Claimed::Now(Claim { item: task, version }))
+        }
+        Err(MetaError::ConditionFailed { current, .. }) => {
+            let current: Option<TaskItem> = current.and_then(|c| serde_json::from_value(c.body).ok());
+            Ok(Claimed::Busy {
+                attempt: current.as_ref().map_or(0, |c| c.attempt),
+                lease_expires_ms: current.and_then(|c| c.lease_expires_ms),
+            })
+        }
+        Err(e) => Err(metadata(e)),
+    }
+}
+
+async fn load_progress(meta: &dyn MetadataStore, id: &TaskId) -> Result<Progress, IndexerError> {
+    crate::task::load_progress(meta, id).await.map_err(|e| match e {
+        DatasourceError::Metadata(source) => IndexerError::Metadata { id: id.clone(), source },
+        e => IndexerError::Corrupt { id: id.clone(), sk: id.checkpoint_prefix(), reason: e.to_string() },
+    })
+}
+
+fn report(attempt: u32, progress: Progress, num_records_read: u64, times: StageTimes) -> TaskReport {
+    let last = progress.last;
+    TaskReport {
+        attempt,
+        hydrants: progress.hydrants,
+        positions: last.as_ref().map(|c| c.positions.clone()).unwrap_or_default(),
+        meters: last.as_ref().map_or_else(|| RowMeters::new(0, 0), |c| c.meters.clone()),
+        resets: last.map(|c| c.resets).unwrap_or_default(),
+        num_records_read,
+        times,
+    }
+}
+
+/// Why an attempt stopped early.
+enum Failure {
+    /// The task's version moved: another attempt holds it.
+    LeaseLost,
+    /// A reason no retry can fix: the task fails.
+    Fatal(String),
+    /// A reason a later attempt may not meet.
+    Retryable(Box<IndexerError>),
+}
+
+/// Hydrant bytes of one persist, before upload.
+struct Persisted {
+    chunk: Interval,
+    num_rows: u64,
+    bytes: Vec<u8>,
+}
+
+/// One step of reading on the blocking pool: what it ended with, and what it persisted.
+struct Step {
+    reader: RangeReader,
+    ingester: Ingester,
+    stop: Result<Stop, ReadError>,
+    persisted: Vec<Persisted>,
+    read_index: Duration,
+    persist: Duration,
+}
+
+struct Attempt<'a> {
+    meta: &'a dyn MetadataStore,
+    store: &'a dyn ObjectStore,
+    id: &'a TaskId,
+    claim: Claim,
+    progress: Progress,
+    times: StageTimes,
+    num_checkpoints: u32,
+    options: TaskOptions,
+    started: Instant,
+}
+
+impl Attempt<'_> {
+    async fn run(&mut self) -> Result<TaskOutcome, Failure> {
+        let spec = load_spec_value(self.claim.item.spec.clone())
+            .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?
+            .spec;
+        let tuning = &spec.tuning;
+        let meters = match &self.progress.last {
+            Some(c) => c.meters.clone().resume(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions),
+            None => RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions),
+        };
+        let ingester = Ingester::new(&spec, self.claim.item.window, meters)
+            .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
+        let opening = Instant::now();
+        let mut reader = self.open_reader(&spec).await?;
+        self.times.open += opening.elapsed();
+        let compression = tuning.intermediate_index;
+        // The attempt ends at the caller's deadline or after the spec's taskTimeBudget, the
+        // earlier of the two, keeping the reserve for the last persist.
+        let budget = sluice_format::time::Period::parse(&spec.sluice.task_time_budget)
+            .ok()
+            .and_then(|p| p.fixed_millis())
+            .map(|ms| self.started + Duration::from_millis(ms.max(0) as u64));
+        let deadline = match (self.options.deadline, budget) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let read_deadline = deadline.map(|d| d.checked_sub(self.options.reserve).unwrap_or_else(Instant::now));
+        let start_delivered = reader.delivered();
+        let mut ingester = Some(ingester);
+        loop {
+            let step =
+                read_step(reader, ingester.take().expect("ingester present"), read_deadline, compression).await?;
+            self.times.read_index += step.read_index;
+            self.times.persist += step.persist;
+            reader = step.reader;
+            let stop = match step.stop {
+                Ok(stop) => stop,
+                Err(e) => {
+                    if let Some(fatal) = &step.ingester.fatal {
+                        return Err(Failure::Fatal(fatal.to_string()));
+                    }
+                    return Err(match e {
+                        ReadError::OutOfRange { .. } | ReadError::Invalid(_) => Failure::Fatal(e.to_string()),
+                        e => Failure::Retryable(Box::new(IndexerError::Read { id: self.id.clone(), source: e })),
+                    });
+                }
+            };
+            let state = match stop {
+                Stop::Paused => TaskState::Running,
+                Stop::Deadline => TaskState::Incomplete,
+                Stop::Complete => TaskState::Complete,
+            };
+            let hydrants = self.upload(step.persisted).await?;
+            self.checkpoint(hydrants, &reader, &step.ingester.meters, state).await?;
+            if state != TaskState::Running {
+                let read = reader.delivered() - start_delivered;
+                let r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
+                tracing::info!(task = %self.id, attempt = r.attempt, ?state, records = read, hydrants = r.hydrants.len(), "attempt ends");
+                // Closing a consumer waits for librdkafka's threads to wind down (a few hundred
+                // ms): the attempt's result does not wait for it.
+                std::thread::spawn(move || drop(reader));
+                return Ok(if state == TaskState::Complete {
+                    TaskOutcome::Complete(r)
+                } else {
+                    TaskOutcome::Incomplete(r)
+                });
+            }
+            ingester = Some(step.ingester);
+        }
+    }
+
+    /// The consumer over what is left: from the last checkpoint, or the task's ranges.
+    async fn open_reader(&self, spec: &DatasourceSpec) -> Result<RangeReader, Failure> {
+        let ranges: Vec<OffsetRange> = match &self.progress.last {
+            Some(c) => c
+                .ends
+                .iter()
+                .map(|(&partition, &end)| OffsetRange {
+                    partition,
+                    start: c.positions.get(&partition).copied().unwrap_or(end),
+                    end,
+                })
+                .collect(),
+            None => self.claim.item.ranges.clone(),
+        };
+        let policy = ResetPolicy {
+            reset_automatically: spec.tuning.reset_offset_automatically,
+            use_earliest: spec.io.use_earliest_offset,
+        };
+        let settings = ConsumerSettings::new(&spec.io.consumer_properties);
+        let topic = self.claim.item.topic.clone();
+        let opened = tokio::task::spawn_blocking(move || RangeReader::open(&settings, &topic, &ranges, policy))
+            .await
+            .map_err(|e| Failure::Fatal(format!("the reader panicked: {e}")))?;
+        opened.map_err(|e| match e {
+            ReadError::OutOfRange { .. } | ReadError::Invalid(_) => Failure::Fatal(e.to_string()),
+            e => Failure::Retryable(Box::new(IndexerError::Read { id: self.id.clone(), source: e })),
+        })
+    }
+
+    async fn upload(&mut self, persisted: Vec<Persisted>) -> Result<Vec<HydrantRef>, Failure> {
+        let started = Instant::now();
+        let attempt = self.claim.item.attempt;
+        let mut hydrants = Vec::with_capacity(persisted.len());
+        for (i, p) in persisted.into_iter().enumerate() {
+            let n = self.progress.hydrants.len() as u32 + i as u32;
+            let key = self.id.hydrant_key(attempt, p.chunk, n);
+            let num_bytes = p.bytes.len() as u64;
+            self.store.put_if_absent(&key, p.bytes.into()).await.map_err(|source| {
+                Failure::Retryable(Box::new(IndexerError::Storage { id: self.id.clone(), source }))
+            })?;
+            hydrants.push(HydrantRef { key, chunk: p.chunk, num_rows: p.num_rows, num_bytes });
+        }
+        self.times.upload += started.elapsed();
+        Ok(hydrants)
+    }
+
+    /// Records the hydrants and the offsets they cover, fenced by the claim's version.
+    async fn checkpoint(
+        &mut self,
+        hydrants: Vec<HydrantRef>,
+        reader: &RangeReader,
+        meters: &RowMeters,
+        state: TaskState,
+    ) -> Result<(), Failure> {
+        let started = Instant::now();
+        let attempt = self.claim.item.attempt;
+        let checkpoint = Checkpoint {
+            attempt,
+            n: self.num_checkpoints,
+            hydrants,
+            positions: reader.positions().clone(),
+            ends: reader.ends().clone(),
+            meters: meters.clone(),
+            resets: self.all_resets(reader),
+        };
+        let mut task = self.claim.item.clone();
+        let positions = checkpoint.positions.clone();
+        match state {
+            TaskState::Complete => task.complete(positions),
+            TaskState::Incomplete => task.stop_at_deadline(positions),
+            _ => task.checkpoint(positions, now_ms(), self.options.lease.as_millis() as i64),
+        }
+        debug_assert_eq!(task.num_checkpoints, self.num_checkpoints + 1);
+        let ops = vec![
+            TxOp::Put {
+                item: Item::new(
+                    self.id.pk(),
+                    self.id.checkpoint_sk(attempt, self.num_checkpoints),
+                    to_json(&checkpoint),
+                ),
+                condition: Condition::Absent,
+            },
+            TxOp::Put {
+                item: Item::new(self.id.pk(), self.id.sk(), to_json(&task)),
+                condition: Condition::Version(self.claim.version),
+            },
+        ];
+        match self.meta.transact(ops).await {
+            Ok(()) => {}
+            Err(MetaError::TransactionFailed { .. }) => {
+                tracing::warn!(task = %self.id, attempt, "lease lost: another attempt holds the task");
+                return Err(Failure::LeaseLost);
+            }
+            Err(source) => {
+                return Err(Failure::Retryable(Box::new(IndexerError::Metadata { id: self.id.clone(), source })))
+            }
+        }
+        self.claim = Claim { item: task, version: self.claim.version + 1 };
+        self.num_checkpoints += 1;
+        self.progress.hydrants.extend(checkpoint.hydrants.iter().cloned());
+        self.progress.last = Some(checkpoint);
+        self.times.metadata += started.elapsed();
+        Ok(())
+    }
+
+    /// Resets of earlier attempts and of this one.
+    fn all_resets(&self, reader: &RangeReader) -> Vec<ResetEvent> {
+        let mut resets = self.progress.last.as_ref().map(|c| c.resets.clone()).unwrap_or_default();
+        resets.extend(reader.resets().iter().copied());
+        resets
+    }
+
+    /// Gives the task up after a failure: `Failed` with the reason, or `Incomplete` with the
+    /// lease released so the next attempt need not wait. Fenced like every write; a failure
+    /// to write is only logged (the lease expires anyway).
+    async fn release(&self, state: TaskState, reason: String) {
+        let mut task = self.claim.item.clone();
+        if state == TaskState::Failed {
+            task.fail(reason.clone(), now_ms());
+        } else {
+            task.release(reason.clone());
+        }
+        let item = Item::new(self.id.pk(), self.id.sk(), to_json(&task));
+        match self.meta.put(item, Condition::Version(self.claim.version)).await {
+            Ok(_) => tracing::warn!(task = %self.id, ?state, reason, "attempt gave the task up"),
+            Err(e) => tracing::warn!(task = %self.id, error = %e, "could not record the task's failure"),
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("task items serialize to JSON")
+}
+
+/// Reads on the blocking pool until the step stops, then persists the indexes there too.
+async fn read_step(
+    mut reader: RangeReader,
+    mut ingester: Ingester,
+    deadline: Option<Instant>,
+    compression: Compression,
+) -> Result<Step, Failure> {
+    tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let stop = reader.read(deadline, |r| ingester.ingest(r));
+        let read_index = started.elapsed();
+        let started = Instant::now();
+        let mut persisted = Vec::new();
+        if stop.is_ok() {
+            for index in ingester.take_indexes() {
+                persisted.push(persist(index, compression)?);
+            }
+        }
+        Ok(Step { reader, ingester, stop, persisted, read_index, persist: started.elapsed() })
+    })
+    .await
+    .map_err(|e| Failure::Fatal(format!("the indexing thread panicked: {e}")))?
+}
+
+fn persist(index: IncrementalIndex, compression: Compression) -> Result<Persisted, Failure> {
+    let chunk = index.interval();
+    let num_rows = index.num_rows() as u64;
+    let bytes = index.persist(compression).map_err(|e| Failure::Fatal(format!("persist of chunk {chunk:?}: {e}")))?;
+    Ok(Persisted { chunk, num_rows, bytes })
+}

@@ -1,0 +1,150 @@
+//! Every metadata key and object key Sluice writes, spelled once. The layout, with the
+//! conditions each write carries, is drawn in `docs/metadata-layout.md`.
+//!
+//! ```text
+//!  metadata  pk catalog         sk ds#<datasource>                           one per datasource
+//!            pk ds#<datasource> sk spec | stats
+//!                               sk plan#<group> | offsets#<group>
+//!                               sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>
+//!                               sk chunk#<start> | seg#<start>#<version>#<partition>
+//!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
+//!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
+//! ```
+//!
+//! Numbers are zero-padded and times offset so that keys sort like what they name: a prefix
+//! query returns groups, tasks, checkpoints and segments in order.
+
+use sluice_format::time::{format_iso, Interval};
+
+/// Partition key of the catalog: one item per datasource name.
+pub const CATALOG_PK: &str = "catalog";
+/// Sort key prefix of the catalog's datasource items.
+pub const CATALOG_PREFIX: &str = "ds#";
+/// Sort key of a datasource's spec item.
+pub const SPEC_SK: &str = "spec";
+/// Sort key of a datasource's supervisor statistics.
+pub const STATS_SK: &str = "stats";
+/// Sort key prefix of the planning states.
+pub const PLAN_PREFIX: &str = "plan#";
+/// Sort key prefix of the committed offsets.
+pub const OFFSETS_PREFIX: &str = "offsets#";
+/// Sort key prefix of the task items.
+pub const TASK_PREFIX: &str = "task#";
+/// Sort key prefix of the segment records.
+pub const SEGMENT_PREFIX: &str = "seg#";
+
+/// Partition key of a datasource's items.
+pub fn datasource_pk(datasource: &str) -> String {
+    format!("ds#{datasource}")
+}
+
+/// Sort key of a datasource's item in the catalog.
+pub fn catalog_sk(datasource: &str) -> String {
+    format!("{CATALOG_PREFIX}{datasource}")
+}
+
+/// Sort key of a partition group's planning state.
+pub fn plan_sk(group: u32) -> String {
+    format!("{PLAN_PREFIX}{group:04}")
+}
+
+/// Sort key of a partition group's committed offsets.
+pub fn offsets_sk(group: u32) -> String {
+    format!("{OFFSETS_PREFIX}{group:04}")
+}
+
+/// The partition group a `plan#` or `offsets#` sort key names.
+pub fn group_of(sk: &str, prefix: &str) -> Option<u32> {
+    sk.strip_prefix(prefix)?.parse().ok()
+}
+
+/// Sort key prefix of every task of a partition group.
+pub fn task_group_prefix(group: u32) -> String {
+    format!("{TASK_PREFIX}{group:04}#")
+}
+
+/// Sort key of a task item.
+pub fn task_sk(group: u32, seq: u64) -> String {
+    format!("{}{seq:012}", task_group_prefix(group))
+}
+
+/// Sort key prefix of every checkpoint of a task.
+pub fn checkpoint_prefix(group: u32, seq: u64) -> String {
+    format!("ckpt#{group:04}#{seq:012}#")
+}
+
+/// Sort key of checkpoint `n` of an attempt.
+pub fn checkpoint_sk(group: u32, seq: u64, attempt: u32, n: u32) -> String {
+    format!("{}{attempt:04}#{n:06}", checkpoint_prefix(group, seq))
+}
+
+/// Sort key of a time chunk's numbering item.
+pub fn chunk_sk(start: i64) -> String {
+    format!("chunk#{}", sortable(start))
+}
+
+/// Sort key of a segment record.
+pub fn segment_sk(start: i64, version: &str, partition: u32) -> String {
+    format!("{SEGMENT_PREFIX}{}#{version}#{partition:06}", sortable(start))
+}
+
+/// A time as a key part that sorts like the time (offset so negatives sort first).
+fn sortable(ms: i64) -> String {
+    format!("{:020}", (ms as i128 - i64::MIN as i128) as u128)
+}
+
+/// Object key prefix of every hydrant of a task, all attempts.
+pub fn hydrant_task_prefix(datasource: &str, group: u32, seq: u64) -> String {
+    format!("hydrants/{datasource}/{group:04}/{seq:012}/")
+}
+
+/// Object key of hydrant `n` of an attempt for the time chunk starting at `chunk_start`:
+/// unique to (datasource, task, attempt, chunk, sequence).
+pub fn hydrant_key(datasource: &str, group: u32, seq: u64, attempt: u32, chunk_start: i64, n: u32) -> String {
+    format!(
+        "{}{attempt:04}/{}/{n:06}.hyd",
+        hydrant_task_prefix(datasource, group, seq),
+        format_iso(chunk_start).replace(':', "-")
+    )
+}
+
+/// Object key of a segment.
+pub fn segment_key(datasource: &str, interval: Interval, version: &str, partition: u32) -> String {
+    format!(
+        "segments/{datasource}/{}_{}/{}/{partition:06}.seg",
+        format_iso(interval.start),
+        format_iso(interval.end),
+        version
+    )
+    .replace(':', "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_like_what_they_name() {
+        assert!(task_sk(1, 9) < task_sk(1, 10));
+        assert!(task_sk(1, 999) < task_sk(2, 1));
+        assert!(task_sk(3, 5).starts_with(&task_group_prefix(3)));
+        assert!(checkpoint_sk(1, 2, 1, 9) < checkpoint_sk(1, 2, 1, 10));
+        assert!(checkpoint_sk(1, 2, 1, 99) < checkpoint_sk(1, 2, 2, 0));
+        assert!(segment_sk(-5, "v", 0) < segment_sk(0, "v", 0));
+        assert!(chunk_sk(-1) < chunk_sk(1));
+        assert_eq!(group_of(&plan_sk(12), PLAN_PREFIX), Some(12));
+        assert_eq!(group_of("plan#x", PLAN_PREFIX), None);
+    }
+
+    #[test]
+    fn object_keys_carry_no_colons() {
+        let day = Interval { start: 0, end: 86_400_000 };
+        assert_eq!(
+            segment_key("wiki", day, "v1", 3),
+            "segments/wiki/1970-01-01T00-00-00.000Z_1970-01-02T00-00-00.000Z/v1/000003.seg"
+        );
+        let key = hydrant_key("wiki", 2, 7, 1, 0, 4);
+        assert!(key.starts_with(&hydrant_task_prefix("wiki", 2, 7)), "{key}");
+        assert!(!key.contains(':'), "{key}");
+    }
+}

@@ -1,0 +1,29 @@
+//! Sluice's pipeline: Druid's Kafka indexing path (supervisor, indexing tasks, merge,
+//! transactional publish) over the segment engine of `sluice-format`, the stores of
+//! `sluice-store` and the range reader of `sluice-kafka`.
+//!
+//! ```text
+//!  supervisor   plans offset ranges per partition group (plan# + task#), invokes functions
+//!  task#  an offset range per partition, claimed by one attempt        (task, indexer)
+//!    -> sluice_kafka   exact range read: records in [start, end), nothing else
+//!    -> sluice_format  input -> index -> segment                       => hydrant bytes
+//!  hydrants -> storage (put_if_absent); ckpt# + task# in one metadata transaction
+//!  merger       merge (sluice_format) -> segments -> storage, seg# (invisible) -> publish:
+//!               offsets# + task# in one transaction (compare-and-swap from the task's
+//!               start offsets to its end)
+//!  timeline     the visible segments, each row once
+//! ```
+//!
+//! The [`indexer`] runs one task attempt; the [`supervisor`] plans and invokes, the
+//! [`merger`] publishes, the [`timeline`] says what is visible, and the [`runner`] is the
+//! whole loop in one process. [`datasource`] and [`task`] hold the items they share.
+
+pub mod datasource;
+pub mod indexer;
+pub mod invoker;
+pub mod keys;
+pub mod merger;
+pub mod runner;
+pub mod supervisor;
+pub mod task;
+pub mod timeline;

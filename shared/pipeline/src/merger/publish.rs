@@ -1,0 +1,391 @@
+//! Merge a completed task's hydrants and publish them with its offsets.
+
+use crate::datasource::{parse_body, to_json, DatasourceError, OffsetsItem};
+use crate::invoker::{Job, TaskInvoker};
+use crate::keys::{offsets_sk, segment_key};
+use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
+use crate::timeline::{allocate_partitions, SegmentRecord};
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::segment::{ColumnType, Segment};
+use sluice_format::spec::{load_spec_value, TuningSettings};
+use sluice_format::time::{format_iso, Interval};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_store::storage::{ObjectStore, StorageError};
+use std::collections::BTreeMap;
+
+/// How a merger runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergerOptions {
+    /// Now (ms): the version of a time chunk that has none yet.
+    pub now_ms: i64,
+}
+
+/// How a merge ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MergeOutcome {
+    /// The task's segments are visible and its offsets committed.
+    Published {
+        /// The segments.
+        segments: Vec<SegmentRecord>,
+    },
+    /// The task was published before (a retry, or another merger): nothing changed.
+    AlreadyPublished,
+    /// An earlier task of the group has not published yet; retry later.
+    Waiting {
+        /// A partition whose committed offset is behind the task's start.
+        partition: i32,
+        /// Its committed offset.
+        committed: i64,
+        /// The task's start.
+        start: i64,
+    },
+    /// The task is not complete (still indexing, or failed).
+    NotComplete {
+        /// Its state.
+        state: TaskState,
+    },
+    /// The task can never publish: its range was published or replanned otherwise.
+    Conflict {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why a merge failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MergerError {
+    /// The task item does not exist.
+    #[error("task {0} does not exist")]
+    TaskNotFound(TaskId),
+    /// A hydrant is missing or corrupt: the task is failed (to be re-indexed), nothing
+    /// published, no offset advanced.
+    #[error("task {id}: hydrant {object}: {reason}")]
+    Corrupt {
+        /// The task.
+        id: TaskId,
+        /// The object.
+        object: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The task's items or spec cannot be read.
+    #[error("task {id}: {reason}")]
+    Invalid {
+        /// The task.
+        id: TaskId,
+        /// Why.
+        reason: String,
+    },
+    /// The metadata store failed (retryable).
+    #[error("task {id}: metadata: {source}")]
+    Metadata {
+        /// The task.
+        id: TaskId,
+        /// The error.
+        source: Box<DatasourceError>,
+    },
+    /// Deep storage failed (retryable).
+    #[error("task {id}: storage: {source}")]
+    Storage {
+        /// The task.
+        id: TaskId,
+        /// The error.
+        source: Box<StorageError>,
+    },
+}
+
+impl MergerError {
+    /// Whether a later attempt may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, MergerError::Metadata { .. } | MergerError::Storage { .. })
+    }
+}
+
+/// Merges the hydrants of the completed task `id` into segments and publishes them with the
+/// task's offsets; then, with an invoker, hands the group's next task to a merger if it is
+/// complete.
+pub async fn merge_and_publish(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: Option<&dyn TaskInvoker>,
+    id: &TaskId,
+    options: &MergerOptions,
+) -> Result<MergeOutcome, MergerError> {
+    let m = |e: MetaError| MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) };
+    let d = |e: DatasourceError| MergerError::Metadata { id: id.clone(), source: Box::new(e) };
+    let task_item =
+        meta.get(&id.pk(), &id.sk()).await.map_err(m)?.ok_or_else(|| MergerError::TaskNotFound(id.clone()))?;
+    let task: TaskItem = parse_body(&id.datasource, &task_item).map_err(d)?;
+    match task.state {
+        TaskState::Published => return Ok(MergeOutcome::AlreadyPublished),
+        TaskState::Complete => {}
+        state => return Ok(MergeOutcome::NotComplete { state }),
+    }
+    let offsets_item = meta
+        .get(&id.pk(), &offsets_sk(id.group))
+        .await
+        .map_err(m)?
+        .ok_or_else(|| MergerError::Invalid { id: id.clone(), reason: format!("no {} item", offsets_sk(id.group)) })?;
+    let offsets: OffsetsItem = parse_body(&id.datasource, &offsets_item).map_err(d)?;
+    if let Some(outcome) = check_order(&task, &offsets) {
+        return Ok(outcome);
+    }
+    let spec = load_spec_value(task.spec.clone())
+        .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("the task's spec is invalid: {e}") })?
+        .spec;
+    let progress = load_progress(meta, id).await.map_err(d)?;
+    let mut chunks: BTreeMap<Interval, Vec<&HydrantRef>> = BTreeMap::new();
+    for h in &progress.hydrants {
+        chunks.entry(h.chunk).or_default().push(h);
+    }
+    let merge_options =
+        MergeOptions { max_rows_per_segment: spec.tuning.max_rows_per_segment, compression: spec.tuning.index };
+    let version = format_iso(options.now_ms);
+    let merge_id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+    let mut written = Vec::new();
+    let result = async {
+        for (chunk, hydrants) in chunks {
+            let parts = fetch_hydrants(meta, store, id, &task_item, &hydrants).await?;
+            let outputs = if reuse_single_hydrant(&parts, &spec.tuning) {
+                // A merge of one hydrant gives back its bytes (shared/format/tests/merge_single.rs).
+                vec![parts[0].as_bytes().to_vec()]
+            } else {
+                tokio::task::spawn_blocking(move || merge(&parts, &merge_options))
+                    .await
+                    .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
+                    .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })?
+            };
+            let (version, first) =
+                allocate_partitions(meta, &id.datasource, chunk, outputs.len() as u32, &version).await.map_err(d)?;
+            for (i, bytes) in outputs.into_iter().enumerate() {
+                let partition = first + i as u32;
+                let record = describe(id, &merge_id, chunk, &version, partition, &bytes)?;
+                store
+                    .put_if_absent(&record.key, bytes.into())
+                    .await
+                    .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
+                meta.put(Item::new(id.pk(), record.sk(), to_json(&record)), Condition::Absent).await.map_err(m)?;
+                written.push(record);
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        discard(meta, store, &written).await;
+        return Err(e);
+    }
+    let publish =
+        Publish { task: &task, task_version: task_item.version, offsets, offsets_version: offsets_item.version };
+    publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters), options.now_ms).await
+}
+
+/// Whether a chunk's only hydrant can be published as its segment: it fits one segment and
+/// was persisted with the segment's compression.
+fn reuse_single_hydrant(parts: &[Segment], tuning: &TuningSettings) -> bool {
+    matches!(parts, [one] if (one.num_rows() as u64) <= tuning.max_rows_per_segment)
+        && tuning.intermediate_index == tuning.index
+}
+
+/// `None` when the task is next in its group's offset order.
+fn check_order(task: &TaskItem, offsets: &OffsetsItem) -> Option<MergeOutcome> {
+    for r in &task.ranges {
+        match offsets.offsets.get(&r.partition).copied() {
+            Some(c) if c == r.start => {}
+            Some(c) if c < r.start => {
+                return Some(MergeOutcome::Waiting { partition: r.partition, committed: c, start: r.start })
+            }
+            Some(c) => {
+                return Some(MergeOutcome::Conflict {
+                    reason: format!(
+                        "partition {} is published up to {c}, past this task's start {}",
+                        r.partition, r.start
+                    ),
+                })
+            }
+            None => {
+                return Some(MergeOutcome::Conflict {
+                    reason: format!("partition {} has no committed offset in its group", r.partition),
+                })
+            }
+        }
+    }
+    None
+}
+
+/// Reads a chunk's hydrants; a missing or corrupt one fails the task, naming the object.
+async fn fetch_hydrants(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    id: &TaskId,
+    task_item: &Item,
+    hydrants: &[&HydrantRef],
+) -> Result<Vec<Segment>, MergerError> {
+    let mut parts = Vec::with_capacity(hydrants.len());
+    for h in hydrants {
+        let segment = match store.get(&h.key).await {
+            Ok(bytes) => Segment::from_bytes(&h.key, bytes.to_vec()).map_err(|e| e.to_string()),
+            Err(StorageError::NotFound { .. }) => Err("the object is missing".to_string()),
+            Err(source) => return Err(MergerError::Storage { id: id.clone(), source: Box::new(source) }),
+        };
+        match segment {
+            Ok(s) if s.num_rows() as u64 == h.num_rows => parts.push(s),
+            Ok(s) => {
+                return Err(fail(
+                    meta,
+                    id,
+                    task_item,
+                    &h.key,
+                    format!("holds {} rows, checkpointed {}", s.num_rows(), h.num_rows),
+                )
+                .await)
+            }
+            Err(reason) => return Err(fail(meta, id, task_item, &h.key, reason).await),
+        }
+    }
+    Ok(parts)
+}
+
+/// Marks the task failed because of a hydrant (fenced by its version) and returns the error.
+async fn fail(meta: &dyn MetadataStore, id: &TaskId, task_item: &Item, object: &str, reason: String) -> MergerError {
+    let error = MergerError::Corrupt { id: id.clone(), object: object.into(), reason };
+    if let Ok(mut task) = serde_json::from_value::<TaskItem>(task_item.body.clone()) {
+        task.fail(error.to_string(), chrono::Utc::now().timestamp_millis());
+        let item = Item::new(id.pk(), id.sk(), to_json(&task));
+        if let Err(e) = meta.put(item, Condition::Version(task_item.version)).await {
+            tracing::warn!(task = %id, error = %e, "could not mark the task failed");
+        }
+    }
+    tracing::error!(task = %id, %error, "corrupt hydrant: the task fails and will be indexed again");
+    error
+}
+
+fn describe(
+    id: &TaskId,
+    merge_id: &str,
+    chunk: Interval,
+    version: &str,
+    partition: u32,
+    bytes: &[u8],
+) -> Result<SegmentRecord, MergerError> {
+    let key = segment_key(&id.datasource, chunk, version, partition);
+    let segment = Segment::from_bytes(&key, bytes.to_vec())
+        .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merged segment {key}: {e}") })?;
+    let columns = &segment.directory().columns;
+    Ok(SegmentRecord {
+        interval: chunk,
+        version: version.into(),
+        partition,
+        num_rows: segment.num_rows() as u64,
+        num_bytes: bytes.len() as u64,
+        dimensions: columns
+            .iter()
+            .filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric))
+            .map(|c| c.name.clone())
+            .collect(),
+        metrics: columns.iter().filter(|c| c.kind == ColumnType::Metric).map(|c| c.name.clone()).collect(),
+        task: id.clone(),
+        merge: merge_id.into(),
+        visible: false,
+        key,
+    })
+}
+
+/// Deletes segments that were never visible (a lost race or a failed merge).
+async fn discard(meta: &dyn MetadataStore, store: &dyn ObjectStore, written: &[SegmentRecord]) {
+    for r in written {
+        let pk = crate::keys::datasource_pk(&r.task.datasource);
+        if let Err(e) = meta.delete(&pk, &r.sk(), Condition::None).await {
+            tracing::warn!(segment = r.sk(), error = %e, "could not delete an unpublished segment record");
+        }
+        if let Err(e) = store.delete(&r.key).await {
+            tracing::warn!(object = r.key, error = %e, "could not delete an unpublished segment");
+        }
+    }
+}
+
+/// The items a publish conditions on, as the merger read them.
+struct Publish<'a> {
+    task: &'a TaskItem,
+    task_version: u64,
+    offsets: OffsetsItem,
+    offsets_version: u64,
+}
+
+impl Publish<'_> {
+    /// Publishes `written` (the segments of merge `merge_id`) with the task's end offsets.
+    #[allow(clippy::too_many_arguments)]
+    async fn run(
+        self,
+        meta: &dyn MetadataStore,
+        store: &dyn ObjectStore,
+        invoker: Option<&dyn TaskInvoker>,
+        id: &TaskId,
+        merge_id: &str,
+        written: Vec<SegmentRecord>,
+        meters: Option<crate::indexer::RowMeters>,
+        now_ms: i64,
+    ) -> Result<MergeOutcome, MergerError> {
+        let Publish { task, task_version, mut offsets, offsets_version } = self;
+        for r in &task.ranges {
+            let end = task.positions.get(&r.partition).copied().unwrap_or(r.end);
+            offsets.offsets.insert(r.partition, end);
+        }
+        offsets.last_seq = Some(id.seq);
+        if let Some(m) = &meters {
+            offsets.totals.add(m);
+        }
+        let mut published = task.clone();
+        published.publish(merge_id, now_ms);
+        let ops = vec![
+            TxOp::Put {
+                item: Item::new(id.pk(), offsets_sk(id.group), to_json(&offsets)),
+                condition: Condition::Version(offsets_version),
+            },
+            TxOp::Put {
+                item: Item::new(id.pk(), id.sk(), to_json(&published)),
+                condition: Condition::Version(task_version),
+            },
+        ];
+        match meta.transact(ops).await {
+            Ok(()) => {}
+            Err(MetaError::TransactionFailed { index, .. }) => {
+                discard(meta, store, &written).await;
+                let now = meta.get(&id.pk(), &id.sk()).await.ok().flatten();
+                let state = now.and_then(|i| serde_json::from_value::<TaskItem>(i.body).ok()).map(|t| t.state);
+                if state == Some(TaskState::Published) {
+                    return Ok(MergeOutcome::AlreadyPublished);
+                }
+                let what = if index == 0 { "the group's committed offsets moved" } else { "the task changed" };
+                return Ok(MergeOutcome::Conflict { reason: format!("publish refused: {what} (task now {state:?})") });
+            }
+            Err(e) => {
+                // Unknown outcome (e.g. a timeout): the segment records stay; they are visible
+                // exactly if the publish happened, and a retry finds out.
+                return Err(MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) });
+            }
+        }
+        tracing::info!(task = %id, segments = written.len(), "published");
+        let mut segments = Vec::with_capacity(written.len());
+        for mut r in written {
+            r.visible = true;
+            let item = Item::new(id.pk(), r.sk(), to_json(&r));
+            if let Err(e) = meta.put(item, Condition::Exists).await {
+                // Visible anyway through the published task; cleanup marks it later.
+                tracing::warn!(segment = r.sk(), error = %e, "could not mark a published segment visible");
+            }
+            segments.push(r);
+        }
+        if let Some(invoker) = invoker {
+            let next = TaskId { seq: id.seq + 1, ..id.clone() };
+            if let Ok(Some(item)) = meta.get(&next.pk(), &next.sk()).await {
+                if serde_json::from_value::<TaskItem>(item.body).is_ok_and(|t| t.state == TaskState::Complete) {
+                    if let Err(e) = invoker.invoke(Job::Merge { task: next }).await {
+                        tracing::warn!(error = %e, "could not hand the next task to a merger; the supervisor will");
+                    }
+                }
+            }
+        }
+        Ok(MergeOutcome::Published { segments })
+    }
+}

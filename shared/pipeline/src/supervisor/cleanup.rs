@@ -1,0 +1,67 @@
+//! Cleanup of finished tasks, a grace period after they finished: for a published task, its
+//! segments are marked visible and the segments of merges that lost are deleted; for a failed
+//! one, every segment it wrote (none of them visible). Then its hydrants (every attempt's),
+//! its checkpoints, and last its task item. Each step is idempotent and a kill between steps
+//! leaves work the next pass finishes; nothing a visible segment references is deleted.
+
+use super::{SupervisorError, SupervisorOptions};
+use crate::datasource::{parse_body, to_json};
+use crate::keys::{datasource_pk, hydrant_task_prefix, SEGMENT_PREFIX};
+use crate::task::{TaskItem, TaskState};
+use crate::timeline::SegmentRecord;
+use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_store::storage::ObjectStore;
+use std::collections::BTreeMap;
+
+/// Cleans up the finished tasks among `tasks` whose grace period is over (failed ones only
+/// once `replanned_after` says their group was planned again past them); returns how many.
+pub async fn clean_up(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    tasks: &[(TaskItem, u64)],
+    replanned_after: &BTreeMap<u32, u64>,
+    options: &SupervisorOptions,
+) -> Result<usize, SupervisorError> {
+    // A failed task stays until its group has been planned again past it.
+    let handled = |t: &TaskItem| replanned_after.get(&t.id.group).is_some_and(|&s| t.id.seq <= s);
+    let due: Vec<&(TaskItem, u64)> = tasks
+        .iter()
+        .filter(|(t, _)| t.state == TaskState::Published || (t.state == TaskState::Failed && handled(t)))
+        .filter(|(t, _)| t.finished_ms.is_some_and(|f| f + options.cleanup_grace_ms <= options.now_ms))
+        .collect();
+    if due.is_empty() {
+        return Ok(0);
+    }
+    let pk = datasource_pk(datasource);
+    let records: Vec<SegmentRecord> =
+        meta.query(&pk, SEGMENT_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
+    let mut cleaned = 0;
+    for (task, version) in due {
+        for r in records.iter().filter(|r| r.task == task.id) {
+            let winner = task.state == TaskState::Published && task.published_by.as_deref() == Some(r.merge.as_str());
+            if winner {
+                if !r.visible {
+                    let marked = SegmentRecord { visible: true, ..r.clone() };
+                    meta.put(Item::new(&pk, r.sk(), to_json(&marked)), Condition::Exists).await?;
+                }
+            } else {
+                store.delete(&r.key).await?;
+                meta.delete(&pk, &r.sk(), Condition::None).await?;
+            }
+        }
+        let prefix = hydrant_task_prefix(&task.id.datasource, task.id.group, task.id.seq);
+        for object in store.list(&prefix).await? {
+            store.delete(&object.key).await?;
+        }
+        for c in meta.query(&pk, &task.id.checkpoint_prefix()).await? {
+            meta.delete(&pk, &c.sk, Condition::None).await?;
+        }
+        match meta.delete(&pk, &task.id.sk(), Condition::Version(*version)).await {
+            Ok(()) => cleaned += 1,
+            Err(sluice_store::metadata::MetaError::ConditionFailed { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(cleaned)
+}

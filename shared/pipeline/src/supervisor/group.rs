@@ -1,0 +1,189 @@
+//! One partition group in one supervisor pass: its `plan#` and `offsets#` items created or
+//! extended to new partitions, failed tasks handled by replanning from their start, and the
+//! next tasks planned. Every write is one conditional transaction, so two supervisors running
+//! at once plan each range once: the loser's transaction is cancelled and it moves on.
+
+use super::plan::{initial_offset, next_ranges, record_budget};
+use crate::datasource::{to_json, OffsetsItem, PlanItem};
+use crate::indexer::MessageWindow;
+use crate::keys::{datasource_pk, offsets_sk, plan_sk};
+use crate::task::{TaskId, TaskItem, TaskState};
+use sluice_format::spec::DatasourceSpec;
+use sluice_kafka::Watermarks;
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use std::collections::BTreeMap;
+
+/// A group's items as read at the start of the pass, with their versions (`None`: absent).
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub datasource: String,
+    pub group: u32,
+    pub plan: PlanItem,
+    pub plan_version: Option<u64>,
+    pub offsets: OffsetsItem,
+    pub offsets_version: Option<u64>,
+}
+
+fn condition(version: Option<u64>) -> Condition {
+    version.map_or(Condition::Absent, Condition::Version)
+}
+
+impl Group {
+    fn plan_op(&self) -> TxOp {
+        TxOp::Put {
+            item: Item::new(datasource_pk(&self.datasource), plan_sk(self.group), to_json(&self.plan)),
+            condition: condition(self.plan_version),
+        }
+    }
+
+    fn offsets_op(&self) -> TxOp {
+        TxOp::Put {
+            item: Item::new(datasource_pk(&self.datasource), offsets_sk(self.group), to_json(&self.offsets)),
+            condition: condition(self.offsets_version),
+        }
+    }
+
+    /// Applies `ops` (which include this group's item puts); on success the versions move on.
+    async fn commit(&mut self, meta: &dyn MetadataStore, ops: Vec<TxOp>) -> Result<bool, MetaError> {
+        let touches_plan = ops.iter().any(|o| o.key().1 == plan_sk(self.group));
+        let touches_offsets = ops.iter().any(|o| o.key().1 == offsets_sk(self.group));
+        match meta.transact(ops).await {
+            Ok(()) => {
+                if touches_plan {
+                    self.plan_version = Some(self.plan_version.map_or(1, |v| v + 1));
+                }
+                if touches_offsets {
+                    self.offsets_version = Some(self.offsets_version.map_or(1, |v| v + 1));
+                }
+                Ok(true)
+            }
+            Err(MetaError::TransactionFailed { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adds the group's partitions that its items do not hold yet (all of them on the first
+    /// pass, or after a reset), starting where `useEarliestOffset` says. Returns false when
+    /// another supervisor changed the items first.
+    pub async fn ensure_partitions(
+        &mut self,
+        meta: &dyn MetadataStore,
+        partitions: &[i32],
+        marks: &BTreeMap<i32, Watermarks>,
+        use_earliest: bool,
+    ) -> Result<bool, MetaError> {
+        let missing: Vec<i32> = partitions
+            .iter()
+            .copied()
+            .filter(|p| !self.offsets.offsets.contains_key(p) || !self.plan.next_start.contains_key(p))
+            .collect();
+        if missing.is_empty() {
+            return Ok(true);
+        }
+        for p in &missing {
+            let w = marks.get(p).copied().unwrap_or(Watermarks { low: 0, high: 0 });
+            let committed =
+                *self.offsets.offsets.entry(*p).or_insert_with(|| initial_offset(use_earliest, w.low, w.high));
+            self.plan.next_start.entry(*p).or_insert(committed);
+        }
+        tracing::info!(datasource = self.datasource, group = self.group, ?missing, "partitions added to the group");
+        let ops = vec![self.plan_op(), self.offsets_op()];
+        self.commit(meta, ops).await
+    }
+
+    /// Handles the first failed task not handled yet: tasks after it are superseded (failed)
+    /// and the group is planned again from the failed task's start, as Druid restarts a
+    /// group's tasks from the last good offsets. Returns false when another supervisor won.
+    pub async fn replan_after_failure(
+        &mut self,
+        meta: &dyn MetadataStore,
+        tasks: &mut [(TaskItem, u64)],
+        now_ms: i64,
+    ) -> Result<bool, MetaError> {
+        let handled = self.plan.replanned_after.unwrap_or(0);
+        let Some(failed) = tasks
+            .iter()
+            .filter(|(t, _)| t.id.group == self.group && t.state == TaskState::Failed && t.id.seq > handled)
+            .map(|(t, _)| t.clone())
+            .min_by_key(|t| t.id.seq)
+        else {
+            return Ok(true);
+        };
+        self.plan.replanned_after = Some(self.plan.next_seq.saturating_sub(1));
+        let mut ops = vec![];
+        let mut superseded = Vec::new();
+        for (i, (t, v)) in tasks.iter().enumerate() {
+            if t.id.group == self.group && t.id.seq > failed.id.seq && !t.is_finished() {
+                let mut t = t.clone();
+                t.supersede(&failed.id, now_ms);
+                ops.push(TxOp::Put {
+                    item: Item::new(t.id.pk(), t.id.sk(), to_json(&t)),
+                    condition: Condition::Version(*v),
+                });
+                superseded.push((i, t));
+            }
+        }
+        // Plan again from the earliest start of the failed and superseded ranges, per partition.
+        let mut restart: BTreeMap<i32, i64> = BTreeMap::new();
+        for t in std::iter::once(&failed).chain(superseded.iter().map(|(_, t)| t)) {
+            for r in &t.ranges {
+                let s = restart.entry(r.partition).or_insert(r.start);
+                *s = (*s).min(r.start);
+            }
+        }
+        self.plan.next_start.extend(restart);
+        ops.insert(0, self.plan_op());
+        tracing::warn!(task = %failed.id, error = ?failed.error, superseded = superseded.len(), "task failed: the group is planned again from its start");
+        if !self.commit(meta, ops).await? {
+            return Ok(false);
+        }
+        for (i, t) in superseded {
+            tasks[i] = (t, tasks[i].1 + 1);
+        }
+        Ok(true)
+    }
+
+    /// Plans tasks while the group has records past its planned starts and fewer than
+    /// `max_in_flight` unpublished tasks; returns the planned tasks with their versions.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn plan_tasks(
+        &mut self,
+        meta: &dyn MetadataStore,
+        spec_json: &serde_json::Value,
+        spec: &DatasourceSpec,
+        highs: &BTreeMap<i32, i64>,
+        mut in_flight: usize,
+        max_in_flight: usize,
+        now_ms: i64,
+    ) -> Result<Vec<(TaskItem, u64)>, MetaError> {
+        let mut planned = Vec::new();
+        let totals = &self.offsets.totals;
+        let (max_records, max_bytes) = (spec.sluice.max_records_per_task, spec.sluice.max_bytes_per_task);
+        let budget = record_budget(max_records, max_bytes, totals.processed_bytes, totals.processed);
+        while in_flight < max_in_flight {
+            let Some(ranges) = next_ranges(&self.plan.next_start, highs, budget) else {
+                break;
+            };
+            let id = TaskId { datasource: self.datasource.clone(), group: self.group, seq: self.plan.next_seq };
+            let window = MessageWindow::new(&spec.io, now_ms);
+            let task = TaskItem::planned(id.clone(), spec_json.clone(), &spec.io.topic, ranges.clone(), window, now_ms);
+            let before = self.plan.clone();
+            self.plan.next_seq += 1;
+            for r in &ranges {
+                self.plan.next_start.insert(r.partition, r.end);
+            }
+            let ops = vec![
+                self.plan_op(),
+                TxOp::Put { item: Item::new(id.pk(), id.sk(), to_json(&task)), condition: Condition::Absent },
+            ];
+            if !self.commit(meta, ops).await? {
+                self.plan = before;
+                break;
+            }
+            tracing::info!(task = %id, ?ranges, "planned");
+            planned.push((task, 1));
+            in_flight += 1;
+        }
+        Ok(planned)
+    }
+}

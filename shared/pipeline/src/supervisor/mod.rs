@@ -1,0 +1,109 @@
+//! The supervisor: one pass per schedule tick (an EventBridge rule on AWS, a loop locally).
+//!
+//! ```text
+//!  for each datasource of the catalog (spec running or suspended):
+//!    Kafka: partitions and watermarks of the topic
+//!    per group (partition % taskCount), `concurrency` groups at a time:
+//!      plan#/offsets#: add new partitions (useEarliestOffset decides where they start)
+//!      a failed task: supersede the tasks after it, plan again from its start
+//!      running: plan tasks [next_start, min(high, next_start + budget)) while fewer than
+//!               max_in_flight are unpublished      transact [plan# Version(v), task# Absent]
+//!               (budget: maxRecordsPerTask, and maxBytesPerTask over the mean record size)
+//!    invoke: indexer for planned / incomplete / lease-expired tasks, merger for complete ones
+//!            (`concurrency` invocations in flight)
+//!    stats#: high watermarks, committed offsets, lag, tasks by state, recent errors
+//!    cleanup of tasks finished a grace period ago
+//! ```
+//!
+//! Planning runs ahead of publishing (from where the last planned range ended), so indexing
+//! is not held up by merges; publishing stays in offset order per group (see
+//! [`crate::merger`]). Two supervisors may run at once: every write is conditional, the loser
+//! of a race plans nothing and moves on.
+
+mod cleanup;
+mod group;
+mod groups;
+mod ops;
+mod pass;
+mod plan;
+
+pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
+pub use pass::{run_pass, supervise, DatasourcePass};
+pub use plan::{initial_offset, next_ranges, record_budget};
+
+use crate::datasource::DatasourceError;
+use crate::invoker::InvokeError;
+use serde::{Deserialize, Serialize};
+use sluice_kafka::ReadError;
+use sluice_store::metadata::MetaError;
+use sluice_store::storage::StorageError;
+use std::collections::BTreeMap;
+
+/// How a pass runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SupervisorOptions {
+    /// Now (ms).
+    pub now_ms: i64,
+    /// Most unpublished tasks per partition group.
+    pub max_in_flight: usize,
+    /// How long finished tasks are kept before their hydrants and items are deleted (ms).
+    pub cleanup_grace_ms: i64,
+    /// Requests in flight at once when planning groups and invoking jobs.
+    pub concurrency: usize,
+}
+
+impl SupervisorOptions {
+    /// Defaults at `now_ms`: 4 tasks in flight per group, 10 minutes of grace.
+    pub fn at(now_ms: i64) -> Self {
+        Self { now_ms, max_in_flight: 4, cleanup_grace_ms: 10 * 60_000, concurrency: 32 }
+    }
+}
+
+/// The body of a datasource's `stats` item, written by every pass.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsItem {
+    /// When the pass ran (ms).
+    pub updated_ms: i64,
+    /// Per partition, the high watermark seen.
+    pub high: BTreeMap<i32, i64>,
+    /// Per partition, the committed offset at the start of the pass.
+    pub committed: BTreeMap<i32, i64>,
+    /// Per partition, high watermark minus committed offset.
+    pub lag: BTreeMap<i32, i64>,
+    /// Tasks by state.
+    pub tasks: BTreeMap<String, usize>,
+    /// The latest task errors, newest first.
+    pub recent_errors: Vec<String>,
+}
+
+/// Why a supervisor pass or operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// A datasource item or spec is unusable, or an operation's input is invalid.
+    #[error("datasource {datasource:?}: {reason}")]
+    Invalid {
+        /// The datasource.
+        datasource: String,
+        /// Why.
+        reason: String,
+    },
+    /// A datasource error (unknown datasource, corrupt item, metadata store failure).
+    #[error(transparent)]
+    Datasource(#[from] DatasourceError),
+    /// Kafka could not be read.
+    #[error(transparent)]
+    Kafka(#[from] ReadError),
+    /// A job could not be handed over.
+    #[error(transparent)]
+    Invoke(#[from] InvokeError),
+    /// Deep storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<MetaError> for SupervisorError {
+    fn from(e: MetaError) -> Self {
+        SupervisorError::Datasource(DatasourceError::Metadata(e))
+    }
+}

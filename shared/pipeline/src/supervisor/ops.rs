@@ -1,0 +1,205 @@
+//! Operations of Druid's supervisor API as library calls: status, reset, reset offsets
+//! (suspend, resume and terminate are [`crate::datasource::set_state`]).
+
+use super::{StatsItem, SupervisorError};
+use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
+use crate::indexer::MeterTotals;
+use crate::keys::{
+    datasource_pk, group_of, offsets_sk, plan_sk, task_group_prefix, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX,
+};
+use crate::task::TaskItem;
+use serde::Serialize;
+use sluice_format::spec::load_spec_value;
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use std::collections::BTreeMap;
+
+/// What a reset may do to the data, said before it is done (as Druid says it).
+pub const RESET_WARNING: &str =
+    "resetting offsets discards the published position: records between the old and the new \
+     offsets are skipped (data loss) or ingested again (duplicates); unpublished tasks are abandoned";
+
+/// One partition in a status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionStatus {
+    /// Partition.
+    pub partition: i32,
+    /// Committed (published) offset.
+    pub committed: Option<i64>,
+    /// High watermark at the last pass.
+    pub high: Option<i64>,
+    /// High watermark minus committed offset.
+    pub lag: Option<i64>,
+}
+
+/// A datasource's supervisor status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// The datasource.
+    pub datasource: String,
+    /// Running, suspended or terminated.
+    pub state: SupervisorState,
+    /// Per partition offsets and lag.
+    pub partitions: Vec<PartitionStatus>,
+    /// Tasks by state, now.
+    pub tasks: BTreeMap<String, usize>,
+    /// The latest task errors, as of the last pass.
+    pub recent_errors: Vec<String>,
+    /// Row counters of every published task.
+    pub totals: MeterTotals,
+    /// When the last pass ran (ms).
+    pub last_pass_ms: Option<i64>,
+}
+
+/// The status of `datasource`: committed offsets and totals now, watermarks as of the last pass.
+pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status, SupervisorError> {
+    let (spec, _) = datasource::load(meta, datasource).await?;
+    let pk = datasource_pk(datasource);
+    let stats: StatsItem = match meta.get(&pk, STATS_SK).await? {
+        Some(item) => parse_body(datasource, &item)?,
+        None => StatsItem::default(),
+    };
+    let mut committed = BTreeMap::new();
+    let mut totals = MeterTotals::default();
+    for item in meta.query(&pk, OFFSETS_PREFIX).await? {
+        let o: OffsetsItem = parse_body(datasource, &item)?;
+        committed.extend(o.offsets);
+        totals.merge(&o.totals);
+    }
+    let mut tasks: BTreeMap<String, usize> = BTreeMap::new();
+    for item in meta.query(&pk, TASK_PREFIX).await? {
+        let t: TaskItem = parse_body(datasource, &item)?;
+        *tasks.entry(t.state.name().to_string()).or_default() += 1;
+    }
+    let mut partitions: Vec<i32> = committed.keys().chain(stats.high.keys()).copied().collect();
+    partitions.sort_unstable();
+    partitions.dedup();
+    Ok(Status {
+        datasource: datasource.into(),
+        state: spec.state,
+        partitions: partitions
+            .into_iter()
+            .map(|p| {
+                let (c, h) = (committed.get(&p).copied(), stats.high.get(&p).copied());
+                PartitionStatus { partition: p, committed: c, high: h, lag: c.zip(h).map(|(c, h)| h - c) }
+            })
+            .collect(),
+        tasks,
+        recent_errors: stats.recent_errors,
+        totals,
+        last_pass_ms: (stats.updated_ms > 0).then_some(stats.updated_ms),
+    })
+}
+
+/// Abandons the group's unpublished tasks and applies `change` to its plan and offsets, in
+/// one transaction.
+async fn rewrite_group(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    group: u32,
+    now_ms: i64,
+    reason: &str,
+    change: impl FnOnce(&mut PlanItem, &mut Option<OffsetsItem>),
+) -> Result<usize, SupervisorError> {
+    let pk = datasource_pk(datasource);
+    let plan_item = meta.get(&pk, &plan_sk(group)).await?;
+    let offsets_item = meta.get(&pk, &offsets_sk(group)).await?;
+    let mut plan: PlanItem = match &plan_item {
+        Some(i) => parse_body(datasource, i)?,
+        None => PlanItem::default(),
+    };
+    let mut offsets: Option<OffsetsItem> = offsets_item.as_ref().map(|i| parse_body(datasource, i)).transpose()?;
+    plan.replanned_after = Some(plan.next_seq.saturating_sub(1));
+    change(&mut plan, &mut offsets);
+    let version = |i: &Option<Item>| i.as_ref().map_or(Condition::Absent, |i| Condition::Version(i.version));
+    let mut ops =
+        vec![TxOp::Put { item: Item::new(&pk, plan_sk(group), to_json(&plan)), condition: version(&plan_item) }];
+    match (&offsets, &offsets_item) {
+        (Some(o), _) => ops
+            .push(TxOp::Put { item: Item::new(&pk, offsets_sk(group), to_json(o)), condition: version(&offsets_item) }),
+        (None, Some(i)) => {
+            ops.push(TxOp::Delete { pk: pk.clone(), sk: offsets_sk(group), condition: Condition::Version(i.version) })
+        }
+        (None, None) => {}
+    }
+    let mut abandoned = 0;
+    for item in meta.query(&pk, &task_group_prefix(group)).await? {
+        let mut t: TaskItem = parse_body(datasource, &item)?;
+        if t.is_finished() {
+            continue;
+        }
+        t.fail(format!("abandoned: {reason}"), now_ms);
+        ops.push(TxOp::Put {
+            item: Item::new(&pk, t.id.sk(), to_json(&t)),
+            condition: Condition::Version(item.version),
+        });
+        abandoned += 1;
+    }
+    match meta.transact(ops).await {
+        Ok(()) => Ok(abandoned),
+        Err(MetaError::TransactionFailed { .. }) => Err(SupervisorError::Invalid {
+            datasource: datasource.into(),
+            reason: format!("group {group} changed while it was being reset; run the reset again"),
+        }),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Clears the committed offsets of every group: the next pass starts each partition where
+/// `useEarliestOffset` says. See [`RESET_WARNING`]. Returns the tasks abandoned.
+pub async fn reset(meta: &dyn MetadataStore, datasource: &str, now_ms: i64) -> Result<usize, SupervisorError> {
+    datasource::load(meta, datasource).await?;
+    tracing::warn!(datasource, "{RESET_WARNING}");
+    let pk = datasource_pk(datasource);
+    let mut groups: Vec<u32> = Vec::new();
+    for item in meta.query(&pk, PLAN_PREFIX).await? {
+        groups.push(group_of(&item.sk, PLAN_PREFIX).unwrap_or(0));
+    }
+    let mut abandoned = 0;
+    for g in groups {
+        abandoned += rewrite_group(meta, datasource, g, now_ms, "supervisor reset", |plan, offsets| {
+            plan.next_start.clear();
+            *offsets = None;
+        })
+        .await?;
+    }
+    Ok(abandoned)
+}
+
+/// Sets the committed offsets of the given partitions (Druid's resetOffsets): tasks of their
+/// groups are abandoned and planned again from these offsets. See [`RESET_WARNING`].
+pub async fn reset_offsets(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    offsets: &BTreeMap<i32, i64>,
+    now_ms: i64,
+) -> Result<usize, SupervisorError> {
+    let (spec_item, _) = datasource::load(meta, datasource).await?;
+    let spec = load_spec_value(spec_item.spec)
+        .map_err(|e| SupervisorError::Invalid { datasource: datasource.into(), reason: e.to_string() })?
+        .spec;
+    if let Some((p, o)) = offsets.iter().find(|(p, o)| **p < 0 || **o < 0) {
+        return Err(SupervisorError::Invalid {
+            datasource: datasource.into(),
+            reason: format!("invalid offset {p}={o}"),
+        });
+    }
+    tracing::warn!(datasource, ?offsets, "{RESET_WARNING}");
+    let task_count = spec.io.task_count.max(1);
+    let mut by_group: BTreeMap<u32, Vec<(i32, i64)>> = BTreeMap::new();
+    for (&p, &o) in offsets {
+        by_group.entry(p as u32 % task_count).or_default().push((p, o));
+    }
+    let mut abandoned = 0;
+    for (g, set) in by_group {
+        abandoned += rewrite_group(meta, datasource, g, now_ms, "offsets reset", |plan, committed| {
+            let c = committed.get_or_insert_with(OffsetsItem::default);
+            c.offsets.extend(set.iter().copied());
+            // Abandoned tasks covered the group's other partitions too: plan from committed.
+            plan.next_start = c.offsets.clone();
+        })
+        .await?;
+    }
+    Ok(abandoned)
+}

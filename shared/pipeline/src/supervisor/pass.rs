@@ -1,0 +1,221 @@
+//! One supervisor pass over every datasource of the catalog.
+
+use super::cleanup::clean_up;
+use super::groups::{pass_groups, GroupInput, PassContext};
+use super::{StatsItem, SupervisorError, SupervisorOptions};
+use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
+use crate::invoker::{Job, TaskInvoker};
+use crate::keys::{datasource_pk, group_of, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
+use crate::task::{TaskId, TaskItem, TaskState};
+use futures::StreamExt;
+use sluice_format::spec::load_spec_value;
+use sluice_kafka::{commit_group_offsets, partition_watermarks, ConsumerSettings};
+use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_store::storage::ObjectStore;
+use std::collections::BTreeMap;
+
+/// What one pass did for one datasource.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DatasourcePass {
+    /// The datasource.
+    pub datasource: String,
+    /// Tasks planned in this pass.
+    pub planned: Vec<TaskId>,
+    /// Jobs handed to the invoker.
+    pub invoked: Vec<Job>,
+    /// Per partition, the high watermark seen.
+    pub high: BTreeMap<i32, i64>,
+    /// Per partition, the committed offset.
+    pub committed: BTreeMap<i32, i64>,
+    /// Tasks cleaned up (hydrants, checkpoints and item deleted).
+    pub cleaned: usize,
+    /// Whether every partition's committed offset reached its high watermark.
+    pub caught_up: bool,
+}
+
+/// Runs one pass: for every datasource of the catalog (or only `only`), plan, invoke, record
+/// stats, clean up. A datasource that fails does not stop the others; its error is returned
+/// in its place, beside the datasource's name.
+pub async fn run_pass(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: &dyn TaskInvoker,
+    options: &SupervisorOptions,
+    only: Option<&str>,
+) -> Result<Vec<(String, Result<DatasourcePass, SupervisorError>)>, SupervisorError> {
+    let names = match only {
+        Some(name) => vec![name.to_string()],
+        None => datasource::list(meta).await?,
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let result = supervise(meta, store, invoker, options, &name).await;
+        if let Err(e) = &result {
+            tracing::error!(datasource = name, error = %e, "supervisor pass failed for the datasource");
+        }
+        out.push((name, result));
+    }
+    Ok(out)
+}
+
+async fn query_groups<T: serde::de::DeserializeOwned>(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    prefix: &str,
+) -> Result<BTreeMap<u32, (T, u64)>, SupervisorError> {
+    let mut out = BTreeMap::new();
+    for item in meta.query(&datasource_pk(datasource), prefix).await? {
+        let group = group_of(&item.sk, prefix).ok_or_else(|| SupervisorError::Invalid {
+            datasource: datasource.into(),
+            reason: format!("malformed key {}", item.sk),
+        })?;
+        out.insert(group, (parse_body::<T>(datasource, &item)?, item.version));
+    }
+    Ok(out)
+}
+
+/// One pass over one datasource.
+pub async fn supervise(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: &dyn TaskInvoker,
+    options: &SupervisorOptions,
+    name: &str,
+) -> Result<DatasourcePass, SupervisorError> {
+    let mut pass = DatasourcePass { datasource: name.into(), ..Default::default() };
+    let (spec_item, _) = datasource::load(meta, name).await?;
+    if spec_item.state == SupervisorState::Terminated {
+        return Ok(pass);
+    }
+    let spec = load_spec_value(spec_item.spec.clone())
+        .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?
+        .spec;
+    let settings = ConsumerSettings::new(&spec.io.consumer_properties);
+    let topic = spec.io.topic.clone();
+    let marks = tokio::task::spawn_blocking(move || partition_watermarks(&settings, &topic)).await.map_err(|e| {
+        SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
+    })??;
+    let task_count = spec.io.task_count.max(1);
+    let mut partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
+    for &p in marks.keys() {
+        partitions.entry(p as u32 % task_count).or_default().push(p);
+    }
+    pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
+    let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
+    let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
+    let tasks: Vec<(TaskItem, u64)> = meta
+        .query(&datasource_pk(name), TASK_PREFIX)
+        .await?
+        .iter()
+        .map(|i| Ok((parse_body::<TaskItem>(name, i)?, i.version)))
+        .collect::<Result<_, SupervisorError>>()?;
+    let mut by_group: BTreeMap<u32, Vec<(TaskItem, u64)>> = BTreeMap::new();
+    for task in tasks {
+        by_group.entry(task.0.id.group).or_default().push(task);
+    }
+    let inputs: Vec<GroupInput> = partitions
+        .into_iter()
+        .map(|(g, parts)| GroupInput {
+            group: g,
+            partitions: parts,
+            plan: plans.remove(&g),
+            offsets: offsets.remove(&g),
+            tasks: by_group.remove(&g).unwrap_or_default(),
+        })
+        .collect();
+    let ctx = PassContext {
+        meta,
+        name,
+        spec_json: &spec_item.spec,
+        spec: &spec,
+        marks: &marks,
+        options,
+        running: spec_item.state == SupervisorState::Running,
+    };
+    let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
+    // Tasks of groups that no longer have partitions are kept as they are.
+    let mut tasks: Vec<(TaskItem, u64)> = by_group.into_values().flatten().collect();
+    for outcome in pass_groups(&ctx, inputs).await {
+        let group = outcome?;
+        pass.committed.extend(group.committed);
+        if let Some(s) = group.replanned_after {
+            replanned_after.insert(group.group, s);
+        }
+        pass.planned.extend(group.planned);
+        tasks.extend(group.tasks);
+    }
+    tasks.sort_by_key(|(t, _)| (t.id.group, t.id.seq));
+    let jobs: Vec<Job> = tasks
+        .iter()
+        .filter_map(|(task, _)| match task.state {
+            TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
+            TaskState::Running if task.lease_expires_ms.is_none_or(|t| t <= options.now_ms) => {
+                Some(Job::Index { task: task.id.clone() })
+            }
+            TaskState::Complete => Some(Job::Merge { task: task.id.clone() }),
+            _ => None,
+        })
+        .collect();
+    // Invocations are independent: `concurrency` in flight, issued in task order.
+    let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
+        .buffered(options.concurrency.max(1))
+        .collect()
+        .await;
+    for result in invoked {
+        result?;
+    }
+    pass.invoked = jobs;
+    pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
+    if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
+        let (settings, topic, committed) =
+            (ConsumerSettings::new(&spec.io.consumer_properties), spec.io.topic.clone(), pass.committed.clone());
+        let group = name.to_string();
+        let failed = match tokio::task::spawn_blocking(move || {
+            commit_group_offsets(&settings, &group, &topic, &committed)
+        })
+        .await
+        {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(error) = failed {
+            // Informational only: a failure is logged, never fatal.
+            tracing::warn!(datasource = name, error, "could not commit offsets to the Kafka consumer group");
+        }
+    }
+    pass.cleaned = clean_up(meta, store, name, &tasks, &replanned_after, options).await?;
+    write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
+    Ok(pass)
+}
+
+async fn write_stats(
+    meta: &dyn MetadataStore,
+    name: &str,
+    pass: &DatasourcePass,
+    tasks: &[(TaskItem, u64)],
+    now_ms: i64,
+) -> Result<(), SupervisorError> {
+    let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
+    for (t, _) in tasks {
+        *by_state.entry(t.state.name().to_string()).or_default() += 1;
+    }
+    let mut errors: Vec<(i64, String)> = tasks
+        .iter()
+        .filter_map(|(t, _)| {
+            t.error.as_ref().map(|e| (t.finished_ms.unwrap_or(t.created_ms), format!("task {}: {e}", t.id)))
+        })
+        .collect();
+    errors.sort();
+    let stats = StatsItem {
+        updated_ms: now_ms,
+        high: pass.high.clone(),
+        committed: pass.committed.clone(),
+        lag: pass.high.iter().map(|(p, h)| (*p, h - pass.committed.get(p).copied().unwrap_or(*h))).collect(),
+        tasks: by_state,
+        recent_errors: errors.into_iter().rev().take(10).map(|(_, e)| e).collect(),
+    };
+    meta.put(Item::new(datasource_pk(name), STATS_SK, to_json(&stats)), Condition::None).await?;
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! Query-time aggregators: the ingest ones (read from any column: a metric, a dimension, a
+//! virtual column or `__time`) plus `filtered` and `HLLSketchMerge`. Each keeps one state per
+//! result group in flat vectors and is updated a batch of rows at a time.
+
+use super::aggregator_spec::QueryAggregator;
+use super::columns::Column;
+use super::json::{cell_value, json_double, value_json};
+use super::QueryError;
+use datasketches::hll::HllUnion;
+use serde_json::json;
+use sluice_format::aggregate::{AggOp, Aggregator, MetricCell};
+use sluice_format::filter::Filter;
+use sluice_format::spec::{AggregatorSpec, MetricKind};
+use sluice_format::value::Value;
+
+/// Per-group states.
+enum State {
+    Long { op: AggOp, vals: Vec<i64>, seen: Vec<bool> },
+    Double { op: AggOp, float: bool, vals: Vec<f64>, seen: Vec<bool> },
+    Timed { agg: Box<Aggregator>, cells: Vec<MetricCell> },
+    Sketch { lg_k: u8, round: bool, unions: Vec<Option<Box<HllUnion>>> },
+}
+
+/// A compiled aggregator with its states.
+pub struct Accumulator {
+    /// Output name.
+    pub name: String,
+    /// The column read (`None` for `count`).
+    pub input: Option<String>,
+    /// Only rows matching this filter are aggregated.
+    pub filter: Option<Filter>,
+    state: State,
+}
+
+impl Accumulator {
+    /// Compiles `agg`; a filtered aggregator's filter is kept beside the inner one.
+    pub fn new(agg: &QueryAggregator, at: &str) -> Result<Self, QueryError> {
+        match agg {
+            QueryAggregator::Filtered { name, filter, aggregator } => {
+                let mut inner = Accumulator::new(aggregator, at)?;
+                inner.filter = Some(match inner.filter.take() {
+                    None => filter.clone(),
+                    Some(f) => Filter::And { fields: vec![filter.clone(), f] },
+                });
+                if let Some(n) = name {
+                    inner.name = n.clone();
+                }
+                Ok(inner)
+            }
+            QueryAggregator::SketchMerge(s) => Ok(Accumulator {
+                name: s.name.clone(),
+                input: Some(s.field_name.clone()),
+                filter: None,
+                state: State::Sketch {
+                    lg_k: s.lg_k.unwrap_or(12),
+                    round: s.round.unwrap_or(false),
+                    unions: Vec::new(),
+                },
+            }),
+            QueryAggregator::Plain(spec) => {
+                let input = match spec.field_name() {
+                    Some(f) => Some(f.to_string()),
+                    None if matches!(spec, AggregatorSpec::Count { .. }) => None,
+                    None => {
+                        return Err(QueryError::invalid(
+                            at,
+                            format!("{} {:?}: expected \"fieldName\" (\"expression\" inputs are not supported in queries; use a virtual column)", spec.type_name(), spec.name()),
+                        ))
+                    }
+                };
+                let compiled = Aggregator::new(spec);
+                let state = match (compiled.op, compiled.kind) {
+                    (AggOp::Hll { lg_k, .. }, _) => {
+                        let round = match spec {
+                            AggregatorSpec::HyperUnique(s) | AggregatorSpec::HllSketchBuild(s) => {
+                                s.round.unwrap_or(false)
+                            }
+                            _ => false,
+                        };
+                        State::Sketch { lg_k, round, unions: Vec::new() }
+                    }
+                    (AggOp::First | AggOp::Last, _) => {
+                        State::Timed { agg: Box::new(compiled.clone()), cells: Vec::new() }
+                    }
+                    (op, MetricKind::Long) => State::Long { op, vals: Vec::new(), seen: Vec::new() },
+                    (op, kind) => {
+                        State::Double { op, float: kind == MetricKind::Float, vals: Vec::new(), seen: Vec::new() }
+                    }
+                };
+                Ok(Accumulator { name: spec.name().to_string(), input, filter: None, state })
+            }
+        }
+    }
+
+    /// Makes room for `n` groups.
+    pub fn grow(&mut self, n: usize) {
+        match &mut self.state {
+            State::Long { op, vals, seen } => {
+                vals.resize(n, 0);
+                seen.resize(n, *op == AggOp::Count);
+            }
+            State::Double { vals, seen, .. } => {
+                vals.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            State::Timed { agg, cells } => cells.resize_with(n, || agg.empty()),
+            State::Sketch { unions, .. } => unions.resize_with(n, || None),
+        }
+    }
+
+    /// Returns true for a plain `count`: it reads no column and needs no row, only how many.
+    pub fn counts_rows(&self) -> bool {
+        self.filter.is_none() && matches!(self.state, State::Long { op: AggOp::Count, .. })
+    }
+
+    /// Returns true when updates read `__time` (first/last over a plain column).
+    pub fn reads_times(&self) -> bool {
+        matches!(self.state, State::Timed { .. })
+    }
+
+    /// Adds `n` rows to group `slot` of a plain `count`.
+    pub fn add_rows(&mut self, slot: usize, n: u64) {
+        if let State::Long { op: AggOp::Count, vals, .. } = &mut self.state {
+            vals[slot] += n as i64;
+        }
+    }
+
+    /// The group's aggregate as a number, for ranking (sketches: their estimate).
+    pub fn number(&self, slot: usize) -> Option<f64> {
+        match &self.state {
+            State::Long { vals, seen, .. } => seen[slot].then(|| vals[slot] as f64),
+            State::Double { vals, seen, .. } => seen[slot].then_some(vals[slot]),
+            State::Timed { cells, .. } => cell_value(&cells[slot]).as_double(),
+            State::Sketch { unions, .. } => Some(unions[slot].as_ref().map_or(0.0, |u| u.estimate())),
+        }
+    }
+
+    /// Folds rows `rows` into groups `slots` (pairwise), reading `column` (`times` is the
+    /// segment's `__time`).
+    pub fn update(&mut self, column: Option<&Column<'_>>, rows: &[u32], slots: &[u32], times: &[i64]) {
+        match &mut self.state {
+            State::Long { op: AggOp::Count, vals, .. } => {
+                for &s in slots {
+                    vals[s as usize] += 1;
+                }
+            }
+            State::Long { op: AggOp::Sum, vals, seen } if matches!(column, Some(Column::Long(_, nulls)) if nulls.is_empty()) => {
+                if let Some(Column::Long(v, _)) = column {
+                    for (&r, &s) in rows.iter().zip(slots) {
+                        let s = s as usize;
+                        vals[s] = vals[s].wrapping_add(v[r as usize]);
+                        seen[s] = true;
+                    }
+                }
+            }
+            State::Long { op, vals, seen } => {
+                let op = *op;
+                for_each_number(column, rows, slots, times, |s, v| {
+                    let x = match v {
+                        Num::L(x) => x,
+                        Num::D(x) => x as i64,
+                    };
+                    let (acc, was) = (&mut vals[s], &mut seen[s]);
+                    *acc = if !*was {
+                        x
+                    } else {
+                        match op {
+                            AggOp::Min => (*acc).min(x),
+                            AggOp::Max => (*acc).max(x),
+                            _ => acc.wrapping_add(x),
+                        }
+                    };
+                    *was = true;
+                });
+            }
+            State::Double { op, float, vals, seen } => {
+                let (op, float) = (*op, *float);
+                for_each_number(column, rows, slots, times, |s, v| {
+                    let mut x = match v {
+                        Num::L(x) => x as f64,
+                        Num::D(x) => x,
+                    };
+                    if float {
+                        x = x as f32 as f64;
+                    }
+                    let (acc, was) = (&mut vals[s], &mut seen[s]);
+                    *acc = if !*was {
+                        x
+                    } else {
+                        match op {
+                            AggOp::Min => acc.min(x),
+                            AggOp::Max => acc.max(x),
+                            _ => *acc + x,
+                        }
+                    };
+                    if float {
+                        *acc = *acc as f32 as f64;
+                    }
+                    *was = true;
+                });
+            }
+            State::Timed { agg, cells } => {
+                for (&r, &s) in rows.iter().zip(slots) {
+                    let (r, s) = (r as usize, s as usize);
+                    match column {
+                        Some(Column::Cells(c, _)) => agg.combine(&mut cells[s], &c[r]),
+                        Some(c) => agg.fold(&mut cells[s], &c.value(r, times), times[r]),
+                        None => {}
+                    }
+                }
+            }
+            State::Sketch { lg_k, unions, .. } => {
+                let lg_k = *lg_k;
+                for (&r, &s) in rows.iter().zip(slots) {
+                    let (r, s) = (r as usize, s as usize);
+                    let union = unions[s].get_or_insert_with(|| {
+                        Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
+                    });
+                    match column {
+                        Some(Column::Cells(c, _)) => {
+                            if let MetricCell::Sketch(sk) = &c[r] {
+                                union.update(sk);
+                            }
+                        }
+                        Some(Column::String(d)) => {
+                            for &id in d.row_ids(r) {
+                                if let Some(v) = d.dictionary.get(id) {
+                                    union.update_value(v);
+                                }
+                            }
+                        }
+                        Some(c) => match c.value(r, times) {
+                            Value::Null => {}
+                            Value::String(v) => union.update_value(v.as_str()),
+                            Value::Long(v) => union.update_value(v.to_string().as_str()),
+                            Value::Double(v) => union.update_value(sluice_format::value::format_double(v).as_str()),
+                            Value::Array(items) => {
+                                for i in items {
+                                    if let Some(v) = i.as_str() {
+                                        union.update_value(v.as_ref());
+                                    }
+                                }
+                            }
+                        },
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// The finalized value of group `slot`, as Druid returns it.
+    pub fn value(&self, slot: usize) -> serde_json::Value {
+        match &self.state {
+            State::Long { vals, seen, .. } => {
+                if seen[slot] {
+                    json!(vals[slot])
+                } else {
+                    serde_json::Value::Null
+                }
+            }
+            State::Double { vals, seen, .. } => {
+                if seen[slot] {
+                    json_double(vals[slot])
+                } else {
+                    serde_json::Value::Null
+                }
+            }
+            State::Timed { cells, .. } => value_json(&cell_value(&cells[slot])),
+            State::Sketch { unions, round, .. } => {
+                let estimate = unions[slot].as_ref().map(|u| u.estimate()).unwrap_or(0.0);
+                if *round {
+                    json!(estimate.round() as i64)
+                } else {
+                    json_double(estimate)
+                }
+            }
+        }
+    }
+}
+
+/// A number read from a column.
+#[derive(Clone, Copy)]
+enum Num {
+    L(i64),
+    D(f64),
+}
+
+/// Calls `f(slot, number)` for every non-null numeric input of the pairs.
+fn for_each_number(
+    column: Option<&Column<'_>>,
+    rows: &[u32],
+    slots: &[u32],
+    times: &[i64],
+    mut f: impl FnMut(usize, Num),
+) {
+    let Some(column) = column else { return };
+    match column {
+        Column::Long(v, nulls) if nulls.is_empty() => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                f(s as usize, Num::L(v[r as usize]));
+            }
+        }
+        Column::Double(v, nulls) if nulls.is_empty() => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                f(s as usize, Num::D(v[r as usize]));
+            }
+        }
+        Column::Time => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                f(s as usize, Num::L(times[r as usize]));
+            }
+        }
+        Column::Absent => {}
+        other => {
+            for (&r, &s) in rows.iter().zip(slots) {
+                match other.value(r as usize, times) {
+                    Value::Long(x) => f(s as usize, Num::L(x)),
+                    Value::Double(x) => f(s as usize, Num::D(x)),
+                    Value::String(t) => {
+                        if let Some(x) = sluice_format::value::parse_long(&t) {
+                            f(s as usize, Num::L(x))
+                        } else if let Ok(x) = t.parse::<f64>() {
+                            f(s as usize, Num::D(x))
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! One segment's columns as a query reads them: each column decoded at most once per query,
+//! only when the query names it. String dimensions keep their sorted dictionary and their
+//! per-value Roaring bitmaps, so filters on them never look at rows.
+
+use super::model::VirtualColumn;
+use super::QueryError;
+use roaring::RoaringBitmap;
+use sluice_format::aggregate::MetricCell;
+use sluice_format::expr::{self, Expr};
+use sluice_format::segment::access::Metric;
+use sluice_format::segment::parts::{BytesBlock, BytesPart, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
+use sluice_format::segment::{ColumnEntry, ColumnType, FormatError, Segment};
+use sluice_format::spec::MetricKind;
+use sluice_format::value::Value;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A string dimension's sorted dictionary, decoded into one buffer.
+#[derive(Debug, Default)]
+pub struct Dictionary {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Dictionary {
+    /// Number of values (ids `1..=len`; id 0 is null).
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Returns true when the dimension holds only nulls.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The value of id `id` (1-based); `None` for id 0.
+    pub fn get(&self, id: u32) -> Option<&str> {
+        let i = (id as usize).checked_sub(1)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.text[start..self.ends[i] as usize])
+    }
+
+    /// The id of `value`, if present (binary search: the dictionary is sorted).
+    pub fn find(&self, value: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid as u32 + 1).unwrap_or("").cmp(value) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32 + 1),
+            }
+        }
+        None
+    }
+
+    fn decode(part: &BytesPart<'_>, object: &str, column: &str) -> Result<Self, FormatError> {
+        let mut raw = Vec::new();
+        let mut ends = Vec::with_capacity(part.len());
+        let mut block = BytesBlock::default();
+        for b in 0..part.num_blocks() {
+            part.block(b, &mut block)?;
+            for j in 0..block.len() {
+                raw.extend_from_slice(block.get(j));
+                ends.push(u32::try_from(raw.len()).map_err(|_| {
+                    FormatError::new(object, format!("column {column:?}: dictionary larger than 4 GiB"))
+                })?);
+            }
+        }
+        let text = String::from_utf8(raw)
+            .map_err(|_| FormatError::new(object, format!("column {column:?}: dictionary value is not UTF-8")))?;
+        if ends.iter().any(|&e| !text.is_char_boundary(e as usize)) {
+            return Err(FormatError::new(object, format!("column {column:?}: dictionary value is not UTF-8")));
+        }
+        let dict = Dictionary { text, ends };
+        for id in 2..=dict.len() as u32 {
+            if dict.get(id - 1) >= dict.get(id) {
+                return Err(FormatError::new(object, format!("column {column:?}: dictionary is not sorted")));
+            }
+        }
+        Ok(dict)
+    }
+}
+
+/// A string dimension.
+pub struct StringDim<'s> {
+    /// Sorted values.
+    pub dictionary: Dictionary,
+    /// One id per row (single-valued) or per value (multi-valued).
+    pub ids: Vec<u32>,
+    /// Multi-valued rows: row `r`'s ids are `ids[offsets[r]..offsets[r + 1]]`.
+    pub offsets: Option<Vec<u32>>,
+    bitmaps: BytesPart<'s>,
+    object: &'s str,
+    name: String,
+}
+
+impl StringDim<'_> {
+    /// The rows holding any of `ids` (sorted ascending), as the union of their bitmaps.
+    pub fn rows_with(&self, ids: &[u32]) -> Result<RoaringBitmap, FormatError> {
+        let mut out = RoaringBitmap::new();
+        let mut block = BytesBlock::default();
+        let mut loaded = usize::MAX;
+        for &id in ids {
+            let i = id as usize;
+            if i >= self.bitmaps.len() {
+                return Err(FormatError::new(self.object, format!("column {:?}: no bitmap for id {id}", self.name)));
+            }
+            if loaded == usize::MAX || i < block.first() || i >= block.first() + block.len() {
+                let b = self.block_of(i);
+                self.bitmaps.block(b, &mut block)?;
+                loaded = b;
+            }
+            let bitmap = RoaringBitmap::deserialize_from(block.get(i - block.first())).map_err(|e| {
+                FormatError::new(self.object, format!("column {:?}: bad bitmap for id {id}: {e}", self.name))
+            })?;
+            out |= bitmap;
+        }
+        Ok(out)
+    }
+
+    fn block_of(&self, i: usize) -> usize {
+        let (mut lo, mut hi) = (0, self.bitmaps.num_blocks());
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.bitmaps.block_first(mid) <= i {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The ids of row `row`.
+    pub fn row_ids(&self, row: usize) -> &[u32] {
+        match &self.offsets {
+            None => std::slice::from_ref(&self.ids[row]),
+            Some(o) => &self.ids[o[row] as usize..o[row + 1] as usize],
+        }
+    }
+
+    /// Row `row` as a value: a string, null, or a list for several values.
+    pub fn value(&self, row: usize) -> Value {
+        let ids = self.row_ids(row);
+        match ids {
+            [id] => self.dictionary.get(*id).map(|s| Value::String(s.to_string())).unwrap_or(Value::Null),
+            _ => Value::Array(
+                ids.iter().filter_map(|&id| self.dictionary.get(id)).map(|s| Value::String(s.to_string())).collect(),
+            ),
+        }
+    }
+}
+
+/// A column of one segment, decoded.
+pub enum Column<'s> {
+    /// The segment lacks the column: every row is null.
+    Absent,
+    /// `__time`.
+    Time,
+    /// A string dimension.
+    String(StringDim<'s>),
+    /// Longs (long dimensions and long metrics), with their null rows.
+    Long(Vec<i64>, RoaringBitmap),
+    /// Doubles (double and float dimensions and metrics), with their null rows.
+    Double(Vec<f64>, RoaringBitmap),
+    /// First/last and sketch metrics, as states.
+    Cells(Vec<MetricCell>, MetricKind),
+    /// A virtual column's values.
+    Values(Vec<Value>),
+}
+
+impl Column<'_> {
+    /// Row `row` as a value (`times` is the segment's `__time`).
+    pub fn value(&self, row: usize, times: &[i64]) -> Value {
+        match self {
+            Column::Absent => Value::Null,
+            Column::Time => Value::Long(times[row]),
+            Column::String(s) => s.value(row),
+            Column::Long(v, nulls) => {
+                if nulls.contains(row as u32) {
+                    Value::Null
+                } else {
+                    Value::Long(v[row])
+                }
+            }
+            Column::Double(v, nulls) => {
+                if nulls.contains(row as u32) {
+                    Value::Null
+                } else {
+                    Value::Double(v[row])
+                }
+            }
+            Column::Cells(cells, _) => super::json::cell_value(&cells[row]),
+            Column::Values(v) => v[row].clone(),
+        }
+    }
+}
+
+/// The columns of one segment, loaded on first use.
+pub struct SegmentColumns<'s> {
+    /// The segment.
+    pub segment: &'s Segment,
+    times: std::cell::OnceCell<Rc<Vec<i64>>>,
+    num_rows: usize,
+    virtuals: &'s [VirtualColumn],
+    loaded: HashMap<String, Rc<Column<'s>>>,
+}
+
+fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
+    move |e: FormatError| {
+        let object = if e.object == "segment" { segment.object().to_string() } else { e.object };
+        QueryError::Segment(FormatError { object, reason: e.reason })
+    }
+}
+
+impl<'s> SegmentColumns<'s> {
+    /// Opens `segment`; nothing is decoded yet.
+    pub fn open(segment: &'s Segment, virtuals: &'s [VirtualColumn]) -> Result<Self, QueryError> {
+        Ok(Self {
+            segment,
+            times: std::cell::OnceCell::new(),
+            num_rows: segment.num_rows(),
+            virtuals,
+            loaded: HashMap::new(),
+        })
+    }
+
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.num_rows
+    }
+
+    /// `__time` of every row, ascending (decoded on first use).
+    pub fn times(&self) -> Result<Rc<Vec<i64>>, QueryError> {
+        if let Some(t) = self.times.get() {
+            return Ok(t.clone());
+        }
+        let times = Rc::new(self.segment.times().and_then(|p| p.all_longs()).map_err(renamed(self.segment))?);
+        Ok(self.times.get_or_init(|| times).clone())
+    }
+
+    /// The first and last `__time`, reading only the blocks that hold them.
+    pub fn time_range(&self) -> Result<Option<(i64, i64)>, QueryError> {
+        if let Some(t) = self.times.get() {
+            return Ok(t.first().copied().zip(t.last().copied()));
+        }
+        let part = self.segment.times().map_err(renamed(self.segment))?;
+        if part.is_empty() {
+            return Ok(None);
+        }
+        let mut block = Vec::new();
+        part.long_block(0, &mut block).map_err(renamed(self.segment))?;
+        let first = block.first().copied();
+        part.long_block(part.num_blocks() - 1, &mut block).map_err(renamed(self.segment))?;
+        Ok(first.zip(block.last().copied()))
+    }
+
+    /// The column named `name` (a virtual column first, then a stored one).
+    pub fn column(&mut self, name: &str) -> Result<Rc<Column<'s>>, QueryError> {
+        if let Some(c) = self.loaded.get(name) {
+            return Ok(c.clone());
+        }
+        let column = match self.virtuals.iter().find(|v| v.name() == name) {
+            Some(v) => self.evaluate(v)?,
+            None if name == "__time" => Column::Time,
+            None => match self.segment.column(name) {
+                None => Column::Absent,
+                Some(entry) => load(self.segment, entry).map_err(renamed(self.segment))?,
+            },
+        };
+        let column = Rc::new(column);
+        self.loaded.insert(name.to_string(), column.clone());
+        Ok(column)
+    }
+
+    fn evaluate(&mut self, v: &'s VirtualColumn) -> Result<Column<'s>, QueryError> {
+        let VirtualColumn::Expression { name, expression, output_type } = v;
+        let mut names: Vec<String> = Vec::new();
+        let parsed: Expr = expr::parse(expression, &mut |field| {
+            names.iter().position(|n| n == field).unwrap_or_else(|| {
+                names.push(field.to_string());
+                names.len() - 1
+            })
+        })
+        .map_err(|e| QueryError::invalid(format!("virtualColumns.{name}"), e.to_string()))?;
+        let inputs: Vec<Rc<Column<'s>>> =
+            names.iter().filter(|n| *n != name).map(|n| self.column(n)).collect::<Result<_, _>>()?;
+        let cast = output_type.as_deref().map(str::to_ascii_uppercase);
+        let times = self.times()?;
+        let mut row = vec![Value::Null; inputs.len()];
+        let mut values = Vec::with_capacity(self.num_rows());
+        for r in 0..self.num_rows() {
+            for (slot, c) in row.iter_mut().zip(&inputs) {
+                *slot = c.value(r, &times);
+            }
+            let v = expr::eval(&parsed, &row, times[r]);
+            values.push(match cast.as_deref() {
+                Some("LONG") => {
+                    v.as_long().or_else(|| v.as_double().map(|d| d as i64)).map(Value::Long).unwrap_or(Value::Null)
+                }
+                Some("DOUBLE") | Some("FLOAT") => v.as_double().map(Value::Double).unwrap_or(Value::Null),
+                Some("STRING") => v.as_str().map(|s| Value::String(s.into_owned())).unwrap_or(Value::Null),
+                _ => v,
+            });
+        }
+        Ok(Column::Values(values))
+    }
+}
+
+impl VirtualColumn {
+    /// The column's name.
+    pub fn name(&self) -> &str {
+        match self {
+            VirtualColumn::Expression { name, .. } => name,
+        }
+    }
+}
+
+fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, FormatError> {
+    let n = seg.num_rows();
+    Ok(match entry.kind {
+        ColumnType::Time => Column::Time,
+        ColumnType::String => {
+            let s = seg.string_column(entry)?;
+            let dictionary = Dictionary::decode(&s.dictionary, seg.object(), &entry.name)?;
+            let max = dictionary.len() as i64;
+            let ids = checked_ids(&s.ids, max, seg.object(), &entry.name)?;
+            let offsets = match s.offsets {
+                None => None,
+                Some(o) => {
+                    let o = checked_ids(&o, ids.len() as i64, seg.object(), &entry.name)?;
+                    if o.first() != Some(&0)
+                        || o.last() != Some(&(ids.len() as u32))
+                        || o.windows(2).any(|w| w[0] > w[1])
+                    {
+                        return Err(FormatError::new(
+                            seg.object(),
+                            format!("column {:?}: bad row offsets", entry.name),
+                        ));
+                    }
+                    Some(o)
+                }
+            };
+            Column::String(StringDim {
+                dictionary,
+                ids,
+                offsets,
+                bitmaps: s.bitmaps,
+                object: seg.object(),
+                name: entry.name.clone(),
+            })
+        }
+        ColumnType::Long => {
+            Column::Long(seg.numeric(entry, "values", KIND_LONGS, Some(n))?.all_longs()?, seg.nulls(entry)?)
+        }
+        ColumnType::Double => {
+            Column::Double(seg.numeric(entry, "values", KIND_DOUBLES, Some(n))?.all_floats::<f64>()?, seg.nulls(entry)?)
+        }
+        ColumnType::Float => {
+            let v = seg.numeric(entry, "values", KIND_FLOATS, Some(n))?.all_floats::<f32>()?;
+            Column::Double(v.into_iter().map(f64::from).collect(), seg.nulls(entry)?)
+        }
+        ColumnType::Metric => {
+            let spec = entry.aggregator.as_ref().ok_or_else(|| {
+                FormatError::new(seg.object(), format!("metric {:?} names no aggregator", entry.name))
+            })?;
+            match spec.metric_kind() {
+                MetricKind::Long => {
+                    Column::Long(seg.numeric(entry, "values", KIND_LONGS, Some(n))?.all_longs()?, seg.nulls(entry)?)
+                }
+                MetricKind::Double => Column::Double(
+                    seg.numeric(entry, "values", KIND_DOUBLES, Some(n))?.all_floats::<f64>()?,
+                    seg.nulls(entry)?,
+                ),
+                MetricKind::Float => {
+                    let v = seg.numeric(entry, "values", KIND_FLOATS, Some(n))?.all_floats::<f32>()?;
+                    Column::Double(v.into_iter().map(f64::from).collect(), seg.nulls(entry)?)
+                }
+                kind => {
+                    let agg = sluice_format::aggregate::Aggregator::new(spec);
+                    let mut cols =
+                        sluice_format::segment::access::Columns::open(seg, &[], &[], std::slice::from_ref(&agg))?;
+                    let metric: &mut Metric<'_> = &mut cols.metrics[0];
+                    let cells = (0..n).map(|r| metric.cell(r)).collect::<Result<Vec<_>, _>>()?;
+                    Column::Cells(cells, kind)
+                }
+            }
+        }
+    })
+}
+
+/// Decodes a part of ids (or offsets) block by block, each checked to lie in `0..=max`.
+fn checked_ids(part: &NumericPart<'_>, max: i64, object: &str, column: &str) -> Result<Vec<u32>, FormatError> {
+    let mut out = Vec::with_capacity(part.len());
+    let mut block = Vec::new();
+    for b in 0..part.num_blocks() {
+        part.long_block(b, &mut block)?;
+        if let Some(bad) = block.iter().find(|&&v| !(0..=max).contains(&v)) {
+            return Err(FormatError::new(object, format!("column {column:?}: value {bad} outside 0..={max}")));
+        }
+        out.extend(block.iter().map(|&v| v as u32));
+    }
+    if out.len() != part.len() {
+        return Err(FormatError::new(
+            object,
+            format!("column {column:?}: {} values decoded of {}", out.len(), part.len()),
+        ));
+    }
+    Ok(out)
+}

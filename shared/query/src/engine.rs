@@ -1,0 +1,269 @@
+//! The aggregation path shared by timeseries, topN and groupBy: for every segment overlapping
+//! the query intervals, the rows inside the intervals that pass the filter (a bitmap), mapped
+//! to groups a batch at a time and folded into each aggregator's states.
+
+use super::aggregator::Accumulator;
+use super::bitmap_filter;
+use super::columns::SegmentColumns;
+use super::grouping::{Groups, SegmentGrouper};
+use super::model::{Common, DimensionSpec};
+use super::{QueryError, QuerySegment};
+use roaring::RoaringBitmap;
+use sluice_format::filter::Filter;
+use sluice_format::time::Interval;
+
+/// Rows per batch handed to the aggregators.
+pub const BATCH: usize = 4096;
+
+/// Groups and their aggregates.
+pub struct Aggregated {
+    /// The groups.
+    pub groups: Groups,
+    /// One accumulator per aggregator, in query order.
+    pub accumulators: Vec<Accumulator>,
+    /// Per segment with rows in the intervals: the data's time span clipped to each interval
+    /// (Druid's cursor span: bucket filling and the `all` bucket's timestamp follow it).
+    pub spans: Vec<Interval>,
+}
+
+/// The segments overlapping `intervals`.
+pub fn overlapping<'a>(
+    segments: &'a [QuerySegment],
+    intervals: &'a [Interval],
+) -> impl Iterator<Item = &'a QuerySegment> {
+    segments.iter().filter(move |s| intervals.iter().any(|i| i.start < s.interval.end && s.interval.start < i.end))
+}
+
+/// The rows a query reads in one segment: row ranges (no filter) or a bitmap.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Selection {
+    /// Half-open row ranges, ascending.
+    Ranges(Vec<(u32, u32)>),
+    /// Any rows.
+    Bitmap(RoaringBitmap),
+}
+
+impl Selection {
+    /// Number of rows.
+    pub fn len(&self) -> u64 {
+        match self {
+            Selection::Ranges(r) => r.iter().map(|(a, b)| u64::from(b - a)).sum(),
+            Selection::Bitmap(b) => b.len(),
+        }
+    }
+
+    /// Returns true when no row is selected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows, ascending.
+    pub fn rows(&self) -> Box<dyn Iterator<Item = u32> + '_> {
+        match self {
+            Selection::Ranges(r) => Box::new(r.iter().flat_map(|&(a, b)| a..b)),
+            Selection::Bitmap(b) => Box::new(b.iter()),
+        }
+    }
+
+    /// The first and last row.
+    pub fn first_last(&self) -> Option<(u32, u32)> {
+        match self {
+            Selection::Ranges(r) => r
+                .iter()
+                .find(|(a, b)| a < b)
+                .map(|(a, _)| *a)
+                .zip(r.iter().rev().find(|(a, b)| a < b).map(|(_, b)| b - 1)),
+            Selection::Bitmap(b) => b.min().zip(b.max()),
+        }
+    }
+
+    /// Calls `f` with the rows in ascending batches of at most [`BATCH`].
+    pub fn for_each_batch(&self, mut f: impl FnMut(&[u32]) -> Result<(), QueryError>) -> Result<(), QueryError> {
+        let mut batch = Vec::with_capacity(BATCH);
+        match self {
+            Selection::Ranges(ranges) => {
+                for &(a, b) in ranges {
+                    let mut at = a;
+                    while at < b {
+                        let end = b.min(at + BATCH as u32);
+                        batch.clear();
+                        batch.extend(at..end);
+                        f(&batch)?;
+                        at = end;
+                    }
+                }
+            }
+            Selection::Bitmap(bitmap) => {
+                let mut iter = bitmap.iter().peekable();
+                while iter.peek().is_some() {
+                    batch.clear();
+                    batch.extend(iter.by_ref().take(BATCH));
+                    f(&batch)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn to_bitmap(&self) -> RoaringBitmap {
+        match self {
+            Selection::Ranges(ranges) => {
+                let mut b = RoaringBitmap::new();
+                for &(a, e) in ranges {
+                    b.insert_range(a..e);
+                }
+                b
+            }
+            Selection::Bitmap(b) => b.clone(),
+        }
+    }
+}
+
+/// The rows of a segment inside `intervals` and, with `spans`, each interval's clipped span.
+/// A segment whose time chunk lies inside an interval is taken whole without reading `__time`.
+pub fn rows_in(
+    cols: &SegmentColumns<'_>,
+    intervals: &[Interval],
+    spans: Option<&mut Vec<Interval>>,
+) -> Result<Selection, QueryError> {
+    let n = cols.num_rows() as u32;
+    let chunk = cols.segment.directory().interval;
+    let mut found = Vec::new();
+    let ranges = if let Some(i) = intervals.iter().find(|i| i.start <= chunk.start && chunk.end <= i.end) {
+        if spans.is_some() {
+            if let Some((first, last)) = cols.time_range()? {
+                found.push(Interval::new(i.start.max(first), i.end.min(last + 1)));
+            }
+        }
+        vec![(0, n)]
+    } else {
+        let times = cols.times()?;
+        let mut ranges = Vec::new();
+        for i in intervals {
+            let lo = times.partition_point(|&t| t < i.start);
+            let hi = times.partition_point(|&t| t < i.end);
+            if hi > lo {
+                ranges.push((lo as u32, hi as u32));
+                found.push(Interval::new(i.start.max(times[lo]), i.end.min(times[hi - 1] + 1)));
+            }
+        }
+        ranges.sort_unstable();
+        // Overlapping query intervals must not select a row twice.
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        merged
+    };
+    if let Some(spans) = spans {
+        spans.extend(found);
+    }
+    Ok(Selection::Ranges(ranges))
+}
+
+/// The rows of a segment selected by `intervals` and `filter`.
+pub fn select(
+    cols: &mut SegmentColumns<'_>,
+    intervals: &[Interval],
+    filter: Option<&Filter>,
+    spans: Option<&mut Vec<Interval>>,
+) -> Result<Selection, QueryError> {
+    let rows = rows_in(cols, intervals, spans)?;
+    match (filter, rows.is_empty()) {
+        (Some(f), false) => Ok(Selection::Bitmap(rows.to_bitmap() & bitmap_filter::evaluate(f, cols)?.yes)),
+        _ => Ok(rows),
+    }
+}
+
+/// Aggregates the query's rows grouped by time bucket and `dims`.
+pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegment]) -> Result<Aggregated, QueryError> {
+    let mut accumulators = common
+        .aggregations
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Accumulator::new(a, &format!("aggregations[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut groups = Groups::new(dims.len());
+    let mut spans = Vec::new();
+    let intervals = &common.intervals.0;
+    // One group for everything: no dimension, granularity `all`.
+    let single = dims.is_empty() && common.granularity == sluice_format::granularity::Granularity::All;
+    let counts_only = single && accumulators.iter().all(|a| a.counts_rows());
+    for seg in overlapping(segments, intervals) {
+        let mut cols = SegmentColumns::open(&seg.segment, &common.virtual_columns)?;
+        let rows = select(&mut cols, intervals, common.filter.as_ref(), Some(&mut spans))?;
+        if rows.is_empty() {
+            continue;
+        }
+        if counts_only {
+            let slot = groups.slot(sluice_format::time::ETERNITY_START, &[]);
+            for acc in &mut accumulators {
+                acc.grow(groups.len());
+                acc.add_rows(slot as usize, rows.len());
+            }
+            continue;
+        }
+        let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
+        let mut inputs = Vec::with_capacity(accumulators.len());
+        for acc in &accumulators {
+            let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
+            let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
+            inputs.push((column, only));
+        }
+        let need_times = common.granularity != sluice_format::granularity::Granularity::All
+            || accumulators.iter().any(Accumulator::reads_times)
+            || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
+        let times = if need_times { cols.times()? } else { Default::default() };
+        let single_slot = if single { Some(groups.slot(sluice_format::time::ETERNITY_START, &[])) } else { None };
+        let (mut pair_rows, mut pair_slots) = (Vec::new(), Vec::new());
+        let (mut sub_rows, mut sub_slots) = (Vec::new(), Vec::new());
+        rows.for_each_batch(|batch| {
+            pair_rows.clear();
+            pair_slots.clear();
+            match (&mut grouper, single_slot) {
+                (Some(g), _) => g.assign(batch, &times, &mut groups, &mut pair_rows, &mut pair_slots),
+                (None, slot) => {
+                    pair_rows.extend_from_slice(batch);
+                    pair_slots.resize(batch.len(), slot.unwrap_or(0));
+                }
+            }
+            for (acc, (column, only)) in accumulators.iter_mut().zip(&inputs) {
+                acc.grow(groups.len());
+                match only {
+                    None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &times),
+                    Some(bitmap) => {
+                        sub_rows.clear();
+                        sub_slots.clear();
+                        for (&r, &s) in pair_rows.iter().zip(&pair_slots) {
+                            if bitmap.contains(r) {
+                                sub_rows.push(r);
+                                sub_slots.push(s);
+                            }
+                        }
+                        acc.update(column.as_deref(), &sub_rows, &sub_slots, &times);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    for acc in &mut accumulators {
+        acc.grow(groups.len());
+    }
+    Ok(Aggregated { groups, accumulators, spans })
+}
+
+impl Aggregated {
+    /// The finalized aggregates of group `slot`, in query order, keyed by name.
+    pub fn row(&self, slot: usize) -> serde_json::Map<String, serde_json::Value> {
+        self.accumulators.iter().map(|a| (a.name.clone(), a.value(slot))).collect()
+    }
+
+    /// The timestamp Druid gives the `all` bucket: the earliest clipped span start.
+    pub fn all_bucket_start(&self) -> Option<i64> {
+        self.spans.iter().map(|s| s.start).min()
+    }
+}

@@ -1,0 +1,414 @@
+//! Result groups: (time bucket, dimension values) keys shared by every segment of a query,
+//! and the per-segment mapping from a row to its group.
+//!
+//! Within a segment a row's key is made of local codes (a string dimension's dictionary ids,
+//! or codes assigned to the distinct values of other columns) and its bucket's index; the key
+//! is packed into one integer and mapped to a global group once per distinct key, so the
+//! per-row work is a lookup in a dense table (small key spaces) or a hash map.
+
+use super::columns::{Column, SegmentColumns};
+use super::model::DimensionSpec;
+use super::QueryError;
+use hashbrown::HashMap;
+use sluice_format::granularity::Granularity;
+use sluice_format::value::Value;
+use std::rc::Rc;
+
+/// A dimension value in a group key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyValue {
+    /// Null.
+    Null,
+    /// A long.
+    Long(i64),
+    /// A double, by its bits (`-0.0` normalized).
+    Double(u64),
+    /// A string.
+    Str(Box<str>),
+}
+
+impl KeyValue {
+    fn of(v: &Value) -> KeyValue {
+        match v {
+            Value::Null => KeyValue::Null,
+            Value::Long(x) => KeyValue::Long(*x),
+            Value::Double(x) => KeyValue::Double(if *x == 0.0 { 0f64.to_bits() } else { x.to_bits() }),
+            Value::String(s) => KeyValue::Str(s.as_str().into()),
+            Value::Array(items) => match items.first() {
+                Some(first) if items.len() == 1 => KeyValue::of(first),
+                _ => KeyValue::Null,
+            },
+        }
+    }
+
+    /// The value as a plain value.
+    pub fn value(&self) -> Value {
+        match self {
+            KeyValue::Null => Value::Null,
+            KeyValue::Long(x) => Value::Long(*x),
+            KeyValue::Double(b) => Value::Double(f64::from_bits(*b)),
+            KeyValue::Str(s) => Value::String(s.to_string()),
+        }
+    }
+}
+
+/// Distinct values of one dimension across the query.
+#[derive(Default)]
+pub struct Interner {
+    ids: HashMap<KeyValue, u32>,
+    /// Values by id.
+    pub values: Vec<KeyValue>,
+}
+
+impl Interner {
+    fn intern(&mut self, v: KeyValue) -> u32 {
+        if let Some(&id) = self.ids.get(&v) {
+            return id;
+        }
+        let id = self.values.len() as u32;
+        self.values.push(v.clone());
+        self.ids.insert(v, id);
+        id
+    }
+}
+
+/// The groups of a query: keys by slot.
+pub struct Groups {
+    /// Bucket start of each group (`ETERNITY_START` for granularity `all`).
+    pub buckets: Vec<i64>,
+    /// Global value ids of each group, `dims` per group, flattened.
+    pub keys: Vec<u32>,
+    /// Number of dimensions.
+    pub dims: usize,
+    /// Values of each dimension.
+    pub interners: Vec<Interner>,
+    index: HashMap<(i64, Box<[u32]>), u32>,
+}
+
+impl Groups {
+    /// Groups over `dims` dimensions.
+    pub fn new(dims: usize) -> Self {
+        Groups {
+            buckets: Vec::new(),
+            keys: Vec::new(),
+            dims,
+            interners: (0..dims).map(|_| Interner::default()).collect(),
+            index: HashMap::new(),
+        }
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Returns true when there are no groups.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// The slot of the group (bucket, global ids), created if new.
+    pub fn slot(&mut self, bucket: i64, ids: &[u32]) -> u32 {
+        if let Some(&s) = self.index.get(&(bucket, Box::<[u32]>::from(ids))) {
+            return s;
+        }
+        let s = self.buckets.len() as u32;
+        self.buckets.push(bucket);
+        self.keys.extend_from_slice(ids);
+        self.index.insert((bucket, ids.into()), s);
+        s
+    }
+
+    /// Dimension `d`'s value in group `slot`.
+    pub fn value(&self, slot: usize, d: usize) -> &KeyValue {
+        &self.interners[d].values[self.keys[slot * self.dims + d] as usize]
+    }
+}
+
+/// One grouping dimension of one segment: a local code per row (or per value).
+struct LocalDim<'s> {
+    column: Rc<Column<'s>>,
+    /// Codes of non-string columns, one per row.
+    codes: Vec<u32>,
+    /// Values of those codes.
+    values: Vec<KeyValue>,
+    /// Number of codes.
+    card: u32,
+    /// Local code -> global id (`u32::MAX` until first seen).
+    global: Vec<u32>,
+}
+
+impl LocalDim<'_> {
+    fn row_codes(&self, row: usize) -> &[u32] {
+        match self.column.as_ref() {
+            Column::String(s) => {
+                let ids = s.row_ids(row);
+                if ids.is_empty() {
+                    &[0]
+                } else {
+                    ids
+                }
+            }
+            _ => std::slice::from_ref(&self.codes[row]),
+        }
+    }
+
+    /// One code per row, for single-valued dimensions.
+    fn codes_per_row(&self) -> &[u32] {
+        match self.column.as_ref() {
+            Column::String(s) if s.offsets.is_none() => &s.ids,
+            _ => &self.codes,
+        }
+    }
+
+    fn is_multi(&self) -> bool {
+        matches!(self.column.as_ref(), Column::String(s) if s.offsets.is_some())
+    }
+}
+
+enum LocalIndex {
+    Dense(Vec<u32>),
+    Packed(HashMap<u128, u32>),
+}
+
+/// Maps one segment's rows to global groups.
+pub struct SegmentGrouper<'s> {
+    granularity: Granularity,
+    bucket_starts: Vec<i64>,
+    dims: Vec<LocalDim<'s>>,
+    shifts: Vec<u32>,
+    index: LocalIndex,
+    scratch: Vec<u32>,
+    gathered: Vec<u32>,
+    multi: bool,
+}
+
+impl<'s> SegmentGrouper<'s> {
+    /// Prepares the dimensions `specs` of `cols` (decoded once) for grouping by `granularity`.
+    pub fn new(
+        cols: &mut SegmentColumns<'s>,
+        granularity: Granularity,
+        specs: &[DimensionSpec],
+    ) -> Result<Self, QueryError> {
+        let mut bucket_starts: Vec<i64> = Vec::new();
+        if granularity != Granularity::All {
+            for &t in cols.times()?.iter() {
+                if bucket_starts.last().is_none_or(|&b| granularity.next(b) <= t) {
+                    bucket_starts.push(granularity.floor(t));
+                }
+            }
+            bucket_starts.dedup();
+        }
+        let mut dims = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let column = cols.column(&spec.dimension)?;
+            let (codes, values, card) = match column.as_ref() {
+                Column::String(s) => (Vec::new(), Vec::new(), s.dictionary.len() as u32 + 1),
+                other => {
+                    let times = cols.times()?;
+                    let mut ids: HashMap<KeyValue, u32> = HashMap::new();
+                    let mut values = Vec::new();
+                    let codes = (0..cols.num_rows())
+                        .map(|r| {
+                            let k = KeyValue::of(&other.value(r, &times));
+                            *ids.entry(k.clone()).or_insert_with(|| {
+                                values.push(k);
+                                values.len() as u32 - 1
+                            })
+                        })
+                        .collect();
+                    let card = values.len().max(1) as u32;
+                    (codes, values, card)
+                }
+            };
+            dims.push(LocalDim { column, codes, values, card, global: vec![u32::MAX; card as usize] });
+        }
+        let bucket_bits = bits_for(bucket_starts.len().max(1) as u64);
+        let mut shifts = Vec::with_capacity(dims.len());
+        let mut total = bucket_bits;
+        for d in &dims {
+            shifts.push(total);
+            total += bits_for(d.card as u64);
+        }
+        if total > 128 {
+            return Err(QueryError::Unsupported(format!(
+                "grouping on {} dimensions whose codes need {total} bits in one segment (at most 128 are supported)",
+                dims.len()
+            )));
+        }
+        let index = if total <= 20 {
+            LocalIndex::Dense(vec![u32::MAX; 1 << total])
+        } else {
+            LocalIndex::Packed(HashMap::new())
+        };
+        let multi = dims.iter().any(|d| d.is_multi());
+        Ok(SegmentGrouper {
+            granularity,
+            bucket_starts,
+            dims,
+            shifts,
+            index,
+            scratch: Vec::new(),
+            gathered: Vec::new(),
+            multi,
+        })
+    }
+
+    fn bucket_of(&self, t: i64, hint: &mut usize) -> usize {
+        if self.bucket_starts.is_empty() {
+            return 0;
+        }
+        let b = *hint;
+        if b < self.bucket_starts.len()
+            && self.bucket_starts[b] <= t
+            && (b + 1 == self.bucket_starts.len() || t < self.bucket_starts[b + 1])
+        {
+            return b;
+        }
+        *hint = self.bucket_starts.partition_point(|&s| s <= t).saturating_sub(1);
+        *hint
+    }
+
+    /// Maps `rows` to group slots, appending (row, slot) pairs; a multi-value row appears once
+    /// per value (per combination of values across multi-value dimensions).
+    pub fn assign(
+        &mut self,
+        rows: &[u32],
+        times: &[i64],
+        groups: &mut Groups,
+        out_rows: &mut Vec<u32>,
+        out_slots: &mut Vec<u32>,
+    ) {
+        let mut hint = 0usize;
+        let k = self.dims.len();
+        let mut codes = vec![0u32; k];
+        if !self.multi {
+            // Column at a time: each dimension's codes for the batch, then one key per row.
+            let mut gathered = std::mem::take(&mut self.gathered);
+            gathered.clear();
+            gathered.resize(rows.len() * k, 0);
+            for (j, d) in self.dims.iter().enumerate() {
+                let src = d.codes_per_row();
+                for (i, &r) in rows.iter().enumerate() {
+                    gathered[i * k + j] = src[r as usize];
+                }
+            }
+            for (i, &r) in rows.iter().enumerate() {
+                let b = if self.bucket_starts.is_empty() { 0 } else { self.bucket_of(times[r as usize], &mut hint) };
+                let slot = self.slot(b, &gathered[i * k..(i + 1) * k], groups);
+                out_rows.push(r);
+                out_slots.push(slot);
+            }
+            self.gathered = gathered;
+            return;
+        }
+        for &r in rows {
+            let b = if self.bucket_starts.is_empty() { 0 } else { self.bucket_of(times[r as usize], &mut hint) };
+            // Every combination of the row's values, odometer-style.
+            let lists: Vec<Vec<u32>> = self.dims.iter().map(|d| d.row_codes(r as usize).to_vec()).collect();
+            let mut pos = vec![0usize; lists.len()];
+            loop {
+                for ((c, l), &p) in codes.iter_mut().zip(&lists).zip(&pos) {
+                    *c = l[p];
+                }
+                let slot = self.slot(b, &codes, groups);
+                out_rows.push(r);
+                out_slots.push(slot);
+                let mut k = 0;
+                while k < pos.len() {
+                    pos[k] += 1;
+                    if pos[k] < lists[k].len() {
+                        break;
+                    }
+                    pos[k] = 0;
+                    k += 1;
+                }
+                if k == pos.len() {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn slot(&mut self, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
+        let (key, cached) = match &self.index {
+            LocalIndex::Dense(v) => {
+                // Dense keys fit in 20 bits.
+                let mut key = bucket;
+                for (c, s) in codes.iter().zip(&self.shifts) {
+                    key |= (*c as usize) << s;
+                }
+                (key as u128, v[key])
+            }
+            LocalIndex::Packed(m) => {
+                let mut key = bucket as u128;
+                for (c, s) in codes.iter().zip(&self.shifts) {
+                    key |= (*c as u128) << s;
+                }
+                (key, m.get(&key).copied().unwrap_or(u32::MAX))
+            }
+        };
+        if cached != u32::MAX {
+            return cached;
+        }
+        self.new_slot(key, bucket, codes, groups)
+    }
+
+    #[cold]
+    fn new_slot(&mut self, key: u128, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
+        self.scratch.clear();
+        for (d, &c) in self.dims.iter_mut().zip(codes) {
+            if d.global[c as usize] == u32::MAX {
+                let v = match d.column.as_ref() {
+                    Column::String(s) => s.dictionary.get(c).map(|v| KeyValue::Str(v.into())).unwrap_or(KeyValue::Null),
+                    _ => d.values.get(c as usize).cloned().unwrap_or(KeyValue::Null),
+                };
+                let at = self.scratch.len();
+                d.global[c as usize] = groups.interners[at].intern(v);
+            }
+            self.scratch.push(d.global[c as usize]);
+        }
+        let start = if self.granularity == Granularity::All {
+            sluice_format::time::ETERNITY_START
+        } else {
+            self.bucket_starts[bucket]
+        };
+        let slot = groups.slot(start, &self.scratch);
+        match &mut self.index {
+            LocalIndex::Dense(v) => v[key as usize] = slot,
+            LocalIndex::Packed(m) => {
+                m.insert(key, slot);
+            }
+        }
+        slot
+    }
+}
+
+fn bits_for(n: u64) -> u32 {
+    64 - n.saturating_sub(1).leading_zeros()
+}
+
+impl KeyValue {
+    /// The value as a result dimension of type `output`.
+    pub fn json(&self, output: super::model::OutputType) -> serde_json::Value {
+        use super::model::OutputType;
+        use serde_json::json;
+        match (self, output) {
+            (KeyValue::Null, _) => serde_json::Value::Null,
+            (KeyValue::Str(s), OutputType::String) => json!(s),
+            (KeyValue::Long(x), OutputType::String) => json!(x.to_string()),
+            (KeyValue::Double(b), OutputType::String) => json!(sluice_format::value::format_double(f64::from_bits(*b))),
+            (KeyValue::Long(x), OutputType::Long) => json!(x),
+            (KeyValue::Double(b), OutputType::Long) => json!(f64::from_bits(*b) as i64),
+            (KeyValue::Long(x), OutputType::Double) => super::json::json_double(*x as f64),
+            (KeyValue::Double(b), OutputType::Double) => super::json::json_double(f64::from_bits(*b)),
+            (KeyValue::Str(s), OutputType::Long) => {
+                sluice_format::value::parse_long(s).map(|x| json!(x)).unwrap_or(serde_json::Value::Null)
+            }
+            (KeyValue::Str(s), OutputType::Double) => {
+                s.trim().parse::<f64>().map(super::json::json_double).unwrap_or(serde_json::Value::Null)
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Druid native queries over the visible segment timeline.
+//!
+//! ```text
+//!  query JSON --parse--> Query (model)
+//!  metadata: visible segments of the datasource overlapping the intervals (timeline)
+//!  storage -> local segment cache -> mmap                                    (source)
+//!  per segment: rows in the intervals (binary search on __time)
+//!               AND the filter, evaluated on dictionaries and bitmaps   (bitmap_filter)
+//!               -> group slots (bucket, dimension values)                     (grouping)
+//!               -> aggregator states, a batch of rows at a time     (engine, aggregator)
+//!  groups -> post-aggregators -> timeseries / topN / groupBy results in Druid's format
+//!  scan, timeBoundary, segmentMetadata, dataSourceMetadata read rows or the directories
+//! ```
+//!
+//! Only the columns a query names are decoded, and each part's checksum is verified when it
+//! is read: a damaged segment fails the query naming the object, never a partial answer.
+
+pub mod aggregator;
+pub mod aggregator_spec;
+pub mod bitmap_filter;
+pub mod columns;
+pub mod engine;
+mod groupby;
+pub mod grouping;
+pub mod json;
+mod metadata;
+pub mod model;
+pub mod ordering;
+pub mod post_aggregate;
+mod scan;
+pub mod source;
+mod timeseries;
+mod topn;
+
+pub use model::Query;
+pub use source::{load_segments, run_query, SegmentCache};
+
+use sluice_format::segment::{FormatError, Segment};
+use sluice_format::time::Interval;
+
+/// A query that cannot be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The query JSON is invalid, naming the field and the expected form.
+    #[error("invalid query: {field}: {reason}")]
+    Invalid {
+        /// The field at fault (a path such as `aggregations[0].fieldName`).
+        field: String,
+        /// What was expected.
+        reason: String,
+    },
+    /// A query feature Sluice does not implement.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    /// A segment is damaged (the error names the object).
+    #[error(transparent)]
+    Segment(#[from] FormatError),
+    /// The segment timeline or a segment cannot be read.
+    #[error("{0}")]
+    Source(String),
+}
+
+impl QueryError {
+    /// An invalid-query error for `field`.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        QueryError::Invalid { field: field.into(), reason: reason.into() }
+    }
+}
+
+/// A visible segment opened for querying.
+pub struct QuerySegment {
+    /// Druid's segment id: `datasource_start_end_version[_partition]`.
+    pub id: String,
+    /// The time chunk.
+    pub interval: Interval,
+    /// The opened segment.
+    pub segment: Segment,
+}
+
+/// Parses a query, naming the field at fault on error.
+pub fn parse_query(text: &str) -> Result<Query, QueryError> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| QueryError::invalid("(query)", format!("not JSON: {e}")))?;
+    let kind =
+        match value.get("queryType") {
+            Some(serde_json::Value::String(k)) => k.clone(),
+            _ => return Err(QueryError::invalid(
+                "queryType",
+                "expected one of timeseries, topN, groupBy, scan, timeBoundary, segmentMetadata, dataSourceMetadata",
+            )),
+        };
+    fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value, kind: &str) -> Result<T, QueryError> {
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            QueryError::invalid(if path == "." { format!("{kind} query") } else { path }, e.into_inner().to_string())
+        })
+    }
+    Ok(match kind.as_str() {
+        "timeseries" => Query::Timeseries(parse(value, &kind)?),
+        "topN" => Query::TopN(parse(value, &kind)?),
+        "groupBy" => Query::GroupBy(parse(value, &kind)?),
+        "scan" => Query::Scan(parse(value, &kind)?),
+        "timeBoundary" => Query::TimeBoundary(parse(value, &kind)?),
+        "segmentMetadata" => Query::SegmentMetadata(parse(value, &kind)?),
+        "dataSourceMetadata" => Query::DataSourceMetadata(parse(value, &kind)?),
+        "search" | "select" | "movingAverage" => {
+            return Err(QueryError::Unsupported(format!("queryType {kind:?} (use scan or groupBy)")))
+        }
+        other => {
+            return Err(QueryError::invalid(
+                "queryType",
+                format!("{other:?}: expected one of timeseries, topN, groupBy, scan, timeBoundary, segmentMetadata, dataSourceMetadata"),
+            ))
+        }
+    })
+}
+
+/// Runs `query` over `segments` (the datasource's visible segments, in timeline order).
+pub fn execute(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::Value, QueryError> {
+    match query {
+        Query::Timeseries(q) => timeseries::run(q, segments),
+        Query::TopN(q) => topn::run(q, segments),
+        Query::GroupBy(q) => groupby::run(q, segments),
+        Query::Scan(q) => scan::run(q, segments),
+        Query::TimeBoundary(q) => metadata::time_boundary(q, segments),
+        Query::SegmentMetadata(q) => metadata::segment_metadata(q, segments),
+        Query::DataSourceMetadata(q) => metadata::datasource_metadata(q, segments),
+    }
+}

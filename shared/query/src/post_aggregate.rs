@@ -1,0 +1,114 @@
+//! Post-aggregators, computed from a group's finalized aggregates: `arithmetic`,
+//! `fieldAccess`, `finalizingFieldAccess`, `constant` and `hyperUniqueCardinality`.
+
+use super::json::json_double;
+use super::model::PostAggregator;
+use super::QueryError;
+use serde_json::{Map, Value};
+
+/// Checks the post-aggregators: known functions, and fields that name an aggregator or an
+/// earlier post-aggregator.
+pub fn check(posts: &[PostAggregator], aggregators: &[String]) -> Result<(), QueryError> {
+    let mut known: Vec<&str> = aggregators.iter().map(String::as_str).collect();
+    for (i, p) in posts.iter().enumerate() {
+        check_one(p, &known, &format!("postAggregations[{i}]"))?;
+        known.push(p.name());
+    }
+    Ok(())
+}
+
+fn check_one(p: &PostAggregator, known: &[&str], at: &str) -> Result<(), QueryError> {
+    match p {
+        PostAggregator::Arithmetic { function, fields, .. } => {
+            if !matches!(function.as_str(), "+" | "-" | "*" | "/" | "quotient" | "pow") {
+                return Err(QueryError::invalid(
+                    format!("{at}.fn"),
+                    format!("{function:?}: expected +, -, *, /, quotient or pow"),
+                ));
+            }
+            if fields.is_empty() {
+                return Err(QueryError::invalid(format!("{at}.fields"), "expected at least one field"));
+            }
+            for (j, f) in fields.iter().enumerate() {
+                check_one(f, known, &format!("{at}.fields[{j}]"))?;
+            }
+        }
+        PostAggregator::FieldAccess { field_name, .. }
+        | PostAggregator::FinalizingFieldAccess { field_name, .. }
+        | PostAggregator::HyperUniqueCardinality { field_name, .. } => {
+            if !known.contains(&field_name.as_str()) {
+                return Err(QueryError::invalid(
+                    format!("{at}.fieldName"),
+                    format!("{field_name:?} is not an aggregator or an earlier post-aggregator"),
+                ));
+            }
+        }
+        PostAggregator::Constant { .. } => {}
+    }
+    Ok(())
+}
+
+/// Adds each post-aggregator's value to `row` (which holds the aggregates).
+pub fn apply(posts: &[PostAggregator], row: &mut Map<String, Value>) {
+    for p in posts {
+        let v = eval(p, row);
+        row.insert(p.name().to_string(), v);
+    }
+}
+
+fn eval(p: &PostAggregator, row: &Map<String, Value>) -> Value {
+    match p {
+        PostAggregator::FieldAccess { field_name, .. }
+        | PostAggregator::FinalizingFieldAccess { field_name, .. }
+        | PostAggregator::HyperUniqueCardinality { field_name, .. } => {
+            row.get(field_name).cloned().unwrap_or(Value::Null)
+        }
+        PostAggregator::Constant { value, .. } => Value::Number(value.clone()),
+        PostAggregator::Arithmetic { function, fields, .. } => {
+            let mut acc: Option<f64> = None;
+            for f in fields {
+                let Some(x) = eval(f, row).as_f64() else { return Value::Null };
+                acc = Some(match acc {
+                    None => x,
+                    Some(a) => match function.as_str() {
+                        "+" => a + x,
+                        "-" => a - x,
+                        "*" => a * x,
+                        // Druid's "/" yields 0 for a zero divisor; "quotient" divides plainly.
+                        "/" if x == 0.0 => 0.0,
+                        "/" | "quotient" => a / x,
+                        _ => a.powf(x),
+                    },
+                });
+            }
+            acc.map(json_double).unwrap_or(Value::Null)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn computes_like_druid() {
+        let posts: Vec<PostAggregator> = serde_json::from_str(
+            r#"[{"type":"arithmetic","name":"avg","fn":"/","fields":[{"type":"fieldAccess","fieldName":"sum"},{"type":"fieldAccess","fieldName":"n"}]},
+                {"type":"arithmetic","name":"zero","fn":"/","fields":[{"type":"fieldAccess","fieldName":"sum"},{"type":"constant","value":0}]},
+                {"type":"arithmetic","name":"nil","fn":"+","fields":[{"type":"fieldAccess","fieldName":"none"},{"type":"constant","value":1}]},
+                {"type":"constant","name":"one","value":1}]"#,
+        )
+        .expect("post-aggregators");
+        let mut row: Map<String, Value> = serde_json::from_str(r#"{"sum": 10, "n": 4, "none": null}"#).expect("row");
+        check(&posts, &["sum".into(), "n".into(), "none".into()]).expect("valid");
+        apply(&posts, &mut row);
+        assert_eq!(row["avg"], serde_json::json!(2.5));
+        assert_eq!(row["zero"], serde_json::json!(0.0));
+        assert_eq!(row["nil"], Value::Null);
+        assert_eq!(row["one"], serde_json::json!(1));
+        let bad: Vec<PostAggregator> =
+            serde_json::from_str(r#"[{"type":"fieldAccess","name":"x","fieldName":"missing"}]"#).expect("json");
+        let err = check(&bad, &["sum".into()]).expect_err("unknown field");
+        assert!(err.to_string().contains("postAggregations[0].fieldName"), "{err}");
+    }
+}

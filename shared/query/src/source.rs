@@ -1,0 +1,169 @@
+//! Where a query's segments come from: the datasource's visible timeline in the metadata
+//! store, each segment downloaded once from deep storage into a local cache folder and
+//! memory-mapped from there (a segment is immutable under its key, so a cached copy of the
+//! right size is the segment), or, without a cache, only the parts the query reads, fetched
+//! with ranged reads.
+
+use super::{execute, parse_query, QueryError, QuerySegment};
+use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
+use sluice_format::segment::{Directory, Segment};
+use sluice_format::time::{format_iso, Interval};
+use sluice_pipeline::timeline::{visible_segments, SegmentRecord};
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// A folder of downloaded segments, keyed by object key.
+#[derive(Debug, Clone)]
+pub struct SegmentCache {
+    dir: PathBuf,
+}
+
+impl SegmentCache {
+    /// A cache under `dir` (created on first download).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Opens the segment of `record`, downloading it first unless a copy of its size is cached.
+    pub async fn open(&self, store: &dyn ObjectStore, record: &SegmentRecord) -> Result<Segment, QueryError> {
+        let path = self.dir.join(&record.key);
+        let cached = tokio::fs::metadata(&path).await.is_ok_and(|m| m.len() == record.num_bytes);
+        if !cached {
+            let bytes =
+                store.get(&record.key).await.map_err(|e| QueryError::Source(format!("segment {}: {e}", record.key)))?;
+            let io = |e: std::io::Error| QueryError::Source(format!("segment cache {}: {e}", path.display()));
+            if let Some(parent) = path.parent() {
+                tokio::fs::create_dir_all(parent).await.map_err(io)?;
+            }
+            let tmp = path.with_extension(format!("download-{}", std::process::id()));
+            tokio::fs::write(&tmp, &bytes).await.map_err(io)?;
+            tokio::fs::rename(&tmp, &path).await.map_err(io)?;
+        }
+        Ok(Segment::open_file_named(&path, &record.key)?)
+    }
+}
+
+/// Druid's id of a segment: `datasource_start_end_version`, `_partition` when not 0.
+pub fn segment_id(datasource: &str, record: &SegmentRecord) -> String {
+    let base = format!(
+        "{datasource}_{}_{}_{}",
+        format_iso(record.interval.start),
+        format_iso(record.interval.end),
+        record.version
+    );
+    if record.partition == 0 {
+        base
+    } else {
+        format!("{base}_{}", record.partition)
+    }
+}
+
+/// Opens the visible segments of `datasource` overlapping `intervals`, in timeline order.
+/// With a cache, whole segments are downloaded once and memory-mapped; without one, only the
+/// header, the directory and the parts of `columns` (all when `None`) are read, with ranged
+/// reads, and the parts not read stay zeros (a query touching one fails its checksum).
+pub async fn load_segments(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    datasource: &str,
+    intervals: &[Interval],
+    columns: Option<&BTreeSet<String>>,
+) -> Result<Vec<QuerySegment>, QueryError> {
+    let records = visible_segments(meta, datasource).await.map_err(|e| QueryError::Source(e.to_string()))?;
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
+        let segment = match cache {
+            Some(c) => c.open(store, r).await?,
+            None => fetch_parts(store, r, columns).await?,
+        };
+        out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
+    }
+    Ok(out)
+}
+
+/// Gaps between needed byte ranges smaller than this are read rather than skipped.
+const COALESCE_BYTES: u64 = 64 << 10;
+
+/// Reads the parts of `columns` of a segment with ranged reads.
+async fn fetch_parts(
+    store: &dyn ObjectStore,
+    record: &SegmentRecord,
+    columns: Option<&BTreeSet<String>>,
+) -> Result<Segment, QueryError> {
+    let key = &record.key;
+    let source = |e: sluice_store::storage::StorageError| QueryError::Source(format!("segment {key}: {e}"));
+    let Some(columns) = columns else {
+        return Ok(Segment::from_bytes(key, store.get(key).await.map_err(source)?.to_vec())?);
+    };
+    let size = record.num_bytes;
+    let damaged = |reason: String| QueryError::Segment(sluice_format::segment::FormatError::new(key, reason));
+    let header = store.get_range(key, 0..(HEADER_LEN as u64).min(size)).await.map_err(source)?;
+    if header.len() < HEADER_LEN {
+        return Err(damaged(format!("{} bytes is shorter than the header (truncated?)", header.len())));
+    }
+    let dir_len = u64::from(u32::from_le_bytes([header[12], header[13], header[14], header[15]]));
+    let data_start = HEADER_LEN as u64 + dir_len;
+    if dir_len > MAX_DIRECTORY_BYTES as u64 || data_start > size {
+        return Err(damaged(format!("directory of {dir_len} bytes does not fit in {size} bytes")));
+    }
+    let mut bytes = vec![0u8; size as usize];
+    bytes[..HEADER_LEN].copy_from_slice(&header);
+    let dir = store.get_range(key, HEADER_LEN as u64..data_start).await.map_err(source)?;
+    if dir.len() as u64 != dir_len {
+        return Err(damaged(format!("directory read returned {} of {dir_len} bytes", dir.len())));
+    }
+    bytes[HEADER_LEN..data_start as usize].copy_from_slice(&dir);
+    if crc32fast::hash(&dir) != u32::from_le_bytes([header[16], header[17], header[18], header[19]]) {
+        return Err(damaged("directory checksum mismatch".into()));
+    }
+    let directory: Directory = serde_json::from_slice(&dir).map_err(|e| damaged(format!("directory: {e}")))?;
+    let mut ranges: Vec<(u64, u64)> = directory
+        .columns
+        .iter()
+        .filter(|c| columns.contains(&c.name))
+        .flat_map(|c| c.parts.values())
+        .map(|p| {
+            (
+                data_start.saturating_add(p.offset).min(size),
+                data_start.saturating_add(p.offset).saturating_add(p.length).min(size),
+            )
+        })
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in ranges {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 + COALESCE_BYTES => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    for (a, b) in merged.into_iter().filter(|(a, b)| a < b) {
+        let part = store.get_range(key, a..b).await.map_err(source)?;
+        if part.len() as u64 != b - a {
+            return Err(damaged(format!("ranged read {a}..{b} returned {} bytes", part.len())));
+        }
+        bytes[a as usize..b as usize].copy_from_slice(&part);
+    }
+    Ok(Segment::from_bytes(key, bytes)?)
+}
+
+/// Parses and runs a query against the stores: Druid's JSON result.
+pub async fn run_query(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    text: &str,
+) -> Result<serde_json::Value, QueryError> {
+    let query = parse_query(text)?;
+    let columns = query.columns();
+    let segments = load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
+    execute(&query, &segments)
+}

@@ -1,0 +1,72 @@
+//! timeseries: one result per time bucket. Empty buckets inside the data's span are filled
+//! with empty aggregates unless the context says `skipEmptyBuckets`; granularity `all` gives
+//! one result stamped with the start of the data's span.
+
+use super::engine::aggregate;
+use super::model::TimeseriesQuery;
+use super::{post_aggregate, QueryError, QuerySegment};
+use serde_json::{json, Value};
+use sluice_format::granularity::Granularity;
+use sluice_format::time::format_iso;
+use std::collections::BTreeMap;
+
+/// Most buckets a timeseries fills.
+const MAX_BUCKETS: usize = 1_000_000;
+
+/// Runs a timeseries query.
+pub fn run(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
+    let c = &q.common;
+    post_aggregate::check(
+        &c.post_aggregations,
+        &c.aggregations.iter().map(|a| a.name().to_string()).collect::<Vec<_>>(),
+    )?;
+    let mut agg = aggregate(c, &[], segments)?;
+    if agg.spans.is_empty() {
+        return Ok(json!([]));
+    }
+    let empty = agg.groups.len();
+    for a in &mut agg.accumulators {
+        a.grow(empty + 1);
+    }
+    let mut buckets: BTreeMap<i64, usize> = BTreeMap::new();
+    if c.granularity == Granularity::All {
+        let start = agg.all_bucket_start().unwrap_or(sluice_format::time::ETERNITY_START);
+        buckets.insert(start, if agg.groups.is_empty() { empty } else { 0 });
+    } else {
+        for slot in 0..agg.groups.len() {
+            buckets.insert(agg.groups.buckets[slot], slot);
+        }
+        let skip =
+            c.context.get("skipEmptyBuckets").is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
+        if !skip && c.granularity != Granularity::None {
+            for span in &agg.spans {
+                let mut b = c.granularity.floor(span.start);
+                while b < span.end {
+                    buckets.entry(b).or_insert(empty);
+                    if buckets.len() > MAX_BUCKETS {
+                        return Err(QueryError::invalid(
+                            "granularity",
+                            format!("more than {MAX_BUCKETS} buckets: use a coarser granularity or skipEmptyBuckets"),
+                        ));
+                    }
+                    b = c.granularity.next(b);
+                }
+            }
+        }
+    }
+    let mut out: Vec<Value> = buckets
+        .into_iter()
+        .map(|(t, slot)| {
+            let mut row = agg.row(slot);
+            post_aggregate::apply(&c.post_aggregations, &mut row);
+            json!({"timestamp": format_iso(t), "result": row})
+        })
+        .collect();
+    if q.descending {
+        out.reverse();
+    }
+    if let Some(limit) = q.limit {
+        out.truncate(limit);
+    }
+    Ok(Value::Array(out))
+}

@@ -1,0 +1,15 @@
+//! Integration tests against the real services `localstack/up.sh` starts (tansu, moto), one
+//! binary: each module is one area. Tests that restart a service, kill processes on a
+//! timing or change the process environment keep binaries of their own.
+
+mod backends;
+mod bad_urls;
+mod indexer_task;
+mod kafka_faults;
+mod kafka_gaps;
+mod kafka_range;
+mod pipeline;
+mod protocol;
+mod query_oracle;
+mod query_sources;
+mod sdk_errors;
