@@ -37,4 +37,6 @@ source "$env_file"
 cargo test --workspace --all-targets --locked --no-run
 phase "test build"
 cargo test --workspace --all-targets --locked "$@"
+# The stores as a build without the `aws` feature has them (the workspace turns it on).
+cargo test -p sluice-store --lib --locked
 phase "tests"

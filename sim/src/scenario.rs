@@ -1,8 +1,8 @@
 //! What a simulation runs: the load, the protocol's settings, AWS's limits and latencies, and
 //! the per-stage costs measured by `sluice bench pipeline`.
 
-use anyhow::{anyhow, Context, Result};
-use serde_json::Value;
+use anyhow::{Context, Result};
+use sluice_report::{Fit, FunctionUse, Functions, PipelineReport};
 use std::path::Path;
 
 /// How the supervisor issues its per-group requests (plans, invocations) within a pass.
@@ -65,50 +65,52 @@ pub struct Costs {
     pub hydrants_per_row: f64,
 }
 
-/// `fixed x invocations + per_row x rows` through the report's two phases.
-fn fit(report: &Value, function: &str, field: &dyn Fn(&Value) -> f64) -> Result<(f64, f64)> {
-    let obs = |phase: &str| -> Result<(f64, f64, f64)> {
-        let f = &report[phase]["functions"][function];
-        let n = f["invocations"].as_f64().ok_or_else(|| anyhow!("{phase}.functions.{function}.invocations"))?;
-        let rows = report[phase]["rows"].as_f64().ok_or_else(|| anyhow!("{phase}.rows"))?;
-        Ok((n, rows, field(f)))
+fn indexer(f: &Functions) -> &FunctionUse {
+    &f.indexer
+}
+
+fn merger(f: &Functions) -> &FunctionUse {
+    &f.merger
+}
+
+fn secs(u: &FunctionUse) -> f64 {
+    u.secs
+}
+
+fn write_units(u: &FunctionUse) -> f64 {
+    u.meters.write_units
+}
+
+/// `fixed x invocations + per_row x rows` of a function's figure through the report's
+/// throughput and steady phases.
+fn fit(r: &PipelineReport, function: fn(&Functions) -> &FunctionUse, value: fn(&FunctionUse) -> f64) -> Fit {
+    let obs = |functions: &Functions, rows: u64| {
+        let f = function(functions);
+        (f.invocations as f64, rows as f64, value(f))
     };
-    let ((na, ra, va), (nb, rb, vb)) = (obs("throughput")?, obs("steady")?);
-    let det = na * rb - nb * ra;
-    if det.abs() > f64::EPSILON {
-        let (fixed, per_row) = ((va * rb - vb * ra) / det, (na * vb - nb * va) / det);
-        if fixed >= 0.0 && per_row >= 0.0 {
-            return Ok((fixed, per_row));
-        }
-    }
-    Ok((0.0, (va + vb) / (ra + rb).max(1.0)))
+    Fit::through(obs(&r.throughput.functions, r.throughput.rows), obs(&r.steady.functions, r.steady.rows))
 }
 
 impl Costs {
     /// Reads the costs from a `sluice bench pipeline --out` report.
     pub fn from_report(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
-        let r: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-        let secs = |f: &Value| f["secs"].as_f64().unwrap_or(0.0);
-        let wu = |f: &Value| f["meters"]["write_units"].as_f64().unwrap_or(0.0);
-        let (indexer_fixed, indexer_per_row) = fit(&r, "indexer", &secs)?;
-        let (merger_fixed, merger_per_row) = fit(&r, "merger", &secs)?;
-        let (iw_fixed, iw_row) = fit(&r, "indexer", &wu)?;
-        let (mw_fixed, mw_row) = fit(&r, "merger", &wu)?;
-        let sup = &r["throughput"]["functions"]["supervisor"];
-        let passes = sup["invocations"].as_f64().unwrap_or(1.0).max(1.0);
-        let tp = &r["throughput"];
-        let hydrants = tp["hydrants"].as_f64().unwrap_or(0.0);
-        let rows = tp["rows"].as_f64().unwrap_or(1.0).max(1.0);
+        let r: PipelineReport =
+            serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", path.display()))?;
+        let (indexer_secs, merger_secs) = (fit(&r, indexer, secs), fit(&r, merger, secs));
+        let (indexer_wu, merger_wu) = (fit(&r, indexer, write_units), fit(&r, merger, write_units));
+        let sup = &r.throughput.functions.supervisor;
+        let passes = (sup.invocations as f64).max(1.0);
+        let rows = (r.throughput.rows as f64).max(1.0);
         Ok(Costs {
-            indexer_fixed,
-            indexer_per_row,
-            merger_fixed,
-            merger_per_row,
-            supervisor_pass: secs(sup) / passes,
-            write_units_per_task: iw_fixed + mw_fixed + 6.0,
-            write_units_per_row: iw_row + mw_row,
-            hydrants_per_row: hydrants / rows,
+            indexer_fixed: indexer_secs.fixed,
+            indexer_per_row: indexer_secs.per_row,
+            merger_fixed: merger_secs.fixed,
+            merger_per_row: merger_secs.per_row,
+            supervisor_pass: sup.secs / passes,
+            write_units_per_task: indexer_wu.fixed + merger_wu.fixed + 6.0,
+            write_units_per_row: indexer_wu.per_row + merger_wu.per_row,
+            hydrants_per_row: r.throughput.hydrants as f64 / rows,
         })
     }
 }

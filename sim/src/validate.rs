@@ -6,8 +6,8 @@
 use crate::engine::{Outcome, Sample, Sim};
 use crate::plot;
 use crate::scenario::{Costs, Scenario};
-use anyhow::{anyhow, bail, Context, Result};
-use serde_json::Value;
+use anyhow::{bail, Context, Result};
+use sluice_report::PipelineReport;
 use std::path::Path;
 
 /// Largest relative difference accepted.
@@ -52,36 +52,21 @@ impl Comparison {
 /// Simulates the steady phase of the run in `run` with `costs`.
 pub fn compare(costs: Costs, run: &Path) -> Result<Comparison> {
     let text = std::fs::read_to_string(run).with_context(|| format!("read {}", run.display()))?;
-    let r: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", run.display()))?;
-    let s = &r["steady"];
-    let num = |v: &Value, name: &str| v.as_f64().ok_or_else(|| anyhow!("{}: no {name}", run.display()));
-    let partitions = num(&r["partitions"], "partitions")? as u32;
-    let scenario = Scenario::local(
-        partitions,
-        num(&s["rate"], "steady.rate")?,
-        num(&s["produce_secs"], "steady.produce_secs")?,
-        num(&s["period_ms"], "steady.period_ms")? / 1000.0,
-        costs,
-    );
+    let r: PipelineReport =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", run.display()))?;
+    let s = &r.steady;
+    let partitions = r.partitions.max(1) as u32;
+    let scenario = Scenario::local(partitions, s.rate as f64, s.produce_secs, s.period_ms as f64 / 1000.0, costs);
     let sim = Sim::new(&scenario).run();
-    let real_samples = s["lag"]
-        .as_array()
-        .ok_or_else(|| anyhow!("{}: no steady.lag", run.display()))?
-        .iter()
-        .map(|p| Sample {
-            t: p[0].as_f64().unwrap_or(0.0),
-            lag: p[1].as_f64().unwrap_or(0.0),
-            pass_secs: 0.0,
-            running: 0,
-        })
-        .collect();
+    let real_samples =
+        s.lag.iter().map(|&(t, lag)| Sample { t, lag: lag as f64, pass_secs: 0.0, running: 0 }).collect();
     Ok(Comparison {
         partitions,
-        real_throughput: num(&s["rows"], "steady.rows")? / num(&s["secs"], "steady.secs")?,
+        real_throughput: s.rows as f64 / s.secs,
         sim_throughput: sim.throughput,
-        real_lag: num(&s["mean_lag"], "steady.mean_lag")?,
+        real_lag: s.mean_lag,
         sim_lag: sim.mean_lag,
-        real_freshness: num(&s["freshness_ms"]["mean"], "steady.freshness_ms.mean")? / 1000.0,
+        real_freshness: s.freshness_ms.mean / 1000.0,
         sim_freshness: sim.mean_freshness,
         real_samples,
         sim,

@@ -13,6 +13,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use serde_json::Value;
+use sluice_format::time::now_ms;
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
@@ -71,7 +72,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let mut spec: Value = serde_json::from_str(SPEC)?;
     spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = Value::String(cluster.bootstrap_servers());
     spec["ioConfig"]["useEarliestOffset"] = Value::Bool(true);
-    let (datasource, _, warnings) = submit(meta.as_ref(), spec, chrono::Utc::now().timestamp_millis()).await?;
+    let (datasource, _, warnings) = submit(meta.as_ref(), spec, now_ms()).await?;
     println!(
         "2. submitted Druid's tutorial spec for datasource {datasource:?} ({} options noted as not applicable) in {:.2} s",
         warnings.len(),
@@ -88,7 +89,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let (mut published, mut segments_written) = (0usize, 0usize);
     let mut caught_up = false;
     for _ in 0..200 {
-        let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+        let options = SupervisorOptions::at(now_ms());
         let passes = run_pass(meta.as_ref(), store.as_ref(), &queue, &options, Some(&datasource)).await?;
         let (_, pass) = passes.into_iter().next().ok_or_else(|| anyhow!("the supervisor skipped {datasource}"))?;
         let pass = pass?;

@@ -1,16 +1,19 @@
 //! `sluice ingest`: a local batch run of the segment engine. Records from newline-delimited
-//! files (gzip allowed) are parsed with a Druid spec, indexed per time chunk, persisted as
-//! hydrants whenever `maxRowsInMemory` / `maxBytesInMemory` say so, merged into final segments
-//! split at `maxRowsPerSegment`, and written under the output folder.
+//! files (gzip allowed) go through the indexer's ingester: parsed with a Druid spec, indexed
+//! per time chunk, persisted as hydrants whenever `maxRowsInMemory`, `maxBytesInMemory` or
+//! `intermediatePersistPeriod` say so (the indexing task's rules), then merged into final
+//! segments split at `maxRowsPerSegment` and written under the output folder.
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use sluice_format::index::{IncrementalIndex, IndexConfig};
-use sluice_format::input::{Parsed, RecordParser};
 use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::meters::RowMeters;
 use sluice_format::segment::Segment;
-use sluice_format::spec::load_spec;
+use sluice_format::spec::{load_spec, Compression};
 use sluice_format::time::format_iso;
+use sluice_format::window::MessageWindow;
+use sluice_kafka::{Flow, Record};
+use sluice_pipeline::indexer::Ingester;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -51,7 +54,30 @@ fn open(path: &Path) -> Result<Box<dyn BufRead>> {
     Ok(Box::new(BufReader::new(reader)))
 }
 
-/// Runs `sluice ingest`.
+/// A record of the input files as the indexer's ingester takes it: the file's number stands
+/// for the partition and the line number for the offset, so meters and parse exceptions name
+/// where a record came from.
+fn record(file: usize, line: u64, bytes: &[u8]) -> Record<'_> {
+    Record { partition: file as i32, offset: line as i64, payload: Some(bytes), timestamp: None }
+}
+
+/// Persists the ingester's indexes as hydrants of their time chunks.
+fn persist(
+    ingester: &mut Ingester,
+    compression: Compression,
+    hydrants: &mut BTreeMap<i64, Vec<Segment>>,
+) -> Result<()> {
+    for index in ingester.take_indexes() {
+        let start = index.interval().start;
+        let parts = hydrants.entry(start).or_default();
+        let name = format!("hydrant-{start}-{}", parts.len());
+        parts.push(Segment::from_bytes(&name, index.persist(compression)?)?);
+    }
+    Ok(())
+}
+
+/// Runs `sluice ingest`: the records of the files through the indexer's ingester (the same
+/// parse, window, rollup and persist rules as an indexing task), then a merge per time chunk.
 pub fn run(args: IngestArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.spec).with_context(|| format!("read {}", args.spec.display()))?;
     let loaded = load_spec(&text).with_context(|| format!("spec {}", args.spec.display()))?;
@@ -59,78 +85,46 @@ pub fn run(args: IngestArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let spec = loaded.spec;
-    let config = IndexConfig::from_spec(&spec);
     let tuning = &spec.tuning;
-    let mut parser = RecordParser::new(&spec).map_err(|e| anyhow!("spec {}: {e}", args.spec.display()))?;
+    let meters = RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions);
+    let mut ingester = Ingester::new(&spec, MessageWindow::default(), meters)
+        .map_err(|e| anyhow!("spec {}: {e}", args.spec.display()))?;
     let started = Instant::now();
-    let mut indexes: BTreeMap<i64, IncrementalIndex> = BTreeMap::new();
     let mut hydrants: BTreeMap<i64, Vec<Segment>> = BTreeMap::new();
-    let (mut processed, mut with_error, mut unparseable, mut thrown_away) = (0u64, 0u64, 0u64, 0u64);
-    let mut exceptions: Vec<Exception> = Vec::new();
-    let mut out = Vec::new();
-    for path in &args.inputs {
+    let where_ = |partition: i32, offset: i64| (args.inputs[partition as usize].display().to_string(), offset as u64);
+    for (file, path) in args.inputs.iter().enumerate() {
         for (n, line) in open(path)?.split(b'\n').enumerate() {
             let line = line.with_context(|| format!("read {}", path.display()))?;
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            out.clear();
-            parser.parse_record(&line, &mut out);
-            for o in out.drain(..) {
-                match o {
-                    Ok(Parsed::Row { row, errors }) => {
-                        processed += 1;
-                        if !errors.is_empty() {
-                            with_error += 1;
-                            exceptions.push(Exception {
-                                file: path.display().to_string(),
-                                line: n as u64 + 1,
-                                reason: errors.join("; "),
-                            });
-                        }
-                        let chunk = config.segment_granularity.bucket(row.time);
-                        let index =
-                            indexes.entry(chunk.start).or_insert_with(|| IncrementalIndex::new(config.clone(), chunk));
-                        index.add(row, parser.dimensions());
-                        let full = index.num_rows() as u64 >= tuning.max_rows_in_memory
-                            || tuning.max_bytes_in_memory.is_some_and(|max| index.estimated_bytes() as u64 >= max);
-                        if full {
-                            let done = indexes.remove(&chunk.start).expect("index present");
-                            let name =
-                                format!("hydrant-{}-{}", chunk.start, hydrants.get(&chunk.start).map_or(0, Vec::len));
-                            hydrants
-                                .entry(chunk.start)
-                                .or_default()
-                                .push(Segment::from_bytes(&name, done.persist(tuning.intermediate_index)?)?);
-                        }
-                    }
-                    Ok(Parsed::Filtered) => thrown_away += 1,
-                    Ok(Parsed::Skipped) => {}
-                    Err(e) => {
-                        unparseable += 1;
-                        exceptions.push(Exception {
-                            file: path.display().to_string(),
-                            line: n as u64 + 1,
-                            reason: e.reason,
-                        });
-                    }
+            match ingester.ingest(record(file, n as u64 + 1, &line)) {
+                Ok(Flow::Pause) => persist(&mut ingester, tuning.intermediate_index, &mut hydrants)?,
+                Ok(Flow::Continue) => {}
+                Err(_) => {
+                    let e = ingester.fatal.take().expect("the ingester keeps the error that stopped it");
+                    let (file, line) = where_(e.last.partition, e.last.offset);
+                    return Err(anyhow!(
+                        "more than maxParseExceptions ({}) parse exceptions; the last: {file}:{line}: {}",
+                        e.max,
+                        e.last.reason
+                    ));
                 }
-            }
-            if unparseable + with_error > tuning.max_parse_exceptions {
-                return Err(anyhow!(
-                    "more than maxParseExceptions ({}) parse exceptions; the last: {}:{}: {}",
-                    tuning.max_parse_exceptions,
-                    path.display(),
-                    n + 1,
-                    exceptions.last().map_or("", |e| e.reason.as_str())
-                ));
             }
         }
     }
-    for (start, index) in std::mem::take(&mut indexes) {
-        let name = format!("hydrant-{start}-last");
-        hydrants.entry(start).or_default().push(Segment::from_bytes(&name, index.persist(tuning.intermediate_index)?)?);
-    }
+    persist(&mut ingester, tuning.intermediate_index, &mut hydrants)?;
+    let m = &ingester.meters;
+    let (processed, with_error, unparseable, thrown_away) =
+        (m.processed, m.processed_with_error, m.unparseable, m.thrown_away);
+    let exceptions: Vec<Exception> = m
+        .saved_exceptions
+        .iter()
+        .map(|e| {
+            let (file, line) = where_(e.partition, e.offset);
+            Exception { file, line, reason: e.reason.clone() }
+        })
+        .collect();
     std::fs::create_dir_all(&args.out).with_context(|| format!("create {}", args.out.display()))?;
     let options = MergeOptions { max_rows_per_segment: tuning.max_rows_per_segment, compression: tuning.index };
     let mut segments = Vec::new();
@@ -154,7 +148,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
             }));
         }
     }
-    let kept: Vec<&Exception> = exceptions.iter().rev().take(tuning.max_saved_parse_exceptions as usize).collect();
+    let kept: Vec<&Exception> = exceptions.iter().rev().collect();
     let report = serde_json::json!({
         "dataSource": spec.data_source,
         "rowStats": {"processed": processed, "processedWithError": with_error, "unparseable": unparseable, "thrownAway": thrown_away},

@@ -5,6 +5,7 @@ use crate::backends::BackendArgs;
 use anyhow::{anyhow, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use sluice_format::time::now_ms;
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::merger::MergeOutcome;
@@ -42,7 +43,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
     let mut target: Option<BTreeMap<(String, i32), i64>> = None;
     let (mut published, mut indexed) = (0usize, 0usize);
     loop {
-        let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+        let options = SupervisorOptions::at(now_ms());
         let passes = run_pass(meta, store, &queue, &options, args.datasource.as_deref()).await?;
         let mut committed = BTreeMap::new();
         let mut lag = 0i64;

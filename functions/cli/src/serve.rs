@@ -4,7 +4,7 @@
 use crate::backends::BackendArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use sluice_functions::api::{router, ApiState};
+use sluice_http::{router, ApiState};
 use sluice_query::SegmentCache;
 use std::path::PathBuf;
 

@@ -3,6 +3,7 @@
 use crate::backends::BackendArgs;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Subcommand;
+use sluice_format::time::now_ms;
 use sluice_pipeline::datasource::{self, Submitted, SupervisorState};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, RESET_WARNING};
 use std::collections::BTreeMap;
@@ -52,10 +53,6 @@ pub enum SupervisorCommand {
         /// The datasource.
         datasource: String,
     },
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 fn parse_offsets(pairs: &[String]) -> Result<BTreeMap<i32, i64>> {

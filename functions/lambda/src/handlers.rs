@@ -8,6 +8,7 @@ use crate::logging;
 use crate::metrics::emit;
 use crate::permissions::{INDEXER, MERGER};
 use serde_json::{json, Value};
+use sluice_format::time::now_ms;
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::{Job, TaskInvoker};
 use sluice_pipeline::merger::MergeOutcome;
@@ -27,7 +28,7 @@ fn invoker(ctx: &FunctionContext) -> Result<&dyn TaskInvoker, FunctionError> {
 /// lag per partition; fails (retryable) naming every datasource whose pass failed.
 pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<Value, FunctionError> {
     tracing::info!(scheduled_time = ?event.scheduled_time.or(event.time), execution_id = ?event.execution_id, "supervisor pass");
-    let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+    let options = SupervisorOptions::at(now_ms());
     let passes = run_pass(ctx.meta.as_ref(), ctx.store.as_ref(), invoker(ctx)?, &options, event.datasource.as_deref())
         .await
         .map_err(|e| FunctionError::Retryable(format!("supervisor pass: {e}")))?;

@@ -14,7 +14,6 @@
 //! returned to Lambda, which retries the asynchronous invocation and finally sends it to the
 //! on-failure destination; an event of the wrong shape is non-retryable and says which field.
 
-pub mod api;
 pub mod context;
 pub mod error;
 pub mod events;

@@ -2,6 +2,7 @@
 //! CloudWatch Logs turns into metrics in the `Sluice` namespace without any API call.
 
 use serde_json::{json, Map, Value};
+use sluice_format::time::now_ms;
 
 /// The namespace of every metric.
 pub const NAMESPACE: &str = "Sluice";
@@ -34,7 +35,7 @@ pub fn emit(dimensions: &[(&str, &str)], metrics: &[(&str, f64, &str)]) {
     if metrics.is_empty() {
         return;
     }
-    println!("{}", document(dimensions, metrics, chrono::Utc::now().timestamp_millis()));
+    println!("{}", document(dimensions, metrics, now_ms()));
 }
 
 #[cfg(test)]

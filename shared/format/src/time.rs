@@ -59,6 +59,12 @@ pub enum TimeError {
     Invalid(String),
 }
 
+/// The wall clock, in ms since the epoch: the one place Sluice reads it. Everything that
+/// decides on time (leases, grace periods, versions) takes this value as an argument.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
 /// Formats milliseconds as Druid prints instants: `2015-09-12T00:00:00.000Z`.
 pub fn format_iso(ms: i64) -> String {
     match Utc.timestamp_millis_opt(ms).single() {

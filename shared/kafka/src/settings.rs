@@ -139,6 +139,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "tls")]
     fn tls_and_sasl_clients_can_be_created() {
         // librdkafka refuses SSL settings at creation when it was built without OpenSSL, and
         // SCRAM without its SASL support: MSK's SASL/SCRAM over TLS needs both.
@@ -158,5 +159,18 @@ mod tests {
                 ConsumerSettings::new(&props).client_config().create();
             assert!(consumer.is_ok(), "{protocol} {mechanism:?}: {:?}", consumer.err());
         }
+    }
+
+    #[test]
+    #[cfg(not(feature = "tls"))]
+    fn tls_clients_need_the_tls_feature() {
+        let props = BTreeMap::from([
+            ("bootstrap.servers".to_string(), "127.0.0.1:1".to_string()),
+            ("security.protocol".to_string(), "SSL".to_string()),
+        ]);
+        let consumer: Result<rdkafka::consumer::BaseConsumer, _> =
+            ConsumerSettings::new(&props).client_config().create();
+        let err = consumer.err().expect("no SSL without the tls feature").to_string();
+        assert!(err.contains("security.protocol"), "{err}");
     }
 }

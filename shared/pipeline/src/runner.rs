@@ -6,6 +6,7 @@ use crate::invoker::{Job, QueueInvoker, TaskInvoker};
 use crate::merger::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};
 use crate::supervisor::{run_pass, DatasourcePass, SupervisorError, SupervisorOptions};
 use crate::task::TaskId;
+use sluice_format::time::now_ms;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::time::{Duration, Instant};
@@ -59,7 +60,7 @@ pub async fn run_merge_job(
     invoker: &dyn TaskInvoker,
     task: &TaskId,
 ) -> Result<MergeOutcome, MergerError> {
-    let options = MergerOptions { now_ms: chrono::Utc::now().timestamp_millis() };
+    let options = MergerOptions { now_ms: now_ms() };
     merge_and_publish(meta, store, Some(invoker), task, &options).await
 }
 
@@ -77,7 +78,7 @@ pub async fn run_until_caught_up(
     let queue = QueueInvoker::default();
     let mut last = Vec::new();
     for _ in 0..max_passes {
-        let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+        let options = SupervisorOptions::at(now_ms());
         last = run_pass(meta, store, &queue, &options, only)
             .await?
             .into_iter()

@@ -5,3 +5,6 @@
 
 pub mod metadata;
 pub mod storage;
+
+#[cfg(all(test, not(feature = "aws")))]
+mod tests;

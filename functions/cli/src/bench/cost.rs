@@ -19,9 +19,9 @@
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
 use super::prices;
-use super::report::{FunctionUse, PipelineReport};
 use anyhow::{Context, Result};
 use clap::Args;
+use sluice_report::{Fit, FunctionUse, Observation, PipelineReport};
 use std::path::PathBuf;
 
 /// The rates of the table, rows/s.
@@ -50,44 +50,6 @@ pub fn run(args: CostArgs) -> Result<()> {
         serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", args.report.display()))?;
     print!("{}", markdown(&report));
     Ok(())
-}
-
-/// One observation of a figure: (invocations, rows, value).
-type Observation = (f64, f64, f64);
-
-/// `fixed + per_row x rows` of one figure.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fit {
-    /// Per invocation.
-    pub fixed: f64,
-    /// Per row.
-    pub per_row: f64,
-}
-
-impl Fit {
-    /// Fits `value = fixed x invocations + per_row x rows` through two observations; a
-    /// negative part is dropped and the other refitted over both.
-    pub fn through(a: Observation, b: Observation) -> Fit {
-        let ((na, ra, va), (nb, rb, vb)) = (a, b);
-        let det = na * rb - nb * ra;
-        if det.abs() > f64::EPSILON {
-            let fixed = (va * rb - vb * ra) / det;
-            let per_row = (na * vb - nb * va) / det;
-            if fixed >= 0.0 && per_row >= 0.0 {
-                return Fit { fixed, per_row };
-            }
-        }
-        Fit { fixed: 0.0, per_row: (va + vb) / (ra + rb).max(1.0) }
-    }
-
-    /// The mean per invocation over both observations, with no per-row part.
-    pub fn per_invocation(a: Observation, b: Observation) -> Fit {
-        Fit { fixed: (a.2 + b.2) / (a.0 + b.0).max(1.0), per_row: 0.0 }
-    }
-
-    fn at(&self, rows: f64) -> f64 {
-        self.fixed + self.per_row * rows
-    }
 }
 
 /// The fitted figures of one function.
@@ -274,30 +236,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_fit_through_two_points_recovers_fixed_and_per_row_parts() {
-        let fit = Fit::through((2.0, 1000.0, 2.0 * 0.5 + 1000.0 * 0.01), (20.0, 1000.0, 20.0 * 0.5 + 1000.0 * 0.01));
-        assert!((fit.fixed - 0.5).abs() < 1e-9 && (fit.per_row - 0.01).abs() < 1e-9, "{fit:?}");
-        // A negative part is dropped.
-        let fit = Fit::through((1.0, 100.0, 10.0), (10.0, 100.0, 1.0));
-        assert_eq!(fit, Fit { fixed: 0.0, per_row: 11.0 / 200.0 });
-    }
-
-    #[test]
-    fn the_readme_table_is_recomputed_from_the_committed_benchmark_report() {
+    fn the_documented_table_is_recomputed_from_the_committed_benchmark_report() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let report: PipelineReport = serde_json::from_str(
             &std::fs::read_to_string(root.join("bench/results/pipeline.json")).expect("bench/results/pipeline.json"),
         )
         .expect("a pipeline report");
-        let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+        let readme = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
         let table = markdown(&report);
         let (begin, end) = ("<!-- cost-table:begin -->\n", "<!-- cost-table:end -->");
-        let start = readme.find(begin).expect("README cost-table:begin marker") + begin.len();
-        let stop = readme[start..].find(end).expect("README cost-table:end marker") + start;
+        let start = readme.find(begin).expect("docs/benchmarks.md cost-table:begin marker") + begin.len();
+        let stop = readme[start..].find(end).expect("docs/benchmarks.md cost-table:end marker") + start;
         assert_eq!(
             &readme[start..stop],
             table,
-            "the README's cost table differs from `sluice bench cost` on bench/results/pipeline.json"
+            "the cost table of docs/benchmarks.md differs from `sluice bench cost` on bench/results/pipeline.json"
         );
     }
 

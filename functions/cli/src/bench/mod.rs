@@ -1,5 +1,5 @@
-//! `sluice bench`: the figures the issues ask for, measured on Druid's Wikipedia sample repeated
-//! with shifted times (dictionaries keep the sample's realistic sizes).
+//! `sluice bench`: the figures of `docs/benchmarks.md`, measured on Druid's Wikipedia sample
+//! repeated with shifted times (dictionaries keep the sample's realistic sizes).
 
 mod cost;
 mod indexer;
@@ -8,7 +8,6 @@ mod pipeline;
 mod prices;
 mod process;
 mod query;
-mod report;
 mod rig;
 mod segment;
 mod steady;

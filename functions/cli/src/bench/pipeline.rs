@@ -9,10 +9,10 @@
 //! 3. steady: records produced at a steady rate while the supervisor runs every period;
 //!    freshness (produce to queryable) per record and lag per pass.
 
-use super::report::PipelineReport;
 use super::rig::{PipelineArgs, Rig};
 use super::{default_sample, indexer, steady, throughput, Sample};
 use anyhow::{Context, Result};
+use sluice_report::PipelineReport;
 
 /// Runs `bench pipeline`.
 pub fn run(args: PipelineArgs) -> Result<()> {

@@ -1,17 +1,19 @@
 //! The rig of `bench pipeline`: a mock cluster, metered embedded stores and a submitted
 //! datasource, with the supervisor passes and jobs the phases drive.
 
-use super::metered::{self, MeteredMeta, MeteredStore, Meters, SharedMeters};
-use super::report::Functions;
+use super::metered::{self, MeteredMeta, MeteredStore, SharedMeters};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, ThreadedProducer};
+use sluice_format::time::now_ms;
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::invoker::{Job, QueueInvoker};
 use sluice_pipeline::runner::{run_job, JobOutcome};
 use sluice_pipeline::supervisor::{run_pass, DatasourcePass, SupervisorOptions};
+use sluice_report::Functions;
+use sluice_report::Meters;
 use sluice_store::metadata::{open_metadata, MetadataStore};
 use sluice_store::storage::{open_store, ObjectStore};
 use std::path::PathBuf;
@@ -93,7 +95,7 @@ impl Rig {
         spec["ioConfig"]["topic"] = TOPIC.into();
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = cluster.bootstrap_servers().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
-        let (datasource, _, _) = submit(meta.as_ref(), spec, chrono::Utc::now().timestamp_millis()).await?;
+        let (datasource, _, _) = submit(meta.as_ref(), spec, now_ms()).await?;
         Ok(Self {
             cluster,
             producer,
@@ -121,7 +123,7 @@ impl Rig {
     /// One supervisor pass, metered into `functions`.
     pub async fn pass(&self, functions: &mut Functions) -> Result<DatasourcePass> {
         let (before, started) = (metered::read(&self.meters), Instant::now());
-        let options = SupervisorOptions::at(chrono::Utc::now().timestamp_millis());
+        let options = SupervisorOptions::at(now_ms());
         let passes =
             run_pass(self.meta.as_ref(), self.store.as_ref(), &self.queue, &options, Some(&self.datasource)).await?;
         let f = &mut functions.supervisor;

@@ -3,7 +3,6 @@
 //! Freshness is the time from a record's send to the publish that makes it queryable; lag is
 //! the records behind the high watermarks at each pass, as the supervisor reports it.
 
-use super::report::{Freshness, Steady};
 use super::rig::{PipelineArgs, Rig, TOPIC};
 use super::Sample;
 use anyhow::{anyhow, bail, Context, Result};
@@ -13,6 +12,7 @@ use sluice_pipeline::invoker::Job;
 use sluice_pipeline::merger::MergeOutcome;
 use sluice_pipeline::runner::JobOutcome;
 use sluice_pipeline::task::{TaskId, TaskItem};
+use sluice_report::{Freshness, Steady};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

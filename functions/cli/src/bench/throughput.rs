@@ -3,7 +3,6 @@
 //! published; time split per stage, peak resident memory, bytes written per row, requests and
 //! capacity units per function.
 
-use super::report::Throughput;
 use super::rig::{PipelineArgs, Rig};
 use super::{process, Sample};
 use anyhow::{anyhow, bail, Result};
@@ -12,6 +11,7 @@ use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::merger::MergeOutcome;
 use sluice_pipeline::runner::JobOutcome;
 use sluice_pipeline::timeline::visible_segments;
+use sluice_report::Throughput;
 use std::time::{Duration, Instant};
 
 pub(super) async fn run(

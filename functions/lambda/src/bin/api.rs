@@ -1,9 +1,9 @@
 //! The api function: Druid's HTTP API behind a Function URL.
 
 use lambda_http::Error;
-use sluice_functions::api::{router, ApiState};
 use sluice_functions::context::{FunctionContext, CACHE_ENV};
 use sluice_functions::{logging, permissions};
+use sluice_http::{router, ApiState};
 use sluice_query::SegmentCache;
 
 #[tokio::main]

@@ -4,7 +4,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use sluice_functions::api::{router, ApiState};
+use sluice_http::{router, ApiState};
 use tower::ServiceExt;
 
 async fn state() -> (ApiState, tempfile::TempDir) {

@@ -19,15 +19,12 @@ use crate::datasource::DatasourceError;
 use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::spec::{load_spec_value, Compression, DatasourceSpec};
+use sluice_format::time::now_ms;
 use sluice_format::time::Interval;
 use sluice_kafka::{ConsumerSettings, OffsetRange, RangeReader, ReadError, ResetEvent, ResetPolicy, Stop};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::ObjectStore;
 use std::time::{Duration, Instant};
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// The claimed task: its item as this attempt wrote it and the version that fences it.
 struct Claim {

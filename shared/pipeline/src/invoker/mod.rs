@@ -3,8 +3,10 @@
 //! in-process queue the local runner drains. Invoking the same job twice is harmless: a
 //! second indexer finds the task busy or done, a second merger finds it published.
 
+#[cfg(feature = "aws")]
 mod lambda;
 
+#[cfg(feature = "aws")]
 pub use lambda::{LambdaInvoker, INDEXER_FUNCTION_ENV, MERGER_FUNCTION_ENV};
 
 use crate::task::TaskId;

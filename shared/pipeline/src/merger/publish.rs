@@ -8,6 +8,7 @@ use crate::timeline::{allocate_partitions, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::{ColumnType, Segment};
 use sluice_format::spec::{load_spec_value, TuningSettings};
+use sluice_format::time::now_ms;
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
@@ -250,7 +251,7 @@ async fn fetch_hydrants(
 async fn fail(meta: &dyn MetadataStore, id: &TaskId, task_item: &Item, object: &str, reason: String) -> MergerError {
     let error = MergerError::Corrupt { id: id.clone(), object: object.into(), reason };
     if let Ok(mut task) = serde_json::from_value::<TaskItem>(task_item.body.clone()) {
-        task.fail(error.to_string(), chrono::Utc::now().timestamp_millis());
+        task.fail(error.to_string(), now_ms());
         let item = Item::new(id.pk(), id.sk(), to_json(&task));
         if let Err(e) = meta.put(item, Condition::Version(task_item.version)).await {
             tracing::warn!(task = %id, error = %e, "could not mark the task failed");

@@ -5,9 +5,11 @@
 //! reports which condition failed. The item layout of the whole system is documented in
 //! `docs/metadata-layout.md`.
 
+#[cfg(feature = "aws")]
 mod dynamodb;
 mod embedded;
 
+#[cfg(feature = "aws")]
 pub use dynamodb::DynamoStore;
 pub use embedded::EmbeddedStore;
 
@@ -265,7 +267,10 @@ pub async fn open_metadata(url: &str) -> Result<Arc<dyn MetadataStore>, MetaErro
         if table.is_empty() || table.contains('/') {
             return Err(MetaError::InvalidUrl { url: url.into(), reason: "expected dynamodb://TABLE".into() });
         }
+        #[cfg(feature = "aws")]
         return Ok(Arc::new(DynamoStore::connect(url, table).await?));
+        #[cfg(not(feature = "aws"))]
+        return Err(MetaError::InvalidUrl { url: url.into(), reason: crate::storage::WITHOUT_AWS.into() });
     }
     if let Some(path) = url.strip_prefix("file://") {
         if !path.starts_with('/') {

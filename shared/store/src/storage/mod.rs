@@ -3,9 +3,11 @@
 //! by convention: keys are unique per task attempt, and `put_if_absent` never overwrites.
 
 mod local;
+#[cfg(feature = "aws")]
 mod s3;
 
 pub use local::LocalStore;
+#[cfg(feature = "aws")]
 pub use s3::S3Store;
 
 use async_trait::async_trait;
@@ -126,6 +128,19 @@ pub fn check_key(key: &str) -> Result<(), StorageError> {
     Ok(())
 }
 
+#[cfg(feature = "aws")]
+async fn s3_store(url: &str, bucket: &str, prefix: &str) -> Result<Arc<dyn ObjectStore>, StorageError> {
+    Ok(Arc::new(S3Store::connect(url, bucket, prefix).await?))
+}
+
+#[cfg(not(feature = "aws"))]
+async fn s3_store(url: &str, _bucket: &str, _prefix: &str) -> Result<Arc<dyn ObjectStore>, StorageError> {
+    Err(StorageError::InvalidUrl { url: url.into(), reason: WITHOUT_AWS.into() })
+}
+
+/// Why an `s3://` or `dynamodb://` URL is refused by a build without the `aws` feature.
+pub const WITHOUT_AWS: &str = "this build has no AWS backends: build it with `--features aws`";
+
 /// Opens the store a URL names: `s3://bucket/prefix` or `file:///absolute/path`.
 pub async fn open_store(url: &str) -> Result<Arc<dyn ObjectStore>, StorageError> {
     if let Some(rest) = url.strip_prefix("s3://") {
@@ -136,7 +151,7 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn ObjectStore>, StorageError>
                 reason: "no bucket: expected s3://BUCKET/PREFIX".into(),
             });
         }
-        return Ok(Arc::new(S3Store::connect(url, bucket, prefix.trim_end_matches('/')).await?));
+        return s3_store(url, bucket, prefix.trim_end_matches('/')).await;
     }
     if let Some(path) = url.strip_prefix("file://") {
         if !path.starts_with('/') {

@@ -1,7 +1,14 @@
-//! The report of `sluice bench pipeline`, as it is written to `bench/results/*.json` and read
-//! back by `sluice bench cost`.
+//! The report of `sluice bench pipeline`, as it is written to `bench/results/*.json`, and the
+//! two-point fit of its figures: one typed report read by `sluice bench cost` and by
+//! `sluice-sim`, so a field renamed on one side fails to load on the other instead of reading
+//! as zero.
 
-use super::metered::Meters;
+mod fit;
+mod meters;
+
+pub use fit::{Fit, Observation};
+pub use meters::Meters;
+
 use serde::{Deserialize, Serialize};
 
 /// Seconds per stage of the throughput phase.
@@ -157,4 +164,23 @@ pub struct Steady {
     pub max_lag: i64,
     /// Per function kind.
     pub functions: Functions,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PipelineReport;
+
+    #[test]
+    fn the_committed_reports_load_with_every_field() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
+        for name in ["pipeline.json", "pipeline-16p.json"] {
+            let text = std::fs::read_to_string(dir.join(name)).expect("report");
+            let report: PipelineReport = serde_json::from_str(&text).expect("a pipeline report");
+            assert!(report.throughput.rows > 0 && report.steady.rows > 0, "{name}");
+            // A field the types no longer know is refused, not read as zero.
+            let mut value: serde_json::Value = serde_json::from_str(&text).expect("json");
+            value["throughput"].as_object_mut().expect("throughput").remove("rows");
+            assert!(serde_json::from_value::<PipelineReport>(value).is_err(), "{name} without throughput.rows");
+        }
+    }
 }

@@ -19,6 +19,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
+use sluice_format::time::now_ms;
 use sluice_pipeline::datasource::{self, DatasourceError, SupervisorState};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, SupervisorError};
 use sluice_query::{run_query, QueryError, SegmentCache};
@@ -121,10 +122,6 @@ impl From<SupervisorError> for ApiError {
             ),
         }
     }
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 fn json_body(body: &str) -> Result<Value, ApiError> {
