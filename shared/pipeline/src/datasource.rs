@@ -4,80 +4,10 @@
 //! Layout: `docs/metadata-layout.md`.
 
 use crate::keys::{catalog_sk, datasource_pk, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
-use serde::{Deserialize, Serialize};
-use sluice_format::meters::MeterTotals;
+pub use crate::layout::datasource::{OffsetsItem, PlanItem, SchemaChange, SpecItem, SupervisorState};
+use serde::Serialize;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
-use std::collections::BTreeMap;
-
-/// Whether the supervisor works on a datasource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SupervisorState {
-    /// Plans, indexes and publishes.
-    Running,
-    /// Plans nothing new; tasks already planned finish and publish.
-    Suspended,
-    /// Stopped for good: nothing is planned or invoked.
-    Terminated,
-}
-
-/// One change of the dimension or metric schema, as submitted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SchemaChange {
-    /// When it was submitted (ms).
-    pub at_ms: i64,
-    /// Dimension names after the change.
-    pub dimensions: Vec<String>,
-    /// Metric names after the change.
-    pub metrics: Vec<String>,
-}
-
-/// The body of a datasource's `spec` item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SpecItem {
-    /// The Druid supervisor spec as submitted.
-    pub spec: serde_json::Value,
-    /// The supervisor's state.
-    pub state: SupervisorState,
-    /// Schema changes, oldest first; tasks planned after a change carry the new spec.
-    pub schema_history: Vec<SchemaChange>,
-}
-
-/// The body of a `plan#` item: where the next task of the group starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanItem {
-    /// Sequence number of the next task.
-    pub next_seq: u64,
-    /// Per partition of the group, the first offset no task has been planned for.
-    pub next_start: BTreeMap<i32, i64>,
-    /// Failed tasks up to this sequence number have been handled (the group replanned).
-    #[serde(default)]
-    pub replanned_after: Option<u64>,
-}
-
-impl Default for PlanItem {
-    /// A group nothing was planned for: the first task will be number 1.
-    fn default() -> Self {
-        Self { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }
-    }
-}
-
-/// The body of an `offsets#` item: what is published.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OffsetsItem {
-    /// Per partition of the group, the next offset to publish: every record before it is in a
-    /// visible segment (or was counted and dropped), none after it.
-    pub offsets: BTreeMap<i32, i64>,
-    /// The last task published.
-    pub last_seq: Option<u64>,
-    /// Row counters of every task published.
-    pub totals: MeterTotals,
-}
 
 /// Errors of datasource operations.
 #[derive(Debug, thiserror::Error)]

@@ -21,7 +21,8 @@
 pub mod datasource;
 pub mod indexer;
 pub mod invoker;
-pub mod keys;
+pub use layout::keys;
+pub mod layout;
 pub mod merger;
 pub mod runner;
 pub mod supervisor;

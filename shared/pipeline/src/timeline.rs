@@ -11,59 +11,12 @@
 //! every segment of a lower one.
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
-use crate::keys::{chunk_sk, datasource_pk, segment_sk, SEGMENT_PREFIX, TASK_PREFIX};
+use crate::keys::{chunk_sk, datasource_pk, SEGMENT_PREFIX, TASK_PREFIX};
+pub use crate::layout::timeline::{ChunkItem, SegmentRecord};
 use crate::task::{TaskId, TaskItem, TaskState};
-use serde::{Deserialize, Serialize};
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use std::collections::{BTreeMap, HashMap};
-
-/// The body of a `chunk#` item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ChunkItem {
-    /// The time chunk.
-    pub interval: Interval,
-    /// Version shared by the chunk's appended segments.
-    pub version: String,
-    /// The next free partition number.
-    pub next_partition: u32,
-}
-
-/// The body of a `seg#` item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SegmentRecord {
-    /// Its time chunk.
-    pub interval: Interval,
-    /// Version.
-    pub version: String,
-    /// Partition number within the chunk and version.
-    pub partition: u32,
-    /// Object key in deep storage.
-    pub key: String,
-    /// Rows.
-    pub num_rows: u64,
-    /// Bytes.
-    pub num_bytes: u64,
-    /// Dimension names, in the segment's order.
-    pub dimensions: Vec<String>,
-    /// Metric names.
-    pub metrics: Vec<String>,
-    /// The task that produced it.
-    pub task: TaskId,
-    /// The merge that wrote it: a task's segments are those of the merge its publish names.
-    pub merge: String,
-    /// Set once the task is published (before that, visibility follows the task's publish).
-    pub visible: bool,
-}
-
-impl SegmentRecord {
-    /// The record's sort key.
-    pub fn sk(&self) -> String {
-        segment_sk(self.interval.start, &self.version, self.partition)
-    }
-}
 
 /// Reserves `count` partition numbers in the chunk `interval`, creating the chunk with
 /// version `new_version` if it has none; returns the version and the first number.

@@ -33,11 +33,10 @@ pub use plan::{initial_offset, next_ranges, record_budget};
 
 use crate::datasource::DatasourceError;
 use crate::invoker::InvokeError;
-use serde::{Deserialize, Serialize};
+pub use crate::layout::datasource::StatsItem;
 use sluice_kafka::ReadError;
 use sluice_store::metadata::MetaError;
 use sluice_store::storage::StorageError;
-use std::collections::BTreeMap;
 
 /// How a pass runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,24 +56,6 @@ impl SupervisorOptions {
     pub fn at(now_ms: i64) -> Self {
         Self { now_ms, max_in_flight: 4, cleanup_grace_ms: 10 * 60_000, concurrency: 32 }
     }
-}
-
-/// The body of a datasource's `stats` item, written by every pass.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatsItem {
-    /// When the pass ran (ms).
-    pub updated_ms: i64,
-    /// Per partition, the high watermark seen.
-    pub high: BTreeMap<i32, i64>,
-    /// Per partition, the committed offset at the start of the pass.
-    pub committed: BTreeMap<i32, i64>,
-    /// Per partition, high watermark minus committed offset.
-    pub lag: BTreeMap<i32, i64>,
-    /// Tasks by state.
-    pub tasks: BTreeMap<String, usize>,
-    /// The latest task errors, newest first.
-    pub recent_errors: Vec<String>,
 }
 
 /// Why a supervisor pass or operation failed.

@@ -1,0 +1,94 @@
+//! The bodies of a datasource's items: `spec` (the submitted spec and its state), `plan#` and
+//! `offsets#` per partition group, and `stats` (the last supervisor pass), and of its entry in
+//! the catalog.
+
+use serde::{Deserialize, Serialize};
+use sluice_format::meters::MeterTotals;
+use std::collections::BTreeMap;
+
+/// Whether the supervisor works on a datasource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SupervisorState {
+    /// Plans, indexes and publishes.
+    Running,
+    /// Plans nothing new; tasks already planned finish and publish.
+    Suspended,
+    /// Stopped for good: nothing is planned or invoked.
+    Terminated,
+}
+
+/// One change of the dimension or metric schema, as submitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaChange {
+    /// When it was submitted (ms).
+    pub at_ms: i64,
+    /// Dimension names after the change.
+    pub dimensions: Vec<String>,
+    /// Metric names after the change.
+    pub metrics: Vec<String>,
+}
+
+/// The body of a datasource's `spec` item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecItem {
+    /// The Druid supervisor spec as submitted.
+    pub spec: serde_json::Value,
+    /// The supervisor's state.
+    pub state: SupervisorState,
+    /// Schema changes, oldest first; tasks planned after a change carry the new spec.
+    pub schema_history: Vec<SchemaChange>,
+}
+
+/// The body of a `plan#` item: where the next task of the group starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanItem {
+    /// Sequence number of the next task.
+    pub next_seq: u64,
+    /// Per partition of the group, the first offset no task has been planned for.
+    pub next_start: BTreeMap<i32, i64>,
+    /// Failed tasks up to this sequence number have been handled (the group replanned).
+    #[serde(default)]
+    pub replanned_after: Option<u64>,
+}
+
+impl Default for PlanItem {
+    /// A group nothing was planned for: the first task will be number 1.
+    fn default() -> Self {
+        Self { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }
+    }
+}
+
+/// The body of an `offsets#` item: what is published.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OffsetsItem {
+    /// Per partition of the group, the next offset to publish: every record before it is in a
+    /// visible segment (or was counted and dropped), none after it.
+    pub offsets: BTreeMap<i32, i64>,
+    /// The last task published.
+    pub last_seq: Option<u64>,
+    /// Row counters of every task published.
+    pub totals: MeterTotals,
+}
+
+/// The body of a datasource's `stats` item, written by every pass.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsItem {
+    /// When the pass ran (ms).
+    pub updated_ms: i64,
+    /// Per partition, the high watermark seen.
+    pub high: BTreeMap<i32, i64>,
+    /// Per partition, the committed offset at the start of the pass.
+    pub committed: BTreeMap<i32, i64>,
+    /// Per partition, high watermark minus committed offset.
+    pub lag: BTreeMap<i32, i64>,
+    /// Tasks by state.
+    pub tasks: BTreeMap<String, usize>,
+    /// The latest task errors, newest first.
+    pub recent_errors: Vec<String>,
+}

@@ -1,0 +1,392 @@
+//! Indexing tasks as the metadata store holds them: the `task#` item the supervisor plans,
+//! an indexer attempt claims and checkpoints, and the merger publishes; and the `ckpt#`
+//! items that record, after each hydrant upload, the hydrants so far and the exact offsets
+//! they cover. Layout and conditions: `docs/metadata-layout.md`.
+//!
+//! ```text
+//!  planned --claim(attempt+1, lease)--> running --checkpoint*--> complete --publish--> published
+//!                                          |  \--deadline--> incomplete --claim--> running ...
+//!                                          \--fatal error--> failed
+//! ```
+//!
+//! Every write of an attempt is conditioned on the task item's version it holds, so an attempt
+//! that lost its lease (another attempt claimed the task) cannot write anything visible.
+
+use crate::layout::keys;
+use serde::{Deserialize, Serialize};
+use sluice_format::meters::RowMeters;
+use sluice_format::time::Interval;
+use sluice_format::window::MessageWindow;
+use sluice_kafka::{OffsetRange, ResetEvent};
+use std::collections::BTreeMap;
+
+/// Identity of a task: datasource, partition group, sequence number within the group.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TaskId {
+    /// Datasource.
+    pub datasource: String,
+    /// Partition group (`partition % taskCount`).
+    pub group: u32,
+    /// Sequence number of the task within its group.
+    pub seq: u64,
+}
+
+impl TaskId {
+    /// Partition key of every item of the datasource.
+    pub fn pk(&self) -> String {
+        keys::datasource_pk(&self.datasource)
+    }
+
+    /// Sort key of the task item.
+    pub fn sk(&self) -> String {
+        keys::task_sk(self.group, self.seq)
+    }
+
+    /// Sort key prefix of every checkpoint of the task.
+    pub fn checkpoint_prefix(&self) -> String {
+        keys::checkpoint_prefix(self.group, self.seq)
+    }
+
+    /// Sort key of checkpoint `n` of `attempt`.
+    pub fn checkpoint_sk(&self, attempt: u32, n: u32) -> String {
+        keys::checkpoint_sk(self.group, self.seq, attempt, n)
+    }
+
+    /// Object key of hydrant `n` of `attempt` for the time chunk `chunk`: unique to
+    /// (datasource, task, attempt, chunk, sequence).
+    pub fn hydrant_key(&self, attempt: u32, chunk: Interval, n: u32) -> String {
+        keys::hydrant_key(&self.datasource, self.group, self.seq, attempt, chunk.start, n)
+    }
+}
+
+impl std::fmt::Display for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}_{:04}_{:012}", self.datasource, self.group, self.seq)
+    }
+}
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskState {
+    /// Planned by the supervisor, never run.
+    Planned,
+    /// Held by an attempt until its lease expires.
+    Running,
+    /// An attempt stopped before the end (deadline or a retryable error); to be continued.
+    Incomplete,
+    /// Every range read and persisted; waiting for the merger.
+    Complete,
+    /// Merged and published with its offsets.
+    Published,
+    /// Failed for a reason a retry cannot fix.
+    Failed,
+}
+
+impl TaskState {
+    /// The state as the items spell it (`planned`, `running`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskState::Planned => "planned",
+            TaskState::Running => "running",
+            TaskState::Incomplete => "incomplete",
+            TaskState::Complete => "complete",
+            TaskState::Published => "published",
+            TaskState::Failed => "failed",
+        }
+    }
+}
+
+/// The body of a `task#` item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskItem {
+    /// The task's identity.
+    pub id: TaskId,
+    /// The Druid spec the task indexes with (tasks carry their schema, as in Druid).
+    pub spec: serde_json::Value,
+    /// Topic.
+    pub topic: String,
+    /// The offset ranges to read, one per partition of the group.
+    pub ranges: Vec<OffsetRange>,
+    /// Rows outside this window are thrown away (Druid's minimum/maximumMessageTime).
+    pub window: MessageWindow,
+    /// When the supervisor planned the task (ms).
+    pub created_ms: i64,
+    /// State.
+    pub state: TaskState,
+    /// The last attempt that claimed the task (0: none yet).
+    pub attempt: u32,
+    /// Until when the attempt holds the task (ms).
+    pub lease_expires_ms: Option<i64>,
+    /// Per partition, the next offset to read as of the last checkpoint.
+    pub positions: BTreeMap<i32, i64>,
+    /// Checkpoints written by the current attempt.
+    pub num_checkpoints: u32,
+    /// Why the task failed or the last attempt stopped.
+    pub error: Option<String>,
+    /// The merge whose segments the publish made visible.
+    #[serde(default)]
+    pub published_by: Option<String>,
+    /// When the task was published or failed (ms): cleanup waits a grace period after it.
+    #[serde(default)]
+    pub finished_ms: Option<i64>,
+}
+
+impl TaskItem {
+    /// A planned task.
+    pub fn planned(
+        id: TaskId,
+        spec: serde_json::Value,
+        topic: &str,
+        ranges: Vec<OffsetRange>,
+        window: MessageWindow,
+        created_ms: i64,
+    ) -> Self {
+        let positions = ranges.iter().map(|r| (r.partition, r.start)).collect();
+        Self {
+            id,
+            spec,
+            topic: topic.into(),
+            ranges,
+            window,
+            created_ms,
+            state: TaskState::Planned,
+            attempt: 0,
+            lease_expires_ms: None,
+            positions,
+            num_checkpoints: 0,
+            error: None,
+            published_by: None,
+            finished_ms: None,
+        }
+    }
+}
+
+/// Why an attempt may not claim a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimRefused {
+    /// The task is complete or published: nothing is left to read.
+    Done,
+    /// The task failed for a reason a retry cannot fix.
+    Failed(String),
+    /// A live attempt holds the task.
+    Busy {
+        /// Its attempt number.
+        attempt: u32,
+        /// Until when it holds the task (ms).
+        lease_expires_ms: Option<i64>,
+    },
+}
+
+/// The transitions of the state machine drawn at the top of this module. Each is a pure
+/// change of the item at `now_ms`; the caller writes the result conditioned on the version it
+/// read, which is what fences a stale actor.
+impl TaskItem {
+    /// Claims the task for the next attempt: `Running` under a lease until `now_ms + lease_ms`,
+    /// no checkpoints yet, no error. Refused while a live attempt holds it, and when it is
+    /// done or failed.
+    pub fn claim(&mut self, now_ms: i64, lease_ms: i64) -> Result<(), ClaimRefused> {
+        match self.state {
+            TaskState::Complete | TaskState::Published => return Err(ClaimRefused::Done),
+            TaskState::Failed => return Err(ClaimRefused::Failed(self.error.clone().unwrap_or_default())),
+            TaskState::Running if self.lease_expires_ms.is_some_and(|t| t > now_ms) => {
+                return Err(ClaimRefused::Busy { attempt: self.attempt, lease_expires_ms: self.lease_expires_ms })
+            }
+            TaskState::Planned | TaskState::Running | TaskState::Incomplete => {}
+        }
+        self.attempt += 1;
+        self.state = TaskState::Running;
+        self.lease_expires_ms = Some(now_ms + lease_ms);
+        self.num_checkpoints = 0;
+        self.error = None;
+        Ok(())
+    }
+
+    /// Records the attempt's next checkpoint: the positions it reached, the lease renewed to
+    /// `now_ms + lease_ms`.
+    pub fn checkpoint(&mut self, positions: BTreeMap<i32, i64>, now_ms: i64, lease_ms: i64) {
+        debug_assert_eq!(self.state, TaskState::Running, "only a running attempt checkpoints");
+        self.positions = positions;
+        self.num_checkpoints += 1;
+        self.lease_expires_ms = Some(now_ms + lease_ms);
+    }
+
+    /// Records the attempt's last checkpoint before its deadline: `Incomplete` with the lease
+    /// released, so the next attempt (a new invocation) resumes from it at once.
+    pub fn stop_at_deadline(&mut self, positions: BTreeMap<i32, i64>) {
+        debug_assert_eq!(self.state, TaskState::Running, "only a running attempt stops");
+        self.state = TaskState::Incomplete;
+        self.positions = positions;
+        self.num_checkpoints += 1;
+        self.lease_expires_ms = None;
+    }
+
+    /// Records the attempt's last checkpoint, which reached every range's end: `Complete`,
+    /// the lease released, waiting for the merger.
+    pub fn complete(&mut self, positions: BTreeMap<i32, i64>) {
+        debug_assert_eq!(self.state, TaskState::Running, "only a running attempt completes");
+        self.state = TaskState::Complete;
+        self.positions = positions;
+        self.num_checkpoints += 1;
+        self.lease_expires_ms = None;
+    }
+
+    /// Gives the task up for now (a deadline, a retryable error): `Incomplete` with the lease
+    /// released, so the next attempt need not wait for it, and the reason kept.
+    pub fn release(&mut self, reason: String) {
+        self.state = TaskState::Incomplete;
+        self.lease_expires_ms = None;
+        self.error = Some(reason);
+    }
+
+    /// Marks the task published by merge `merge_id`.
+    pub fn publish(&mut self, merge_id: &str, now_ms: i64) {
+        debug_assert_eq!(self.state, TaskState::Complete, "only a complete task is published");
+        self.state = TaskState::Published;
+        self.lease_expires_ms = None;
+        self.published_by = Some(merge_id.into());
+        self.finished_ms = Some(now_ms);
+    }
+
+    /// Fails the task for a reason a retry cannot fix; cleanup waits a grace period after
+    /// `now_ms`.
+    pub fn fail(&mut self, reason: String, now_ms: i64) {
+        self.state = TaskState::Failed;
+        self.lease_expires_ms = None;
+        self.error = Some(reason);
+        self.finished_ms = Some(now_ms);
+    }
+
+    /// Fails a later task of the group because the earlier task `failed` failed: its range
+    /// is planned again from the group's committed offsets.
+    pub fn supersede(&mut self, failed: &TaskId, now_ms: i64) {
+        self.fail(format!("superseded: task {failed} failed before it"), now_ms);
+    }
+
+    /// Whether the task is finished for good (published or failed).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.state, TaskState::Published | TaskState::Failed)
+    }
+}
+
+/// A hydrant as a checkpoint records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HydrantRef {
+    /// Object key.
+    pub key: String,
+    /// Its time chunk.
+    pub chunk: Interval,
+    /// Rows it holds.
+    pub num_rows: u64,
+    /// Its size in bytes.
+    pub num_bytes: u64,
+}
+
+/// The body of a `ckpt#` item: written after the hydrants it lists are uploaded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Checkpoint {
+    /// The attempt that wrote it.
+    pub attempt: u32,
+    /// Its number within the attempt.
+    pub n: u32,
+    /// Hydrants uploaded since the previous checkpoint.
+    pub hydrants: Vec<HydrantRef>,
+    /// Per partition, the next offset to read: every record before it is in a hydrant of
+    /// this or an earlier checkpoint (or was counted and dropped).
+    pub positions: BTreeMap<i32, i64>,
+    /// Per partition, where its range ends (after any reset).
+    pub ends: BTreeMap<i32, i64>,
+    /// Row meters of the whole task so far.
+    pub meters: RowMeters,
+    /// Ranges moved by the reset policy so far.
+    pub resets: Vec<ResetEvent>,
+}
+
+/// The state of a task rebuilt from its checkpoints, in sort-key order (attempt, number).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Progress {
+    /// Every hydrant checkpointed.
+    pub hydrants: Vec<HydrantRef>,
+    /// The last checkpoint, if any.
+    pub last: Option<Checkpoint>,
+}
+
+impl Progress {
+    /// Folds checkpoints (sorted by sort key) into the progress they record.
+    pub fn from_checkpoints(checkpoints: impl IntoIterator<Item = Checkpoint>) -> Self {
+        let mut progress = Progress::default();
+        for mut c in checkpoints {
+            progress.hydrants.append(&mut c.hydrants);
+            progress.last = Some(c);
+        }
+        progress
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planned() -> TaskItem {
+        let id = TaskId { datasource: "wiki".into(), group: 0, seq: 1 };
+        let ranges = vec![OffsetRange { partition: 0, start: 0, end: 10 }];
+        TaskItem::planned(id, serde_json::json!({}), "t", ranges, MessageWindow::default(), 0)
+    }
+
+    #[test]
+    fn attempts_claim_checkpoint_and_complete() {
+        let mut t = planned();
+        t.claim(1_000, 500).expect("first claim");
+        assert_eq!((t.state, t.attempt, t.lease_expires_ms), (TaskState::Running, 1, Some(1_500)));
+        assert_eq!(t.clone().claim(1_499, 500), Err(ClaimRefused::Busy { attempt: 1, lease_expires_ms: Some(1_500) }));
+        t.checkpoint(BTreeMap::from([(0, 4)]), 1_200, 500);
+        assert_eq!((t.num_checkpoints, t.lease_expires_ms, t.positions[&0]), (1, Some(1_700), 4));
+        // A dead attempt's lease runs out: the next attempt takes over, fenced by the version.
+        let mut next = t.clone();
+        next.claim(1_700, 500).expect("expired lease");
+        assert_eq!((next.attempt, next.num_checkpoints), (2, 0));
+        next.complete(BTreeMap::from([(0, 10)]));
+        assert_eq!((next.state, next.lease_expires_ms), (TaskState::Complete, None));
+        assert_eq!(next.clone().claim(2_000, 500), Err(ClaimRefused::Done));
+        next.publish("m1", 3_000);
+        assert_eq!(
+            (next.state, next.published_by.as_deref(), next.finished_ms),
+            (TaskState::Published, Some("m1"), Some(3_000))
+        );
+        assert!(next.is_finished());
+    }
+
+    #[test]
+    fn released_tasks_are_claimed_at_once_and_failed_ones_never() {
+        let mut t = planned();
+        t.claim(0, 60_000).expect("claim");
+        t.release("deadline".into());
+        assert_eq!((t.state, t.lease_expires_ms, t.error.as_deref()), (TaskState::Incomplete, None, Some("deadline")));
+        t.claim(1, 60_000).expect("a released task needs no wait");
+        assert_eq!((t.attempt, t.error.as_deref()), (2, None));
+        t.supersede(&TaskId { datasource: "wiki".into(), group: 0, seq: 0 }, 5);
+        assert_eq!(t.state, TaskState::Failed);
+        assert_eq!(
+            t.claim(10, 1),
+            Err(ClaimRefused::Failed("superseded: task wiki_0000_000000000000 failed before it".into()))
+        );
+        assert!(t.is_finished() && t.finished_ms == Some(5));
+    }
+
+    #[test]
+    fn state_names_are_the_items_spelling() {
+        for s in [
+            TaskState::Planned,
+            TaskState::Running,
+            TaskState::Incomplete,
+            TaskState::Complete,
+            TaskState::Published,
+            TaskState::Failed,
+        ] {
+            assert_eq!(serde_json::to_value(s).expect("state"), s.name());
+        }
+    }
+}
