@@ -186,6 +186,25 @@ impl MetaError {
 }
 
 /// The metadata operations of the exactly-once protocol.
+///
+/// What every implementation (and every wrapper of one) must guarantee, and the conformance
+/// suite (`tests/src/metadata_suite.rs`) checks against each backend:
+///
+/// - **Linearizable single items.** A `get` or `query` issued after a write returned sees
+///   that write; `query` returns the partition's matching items sorted by sort key, every
+///   page of them.
+/// - **Versions.** An item's version is 1 when created and grows by one with every write;
+///   `Condition::Version(v)` holds only while the stored version is `v`, so of two writers
+///   holding the same version exactly one succeeds (compare-and-swap), and
+///   `Condition::Absent` lets exactly one of many creators win.
+/// - **Atomic transactions.** `transact` applies all of its actions or none, at most
+///   [`MAX_TRANSACTION_ACTIONS`] actions on distinct keys; a failed condition is reported as
+///   [`MetaError::TransactionFailed`] naming the action, and nothing is written.
+/// - **Durability at return.** A write that returned `Ok` survives a crash of the caller
+///   and of the store process; one that returned an error may or may not have happened
+///   (the protocol reads back before it retries).
+/// - **DynamoDB's limits everywhere** ([`check_item`], [`check_transaction`]), so an
+///   embedded run refuses what DynamoDB would refuse.
 #[async_trait]
 pub trait MetadataStore: Send + Sync + std::fmt::Debug {
     /// The URL the store was opened from.

@@ -82,6 +82,20 @@ pub struct ObjectMeta {
 }
 
 /// Object storage as Sluice uses it.
+///
+/// What every implementation (and every wrapper of one) must guarantee, and the conformance
+/// suite (`tests/src/storage_suite.rs`) checks against each backend:
+///
+/// - **Read after write.** A `get`, `head` or `list` issued after a `put` returned sees the
+///   whole object; nobody ever sees part of one (local files are written aside and renamed).
+/// - **Create once.** Of many `put_if_absent` calls on one key exactly one succeeds; the
+///   others get [`StorageError::AlreadyExists`] and the object is the winner's bytes.
+/// - **Complete listings.** `list` returns every object under the prefix, sorted by key,
+///   however many pages that takes.
+/// - **Bounded ranged reads.** `get_range` never returns more than the range asks for.
+///
+/// Sluice itself never overwrites: hydrant and segment keys are unique per task attempt, so
+/// a crash leaves garbage for cleanup, never a changed object.
 #[async_trait]
 pub trait ObjectStore: Send + Sync + std::fmt::Debug {
     /// The URL the store was opened from.
