@@ -5,23 +5,32 @@
 //! rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
 
 use crate::scenario::{Scenario, SupervisorMode};
+use sluice_format::window::MessageWindow;
+use sluice_layout::task::{TaskId, TaskItem, TaskState};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Planned,
-    Running,
-    Complete,
-    Published,
-}
+/// An indexer's lease: Lambda's 15-minute limit.
+const LEASE_MS: i64 = 900_000;
 
+/// A task: the protocol's own task item, moved through its transitions at simulated time.
 #[derive(Debug, Clone)]
 struct Task {
     group: usize,
     seq: usize,
     rows: f64,
-    state: State,
+    item: TaskItem,
+}
+
+impl Task {
+    fn state(&self) -> TaskState {
+        self.item.state
+    }
+}
+
+/// Simulated seconds as the task item's milliseconds.
+fn ms(t: f64) -> i64 {
+    (t * 1000.0) as i64
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -248,7 +257,7 @@ impl<'a> Sim<'a> {
     }
 
     fn in_flight(&self, g: usize) -> usize {
-        self.groups[g].tasks.iter().filter(|&&i| self.tasks[i].state != State::Published).count()
+        self.groups[g].tasks.iter().filter(|&&i| self.tasks[i].state() != TaskState::Published).count()
     }
 
     /// Plans the tasks a pass plans at `t`, against watermarks read at `t`; returns how many.
@@ -260,7 +269,10 @@ impl<'a> Sim<'a> {
                 let rows = (high - self.groups[g].planned_to).min(self.s.max_records_per_task);
                 let seq = self.groups[g].tasks.len();
                 self.groups[g].planned_to += rows;
-                self.tasks.push(Task { group: g, seq, rows, state: State::Planned });
+                let id = TaskId { datasource: "sim".into(), group: g as u32, seq: seq as u64 };
+                let item =
+                    TaskItem::planned(id, serde_json::Value::Null, "sim", vec![], MessageWindow::default(), ms(t));
+                self.tasks.push(Task { group: g, seq, rows, item });
                 let id = self.tasks.len() - 1;
                 self.groups[g].tasks.push(id);
                 planned += 1;
@@ -274,9 +286,9 @@ impl<'a> Sim<'a> {
     fn pass_jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
         for (i, task) in self.tasks.iter().enumerate() {
-            match task.state {
-                State::Planned => jobs.push(Job::Index(i)),
-                State::Complete => jobs.push(Job::Merge(i)),
+            match task.state() {
+                TaskState::Planned => jobs.push(Job::Index(i)),
+                TaskState::Complete => jobs.push(Job::Merge(i)),
                 _ => {}
             }
         }
@@ -293,7 +305,7 @@ impl<'a> Sim<'a> {
     /// A pass at `now` on AWS: its requests take time; each invocation arrives when issued.
     fn pass(&mut self) {
         let (s, now) = (self.s, self.now);
-        let live = self.tasks.iter().filter(|t| t.state != State::Published).count();
+        let live = self.tasks.iter().filter(|t| t.state() != TaskState::Published).count();
         let mut t = now + s.latency.item * (3.0 + (live as f64 / 300.0).ceil());
         t += s.costs.supervisor_pass / s.cpu.2;
         // Watermarks are read one partition at a time in both modes, as the code does.
@@ -328,10 +340,11 @@ impl<'a> Sim<'a> {
         let (s, c) = (self.s, self.s.costs);
         match job {
             Job::Index(i) => {
-                if self.tasks[i].state != State::Planned {
+                // The planned task is claimed; a duplicate job finds it busy or done.
+                if self.tasks[i].state() != TaskState::Planned || self.tasks[i].item.claim(ms(start), LEASE_MS).is_err()
+                {
                     return (0.05, false);
                 }
-                self.tasks[i].state = State::Running;
                 let rows = self.tasks[i].rows;
                 let hydrants = (rows * c.hydrants_per_row).ceil().max(1.0);
                 let mut secs = (c.indexer_fixed + c.indexer_per_row * rows) / s.cpu.0;
@@ -344,12 +357,12 @@ impl<'a> Sim<'a> {
             }
             Job::Merge(i) => {
                 let task = &self.tasks[i];
-                if task.state != State::Complete {
+                if task.state() != TaskState::Complete {
                     return (0.02, false);
                 }
                 let group = &self.groups[task.group];
-                let previous = task.seq.checked_sub(1).map(|p| self.tasks[group.tasks[p]].state);
-                if previous.is_some_and(|p| p != State::Published) {
+                let previous = task.seq.checked_sub(1).map(|p| self.tasks[group.tasks[p]].state());
+                if previous.is_some_and(|p| p != TaskState::Published) {
                     self.out.merges_waiting += 1;
                     return (0.02 + 3.0 * s.latency.item, false);
                 }
@@ -369,11 +382,11 @@ impl<'a> Sim<'a> {
     fn finish(&mut self, job: Job) -> Option<Job> {
         match job {
             Job::Index(i) => {
-                self.tasks[i].state = State::Complete;
+                self.tasks[i].item.complete(BTreeMap::new());
                 Some(Job::Merge(i))
             }
             Job::Merge(i) => {
-                self.tasks[i].state = State::Published;
+                self.tasks[i].item.publish("sim", ms(self.now));
                 let (g, seq, rows) = (self.tasks[i].group, self.tasks[i].seq, self.tasks[i].rows);
                 // Rows of a group are produced evenly: offset x at x / (rate x share).
                 let from = self.groups[g].committed;
@@ -383,7 +396,7 @@ impl<'a> Sim<'a> {
                 self.out.published += rows;
                 self.out.last_publish = self.now;
                 let next = self.groups[g].tasks.get(seq + 1).copied();
-                next.filter(|&n| self.tasks[n].state == State::Complete).map(Job::Merge)
+                next.filter(|&n| self.tasks[n].state() == TaskState::Complete).map(Job::Merge)
             }
         }
     }

@@ -22,6 +22,7 @@ pub mod index;
 pub mod input;
 pub mod merge;
 pub mod meters;
+pub mod offsets;
 pub mod row;
 pub mod segment;
 pub mod spec;

@@ -12,18 +12,9 @@ pub use reader::{read_ranges, Flow, RangeReader, Stop};
 pub use settings::{set_deployment_properties, ConsumerSettings, PREFETCH_KBYTES};
 pub use topic::{commit_group_offsets, partition_watermarks, Watermarks};
 
-use std::collections::BTreeMap;
+pub use sluice_format::offsets::{OffsetRange, ResetEvent};
 
-/// The offsets one partition is read over: `[start, end)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub struct OffsetRange {
-    /// Partition.
-    pub partition: i32,
-    /// First offset to read.
-    pub start: i64,
-    /// First offset not to read.
-    pub end: i64,
-}
+use std::collections::BTreeMap;
 
 /// A record delivered to the handler.
 #[derive(Debug, Clone, Copy)]
@@ -46,22 +37,6 @@ pub struct ResetPolicy {
     pub reset_automatically: bool,
     /// Reset a start below the low watermark to the earliest offset (else to the latest).
     pub use_earliest: bool,
-}
-
-/// A range moved by the reset policy: the offsets `[skipped_from, skipped_to)` of the
-/// partition are not read. Recorded, never silent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ResetEvent {
-    /// Partition.
-    pub partition: i32,
-    /// The range as requested.
-    pub requested: (i64, i64),
-    /// The range read instead.
-    pub read: (i64, i64),
-    /// Low watermark seen.
-    pub low: i64,
-    /// High watermark seen.
-    pub high: i64,
 }
 
 /// Checks a range against the partition's watermarks and applies the reset policy.

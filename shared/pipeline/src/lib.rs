@@ -21,8 +21,8 @@
 pub mod datasource;
 pub mod indexer;
 pub mod invoker;
-pub use layout::keys;
-pub mod layout;
+pub use sluice_layout as layout;
+pub use sluice_layout::keys;
 pub mod merger;
 pub mod runner;
 pub mod supervisor;

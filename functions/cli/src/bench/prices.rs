@@ -1,6 +1,6 @@
 //! Public AWS prices the cost model uses: region us-east-1 (N. Virginia), on-demand, as
-//! published on AWS's pricing pages in November 2025. Change them here; the README's table
-//! is recomputed from them by a test.
+//! published on AWS's pricing pages in November 2025. Change them here; the cost table of
+//! `docs/benchmarks.md` is recomputed from them by a test.
 
 /// Where and when the prices were read.
 pub const SOURCE: &str = "us-east-1, on-demand list prices as published by AWS in November 2025";

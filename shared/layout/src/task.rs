@@ -12,12 +12,12 @@
 //! Every write of an attempt is conditioned on the task item's version it holds, so an attempt
 //! that lost its lease (another attempt claimed the task) cannot write anything visible.
 
-use crate::layout::keys;
+use crate::keys;
 use serde::{Deserialize, Serialize};
 use sluice_format::meters::RowMeters;
+use sluice_format::offsets::{OffsetRange, ResetEvent};
 use sluice_format::time::Interval;
 use sluice_format::window::MessageWindow;
-use sluice_kafka::{OffsetRange, ResetEvent};
 use std::collections::BTreeMap;
 
 /// Identity of a task: datasource, partition group, sequence number within the group.

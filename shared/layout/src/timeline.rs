@@ -1,8 +1,8 @@
 //! The bodies of the segment timeline's items: `chunk#` (a time chunk's version and
 //! partition numbering) and `seg#` (one segment record).
 
-use crate::layout::keys::segment_sk;
-use crate::layout::task::TaskId;
+use crate::keys::segment_sk;
+use crate::task::TaskId;
 use serde::{Deserialize, Serialize};
 use sluice_format::time::Interval;
 
