@@ -47,7 +47,9 @@ wait_for() {
 tansu="$cache/tools/bin/tansu"
 if [[ ! -x "$tansu" ]] || [[ "$("$tansu" --version 2>/dev/null)" != *"$tansu_version"* ]]; then
   log "building tansu $tansu_version from crates.io (about 10 minutes, once)"
-  cargo install tansu --version "$tansu_version" --locked --features libsql --root "$cache/tools" >&2
+  # Its own temporary build folder: tests/run.sh's shared CARGO_TARGET_DIR would make this
+  # build wait for the functions' build (cargo locks a build folder) instead of overlapping it.
+  env -u CARGO_TARGET_DIR cargo install tansu --version "$tansu_version" --locked --features libsql --root "$cache/tools" >&2
 fi
 venv="$cache/venv-moto"
 if [[ ! -x "$venv/bin/moto_server" ]] || ! "$venv/bin/python" -c "import moto, sys; sys.exit(moto.__version__ != '$moto_version')" 2>/dev/null; then
