@@ -38,5 +38,5 @@ cargo test --workspace --all-targets --locked --no-run
 phase "test build"
 cargo test --workspace --all-targets --locked "$@"
 # The stores as a build without the `aws` feature has them (the workspace turns it on).
-cargo test -p sluice-store --lib --locked
+cargo test -p sluice-store --lib --features testsuite --locked
 phase "tests"

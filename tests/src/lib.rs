@@ -1,15 +1,14 @@
 //! Shared pieces of the integration tests: the service endpoints from the environment (set by
-//! `eval "$(localstack/up.sh)"`), unique names per test, and the conformance suites that run
-//! against every implementation of a backend trait.
+//! `eval "$(localstack/up.sh)"`), unique names per test, Kafka topics, datasources and the
+//! helpers of the protocol and service tests.
 
-pub mod faults;
 pub mod indexing;
 pub mod kafka;
 pub mod lambda_service;
-pub mod metadata_suite;
 pub mod protocol;
-pub mod storage_suite;
 pub mod wikipedia;
+
+pub use sluice_store::testsuite::unique;
 
 /// A value the environment must provide for tests against real services; a missing one fails
 /// the test with what to run, never skips it.
@@ -18,14 +17,6 @@ pub fn required_env(name: &str) -> String {
         Ok(v) if !v.is_empty() => v,
         _ => panic!("{name} is not set: these tests need the local services; run `eval \"$(localstack/up.sh)\"` (or tests/run.sh) first"),
     }
-}
-
-/// A name unique to this test run, for prefixes and partition keys.
-pub fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    format!("{name}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A new, empty metadata table (Sluice's key schema, TTL on `expires_at`) at the DynamoDB

@@ -9,7 +9,6 @@
 //! `SLUICE_CHAOS_SCHEDULES` sets the number of randomized schedules (8 by default, as in CI;
 //! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run.
 
-use sluice_integration::faults::{FaultCounts, Faults, FaultyMeta, FaultyStore, Rng};
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
@@ -18,6 +17,9 @@ use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_pipeline::invoker::{Job, QueueInvoker, TaskInvoker};
 use sluice_pipeline::merger::{merge_and_publish, MergerOptions};
 use sluice_pipeline::supervisor::{supervise, SupervisorOptions};
+use sluice_store::faults::{FaultCounts, Faults, Rng};
+use sluice_store::metadata::FaultyMeta;
+use sluice_store::storage::FaultyStore;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

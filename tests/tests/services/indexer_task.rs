@@ -4,11 +4,11 @@
 
 use sluice_integration::indexing::{json_record, merged_values, plan, spec, Backends};
 use sluice_integration::kafka::{create_topic, produce};
-use sluice_integration::protocol::Intercepted;
 use sluice_integration::required_env;
 use sluice_kafka::OffsetRange;
 use sluice_pipeline::indexer::{run_task, IndexerError, TaskOptions, TaskOutcome, TaskReport};
 use sluice_pipeline::task::{TaskId, TaskItem, TaskState};
+use sluice_store::metadata::Intercepted;
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use std::collections::BTreeMap;
 use std::sync::Arc;

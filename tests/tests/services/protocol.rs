@@ -5,7 +5,7 @@
 //! holds, a corrupt hydrant, cleanup, schema changes, operations on unknown datasources.
 
 use sluice_integration::indexing::{visible_values, Backends};
-use sluice_integration::protocol::{Intercepted, Setup};
+use sluice_integration::protocol::Setup;
 use sluice_pipeline::datasource::{self, submit, OffsetsItem, Submitted, SupervisorState};
 use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_pipeline::invoker::{Job, QueueInvoker};
@@ -14,6 +14,7 @@ use sluice_pipeline::merger::{merge_and_publish, MergeOutcome, MergerError, Merg
 use sluice_pipeline::runner::{run_job, run_until_caught_up, JobOutcome};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, supervise, SupervisorOptions};
 use sluice_pipeline::task::{TaskId, TaskItem, TaskState};
+use sluice_store::metadata::Intercepted;
 use sluice_store::metadata::MetadataStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;

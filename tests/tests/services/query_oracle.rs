@@ -8,13 +8,13 @@
 
 use serde_json::{json, Value};
 use sluice_format::time::Interval;
-use sluice_integration::faults::Rng;
 use sluice_integration::indexing::Backends;
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::runner::run_until_caught_up;
 use sluice_query::{execute, load_segments, parse_query};
+use sluice_store::faults::Rng;
 use std::time::Duration;
 
 const COUNTRIES: [Option<&str>; 7] = [Some("US"), Some("DE"), Some("FR"), Some("IN"), Some("BR"), Some("JP"), None];

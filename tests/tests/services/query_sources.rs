@@ -3,8 +3,6 @@
 //! reads; both give the same answers, the ranged path reads a fraction of the bytes, and a
 //! damaged segment fails the query naming its key.
 
-use async_trait::async_trait;
-use bytes::Bytes;
 use serde_json::{json, Value};
 use sluice_integration::indexing::{spec, Backends};
 use sluice_integration::kafka::{create_topic, produce};
@@ -13,48 +11,21 @@ use sluice_pipeline::datasource::submit;
 use sluice_pipeline::runner::run_until_caught_up;
 use sluice_pipeline::timeline::visible_segments;
 use sluice_query::{run_query, SegmentCache};
-use sluice_store::storage::{ObjectMeta, ObjectStore, StorageError};
-use std::ops::Range;
+use sluice_store::meter::{Call, Meter};
+use sluice_store::storage::MeteredStore;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Counts the bytes read through it.
-#[derive(Debug)]
-struct Counting {
-    inner: Arc<dyn ObjectStore>,
-    read: AtomicU64,
-}
+/// Counts the bytes read through a metered store.
+#[derive(Debug, Default)]
+struct BytesRead(AtomicU64);
 
-#[async_trait]
-impl ObjectStore for Counting {
-    fn url(&self) -> &str {
-        self.inner.url()
-    }
-    async fn put(&self, key: &str, bytes: Bytes) -> Result<(), StorageError> {
-        self.inner.put(key, bytes).await
-    }
-    async fn put_if_absent(&self, key: &str, bytes: Bytes) -> Result<(), StorageError> {
-        self.inner.put_if_absent(key, bytes).await
-    }
-    async fn get(&self, key: &str) -> Result<Bytes, StorageError> {
-        let b = self.inner.get(key).await?;
-        self.read.fetch_add(b.len() as u64, Ordering::Relaxed);
-        Ok(b)
-    }
-    async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StorageError> {
-        let b = self.inner.get_range(key, range).await?;
-        self.read.fetch_add(b.len() as u64, Ordering::Relaxed);
-        Ok(b)
-    }
-    async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError> {
-        self.inner.head(key).await
-    }
-    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, StorageError> {
-        self.inner.list(prefix).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), StorageError> {
-        self.inner.delete(key).await
+impl Meter for BytesRead {
+    fn record(&self, call: Call, _took: Duration) {
+        if let Call::ObjectGet { bytes } = call {
+            self.0.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
 }
 
@@ -119,12 +90,13 @@ async fn sources_agree(b: Backends) {
     let cache = SegmentCache::new(dir.path());
     for q in QUERIES {
         let text = with_datasource(q, &name);
-        let counting = Counting { inner: b.store.clone(), read: AtomicU64::new(0) };
+        let read = Arc::new(BytesRead::default());
+        let counting = MeteredStore::new(b.store.clone(), read.clone());
         let cached = run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), &text).await.expect("cached query");
         let ranged = run_query(b.meta.as_ref(), &counting, None, &text).await.expect("ranged query");
         assert_eq!(cached, ranged, "{text}");
         assert!(cached.as_array().is_some_and(|a| !a.is_empty()), "{text}: {cached}");
-        let read = counting.read.load(Ordering::Relaxed);
+        let read = read.0.load(Ordering::Relaxed);
         assert!(read * 2 < total, "{text}: ranged reads took {read} of {total} bytes");
     }
     let top = run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), &with_datasource(QUERIES[1], &name))

@@ -1,9 +1,9 @@
 //! `sluice bench`: the figures of `docs/benchmarks.md`, measured on Druid's Wikipedia sample
 //! repeated with shifted times (dictionaries keep the sample's realistic sizes).
 
+mod billing;
 mod cost;
 mod indexer;
-mod metered;
 mod pipeline;
 mod prices;
 mod process;

@@ -1,7 +1,7 @@
 //! The rig of `bench pipeline`: a mock cluster, metered embedded stores and a submitted
 //! datasource, with the supervisor passes and jobs the phases drive.
 
-use super::metered::{self, MeteredMeta, MeteredStore, SharedMeters};
+use super::billing::Billing;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use rdkafka::config::ClientConfig;
@@ -14,8 +14,8 @@ use sluice_pipeline::runner::{run_job, JobOutcome};
 use sluice_pipeline::supervisor::{run_pass, DatasourcePass, SupervisorOptions};
 use sluice_report::Functions;
 use sluice_report::Meters;
-use sluice_store::metadata::{open_metadata, MetadataStore};
-use sluice_store::storage::{open_store, ObjectStore};
+use sluice_store::metadata::{open_metadata, MetadataStore, MeteredMeta};
+use sluice_store::storage::{open_store, MeteredStore, ObjectStore};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -61,7 +61,7 @@ pub(super) struct Rig {
     pub producer: ThreadedProducer<DefaultProducerContext>,
     pub meta: Arc<dyn MetadataStore>,
     pub store: Arc<dyn ObjectStore>,
-    pub meters: SharedMeters,
+    pub meters: Arc<Billing>,
     pub datasource: String,
     pub partitions: i32,
     pub queue: QueueInvoker,
@@ -81,7 +81,7 @@ impl Rig {
             .create()
             .context("producer")?;
         let dir = tempfile::tempdir()?;
-        let meters = SharedMeters::default();
+        let meters = Arc::new(Billing::default());
         let meta: Arc<dyn MetadataStore> = Arc::new(MeteredMeta::new(
             open_metadata(&format!("file://{}/meta", dir.path().display())).await?,
             meters.clone(),
@@ -122,14 +122,14 @@ impl Rig {
 
     /// One supervisor pass, metered into `functions`.
     pub async fn pass(&self, functions: &mut Functions) -> Result<DatasourcePass> {
-        let (before, started) = (metered::read(&self.meters), Instant::now());
+        let (before, started) = (self.meters.read(), Instant::now());
         let options = SupervisorOptions::at(now_ms());
         let passes =
             run_pass(self.meta.as_ref(), self.store.as_ref(), &self.queue, &options, Some(&self.datasource)).await?;
         let f = &mut functions.supervisor;
         f.invocations += 1;
         f.secs += started.elapsed().as_secs_f64();
-        f.meters.add(&metered::read(&self.meters).since(&before));
+        f.meters.add(&self.meters.read().since(&before));
         let (_, pass) = passes.into_iter().next().ok_or_else(|| anyhow!("the supervisor skipped the datasource"))?;
         Ok(pass?)
     }
@@ -142,9 +142,9 @@ impl Rig {
         mut on_job: impl FnMut(&Job, &JobOutcome, &Meters, Duration),
     ) -> Result<()> {
         while let Some(job) = self.queue.pop() {
-            let (before, started) = (metered::read(&self.meters), Instant::now());
+            let (before, started) = (self.meters.read(), Instant::now());
             let outcome = run_job(self.meta.as_ref(), self.store.as_ref(), &self.queue, &job, TASK_BUDGET).await;
-            let (took, used) = (started.elapsed(), metered::read(&self.meters).since(&before));
+            let (took, used) = (started.elapsed(), self.meters.read().since(&before));
             let f = match job {
                 Job::Index { .. } => &mut functions.indexer,
                 Job::Merge { .. } => &mut functions.merger,

@@ -8,10 +8,20 @@
 #[cfg(feature = "aws")]
 mod dynamodb;
 mod embedded;
+#[cfg(feature = "testsuite")]
+mod faulty;
+#[cfg(feature = "testsuite")]
+mod intercepted;
+mod metered;
 
 #[cfg(feature = "aws")]
 pub use dynamodb::DynamoStore;
 pub use embedded::EmbeddedStore;
+#[cfg(feature = "testsuite")]
+pub use faulty::FaultyMeta;
+#[cfg(feature = "testsuite")]
+pub use intercepted::Intercepted;
+pub use metered::MeteredMeta;
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -188,7 +198,7 @@ impl MetaError {
 /// The metadata operations of the exactly-once protocol.
 ///
 /// What every implementation (and every wrapper of one) must guarantee, and the conformance
-/// suite (`tests/src/metadata_suite.rs`) checks against each backend:
+/// suite (`testsuite::metadata`, behind the `testsuite` feature) checks against each of them:
 ///
 /// - **Linearizable single items.** A `get` or `query` issued after a write returned sees
 ///   that write; `query` returns the partition's matching items sorted by sort key, every

@@ -2,11 +2,17 @@
 //! a local filesystem implementation (`file:///path`), chosen by URL. Objects are immutable
 //! by convention: keys are unique per task attempt, and `put_if_absent` never overwrites.
 
+#[cfg(feature = "testsuite")]
+mod faulty;
 mod local;
+mod metered;
 #[cfg(feature = "aws")]
 mod s3;
 
+#[cfg(feature = "testsuite")]
+pub use faulty::FaultyStore;
 pub use local::LocalStore;
+pub use metered::MeteredStore;
 #[cfg(feature = "aws")]
 pub use s3::S3Store;
 
@@ -84,7 +90,7 @@ pub struct ObjectMeta {
 /// Object storage as Sluice uses it.
 ///
 /// What every implementation (and every wrapper of one) must guarantee, and the conformance
-/// suite (`tests/src/storage_suite.rs`) checks against each backend:
+/// suite (`testsuite::storage`, behind the `testsuite` feature) checks against each of them:
 ///
 /// - **Read after write.** A `get`, `head` or `list` issued after a `put` returned sees the
 ///   whole object; nobody ever sees part of one (local files are written aside and renamed).

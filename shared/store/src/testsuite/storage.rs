@@ -1,12 +1,12 @@
-//! The `ObjectStore` conformance suite: one scenario per behaviour, run against every store.
+//! The `ObjectStore` conformance suite: one scenario per behaviour of the trait's contract.
 
+use crate::storage::{ObjectStore, StorageError};
 use bytes::Bytes;
-use sluice_store::storage::{ObjectStore, StorageError};
 use std::sync::Arc;
 
 /// One conformance scenario; see its assertions.
 pub async fn put_get_head_delete(store: Arc<dyn ObjectStore>) {
-    let key = format!("{}/a/b.seg", crate::unique("basic"));
+    let key = format!("{}/a/b.seg", super::unique("basic"));
     assert!(store.head(&key).await.expect("head").is_none());
     assert!(matches!(store.get(&key).await, Err(StorageError::NotFound { .. })));
     store.put(&key, Bytes::from_static(b"first")).await.expect("put");
@@ -20,7 +20,7 @@ pub async fn put_get_head_delete(store: Arc<dyn ObjectStore>) {
 
 /// One conformance scenario; see its assertions.
 pub async fn ranged_reads(store: Arc<dyn ObjectStore>) {
-    let key = format!("{}/r", crate::unique("range"));
+    let key = format!("{}/r", super::unique("range"));
     store.put(&key, Bytes::from_static(b"0123456789")).await.expect("put");
     assert_eq!(store.get_range(&key, 2..5).await.expect("range"), Bytes::from_static(b"234"));
     assert_eq!(store.get_range(&key, 8..100).await.expect("clamped"), Bytes::from_static(b"89"));
@@ -30,7 +30,7 @@ pub async fn ranged_reads(store: Arc<dyn ObjectStore>) {
 
 /// One conformance scenario; see its assertions.
 pub async fn put_if_absent_never_overwrites(store: Arc<dyn ObjectStore>) {
-    let key = format!("{}/x", crate::unique("ifabsent"));
+    let key = format!("{}/x", super::unique("ifabsent"));
     store.put_if_absent(&key, Bytes::from_static(b"one")).await.expect("create");
     let again = store.put_if_absent(&key, Bytes::from_static(b"two")).await;
     assert!(matches!(again, Err(StorageError::AlreadyExists { .. })), "{again:?}");
@@ -39,7 +39,7 @@ pub async fn put_if_absent_never_overwrites(store: Arc<dyn ObjectStore>) {
 
 /// One conformance scenario; see its assertions.
 pub async fn concurrent_creates_have_one_winner(store: Arc<dyn ObjectStore>) {
-    let key = format!("{}/race", crate::unique("race"));
+    let key = format!("{}/race", super::unique("race"));
     let tasks: Vec<_> = (0..16)
         .map(|i| {
             let (store, key) = (store.clone(), key.clone());
@@ -61,7 +61,7 @@ pub async fn concurrent_creates_have_one_winner(store: Arc<dyn ObjectStore>) {
 /// One conformance scenario; see its assertions.
 pub async fn list_is_sorted_and_paginated(store: Arc<dyn ObjectStore>) {
     // More than the 1,000 keys S3 returns per page, written 32 at a time.
-    let prefix = crate::unique("list");
+    let prefix = super::unique("list");
     let keys: Vec<String> = (0..1_105).map(|i| format!("{prefix}/k{i:05}")).collect();
     for chunk in keys.chunks(32) {
         let mut puts = tokio::task::JoinSet::new();
@@ -83,7 +83,7 @@ pub async fn list_is_sorted_and_paginated(store: Arc<dyn ObjectStore>) {
 /// One conformance scenario; see its assertions.
 pub async fn large_objects_round_trip(store: Arc<dyn ObjectStore>) {
     // Larger than one multipart part, so S3 uploads it in parts.
-    let key = format!("{}/big", crate::unique("large"));
+    let key = format!("{}/big", super::unique("large"));
     let data: Vec<u8> = (0..(20 << 20) + 123).map(|i: u32| (i % 251) as u8).collect();
     store.put_if_absent(&key, Bytes::from(data.clone())).await.expect("large put");
     let back = store.get(&key).await.expect("large get");

@@ -1,12 +1,12 @@
-//! The `MetadataStore` conformance suite: one scenario per behaviour, run against every store.
+//! The `MetadataStore` conformance suite: one scenario per behaviour of the trait's contract.
 
+use crate::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use serde_json::json;
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use std::sync::Arc;
 
 /// One conformance scenario; see its assertions.
 pub async fn conditional_puts_and_versions(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("ds");
+    let pk = super::unique("ds");
     assert!(store.get(&pk, "spec").await.expect("get").is_none());
     let mut item = Item::new(&pk, "spec", json!({"state": "running"}));
     item.expires_at = Some(4_102_444_800);
@@ -43,7 +43,7 @@ pub async fn conditional_puts_and_versions(store: Arc<dyn MetadataStore>) {
 
 /// One conformance scenario; see its assertions.
 pub async fn query_by_prefix_is_sorted_and_paginated(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("ds");
+    let pk = super::unique("ds");
     // ~1.2 MB in one partition: DynamoDB returns a query in pages of at most 1 MB.
     let filler = "x".repeat(30_000);
     for i in (0..40).rev() {
@@ -60,12 +60,12 @@ pub async fn query_by_prefix_is_sorted_and_paginated(store: Arc<dyn MetadataStor
         (0..40).collect::<Vec<_>>()
     );
     assert_eq!(store.query(&pk, "").await.expect("all").len(), 42);
-    assert!(store.query(&crate::unique("empty"), "task#").await.expect("none").is_empty());
+    assert!(store.query(&super::unique("empty"), "task#").await.expect("none").is_empty());
 }
 
 /// One conformance scenario; see its assertions.
 pub async fn concurrent_creates_have_one_winner(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("race");
+    let pk = super::unique("race");
     let tasks: Vec<_> = (0..16)
         .map(|i| {
             let (store, pk) = (store.clone(), pk.clone());
@@ -89,7 +89,7 @@ pub async fn concurrent_creates_have_one_winner(store: Arc<dyn MetadataStore>) {
 
 /// One conformance scenario; see its assertions.
 pub async fn concurrent_compare_and_swap_has_one_winner(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("cas");
+    let pk = super::unique("cas");
     store.put(Item::new(&pk, "offsets", json!({"0": 0})), Condition::Absent).await.expect("create");
     let tasks: Vec<_> = (0..16)
         .map(|i| {
@@ -115,7 +115,7 @@ pub async fn concurrent_compare_and_swap_has_one_winner(store: Arc<dyn MetadataS
 
 /// One conformance scenario; see its assertions.
 pub async fn failed_transactions_apply_nothing_and_name_the_action(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("tx");
+    let pk = super::unique("tx");
     store.put(Item::new(&pk, "offsets", json!({"0": 10})), Condition::Absent).await.expect("offsets");
     store.put(Item::new(&pk, "task#1", json!({"attempt": 2})), Condition::Absent).await.expect("task");
     let ops = vec![
@@ -148,7 +148,7 @@ pub async fn failed_transactions_apply_nothing_and_name_the_action(store: Arc<dy
 
 /// One conformance scenario; see its assertions.
 pub async fn transactions_apply_everything(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("tx");
+    let pk = super::unique("tx");
     store.put(Item::new(&pk, "offsets", json!({"0": 10})), Condition::Absent).await.expect("offsets");
     store.put(Item::new(&pk, "stale", json!({})), Condition::Absent).await.expect("stale");
     let ops = vec![
@@ -166,7 +166,7 @@ pub async fn transactions_apply_everything(store: Arc<dyn MetadataStore>) {
 
 /// One conformance scenario; see its assertions.
 pub async fn limits_are_enforced(store: Arc<dyn MetadataStore>) {
-    let pk = crate::unique("limits");
+    let pk = super::unique("limits");
     let huge = Item::new(&pk, "big", json!({"x": "y".repeat(410 * 1024)}));
     assert!(matches!(store.put(huge, Condition::None).await, Err(MetaError::Invalid(_))));
     let many: Vec<TxOp> =
