@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Sluice's whole test suite on a fresh machine: lints the SAM template and builds the four
+# Runs Sluice's whole test suite on a fresh machine: checks that no crate's modules depend on
+# each other in a cycle (tests/module_cycles.py), lints the SAM template and builds the four
 # Lambda functions with `sam build` (infra/, tools from PyPI) while localstack/up.sh installs
 # what the tests need (the tansu broker, moto_server, DuckDB and pydruid, cached under
 # ~/.cache/sluice) and starts them on 127.0.0.1; then runs every test of the workspace (the
@@ -25,6 +26,7 @@ env_file=$(mktemp)
 localstack/up.sh > "$env_file" &
 up_pid=$!
 trap 'kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; localstack/down.sh; rm -f "$env_file"' EXIT
+python3 tests/module_cycles.py
 infra/lint.sh
 phase "template lint"
 infra/build.sh
