@@ -1,0 +1,91 @@
+//! `ioConfig` resolved: the topic, task count and duration, message rejection, consumer
+//! properties; options a serverless supervisor has no use for are reported.
+
+use super::period_opt;
+use super::settings::IoSettings;
+use crate::spec::io_config::IoConfig;
+use crate::spec::SpecError;
+use crate::time::{parse_iso_instant, Period};
+use std::collections::BTreeMap;
+
+pub(super) fn resolve_io(
+    io: &IoConfig,
+    prefix: &str,
+    warn: &mut dyn FnMut(String, &str),
+) -> Result<IoSettings, SpecError> {
+    let f = |name: &str| format!("{prefix}ioConfig.{name}");
+    if let Some(kind) = &io.kind {
+        if kind != "kafka" {
+            return Err(SpecError::field(f("type"), format!("expected \"kafka\", got {kind:?}")));
+        }
+    }
+    if io.topic_pattern.is_some() || io.multi_topic.is_some() {
+        return Err(SpecError::field(f("topicPattern"), "multi-topic ingestion is not supported: give one topic"));
+    }
+    let topic = io
+        .topic
+        .clone()
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| SpecError::field(f("topic"), "missing: name the Kafka topic"))?;
+    let task_count = io.task_count.unwrap_or(1);
+    if task_count == 0 {
+        return Err(SpecError::field(f("taskCount"), "must be at least 1"));
+    }
+    let ignored: [(&str, bool, &str); 7] = [
+        (
+            "replicas",
+            io.replicas.is_some_and(|r| r > 1),
+            "ignored: each task runs once and is retried, exactly once by the publish protocol",
+        ),
+        ("startDelay", io.start_delay.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
+        ("period", io.period.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
+        ("completionTimeout", io.completion_timeout.is_some(), "ignored: publishing is retried by the supervisor"),
+        ("autoScalerConfig", io.auto_scaler_config.is_some(), "not implemented: taskCount is fixed"),
+        ("idleConfig", io.idle_config.is_some(), "not implemented"),
+        ("configOverrides", io.config_overrides.is_some(), "not implemented"),
+    ];
+    for (name, present, message) in ignored {
+        if present {
+            warn(f(name), message);
+        }
+    }
+    let task_duration =
+        period_opt(&io.task_duration, f("taskDuration"))?.unwrap_or(Period { months: 0, millis: 3_600_000 });
+    let consumer_properties = io
+        .consumer_properties
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+            )
+        })
+        .collect::<BTreeMap<_, _>>();
+    if !consumer_properties.contains_key("bootstrap.servers") {
+        return Err(SpecError::field(f("consumerProperties"), "missing \"bootstrap.servers\""));
+    }
+    Ok(IoSettings {
+        topic,
+        task_count,
+        task_duration,
+        use_earliest_offset: io.use_earliest_offset,
+        late_message_rejection_period: period_opt(&io.late_message_rejection_period, f("lateMessageRejectionPeriod"))?,
+        early_message_rejection_period: period_opt(
+            &io.early_message_rejection_period,
+            f("earlyMessageRejectionPeriod"),
+        )?,
+        late_message_rejection_start: io
+            .late_message_rejection_start_date_time
+            .as_deref()
+            .map(|s| {
+                parse_iso_instant(s)
+                    .map_err(|e| SpecError::field(f("lateMessageRejectionStartDateTime"), e.to_string()))
+            })
+            .transpose()?,
+        consumer_properties,
+        poll_timeout_ms: io.poll_timeout.unwrap_or(100),
+    })
+}

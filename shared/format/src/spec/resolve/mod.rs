@@ -1,0 +1,68 @@
+//! Turns the parsed JSON sections into the settings Sluice runs with: defaults applied,
+//! values validated, unimplemented options reported.
+
+mod io_settings;
+mod schema;
+mod settings;
+mod tuning_settings;
+
+pub use settings::{
+    Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
+};
+
+use super::{SpecError, SpecWarning, SupervisorSpecJson};
+use crate::time::Period;
+use std::collections::HashSet;
+
+/// The dotted path of a field, from its name under the spec's root.
+type At<'a> = &'a dyn Fn(&str) -> String;
+/// Reports an option that is ignored or only partly implemented: its path and what happens.
+type Warn<'a> = &'a mut dyn FnMut(String, &str);
+
+pub(super) fn resolve(
+    json: SupervisorSpecJson,
+    prefix: &str,
+    warnings: &mut Vec<SpecWarning>,
+) -> Result<DatasourceSpec, SpecError> {
+    let f = |name: &str| format!("{prefix}{name}");
+    let mut warn = |field: String, message: &str| warnings.push(SpecWarning { field, message: message.to_string() });
+    let ds = json.data_schema;
+    if ds.data_source.trim().is_empty() {
+        return Err(SpecError::field(f("dataSchema.dataSource"), "must not be empty"));
+    }
+    let (timestamp, dims_spec, legacy_format) = schema::parser(&ds, &f)?;
+    schema::check_timestamp(&timestamp, &f)?;
+    let input_format = schema::input_format(json.io_config.input_format.clone(), legacy_format, &f, &mut warn)?;
+    let mut names = HashSet::new();
+    let dimensions = schema::dimensions(&dims_spec, &mut names, &f, &mut warn)?;
+    schema::metrics(&ds.metrics_spec, &mut names, &f)?;
+    let granularity = schema::granularity(ds.granularity_spec.clone().unwrap_or_default(), &f, &mut warn)?;
+    let transform = schema::transform(ds.transform_spec.clone().unwrap_or_default(), &f)?;
+    let io = io_settings::resolve_io(&json.io_config, prefix, &mut warn)?;
+    let tuning = tuning_settings::resolve_tuning(&json.tuning_config, prefix, &mut warn)?;
+    let sluice = json.sluice_config.unwrap_or_default();
+    Period::parse(&sluice.task_time_budget)
+        .map_err(|e| SpecError::field(f("sluiceConfig.taskTimeBudget"), e.to_string()))?;
+    if sluice.max_records_per_task == 0 {
+        return Err(SpecError::field(f("sluiceConfig.maxRecordsPerTask"), "must be positive"));
+    }
+    Ok(DatasourceSpec {
+        data_source: ds.data_source,
+        timestamp,
+        discover_dimensions: dimensions.is_empty(),
+        dimensions,
+        dimension_exclusions: dims_spec.dimension_exclusions,
+        metrics: ds.metrics_spec,
+        granularity,
+        transform,
+        input_format,
+        io,
+        tuning,
+        sluice,
+        suspended: json.suspended.unwrap_or(false),
+    })
+}
+
+fn period_opt(v: &Option<String>, field: String) -> Result<Option<Period>, SpecError> {
+    v.as_deref().map(|s| Period::parse(s).map_err(|e| SpecError::field(field, e.to_string()))).transpose()
+}

@@ -1,0 +1,148 @@
+//! The settings Sluice runs a datasource with: the spec resolved, defaults applied.
+
+use crate::codec::Codec;
+use crate::spec::aggregator::AggregatorSpec;
+use crate::spec::data_schema::{DimensionSchema, GranularitySpec, TimestampSpec, TransformSpec};
+use crate::spec::input_format::InputFormat;
+use crate::time::Period;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A datasource spec resolved with defaults, ready to drive ingestion.
+#[derive(Debug, Clone)]
+pub struct DatasourceSpec {
+    /// Datasource name.
+    pub data_source: String,
+    /// How the timestamp is read.
+    pub timestamp: TimestampSpec,
+    /// Declared dimensions, in order (empty with discovery).
+    pub dimensions: Vec<DimensionSchema>,
+    /// Fields never discovered as dimensions.
+    pub dimension_exclusions: Vec<String>,
+    /// Whether dimensions are discovered from the input (no dimension list given).
+    pub discover_dimensions: bool,
+    /// Aggregators.
+    pub metrics: Vec<AggregatorSpec>,
+    /// Granularities and rollup.
+    pub granularity: GranularitySpec,
+    /// Filter and transforms.
+    pub transform: TransformSpec,
+    /// Record value format.
+    pub input_format: InputFormat,
+    /// Kafka settings.
+    pub io: IoSettings,
+    /// Memory, persist and segment settings.
+    pub tuning: TuningSettings,
+    /// Serverless settings.
+    pub sluice: SluiceConfig,
+    /// Whether the spec was submitted suspended.
+    pub suspended: bool,
+}
+
+/// Resolved `ioConfig`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoSettings {
+    /// Topic name.
+    pub topic: String,
+    /// Number of partition groups.
+    pub task_count: u32,
+    /// Task duration.
+    pub task_duration: Period,
+    /// Where to start without committed offsets.
+    pub use_earliest_offset: bool,
+    /// `lateMessageRejectionPeriod`.
+    pub late_message_rejection_period: Option<Period>,
+    /// `earlyMessageRejectionPeriod`.
+    pub early_message_rejection_period: Option<Period>,
+    /// `lateMessageRejectionStartDateTime`, in ms.
+    pub late_message_rejection_start: Option<i64>,
+    /// librdkafka properties as strings.
+    pub consumer_properties: BTreeMap<String, String>,
+    /// Poll timeout in ms.
+    pub poll_timeout_ms: u64,
+}
+
+/// Resolved `tuningConfig`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuningSettings {
+    /// Rows in memory before a persist.
+    pub max_rows_in_memory: u64,
+    /// Estimated bytes in memory before a persist; `None` when disabled.
+    pub max_bytes_in_memory: Option<u64>,
+    /// Rows per final segment.
+    pub max_rows_per_segment: u64,
+    /// Rows per task before handoff.
+    pub max_total_rows: u64,
+    /// Persist period.
+    pub intermediate_persist_period: Period,
+    /// Parse exceptions tolerated.
+    pub max_parse_exceptions: u64,
+    /// Parse exceptions kept with their reasons.
+    pub max_saved_parse_exceptions: u64,
+    /// Log each parse exception.
+    pub log_parse_exceptions: bool,
+    /// Reset out-of-range offsets automatically.
+    pub reset_offset_automatically: bool,
+    /// Compression of final segments.
+    pub index: Compression,
+    /// Compression of hydrants.
+    pub intermediate_index: Compression,
+}
+
+/// Column compression chosen by an `indexSpec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compression {
+    /// Codec of dimension columns (dictionaries, row ids, bitmaps).
+    pub dimensions: Codec,
+    /// Codec of metric and time columns.
+    pub metrics: Codec,
+}
+
+impl Default for Compression {
+    fn default() -> Self {
+        Self { dimensions: Codec::Lz4, metrics: Codec::Lz4 }
+    }
+}
+
+/// Sluice's serverless settings, in the optional `sluiceConfig` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SluiceConfig {
+    /// Most records one task reads (default 2,000,000), sized for the Lambda time limit.
+    #[serde(default = "default_max_records")]
+    pub max_records_per_task: u64,
+    /// Most record bytes one task reads (default 512 MiB).
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes_per_task: u64,
+    /// Time a task may run before it checkpoints and returns incomplete (default `PT10M`).
+    #[serde(default = "default_budget")]
+    pub task_time_budget: String,
+    /// Also commit the published offsets to a Kafka consumer group named after the datasource,
+    /// so Kafka's lag tools see the progress (informational: Sluice never reads them back).
+    #[serde(default)]
+    pub commit_offsets_to_kafka: bool,
+}
+
+fn default_max_records() -> u64 {
+    2_000_000
+}
+fn default_max_bytes() -> u64 {
+    512 << 20
+}
+fn default_budget() -> String {
+    "PT10M".to_string()
+}
+
+impl Default for SluiceConfig {
+    fn default() -> Self {
+        Self {
+            max_records_per_task: default_max_records(),
+            max_bytes_per_task: default_max_bytes(),
+            task_time_budget: default_budget(),
+            commit_offsets_to_kafka: false,
+        }
+    }
+}
+
+/// Default `maxBytesInMemory`: 64 MiB, sized for a Lambda of 512 MiB or more.
+pub const DEFAULT_MAX_BYTES_IN_MEMORY: u64 = 64 << 20;
