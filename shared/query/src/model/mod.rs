@@ -1,0 +1,329 @@
+//! Druid native queries as JSON: the query types, their common fields and the specs they
+//! contain (dimension specs, topN metric specs, `having`, `limitSpec`, post-aggregators and
+//! virtual columns). Parsing only; [`super::engine`] runs them.
+
+mod computed;
+mod dimensions;
+mod group_clauses;
+mod read_columns;
+
+pub use computed::{PostAggregator, VirtualColumn};
+pub use dimensions::{DimensionOrder, DimensionSpec, OutputType, TopNMetric};
+pub use group_clauses::{Having, LimitSpec, OrderByColumn};
+
+use super::aggregator_spec::QueryAggregator;
+use serde::{Deserialize, Deserializer};
+use sluice_format::filter::Filter;
+use sluice_format::granularity::Granularity;
+use sluice_format::time::Interval;
+
+/// A Druid native query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "queryType")]
+pub enum Query {
+    /// Aggregates per time bucket.
+    #[serde(rename = "timeseries")]
+    Timeseries(TimeseriesQuery),
+    /// The top values of one dimension per time bucket.
+    #[serde(rename = "topN")]
+    TopN(TopNQuery),
+    /// Aggregates per combination of dimension values.
+    #[serde(rename = "groupBy")]
+    GroupBy(GroupByQuery),
+    /// Raw rows.
+    #[serde(rename = "scan")]
+    Scan(ScanQuery),
+    /// The earliest and latest timestamps.
+    #[serde(rename = "timeBoundary")]
+    TimeBoundary(TimeBoundaryQuery),
+    /// Column types, sizes and cardinalities per segment.
+    #[serde(rename = "segmentMetadata")]
+    SegmentMetadata(SegmentMetadataQuery),
+    /// The latest ingested event time.
+    #[serde(rename = "dataSourceMetadata")]
+    DataSourceMetadata(DataSourceMetadataQuery),
+}
+
+impl Query {
+    /// The datasource the query reads.
+    pub fn datasource(&self) -> &str {
+        match self {
+            Query::Timeseries(q) => &q.common.data_source.0,
+            Query::TopN(q) => &q.common.data_source.0,
+            Query::GroupBy(q) => &q.common.data_source.0,
+            Query::Scan(q) => &q.data_source.0,
+            Query::TimeBoundary(q) => &q.data_source.0,
+            Query::SegmentMetadata(q) => &q.data_source.0,
+            Query::DataSourceMetadata(q) => &q.data_source.0,
+        }
+    }
+
+    /// The intervals the query reads.
+    pub fn intervals(&self) -> Vec<Interval> {
+        match self {
+            Query::Timeseries(q) => q.common.intervals.0.clone(),
+            Query::TopN(q) => q.common.intervals.0.clone(),
+            Query::GroupBy(q) => q.common.intervals.0.clone(),
+            Query::Scan(q) => q.intervals.0.clone(),
+            Query::TimeBoundary(q) => Intervals::or_eternity(q.intervals.as_ref()),
+            Query::SegmentMetadata(q) => Intervals::or_eternity(q.intervals.as_ref()),
+            Query::DataSourceMetadata(_) => Intervals::or_eternity(None),
+        }
+    }
+}
+
+/// A table datasource: `"name"` or `{"type": "table", "name": "..."}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataSource(pub String);
+
+impl<'de> Deserialize<'de> for DataSource {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => Ok(DataSource(s)),
+            serde_json::Value::Object(o) => match (o.get("type").and_then(|t| t.as_str()), o.get("name")) {
+                (Some("table"), Some(serde_json::Value::String(name))) => Ok(DataSource(name.clone())),
+                (Some(kind), _) if kind != "table" => Err(D::Error::custom(format!(
+                    "dataSource type {kind:?} is not supported: expected a table name or {{\"type\": \"table\", \"name\": ...}}"
+                ))),
+                _ => Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
+            },
+            _ => Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
+        }
+    }
+}
+
+/// Query intervals: `"a/b"`, `["a/b", ...]` or `{"type": "intervals", "intervals": [...]}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Intervals(pub Vec<Interval>);
+
+impl Intervals {
+    /// The given intervals, or all time when the query gives none.
+    pub fn or_eternity(given: Option<&Intervals>) -> Vec<Interval> {
+        given.map(|i| i.0.clone()).unwrap_or_else(|| {
+            vec![Interval::new(sluice_format::time::ETERNITY_START, sluice_format::time::ETERNITY_END)]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Intervals {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let expected = "expected \"start/end\", a list of them, or {\"type\": \"intervals\", \"intervals\": [...]}";
+        let list = match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => vec![serde_json::Value::String(s)],
+            serde_json::Value::Array(a) => a,
+            serde_json::Value::Object(mut o) => match o.remove("intervals") {
+                Some(serde_json::Value::Array(a)) => a,
+                _ => return Err(D::Error::custom(expected)),
+            },
+            _ => return Err(D::Error::custom(expected)),
+        };
+        let mut out = Vec::with_capacity(list.len());
+        for v in list {
+            let text = v.as_str().ok_or_else(|| D::Error::custom(expected))?;
+            out.push(Interval::parse(text).map_err(D::Error::custom)?);
+        }
+        Ok(Intervals(out))
+    }
+}
+
+/// Fields shared by timeseries, topN and groupBy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Common {
+    /// The datasource.
+    pub data_source: DataSource,
+    /// The intervals read.
+    pub intervals: Intervals,
+    /// How timestamps are bucketed.
+    #[serde(default = "all_granularity")]
+    pub granularity: Granularity,
+    /// Rows considered.
+    pub filter: Option<Filter>,
+    /// Aggregators.
+    #[serde(default)]
+    pub aggregations: Vec<QueryAggregator>,
+    /// Post-aggregators.
+    #[serde(default)]
+    pub post_aggregations: Vec<PostAggregator>,
+    /// Virtual columns.
+    #[serde(default)]
+    pub virtual_columns: Vec<VirtualColumn>,
+    /// Query context (`skipEmptyBuckets` is read; the rest is accepted and ignored).
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
+}
+
+fn all_granularity() -> Granularity {
+    Granularity::All
+}
+
+/// A timeseries query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimeseriesQuery {
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+    /// Newest bucket first.
+    #[serde(default)]
+    pub descending: bool,
+    /// At most this many buckets.
+    pub limit: Option<usize>,
+}
+
+/// A topN query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopNQuery {
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+    /// The dimension ranked.
+    pub dimension: DimensionSpec,
+    /// How values are ranked.
+    pub metric: TopNMetric,
+    /// How many values per bucket.
+    pub threshold: usize,
+}
+
+/// A groupBy query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupByQuery {
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+    /// The grouping dimensions.
+    #[serde(default)]
+    pub dimensions: Vec<DimensionSpec>,
+    /// Filters groups after aggregation.
+    pub having: Option<Having>,
+    /// Orders and limits the groups.
+    pub limit_spec: Option<LimitSpec>,
+}
+
+/// A scan query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanQuery {
+    /// The datasource.
+    pub data_source: DataSource,
+    /// The intervals read.
+    pub intervals: Intervals,
+    /// Rows returned.
+    pub filter: Option<Filter>,
+    /// Columns returned (all when empty).
+    #[serde(default)]
+    pub columns: Vec<String>,
+    /// Virtual columns.
+    #[serde(default)]
+    pub virtual_columns: Vec<VirtualColumn>,
+    /// At most this many rows.
+    pub limit: Option<usize>,
+    /// Rows skipped first.
+    #[serde(default)]
+    pub offset: usize,
+    /// `none`, `ascending` or `descending` by `__time`.
+    #[serde(default)]
+    pub order: ScanOrder,
+    /// `list` (default) or `compactedList`.
+    #[serde(default)]
+    pub result_format: ScanFormat,
+    /// Accepted and ignored.
+    pub batch_size: Option<u64>,
+    /// Accepted and ignored.
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Scan row order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScanOrder {
+    /// Segment order.
+    #[default]
+    None,
+    /// Oldest first.
+    Ascending,
+    /// Newest first.
+    Descending,
+}
+
+/// Scan result layout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum ScanFormat {
+    /// One JSON object per row.
+    #[default]
+    #[serde(rename = "list")]
+    List,
+    /// One JSON array per row, in `columns` order.
+    #[serde(rename = "compactedList")]
+    CompactedList,
+}
+
+/// A timeBoundary query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimeBoundaryQuery {
+    /// The datasource.
+    pub data_source: DataSource,
+    /// `minTime` or `maxTime` to return only one.
+    pub bound: Option<String>,
+    /// Intervals read (all time by default).
+    pub intervals: Option<Intervals>,
+    /// Rows considered.
+    pub filter: Option<Filter>,
+    /// Accepted and ignored.
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A segmentMetadata query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentMetadataQuery {
+    /// The datasource.
+    pub data_source: DataSource,
+    /// Intervals read (all time by default).
+    pub intervals: Option<Intervals>,
+    /// Merges the per-segment answers into one.
+    #[serde(default)]
+    pub merge: bool,
+    /// Which columns are described.
+    pub to_include: Option<ToInclude>,
+    /// Accepted; sizes, cardinalities and min/max are always computed.
+    pub analysis_types: Option<Vec<String>>,
+    /// Accepted and ignored.
+    pub lenient_aggregator_merge: Option<bool>,
+    /// Accepted and ignored.
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
+}
+
+/// segmentMetadata's column selection.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ToInclude {
+    /// Every column.
+    All,
+    /// No column.
+    None,
+    /// The listed columns.
+    List {
+        /// Column names.
+        columns: Vec<String>,
+    },
+}
+
+/// A dataSourceMetadata query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DataSourceMetadataQuery {
+    /// The datasource.
+    pub data_source: DataSource,
+    /// Accepted and ignored.
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
+}

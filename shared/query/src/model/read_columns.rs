@@ -1,0 +1,101 @@
+//! The stored columns a query may read, so that ranged reads fetch only those.
+
+use super::computed::VirtualColumn;
+use super::{Common, Query};
+use crate::aggregator_spec::QueryAggregator;
+use sluice_format::filter::Filter;
+
+impl Query {
+    /// The stored columns the query may read (`None`: all of them); `__time` always.
+    pub fn columns(&self) -> Option<std::collections::BTreeSet<String>> {
+        use std::collections::BTreeSet;
+        let mut out: BTreeSet<String> = BTreeSet::from(["__time".to_string()]);
+        let common = |c: &Common, out: &mut BTreeSet<String>| {
+            if let Some(f) = &c.filter {
+                filter_columns(f, out);
+            }
+            for a in &c.aggregations {
+                aggregator_columns(a, out);
+            }
+            virtual_inputs(&c.virtual_columns, out);
+        };
+        match self {
+            Query::Timeseries(q) => common(&q.common, &mut out),
+            Query::TopN(q) => {
+                common(&q.common, &mut out);
+                out.insert(q.dimension.dimension.clone());
+            }
+            Query::GroupBy(q) => {
+                common(&q.common, &mut out);
+                out.extend(q.dimensions.iter().map(|d| d.dimension.clone()));
+            }
+            Query::Scan(q) => {
+                if q.columns.is_empty() {
+                    return None;
+                }
+                out.extend(q.columns.iter().cloned());
+                if let Some(f) = &q.filter {
+                    filter_columns(f, &mut out);
+                }
+                virtual_inputs(&q.virtual_columns, &mut out);
+            }
+            Query::TimeBoundary(q) => {
+                if let Some(f) = &q.filter {
+                    filter_columns(f, &mut out);
+                }
+            }
+            Query::SegmentMetadata(_) => return None,
+            Query::DataSourceMetadata(_) => {}
+        }
+        Some(out)
+    }
+}
+
+fn aggregator_columns(a: &QueryAggregator, out: &mut std::collections::BTreeSet<String>) {
+    match a {
+        QueryAggregator::Plain(spec) => out.extend(spec.field_name().map(str::to_string)),
+        QueryAggregator::SketchMerge(s) => {
+            out.insert(s.field_name.clone());
+        }
+        QueryAggregator::Filtered { filter, aggregator, .. } => {
+            filter_columns(filter, out);
+            aggregator_columns(aggregator, out);
+        }
+    }
+}
+
+fn expression_inputs(text: &str, out: &mut std::collections::BTreeSet<String>) {
+    let mut names = Vec::new();
+    // A bad expression is reported when the query runs; here it only adds no column.
+    let _ = sluice_format::expr::parse(text, &mut |field| {
+        names.push(field.to_string());
+        names.len() - 1
+    });
+    out.extend(names);
+}
+
+fn virtual_inputs(virtuals: &[VirtualColumn], out: &mut std::collections::BTreeSet<String>) {
+    for v in virtuals {
+        let VirtualColumn::Expression { expression, .. } = v;
+        expression_inputs(expression, out);
+    }
+}
+
+fn filter_columns(f: &Filter, out: &mut std::collections::BTreeSet<String>) {
+    match f {
+        Filter::Selector { dimension, .. }
+        | Filter::In { dimension, .. }
+        | Filter::Bound { dimension, .. }
+        | Filter::Like { dimension, .. }
+        | Filter::Regex { dimension, .. } => {
+            out.insert(dimension.clone());
+        }
+        Filter::Equals { column, .. } | Filter::Range { column, .. } | Filter::Null { column } => {
+            out.insert(column.clone());
+        }
+        Filter::And { fields } | Filter::Or { fields } => fields.iter().for_each(|f| filter_columns(f, out)),
+        Filter::Not { field } => filter_columns(field, out),
+        Filter::Expression { expression } => expression_inputs(expression, out),
+        Filter::True | Filter::False => {}
+    }
+}
