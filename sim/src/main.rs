@@ -7,13 +7,15 @@
 //!   `bench pipeline` runs (4 and 16 partitions); throughput and mean lag side by side.
 
 mod engine;
+mod outcome;
 mod plot;
 mod scenario;
 mod validate;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use engine::{Outcome, Sim};
+use engine::Sim;
+use outcome::Outcome;
 use scenario::{Costs, Scenario, SupervisorMode};
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! Lag over time as PNG (plotters, bitmap backend; text drawn with a TrueType font loaded from
 //! disk, DejaVu Sans by default).
 
-use crate::engine::Sample;
+use crate::outcome::Sample;
 use anyhow::{anyhow, Context, Result};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};

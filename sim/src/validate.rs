@@ -3,7 +3,8 @@
 //! report (or to one report given for all), and throughput, mean lag and mean freshness are
 //! compared.
 
-use crate::engine::{Outcome, Sample, Sim};
+use crate::engine::Sim;
+use crate::outcome::{Outcome, Sample};
 use crate::plot;
 use crate::scenario::{Costs, Scenario};
 use anyhow::{bail, Context, Result};

@@ -1,4 +1,5 @@
 use super::*;
+use crate::row::DimValue;
 use crate::spec::load_spec_value;
 use serde_json::json;
 
