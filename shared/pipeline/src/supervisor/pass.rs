@@ -8,7 +8,7 @@ use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, group_of, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
-use sluice_format::spec::load_spec_value;
+use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_kafka::{commit_group_offsets, partition_watermarks, ConsumerSettings};
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use sluice_store::storage::ObjectStore;
@@ -96,34 +96,8 @@ pub async fn supervise(
     let marks = tokio::task::spawn_blocking(move || partition_watermarks(&settings, &topic)).await.map_err(|e| {
         SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
     })??;
-    let task_count = spec.io.task_count.max(1);
-    let mut partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
-    for &p in marks.keys() {
-        partitions.entry(p as u32 % task_count).or_default().push(p);
-    }
     pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
-    let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
-    let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
-    let tasks: Vec<(TaskItem, u64)> = meta
-        .query(&datasource_pk(name), TASK_PREFIX)
-        .await?
-        .iter()
-        .map(|i| Ok((parse_body::<TaskItem>(name, i)?, i.version)))
-        .collect::<Result<_, SupervisorError>>()?;
-    let mut by_group: BTreeMap<u32, Vec<(TaskItem, u64)>> = BTreeMap::new();
-    for task in tasks {
-        by_group.entry(task.0.id.group).or_default().push(task);
-    }
-    let inputs: Vec<GroupInput> = partitions
-        .into_iter()
-        .map(|(g, parts)| GroupInput {
-            group: g,
-            partitions: parts,
-            plan: plans.remove(&g),
-            offsets: offsets.remove(&g),
-            tasks: by_group.remove(&g).unwrap_or_default(),
-        })
-        .collect();
+    let (inputs, mut tasks) = group_inputs(meta, name, marks.keys().copied(), spec.io.task_count).await?;
     let ctx = PassContext {
         meta,
         name,
@@ -134,8 +108,6 @@ pub async fn supervise(
         running: spec_item.state == SupervisorState::Running,
     };
     let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
-    // Tasks of groups that no longer have partitions are kept as they are.
-    let mut tasks: Vec<(TaskItem, u64)> = by_group.into_values().flatten().collect();
     for outcome in pass_groups(&ctx, inputs).await {
         let group = outcome?;
         pass.committed.extend(group.committed);
@@ -146,17 +118,7 @@ pub async fn supervise(
         tasks.extend(group.tasks);
     }
     tasks.sort_by_key(|(t, _)| (t.id.group, t.id.seq));
-    let jobs: Vec<Job> = tasks
-        .iter()
-        .filter_map(|(task, _)| match task.state {
-            TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
-            TaskState::Running if task.lease_expires_ms.is_none_or(|t| t <= options.now_ms) => {
-                Some(Job::Index { task: task.id.clone() })
-            }
-            TaskState::Complete => Some(Job::Merge { task: task.id.clone() }),
-            _ => None,
-        })
-        .collect();
+    let jobs = due_jobs(&tasks, options.now_ms);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
@@ -168,26 +130,77 @@ pub async fn supervise(
     pass.invoked = jobs;
     pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
-        let (settings, topic, committed) =
-            (ConsumerSettings::new(&spec.io.consumer_properties), spec.io.topic.clone(), pass.committed.clone());
-        let group = name.to_string();
-        let failed = match tokio::task::spawn_blocking(move || {
-            commit_group_offsets(&settings, &group, &topic, &committed)
-        })
-        .await
-        {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e.to_string()),
-            Err(e) => Some(e.to_string()),
-        };
-        if let Some(error) = failed {
-            // Informational only: a failure is logged, never fatal.
-            tracing::warn!(datasource = name, error, "could not commit offsets to the Kafka consumer group");
-        }
+        commit_to_consumer_group(&spec, name, &pass.committed).await;
     }
     pass.cleaned = clean_up(meta, store, name, &tasks, &replanned_after, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
     Ok(pass)
+}
+
+/// Each group's partitions (partition modulo `task_count`), items and tasks; and the tasks of
+/// groups that no longer have partitions, kept as they are.
+async fn group_inputs(
+    meta: &dyn MetadataStore,
+    name: &str,
+    partitions: impl Iterator<Item = i32>,
+    task_count: u32,
+) -> Result<(Vec<GroupInput>, Vec<(TaskItem, u64)>), SupervisorError> {
+    let task_count = task_count.max(1);
+    let mut by_partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
+    for p in partitions {
+        by_partitions.entry(p as u32 % task_count).or_default().push(p);
+    }
+    let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
+    let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
+    let mut by_group: BTreeMap<u32, Vec<(TaskItem, u64)>> = BTreeMap::new();
+    for item in meta.query(&datasource_pk(name), TASK_PREFIX).await? {
+        let task = parse_body::<TaskItem>(name, &item)?;
+        by_group.entry(task.id.group).or_default().push((task, item.version));
+    }
+    let inputs = by_partitions
+        .into_iter()
+        .map(|(g, parts)| GroupInput {
+            group: g,
+            partitions: parts,
+            plan: plans.remove(&g),
+            offsets: offsets.remove(&g),
+            tasks: by_group.remove(&g).unwrap_or_default(),
+        })
+        .collect();
+    Ok((inputs, by_group.into_values().flatten().collect()))
+}
+
+/// The jobs `tasks` (sorted by group and sequence) need now: an indexer for each task planned,
+/// incomplete or whose lease expired; a merger for each complete one.
+fn due_jobs(tasks: &[(TaskItem, u64)], now_ms: i64) -> Vec<Job> {
+    tasks
+        .iter()
+        .filter_map(|(task, _)| match task.state {
+            TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
+            TaskState::Running if task.lease_expires_ms.is_none_or(|t| t <= now_ms) => {
+                Some(Job::Index { task: task.id.clone() })
+            }
+            TaskState::Complete => Some(Job::Merge { task: task.id.clone() }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Commits the published offsets to the datasource's Kafka consumer group, for tools that
+/// watch consumer lag. Informational only: a failure is logged, never fatal.
+async fn commit_to_consumer_group(spec: &DatasourceSpec, name: &str, committed: &BTreeMap<i32, i64>) {
+    let (settings, topic, committed) =
+        (ConsumerSettings::new(&spec.io.consumer_properties), spec.io.topic.clone(), committed.clone());
+    let group = name.to_string();
+    let failed =
+        match tokio::task::spawn_blocking(move || commit_group_offsets(&settings, &group, &topic, &committed)).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+    if let Some(error) = failed {
+        tracing::warn!(datasource = name, error, "could not commit offsets to the Kafka consumer group");
+    }
 }
 
 async fn write_stats(
