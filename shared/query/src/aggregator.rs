@@ -209,43 +209,7 @@ impl Accumulator {
                     }
                 }
             }
-            State::Sketch { lg_k, unions, .. } => {
-                let lg_k = *lg_k;
-                for (&r, &s) in rows.iter().zip(slots) {
-                    let (r, s) = (r as usize, s as usize);
-                    let union = unions[s].get_or_insert_with(|| {
-                        Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
-                    });
-                    match column {
-                        Some(Column::Cells(c, _)) => {
-                            if let MetricCell::Sketch(sk) = &c[r] {
-                                union.update(sk);
-                            }
-                        }
-                        Some(Column::String(d)) => {
-                            for &id in d.row_ids(r) {
-                                if let Some(v) = d.dictionary.get(id) {
-                                    union.update_value(v);
-                                }
-                            }
-                        }
-                        Some(c) => match c.value(r, times) {
-                            Value::Null => {}
-                            Value::String(v) => union.update_value(v.as_str()),
-                            Value::Long(v) => union.update_value(v.to_string().as_str()),
-                            Value::Double(v) => union.update_value(sluice_format::value::format_double(v).as_str()),
-                            Value::Array(items) => {
-                                for i in items {
-                                    if let Some(v) = i.as_str() {
-                                        union.update_value(v.as_ref());
-                                    }
-                                }
-                            }
-                        },
-                        None => {}
-                    }
-                }
-            }
+            State::Sketch { lg_k, unions, .. } => update_sketch(*lg_k, unions, column, rows, slots, times),
         }
     }
 
@@ -287,6 +251,51 @@ enum Num {
 }
 
 /// Calls `f(slot, number)` for every non-null numeric input of the pairs.
+/// Adds each row's value (a sketch, or the values hashed) to its group's union.
+fn update_sketch(
+    lg_k: u8,
+    unions: &mut [Option<Box<HllUnion>>],
+    column: Option<&Column<'_>>,
+    rows: &[u32],
+    slots: &[u32],
+    times: &[i64],
+) {
+    for (&r, &s) in rows.iter().zip(slots) {
+        let (r, s) = (r as usize, s as usize);
+        let union = unions[s].get_or_insert_with(|| {
+            Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
+        });
+        match column {
+            Some(Column::Cells(c, _)) => {
+                if let MetricCell::Sketch(sk) = &c[r] {
+                    union.update(sk);
+                }
+            }
+            Some(Column::String(d)) => {
+                for &id in d.row_ids(r) {
+                    if let Some(v) = d.dictionary.get(id) {
+                        union.update_value(v);
+                    }
+                }
+            }
+            Some(c) => match c.value(r, times) {
+                Value::Null => {}
+                Value::String(v) => union.update_value(v.as_str()),
+                Value::Long(v) => union.update_value(v.to_string().as_str()),
+                Value::Double(v) => union.update_value(sluice_format::value::format_double(v).as_str()),
+                Value::Array(items) => {
+                    for i in items {
+                        if let Some(v) = i.as_str() {
+                            union.update_value(v.as_ref());
+                        }
+                    }
+                }
+            },
+            None => {}
+        }
+    }
+}
+
 fn for_each_number(
     column: Option<&Column<'_>>,
     rows: &[u32],
