@@ -4,7 +4,7 @@
 # same run. Usage: bench/segment.sh [extra `sluice bench segment` flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${SLUICE_CACHE:-$HOME/.cache/sluice}/venv-bench"
+venv="${SLUICE_TOOLS_CACHE:-$HOME/.cache/sluice}/venv-bench"
 if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import duckdb" 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "duckdb==2.0.1"

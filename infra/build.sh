@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the four functions with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
+# Builds the five functions (four binaries: api serves two) with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
 # one `bootstrap` per function. Extra arguments go to sam build (e.g. --parameter-overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."

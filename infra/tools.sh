@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the deployment tools once into their own venv under ${SLUICE_CACHE:-~/.cache/sluice}
+# Installs the deployment tools once into their own venv under ${SLUICE_TOOLS_CACHE:-~/.cache/sluice}
 # (AWS SAM CLI, cargo-lambda with its Zig linker, cfn-lint, all from PyPI) and prints the
 # venv's bin folder, for `PATH="$(infra/tools.sh):$PATH"`.
 set -euo pipefail
-cache="${SLUICE_CACHE:-$HOME/.cache/sluice}"
+cache="${SLUICE_TOOLS_CACHE:-$HOME/.cache/sluice}"
 venv="$cache/venv-sam"
 sam_version="1.170.0"
 cargo_lambda_version="1.9.2"

@@ -4,12 +4,12 @@
 # hook LocalStack runs, and prints the environment as `export` lines:
 #     eval "$(localstack/up.sh)"
 # Idempotent: services already running (by their PID files) are reused. Tools are installed
-# once into ${SLUICE_CACHE:-~/.cache/sluice} and reused. Logs and PID files live in
+# once into ${SLUICE_TOOLS_CACHE:-~/.cache/sluice} and reused. Logs and PID files live in
 # ${SLUICE_RUN_DIR:-.sluice/services}. Stop with localstack/down.sh.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-cache="${SLUICE_CACHE:-$HOME/.cache/sluice}"
+cache="${SLUICE_TOOLS_CACHE:-$HOME/.cache/sluice}"
 run="${SLUICE_RUN_DIR:-$root/.sluice/services}"
 tansu_version="0.6.0"
 moto_version="5.2.5"

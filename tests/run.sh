@@ -11,7 +11,7 @@
 # emptied when it outgrows ${SLUICE_TARGET_MAX_GB:-40} GB. Each phase prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache="${SLUICE_CACHE:-$HOME/.cache/sluice}"
+cache="${SLUICE_TOOLS_CACHE:-$HOME/.cache/sluice}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target}"
 mkdir -p "$CARGO_TARGET_DIR"
 if (( $(du -s --block-size=1G "$CARGO_TARGET_DIR" | cut -f1) > ${SLUICE_TARGET_MAX_GB:-40} )); then

@@ -18,6 +18,9 @@ pub const STORAGE_ENV: &str = "SLUICE_STORAGE";
 pub const KAFKA_SECRET_ENV: &str = "SLUICE_KAFKA_SECRET_ARN";
 /// Folder where the api function caches segments (default `/tmp/sluice-cache`).
 pub const CACHE_ENV: &str = "SLUICE_CACHE";
+/// Which routes the api function serves: `reads` (queries), `writes` (supervisor changes) or
+/// `all` (the default, for local runs).
+pub const ROUTES_ENV: &str = "SLUICE_API_ROUTES";
 
 /// The clients of a function, built once.
 #[derive(Debug, Clone)]

@@ -6,6 +6,8 @@
 /// One function's needs.
 #[derive(Debug, Clone, Copy)]
 pub struct FunctionSpec {
+    /// The function's logical id in the template.
+    pub resource: &'static str,
     /// The cargo binary (`BuildProperties.Binary` in the template).
     pub binary: &'static str,
     /// Environment variables the function reads.
@@ -22,6 +24,7 @@ const STORES: [&str; 3] = ["SLUICE_METADATA", "SLUICE_STORAGE", "SLUICE_LOG"];
 
 /// The supervisor: watermarks from Kafka, planning and cleanup in the stores, invokes.
 pub const SUPERVISOR: FunctionSpec = FunctionSpec {
+    resource: "SupervisorFunction",
     binary: "supervisor",
     env: &[
         STORES[0],
@@ -49,6 +52,7 @@ pub const SUPERVISOR: FunctionSpec = FunctionSpec {
 
 /// The indexer: reads Kafka, writes hydrants and checkpoints, continues or hands over.
 pub const INDEXER: FunctionSpec = FunctionSpec {
+    resource: "IndexerFunction",
     binary: "indexer",
     env: &[
         STORES[0],
@@ -76,6 +80,7 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
 
 /// The merger: reads hydrants, writes segments, publishes, discards what a lost race wrote.
 pub const MERGER: FunctionSpec = FunctionSpec {
+    resource: "MergerFunction",
     binary: "merger",
     env: &[STORES[0], STORES[1], STORES[2], "SLUICE_INDEXER_FUNCTION", "SLUICE_MERGER_FUNCTION"],
     actions: &[
@@ -86,6 +91,8 @@ pub const MERGER: FunctionSpec = FunctionSpec {
         "dynamodb:DeleteItem",
         "dynamodb:TransactWriteItems",
         "s3:GetObject",
+        // Without it S3 answers 403, not 404, for a missing hydrant: see `MISSING_AS_404`.
+        "s3:ListBucket",
         "s3:PutObject",
         "s3:AbortMultipartUpload",
         "s3:DeleteObject",
@@ -96,10 +103,23 @@ pub const MERGER: FunctionSpec = FunctionSpec {
     invokes: &["merger"],
 };
 
-/// The api: queries segments, operates supervisors.
+/// The api function serving reads (`SLUICE_API_ROUTES=reads`): queries segments, reads
+/// supervisor specs and status; it can change nothing.
 pub const API: FunctionSpec = FunctionSpec {
+    resource: "ApiFunction",
     binary: "api",
-    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_CACHE"],
+    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_CACHE", "SLUICE_API_ROUTES"],
+    actions: &["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "s3:GetObject", "s3:ListBucket"],
+    reads_kafka: false,
+    invokes: &[],
+};
+
+/// The api function serving writes (`SLUICE_API_ROUTES=writes`): submits specs and operates
+/// supervisors (suspend, resume, reset, resetOffsets, terminate); it reads no segment.
+pub const OPERATIONS: FunctionSpec = FunctionSpec {
+    resource: "OperationsFunction",
+    binary: "api",
+    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_API_ROUTES"],
     actions: &[
         "dynamodb:DescribeTable",
         "dynamodb:GetItem",
@@ -107,11 +127,16 @@ pub const API: FunctionSpec = FunctionSpec {
         "dynamodb:UpdateItem",
         "dynamodb:DeleteItem",
         "dynamodb:TransactWriteItems",
-        "s3:GetObject",
     ],
     reads_kafka: false,
     invokes: &[],
 };
 
+/// Why every function that reads objects may also list the bucket: S3 answers a read of a
+/// missing key with 404 only to a caller allowed `s3:ListBucket`, and with 403 (read as refused
+/// credentials, retried) to any other, so a missing hydrant would stall its group instead of
+/// failing its task.
+pub const MISSING_AS_404: &str = "s3:GetObject needs s3:ListBucket for a missing object to read as 404";
+
 /// Every function.
-pub const FUNCTIONS: [FunctionSpec; 4] = [SUPERVISOR, INDEXER, MERGER, API];
+pub const FUNCTIONS: [FunctionSpec; 5] = [SUPERVISOR, INDEXER, MERGER, API, OPERATIONS];

@@ -261,12 +261,25 @@ fn json_num(v: &serde_json::Value) -> Option<f64> {
     }
 }
 
+/// Most characters of a pattern, and of the reason it is refused, an error quotes.
+const QUOTED_CHARS: usize = 200;
+
+/// Longest `regex` or `like` pattern accepted, in characters.
+pub const MAX_PATTERN_CHARS: usize = 10_000;
+/// Largest compiled regular expression, in bytes: matching costs at most time proportional to
+/// this times the text's length.
+const MAX_COMPILED_BYTES: usize = 1 << 20;
+
 fn compile_regex(column: &str, pattern: &str, re: &str) -> Result<Regex, FilterError> {
-    Regex::new(re).map_err(|e| FilterError::Pattern {
-        column: column.to_string(),
-        pattern: pattern.to_string(),
-        reason: e.to_string(),
-    })
+    let cut = |text: &str| match text.char_indices().nth(QUOTED_CHARS) {
+        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
+        None => text.to_string(),
+    };
+    let refused = |reason: String| FilterError::Pattern { column: cut(column), pattern: cut(pattern), reason };
+    if pattern.chars().count() > MAX_PATTERN_CHARS {
+        return Err(refused(format!("longer than {MAX_PATTERN_CHARS} characters")));
+    }
+    regex::RegexBuilder::new(re).size_limit(MAX_COMPILED_BYTES).build().map_err(|e| refused(cut(&e.to_string())))
 }
 
 /// Translates a SQL LIKE pattern into an anchored regular expression.
@@ -279,7 +292,10 @@ pub fn like_to_regex(pattern: &str, escape: Option<char>) -> String {
                 out.push_str(&regex::escape(&next.to_string()));
             }
         } else if c == '%' {
-            out.push_str(".*");
+            // Runs of `%` match what one does; one `.*` keeps the expression small.
+            if !out.ends_with(".*") {
+                out.push_str(".*");
+            }
         } else if c == '_' {
             out.push('.');
         } else {

@@ -107,6 +107,11 @@ fn day_start(d: NaiveDate) -> i64 {
     d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0)
 }
 
+/// Longest period accepted, in months: 10,000 years, the span of the timestamps Sluice reads.
+pub const MAX_PERIOD_MONTHS: i64 = 12 * 10_000;
+/// Longest fixed-length part of a period accepted, in milliseconds: 10,000 years of days.
+pub const MAX_PERIOD_MILLIS: i64 = 10_000 * 366 * 86_400_000;
+
 /// An ISO-8601 period such as `PT1H`, `P1D`, `P3M` or `P1W`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Period {
@@ -120,6 +125,7 @@ impl Period {
     /// Parses `PnYnMnWnDTnHnMnS` (fractional seconds allowed).
     pub fn parse(text: &str) -> Result<Self, TimeError> {
         let bad = || TimeError::Invalid(format!("{text:?} is not an ISO-8601 period such as PT1H or P1D"));
+        let too_long = || TimeError::Invalid(format!("period {text:?} is longer than 10,000 years"));
         let rest = text.trim().strip_prefix(['P', 'p']).ok_or_else(bad)?;
         if rest.is_empty() {
             return Err(bad());
@@ -136,22 +142,28 @@ impl Period {
                     let value: f64 = number.parse().map_err(|_| bad())?;
                     number.clear();
                     any = true;
+                    // `as` saturates, and a saturated count fails the checks below.
                     let whole = value as i64;
-                    match (in_time, c.to_ascii_uppercase()) {
-                        (false, 'Y') => period.months += 12 * whole,
-                        (false, 'M') => period.months += whole,
-                        (false, 'W') => period.millis += whole * 7 * 86_400_000,
-                        (false, 'D') => period.millis += whole * 86_400_000,
-                        (true, 'H') => period.millis += whole * 3_600_000,
-                        (true, 'M') => period.millis += whole * 60_000,
-                        (true, 'S') => period.millis += (value * 1000.0).round() as i64,
+                    let (months, millis) = match (in_time, c.to_ascii_uppercase()) {
+                        (false, 'Y') => (whole.checked_mul(12), Some(0)),
+                        (false, 'M') => (Some(whole), Some(0)),
+                        (false, 'W') => (Some(0), whole.checked_mul(7 * 86_400_000)),
+                        (false, 'D') => (Some(0), whole.checked_mul(86_400_000)),
+                        (true, 'H') => (Some(0), whole.checked_mul(3_600_000)),
+                        (true, 'M') => (Some(0), whole.checked_mul(60_000)),
+                        (true, 'S') => (Some(0), Some((value * 1000.0).round() as i64)),
                         _ => return Err(bad()),
-                    }
+                    };
+                    period.months = months.and_then(|m| period.months.checked_add(m)).ok_or_else(too_long)?;
+                    period.millis = millis.and_then(|m| period.millis.checked_add(m)).ok_or_else(too_long)?;
                 }
             }
         }
         if !number.is_empty() || !any {
             return Err(bad());
+        }
+        if period.months > MAX_PERIOD_MONTHS || period.millis > MAX_PERIOD_MILLIS {
+            return Err(too_long());
         }
         Ok(period)
     }
@@ -165,7 +177,7 @@ impl Period {
     pub fn add_to(&self, t: i64, times: i64) -> i64 {
         let mut out = t;
         if self.months != 0 {
-            out = add_months(out, self.months * times);
+            out = add_months(out, self.months.saturating_mul(times));
         }
         out.saturating_add(self.millis.saturating_mul(times))
     }
@@ -190,21 +202,27 @@ impl fmt::Display for Period {
     }
 }
 
-/// Adds calendar months to a UTC instant, clamping the day of month like Joda does.
+/// Adds calendar months to a UTC instant, clamping the day of month like Joda does. Past the
+/// calendar's range the result saturates (`i64::MAX` forward, `i64::MIN` back), so adding a
+/// non-zero number of months always moves the instant.
 pub fn add_months(ms: i64, months: i64) -> i64 {
+    let past_the_end = if months > 0 { i64::MAX } else { i64::MIN };
     let Some(t) = Utc.timestamp_millis_opt(ms).single() else {
-        return ms;
+        return if months == 0 { ms } else { past_the_end };
     };
-    let total = t.year() as i64 * 12 + t.month0() as i64 + months;
-    let (year, month0) = (total.div_euclid(12) as i32, total.rem_euclid(12) as u32);
+    let Some(total) = (t.year() as i64 * 12 + t.month0() as i64).checked_add(months) else {
+        return past_the_end;
+    };
+    let (Ok(year), month0) = (i32::try_from(total.div_euclid(12)), total.rem_euclid(12) as u32) else {
+        return past_the_end;
+    };
     let mut day = t.day();
     loop {
         if let Some(d) = NaiveDate::from_ymd_opt(year, month0 + 1, day) {
-            let time = t.time();
-            return d.and_time(time).and_utc().timestamp_millis();
+            return d.and_time(t.time()).and_utc().timestamp_millis();
         }
         if day <= 28 {
-            return ms;
+            return past_the_end;
         }
         day -= 1;
     }
@@ -244,6 +262,24 @@ mod tests {
         assert!(Period::parse("P").is_err());
         assert!(Period::parse("10M").is_err());
         assert!(Period::parse("PT5X").is_err());
+    }
+
+    #[test]
+    fn periods_past_ten_thousand_years_are_refused_and_months_saturate() {
+        for text in
+            ["P300000Y", "P99999999999999999999Y", "PT99999999999999999999H", "P9223372036854775807M", "P10000Y1M"]
+        {
+            let err = Period::parse(text).expect_err(text).to_string();
+            assert!(err.contains("longer than 10,000 years"), "{text}: {err}");
+        }
+        assert_eq!(Period::parse("P10000Y").map(|p| p.months), Ok(MAX_PERIOD_MONTHS));
+        let december_9999 = parse_iso_instant("9999-12-01").expect("instant");
+        assert_eq!(add_months(december_9999, MAX_PERIOD_MONTHS * 30), i64::MAX);
+        assert_eq!(add_months(0, -MAX_PERIOD_MONTHS * 30), i64::MIN);
+        assert_eq!(add_months(i64::MAX, 1), i64::MAX);
+        let longest = Period::parse("P10000Y").expect("period");
+        assert!(longest.add_to(december_9999, 1) > december_9999, "a step always advances");
+        assert_eq!(longest.add_to(december_9999, i64::MAX), i64::MAX);
     }
 
     #[test]

@@ -3,6 +3,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
+/// Largest single string value accepted in a dimension or metric, in bytes (and the longest
+/// string an expression builds).
+pub const MAX_VALUE_BYTES: usize = 1 << 20;
+
 /// A field value of an input record or an expression result.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {

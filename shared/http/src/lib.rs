@@ -7,11 +7,16 @@
 //! | `GET /druid/v2/datasources` | datasource names |
 //! | `GET /status/health` | `true` |
 //! | `GET`, `POST /druid/indexer/v1/supervisor` | list; submit a spec (`{"id": ...}`) |
-//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | the spec; its status |
+//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | the spec (secret properties redacted); its status |
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
-//! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails.
+//! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails. A local server
+//! wraps the routes in [`LocalGuard`]'s checks (403, 415).
+
+mod guard;
+
+pub use guard::LocalGuard;
 
 use axum::extract::{Path, Query as UrlQuery, State};
 use axum::http::StatusCode;
@@ -39,18 +44,70 @@ pub struct ApiState {
     pub cache: Option<SegmentCache>,
 }
 
+/// Which of the API's routes a server answers: Druid authorizes reading a datasource and
+/// writing to it separately, and the template deploys the two halves as two functions with
+/// their own roles and Function URLs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routes {
+    /// Every route.
+    All,
+    /// Queries and the supervisor routes that only read: what a query-only principal may use.
+    Reads,
+    /// The supervisor routes that change state (submit and operations), and those that read.
+    Writes,
+}
+
+impl Routes {
+    /// Routes from the name the api function's `SLUICE_API_ROUTES` gives: `all` (or nothing),
+    /// `reads` or `writes`.
+    pub fn from_name(name: Option<&str>) -> Result<Self, String> {
+        match name.unwrap_or("all") {
+            "all" | "" => Ok(Routes::All),
+            "reads" => Ok(Routes::Reads),
+            "writes" => Ok(Routes::Writes),
+            other => Err(format!("{other:?}: expected all, reads or writes")),
+        }
+    }
+}
+
 /// The API's routes.
 pub fn router(state: ApiState) -> Router {
-    Router::new()
-        .route("/druid/v2", post(query))
-        .route("/druid/v2/", post(query))
-        .route("/druid/v2/datasources", get(datasources))
+    router_for(state, Routes::All)
+}
+
+/// The API's routes of `routes`; the others answer 403 naming where they are served.
+pub fn router_for(state: ApiState, routes: Routes) -> Router {
+    let supervisor = get(datasources);
+    let mut r = Router::new()
         .route("/status/health", get(|| async { axum::Json(true) }))
-        .route("/druid/indexer/v1/supervisor", get(datasources).post(submit))
         .route("/druid/indexer/v1/supervisor/{id}", get(spec))
-        .route("/druid/indexer/v1/supervisor/{id}/status", get(supervisor_status))
-        .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate))
-        .with_state(Arc::new(state))
+        .route("/druid/indexer/v1/supervisor/{id}/status", get(supervisor_status));
+    if routes != Routes::Writes {
+        r = r
+            .route("/druid/v2", post(query))
+            .route("/druid/v2/", post(query))
+            .route("/druid/v2/datasources", get(datasources));
+    }
+    r = match routes {
+        Routes::Reads => {
+            r.route("/druid/indexer/v1/supervisor", supervisor.post(move || async move { elsewhere(routes) }))
+        }
+        Routes::All | Routes::Writes => r
+            .route("/druid/indexer/v1/supervisor", supervisor.post(submit))
+            .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate)),
+    };
+    r.fallback(move || async move { elsewhere(routes) }).with_state(Arc::new(state))
+}
+
+/// The answer to a route this server does not serve.
+fn elsewhere(routes: Routes) -> ApiError {
+    let message = match routes {
+        Routes::Reads => "this endpoint serves queries and reads; supervisor changes go to the operations endpoint",
+        Routes::Writes => "this endpoint serves supervisor changes; queries go to the query endpoint",
+        Routes::All => "no such route",
+    };
+    let status = if routes == Routes::All { StatusCode::NOT_FOUND } else { StatusCode::FORBIDDEN };
+    ApiError::new(status, if routes == Routes::All { "Not found" } else { "Forbidden" }, "ForbiddenException", message)
 }
 
 /// An error as Druid's error JSON with its status.
@@ -68,9 +125,17 @@ impl ApiError {
     }
 }
 
+/// Most characters of an error message a response carries: a message quoting a hostile
+/// input is cut, never sent back whole.
+const MAX_MESSAGE_CHARS: usize = 2_000;
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": self.error, "errorMessage": self.message, "errorClass": self.class, "host": null});
+        let message = match self.message.char_indices().nth(MAX_MESSAGE_CHARS) {
+            Some((end, _)) => format!("{}... ({} bytes)", &self.message[..end], self.message.len()),
+            None => self.message,
+        };
+        let body = json!({"error": self.error, "errorMessage": message, "errorClass": self.class, "host": null});
         (self.status, axum::Json(body)).into_response()
     }
 }
@@ -84,6 +149,12 @@ impl From<QueryError> for ApiError {
             QueryError::Unsupported(_) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "Unsupported operation", "QueryError", e.to_string())
             }
+            QueryError::Timeout(_) => ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "Query timeout",
+                "org.apache.druid.query.QueryTimeoutException",
+                e.to_string(),
+            ),
             QueryError::Segment(_) | QueryError::Source(_) => {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "QueryError", e.to_string())
             }
@@ -156,7 +227,7 @@ async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Js
 
 async fn spec(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
     let (item, _) = datasource::load(s.meta.as_ref(), &id).await?;
-    Ok(axum::Json(item.spec))
+    Ok(axum::Json(datasource::redacted_spec(&item.spec)))
 }
 
 async fn supervisor_status(

@@ -64,8 +64,11 @@ impl RangeReader {
         ranges: &[OffsetRange],
         policy: ResetPolicy,
     ) -> Result<Self, ReadError> {
-        let broker =
-            |reason: String| ReadError::Broker { topic: topic.into(), bootstrap: settings.bootstrap().into(), reason };
+        let broker = |reason: String| ReadError::Broker {
+            topic: topic.into(),
+            bootstrap: settings.bootstrap().into(),
+            reason: settings.redact(&reason),
+        };
         let mut positions = BTreeMap::new();
         let mut ends = BTreeMap::new();
         for r in ranges {

@@ -1,21 +1,38 @@
 //! Consumer settings: the spec's `consumerProperties` passed through to librdkafka (TLS and
 //! SASL included), with the settings an exact range read requires forced, and secrets kept
-//! out of every log line.
+//! out of every log line and error. When the deployment configures Kafka (its secret), the
+//! spec may not say where or how to connect: a spec that could name another broker would
+//! receive the deployment's credentials.
 
 use rdkafka::config::ClientConfig;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-/// Properties whose values are never printed.
-const SECRET_KEYS: [&str; 6] = [
-    "sasl.password",
-    "ssl.key.password",
-    "ssl.keystore.password",
-    "ssl.key.pem",
-    "sasl.oauthbearer.client.secret",
-    "ssl.truststore.password",
-];
+/// Words that make a property's value a secret: never printed, never in an error.
+const SECRET_WORDS: [&str; 6] = ["password", "secret", "jaas", "token", ".pem", "credential"];
+
+/// Whether the value of property `key` is a secret.
+pub fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| key.contains(w))
+}
+
+/// Whether property `key` says where or how to connect, which only the deployment may set when
+/// it configures Kafka.
+pub fn is_connection_property(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["security.", "ssl.", "ssl_", "sasl."].iter().any(|p| key.starts_with(p))
+        || matches!(
+            key.as_str(),
+            "bootstrap.servers"
+                | "metadata.broker.list"
+                | "enable.ssl.certificate.verification"
+                | "enable.sasl.oauthbearer.unsecure.jwt"
+                | "https.ca.location"
+                | "https.ca.pem"
+        )
+}
 
 /// Bound of the records librdkafka prefetches for one reader, over all its partitions, in KiB
 /// (unless the spec sets `queued.max.messages.kbytes`, which is per partition).
@@ -27,9 +44,31 @@ const MIN_PREFETCH_KBYTES: u64 = 1024;
 /// Manager at cold start), applied over every spec's `consumerProperties`.
 static DEPLOYMENT_PROPERTIES: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
 
-/// Sets the deployment's consumer properties, once per process (later calls are refused).
+/// Sets the deployment's consumer properties, once per process (later calls are refused). They
+/// must name `bootstrap.servers`: the brokers the credentials are for.
 pub fn set_deployment_properties(properties: BTreeMap<String, String>) -> Result<(), String> {
+    if properties.get("bootstrap.servers").is_none_or(|b| b.trim().is_empty()) {
+        return Err(
+            "the deployment's Kafka properties must name bootstrap.servers: the brokers its credentials are for".into(),
+        );
+    }
     DEPLOYMENT_PROPERTIES.set(properties).map_err(|_| "deployment consumer properties are already set".to_string())
+}
+
+/// Checks a spec's properties against the deployment's: a connection property the spec sets
+/// must be absent from the spec or hold the deployment's value. The error names the property,
+/// never a value.
+fn check_against_deployment(
+    spec: &BTreeMap<String, String>,
+    deployment: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    match spec.iter().find(|(k, v)| is_connection_property(k) && deployment.get(k.as_str()) != Some(v)) {
+        Some((key, _)) => Err(format!(
+            "consumerProperties.{key}: this deployment configures Kafka (its secret), so a spec may not set where \
+             or how Sluice connects; remove {key:?} from the spec"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// librdkafka consumer settings for range reads.
@@ -39,10 +78,20 @@ pub struct ConsumerSettings {
 }
 
 impl ConsumerSettings {
-    /// Settings from `consumerProperties`; `bootstrap.servers` is required by the spec loader.
-    pub fn new(properties: &BTreeMap<String, String>) -> Self {
+    /// Settings from `consumerProperties` (`bootstrap.servers` is required by the spec loader),
+    /// under the deployment's properties when it configures Kafka; refused when the spec sets a
+    /// connection property the deployment owns.
+    pub fn new(properties: &BTreeMap<String, String>) -> Result<Self, String> {
+        Self::under(properties, DEPLOYMENT_PROPERTIES.get())
+    }
+
+    fn under(
+        properties: &BTreeMap<String, String>,
+        deployment: Option<&BTreeMap<String, String>>,
+    ) -> Result<Self, String> {
         let mut properties = properties.clone();
-        if let Some(deployment) = DEPLOYMENT_PROPERTIES.get() {
+        if let Some(deployment) = deployment {
+            check_against_deployment(&properties, deployment)?;
             properties.extend(deployment.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         // Exact ranges: explicit assignment, nothing committed, no silent reset.
@@ -53,7 +102,17 @@ impl ConsumerSettings {
         // Once the handler has drained a full prefetch queue, fetch again at once (librdkafka
         // waits a whole second by default, which starves a reader slower than the network).
         properties.entry("fetch.queue.backoff.ms".into()).or_insert_with(|| "1".into());
-        Self { properties }
+        Ok(Self { properties })
+    }
+
+    /// `text` (an error from librdkafka, which quotes property values) with every secret
+    /// value replaced by `<redacted>`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (_, value) in self.properties.iter().filter(|(k, v)| is_secret(k) && !v.is_empty()) {
+            out = out.replace(value.as_str(), "<redacted>");
+        }
+        out
     }
 
     /// The bootstrap servers.
@@ -101,12 +160,7 @@ impl fmt::Debug for ConsumerSettings {
         let shown: BTreeMap<&str, &str> = self
             .properties
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str(),
-                    if SECRET_KEYS.contains(&k.as_str()) || k.contains("secret") { "<redacted>" } else { v.as_str() },
-                )
-            })
+            .map(|(k, v)| (k.as_str(), if is_secret(k) { "<redacted>" } else { v.as_str() }))
             .collect();
         f.debug_struct("ConsumerSettings").field("properties", &shown).finish()
     }
@@ -124,12 +178,13 @@ mod tests {
             ("sasl.password".to_string(), "hunter2".to_string()),
             ("security.protocol".to_string(), "SASL_SSL".to_string()),
         ]);
-        let s = ConsumerSettings::new(&props);
+        let s = ConsumerSettings::new(&props).expect("settings");
         assert_eq!(s.properties["auto.offset.reset"], "error");
         assert_eq!(s.properties["enable.auto.commit"], "false");
         assert_eq!(s.properties["security.protocol"], "SASL_SSL");
         let stalled =
-            ConsumerSettings::new(&BTreeMap::from([("sluice.stall.timeout.ms".to_string(), "5".to_string())]));
+            ConsumerSettings::new(&BTreeMap::from([("sluice.stall.timeout.ms".to_string(), "5".to_string())]))
+                .expect("settings");
         assert_eq!(stalled.stall_timeout(), Duration::from_millis(5));
         assert!(stalled.client_config().get("sluice.stall.timeout.ms").is_none(), "not passed to librdkafka");
         assert_eq!(stalled.client_config_for(4).get("queued.max.messages.kbytes"), Some("4096"));
@@ -156,7 +211,7 @@ mod tests {
                 ]);
             }
             let consumer: Result<rdkafka::consumer::BaseConsumer, _> =
-                ConsumerSettings::new(&props).client_config().create();
+                ConsumerSettings::new(&props).expect("settings").client_config().create();
             assert!(consumer.is_ok(), "{protocol} {mechanism:?}: {:?}", consumer.err());
         }
     }
@@ -169,8 +224,58 @@ mod tests {
             ("security.protocol".to_string(), "SSL".to_string()),
         ]);
         let consumer: Result<rdkafka::consumer::BaseConsumer, _> =
-            ConsumerSettings::new(&props).client_config().create();
+            ConsumerSettings::new(&props).expect("settings").client_config().create();
         let err = consumer.err().expect("no SSL without the tls feature").to_string();
         assert!(err.contains("security.protocol"), "{err}");
+    }
+
+    #[test]
+    fn a_spec_may_not_say_where_or_how_to_connect_under_a_deployment_secret() {
+        let deployment = BTreeMap::from([
+            ("bootstrap.servers".to_string(), "b-1.msk:9096".to_string()),
+            ("security.protocol".to_string(), "SASL_SSL".to_string()),
+            ("sasl.username".to_string(), "sluice".to_string()),
+            ("sasl.password".to_string(), "hunter2-deployment".to_string()),
+        ]);
+        let spec = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let same = ConsumerSettings::under(&spec(&[("bootstrap.servers", "b-1.msk:9096")]), Some(&deployment))
+            .expect("the deployment's own broker list");
+        assert_eq!(same.properties["sasl.password"], "hunter2-deployment");
+        for (key, value) in [
+            ("bootstrap.servers", "attacker.example:9092"),
+            ("metadata.broker.list", "attacker.example:9092"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("ssl.endpoint.identification.algorithm", "none"),
+            ("enable.ssl.certificate.verification", "false"),
+            ("sasl.mechanism", "PLAIN"),
+        ] {
+            let err = ConsumerSettings::under(&spec(&[(key, value)]), Some(&deployment)).expect_err(key);
+            assert!(err.starts_with(&format!("consumerProperties.{key}: ")) && !err.contains(value), "{err}");
+        }
+        let local = ConsumerSettings::under(&spec(&[("security.protocol", "SSL")]), None).expect("no deployment");
+        assert_eq!(local.properties["security.protocol"], "SSL");
+        assert!(set_deployment_properties(spec(&[("sasl.username", "u")])).is_err(), "no broker list");
+    }
+
+    #[test]
+    fn secret_values_are_redacted_from_librdkafkas_errors() {
+        let password = "hunter2-in-a-jaas-config";
+        let props = BTreeMap::from([
+            ("bootstrap.servers".to_string(), "127.0.0.1:1".to_string()),
+            (
+                "sasl.jaas.config".to_string(),
+                format!("org.apache.kafka.common.security.plain.PlainLoginModule required password=\"{password}\";"),
+            ),
+        ]);
+        let settings = ConsumerSettings::new(&props).expect("settings");
+        let created: Result<rdkafka::consumer::BaseConsumer, _> = settings.client_config().create();
+        let raw = created.err().expect("librdkafka has no sasl.jaas.config").to_string();
+        assert!(raw.contains(password), "librdkafka quotes the value: {raw}");
+        let shown = settings.redact(&raw);
+        assert!(!shown.contains(password) && shown.contains("sasl.jaas.config"), "{shown}");
+        let refused = crate::partition_watermarks(&settings, "t").expect_err("no consumer").to_string();
+        assert!(!refused.contains(password) && refused.contains("<redacted>"), "{refused}");
     }
 }

@@ -18,8 +18,11 @@ pub struct Watermarks {
 /// Lists the partitions of `topic` with their watermarks (blocking: call it off the async
 /// threads). A topic that does not exist is an error naming it.
 pub fn partition_watermarks(settings: &ConsumerSettings, topic: &str) -> Result<BTreeMap<i32, Watermarks>, ReadError> {
-    let broker =
-        |reason: String| ReadError::Broker { topic: topic.into(), bootstrap: settings.bootstrap().into(), reason };
+    let broker = |reason: String| ReadError::Broker {
+        topic: topic.into(),
+        bootstrap: settings.bootstrap().into(),
+        reason: settings.redact(&reason),
+    };
     let consumer: BaseConsumer =
         settings.client_config().create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
     let timeout = settings.request_timeout();
@@ -53,8 +56,11 @@ pub fn commit_group_offsets(
     topic: &str,
     offsets: &BTreeMap<i32, i64>,
 ) -> Result<(), ReadError> {
-    let broker =
-        |reason: String| ReadError::Broker { topic: topic.into(), bootstrap: settings.bootstrap().into(), reason };
+    let broker = |reason: String| ReadError::Broker {
+        topic: topic.into(),
+        bootstrap: settings.bootstrap().into(),
+        reason: settings.redact(&reason),
+    };
     let mut config = settings.client_config();
     config.set("group.id", group);
     let consumer: BaseConsumer = config.create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;

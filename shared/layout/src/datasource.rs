@@ -38,7 +38,8 @@ pub struct SpecItem {
     pub spec: serde_json::Value,
     /// The supervisor's state.
     pub state: SupervisorState,
-    /// Schema changes, oldest first; tasks planned after a change carry the new spec.
+    /// The latest schema changes (at most 50), oldest first; tasks planned after a change carry
+    /// the new spec.
     pub schema_history: Vec<SchemaChange>,
 }
 

@@ -118,6 +118,12 @@ pub async fn submit(
             if schema_changed {
                 tracing::warn!(datasource = name, ?change, "schema change: applies to tasks planned from now on");
                 item.schema_history.push(change);
+                // Informational only: the oldest entries go, so the item stays under 400 KB.
+                let over = item.schema_history.len().saturating_sub(MAX_SCHEMA_HISTORY);
+                item.schema_history.drain(..over);
+                while item.schema_history.len() > 1 && to_json(&item).to_string().len() > MAX_SPEC_ITEM_BYTES {
+                    item.schema_history.remove(0);
+                }
             }
             item.spec = spec_json;
             if item.state == SupervisorState::Terminated {
@@ -143,4 +149,68 @@ pub async fn set_state(
 
 pub(crate) fn to_json<T: Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).expect("items serialize to JSON")
+}
+
+/// Schema changes kept in the spec item, newest last.
+pub const MAX_SCHEMA_HISTORY: usize = 50;
+/// Size the schema history may bring the spec item to, leaving room under DynamoDB's 400 KB.
+const MAX_SPEC_ITEM_BYTES: usize = 300 << 10;
+
+/// `spec` as it may be shown: the values of its secret `consumerProperties` (passwords, JAAS
+/// configurations, tokens, keys) replaced by `<redacted>`, in either form of the spec (with or
+/// without the `spec` wrapper).
+pub fn redacted_spec(spec: &serde_json::Value) -> serde_json::Value {
+    let mut shown = spec.clone();
+    for pointer in ["/ioConfig/consumerProperties", "/spec/ioConfig/consumerProperties"] {
+        if let Some(serde_json::Value::Object(properties)) = shown.pointer_mut(pointer) {
+            for (key, value) in properties.iter_mut() {
+                if sluice_kafka::is_secret(key) {
+                    *value = serde_json::Value::String("<redacted>".into());
+                }
+            }
+        }
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_from_specs_shown() {
+        let spec = serde_json::json!({"spec": {"ioConfig": {"topic": "t", "consumerProperties": {
+            "bootstrap.servers": "b:9092",
+            "sasl.password": "hunter2",
+            "sasl.jaas.config": "PlainLoginModule required password=\"hunter2\";",
+            "ssl.key.pem": "-----BEGIN PRIVATE KEY-----"
+        }}}});
+        let shown = redacted_spec(&spec);
+        let text = shown.to_string();
+        assert!(!text.contains("hunter2") && !text.contains("PRIVATE KEY"), "{text}");
+        assert_eq!(shown["spec"]["ioConfig"]["consumerProperties"]["bootstrap.servers"], "b:9092");
+        assert_eq!(shown["spec"]["ioConfig"]["consumerProperties"]["sasl.password"], "<redacted>");
+        let legacy = serde_json::json!({"ioConfig": {"consumerProperties": {"sasl.password": "hunter2"}}});
+        assert_eq!(redacted_spec(&legacy)["ioConfig"]["consumerProperties"]["sasl.password"], "<redacted>");
+    }
+
+    #[tokio::test]
+    async fn the_schema_history_keeps_the_latest_changes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let meta = sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display()))
+            .await
+            .expect("embedded store");
+        let path = format!("{}/../../data/specs/wikipedia-kafka-supervisor.json", env!("CARGO_MANIFEST_DIR"));
+        let mut spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("spec JSON");
+        for i in 0..MAX_SCHEMA_HISTORY + 10 {
+            let dimensions = spec.pointer_mut("/dataSchema/parser/parseSpec/dimensionsSpec/dimensions").expect("dims");
+            *dimensions = serde_json::json!([format!("d{i}")]);
+            submit(meta.as_ref(), spec.clone(), i as i64).await.expect("submit");
+        }
+        let (item, _) = load(meta.as_ref(), "wikipedia").await.expect("load");
+        assert_eq!(item.schema_history.len(), MAX_SCHEMA_HISTORY);
+        let last = format!("d{}", MAX_SCHEMA_HISTORY + 9);
+        assert_eq!(item.schema_history.last().map(|c| c.dimensions.clone()), Some(vec![last]));
+    }
 }

@@ -14,6 +14,11 @@ use sluice_format::time::Interval;
 
 /// Rows per batch handed to the aggregators.
 pub const BATCH: usize = 4096;
+/// Most groups (time bucket and dimension values) one query may build, checked after each
+/// batch: Druid's groupBy refuses a query past its merging limits likewise.
+pub const MAX_GROUPS: usize = 2_000_000;
+/// Most aggregates (groups times aggregators) one query may build.
+pub const MAX_CELLS: usize = 5_000_000;
 
 /// Groups and their aggregates.
 pub struct Aggregated {
@@ -229,6 +234,15 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
                     pair_rows.extend_from_slice(batch);
                     pair_slots.resize(batch.len(), slot.unwrap_or(0));
                 }
+            }
+            if groups.len() > MAX_GROUPS || groups.len().saturating_mul(accumulators.len()) > MAX_CELLS {
+                return Err(QueryError::invalid(
+                    "dimensions",
+                    format!(
+                        "more than {MAX_GROUPS} groups or {MAX_CELLS} aggregates (groups times aggregators): group by \
+                         fewer dimensions, with fewer aggregators, a coarser granularity or a narrower filter"
+                    ),
+                ));
             }
             for (acc, (column, only)) in accumulators.iter_mut().zip(&inputs) {
                 acc.grow(groups.len());

@@ -33,7 +33,7 @@ mod timeseries;
 mod topn;
 
 pub use model::Query;
-pub use source::{load_segments, run_query, SegmentCache};
+pub use source::{load_segments, run_query, SegmentCache, DEFAULT_CACHE_BYTES};
 
 use sluice_format::segment::{FormatError, Segment};
 use sluice_format::time::Interval;
@@ -58,6 +58,9 @@ pub enum QueryError {
     /// The segment timeline or a segment cannot be read.
     #[error("{0}")]
     Source(String),
+    /// The query was not answered within its timeout (`context.timeout`, milliseconds).
+    #[error("query timeout: not answered within {0} ms (context.timeout)")]
+    Timeout(u64),
 }
 
 impl QueryError {

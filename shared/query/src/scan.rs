@@ -9,6 +9,24 @@ use super::{QueryError, QuerySegment};
 use serde_json::{json, Map, Value};
 use sluice_format::segment::ColumnType;
 
+/// Most rows a scan returns.
+pub const MAX_SCAN_ROWS: usize = 1_000_000;
+/// Druid's `druid.query.scan.maxRowsQueuedForOrdering`: most rows a time-ordered scan without
+/// a small enough limit may sort.
+pub const MAX_ROWS_QUEUED_FOR_ORDERING: usize = 100_000;
+
+/// `context.maxRowsQueuedForOrdering`, bounded by [`MAX_SCAN_ROWS`].
+fn max_rows_queued(q: &ScanQuery) -> Result<usize, QueryError> {
+    match q.context.get("maxRowsQueuedForOrdering") {
+        None => Ok(MAX_ROWS_QUEUED_FOR_ORDERING),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            .map(|n| (n as usize).min(MAX_SCAN_ROWS))
+            .ok_or_else(|| QueryError::invalid("context.maxRowsQueuedForOrdering", "expected a count")),
+    }
+}
+
 /// Runs a scan query.
 pub fn run(q: &ScanQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
     let intervals = &q.intervals.0;
@@ -17,6 +35,7 @@ pub fn run(q: &ScanQuery, segments: &[QuerySegment]) -> Result<Value, QueryError
     let mut picked: Vec<(usize, u32, i64)> = Vec::new();
     let mut opened = Vec::new();
     let unordered = q.order == ScanOrder::None;
+    let queued = max_rows_queued(q)?;
     for (i, seg) in overlapping(segments, intervals).enumerate() {
         if unordered && picked.len() >= q.offset.saturating_add(limit) {
             break;
@@ -25,6 +44,14 @@ pub fn run(q: &ScanQuery, segments: &[QuerySegment]) -> Result<Value, QueryError
         let rows = select(&mut cols, intervals, q.filter.as_ref(), None)?;
         let times = cols.times()?;
         picked.extend(rows.rows().map(|r| (i, r, times[r as usize])));
+        if !unordered && q.offset.saturating_add(limit) > queued && picked.len() > queued {
+            return Err(QueryError::invalid(
+                "order",
+                format!(
+                    "time ordering of more than {queued} rows (context.maxRowsQueuedForOrdering) needs a limit of at most that many"
+                ),
+            ));
+        }
         opened.push((seg, cols));
     }
     match q.order {
@@ -33,6 +60,15 @@ pub fn run(q: &ScanQuery, segments: &[QuerySegment]) -> Result<Value, QueryError
         ScanOrder::Descending => picked.sort_by_key(|p| std::cmp::Reverse(p.2)),
     }
     let picked: Vec<_> = picked.into_iter().skip(q.offset).take(limit).collect();
+    if picked.len() > MAX_SCAN_ROWS {
+        return Err(QueryError::invalid(
+            "limit",
+            format!(
+                "{} rows: a scan returns at most {MAX_SCAN_ROWS}; give a limit (and an offset to page)",
+                picked.len()
+            ),
+        ));
+    }
     let mut out = Vec::new();
     let mut start = 0;
     while start < picked.len() {

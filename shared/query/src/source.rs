@@ -13,17 +13,30 @@ use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
 
-/// A folder of downloaded segments, keyed by object key.
+/// Size a segment cache keeps by default: half of the api function's 4 GiB of `/tmp`.
+pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
+
+/// A folder of downloaded segments, keyed by object key, holding at most a number of bytes:
+/// past it, the segments used longest ago are deleted (a query that has one mapped keeps
+/// reading it: the file goes when the mapping does).
 #[derive(Debug, Clone)]
 pub struct SegmentCache {
     dir: PathBuf,
+    max_bytes: u64,
 }
 
 impl SegmentCache {
-    /// A cache under `dir` (created on first download).
+    /// A cache under `dir` (created on first download) of [`DEFAULT_CACHE_BYTES`].
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self::with_limit(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// A cache under `dir` of at most `max_bytes`.
+    pub fn with_limit(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
+        Self { dir: dir.into(), max_bytes }
     }
 
     /// The folder.
@@ -34,20 +47,64 @@ impl SegmentCache {
     /// Opens the segment of `record`, downloading it first unless a copy of its size is cached.
     pub async fn open(&self, store: &dyn ObjectStore, record: &SegmentRecord) -> Result<Segment, QueryError> {
         let path = self.dir.join(&record.key);
+        let io = |e: std::io::Error| QueryError::Source(format!("segment cache {}: {e}", path.display()));
         let cached = tokio::fs::metadata(&path).await.is_ok_and(|m| m.len() == record.num_bytes);
-        if !cached {
+        if cached {
+            // Marks it used now, for eviction (best effort).
+            let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+        } else {
             let bytes =
                 store.get(&record.key).await.map_err(|e| QueryError::Source(format!("segment {}: {e}", record.key)))?;
-            let io = |e: std::io::Error| QueryError::Source(format!("segment cache {}: {e}", path.display()));
             if let Some(parent) = path.parent() {
                 tokio::fs::create_dir_all(parent).await.map_err(io)?;
             }
-            let tmp = path.with_extension(format!("download-{}", std::process::id()));
+            // Unique per download, so concurrent downloads of one segment never share a file.
+            static DOWNLOADS: AtomicU64 = AtomicU64::new(0);
+            let n = DOWNLOADS.fetch_add(1, Ordering::Relaxed);
+            let tmp = path.with_extension(format!("{DOWNLOADING}{}-{n}", std::process::id()));
             tokio::fs::write(&tmp, &bytes).await.map_err(io)?;
             tokio::fs::rename(&tmp, &path).await.map_err(io)?;
+            let (dir, keep, max) = (self.dir.clone(), path.clone(), self.max_bytes);
+            tokio::task::spawn_blocking(move || evict(&dir, &keep, max))
+                .await
+                .map_err(|e| QueryError::Source(format!("segment cache eviction failed: {e}")))?
+                .map_err(io)?;
         }
         Ok(Segment::open_file_named(&path, &record.key)?)
     }
+}
+
+/// Extension prefix of a segment being downloaded.
+const DOWNLOADING: &str = "download-";
+
+/// Deletes the least recently used segments under `dir` until they hold at most `max_bytes`,
+/// never `keep` (just downloaded) nor a download in progress.
+fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<()> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder)? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            let path = entry.path();
+            if meta.is_dir() {
+                folders.push(path);
+            } else if !path.extension().is_some_and(|e| e.to_string_lossy().starts_with(DOWNLOADING)) {
+                files.push((meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), meta.len(), path));
+            }
+        }
+    }
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    files.sort();
+    for (_, size, path) in files {
+        if total <= max_bytes {
+            break;
+        }
+        if path != keep && std::fs::remove_file(&path).is_ok() {
+            total -= size;
+        }
+    }
+    Ok(())
 }
 
 /// Druid's id of a segment: `datasource_start_end_version`, `_partition` when not 0.
@@ -155,7 +212,9 @@ async fn fetch_parts(
     Ok(Segment::from_bytes(key, bytes)?)
 }
 
-/// Parses and runs a query against the stores: Druid's JSON result.
+/// Parses and runs a query against the stores: Druid's JSON result, or
+/// [`QueryError::Timeout`] past the query's timeout. The engine runs on a blocking thread,
+/// never on the runtime's workers, so a long query cannot stall the server's other requests.
 pub async fn run_query(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
@@ -163,7 +222,60 @@ pub async fn run_query(
     text: &str,
 ) -> Result<serde_json::Value, QueryError> {
     let query = parse_query(text)?;
-    let columns = query.columns();
-    let segments = load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
-    execute(&query, &segments)
+    let timeout = query.timeout_ms()?;
+    within(timeout, async move {
+        let columns = query.columns();
+        let segments =
+            load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
+        tokio::task::spawn_blocking(move || execute(&query, &segments))
+            .await
+            .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
+    })
+    .await
+}
+
+/// `work`'s outcome, or [`QueryError::Timeout`] after `timeout_ms`. An engine already running
+/// on its blocking thread finishes (bounded by the engine's own limits); its answer is dropped.
+async fn within(
+    timeout_ms: u64,
+    work: impl std::future::Future<Output = Result<serde_json::Value, QueryError>>,
+) -> Result<serde_json::Value, QueryError> {
+    tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), work)
+        .await
+        .unwrap_or(Err(QueryError::Timeout(timeout_ms)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eviction_keeps_the_cache_under_its_limit_newest_first() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |name: &str, age_secs: u64| {
+            let path = dir.path().join("ds").join(name);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+            std::fs::write(&path, vec![0u8; 1000]).expect("write");
+            let when = SystemTime::now() - std::time::Duration::from_secs(age_secs);
+            std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(when)).expect("mtime");
+            path
+        };
+        let (oldest, old, new) = (write("a.seg", 300), write("b.seg", 200), write("c.seg", 100));
+        let downloading = dir.path().join("ds").join(format!("d.{DOWNLOADING}1-0"));
+        std::fs::write(&downloading, vec![0u8; 5000]).expect("download in progress");
+        let just = write("e.seg", 400);
+        evict(dir.path(), &just, 2_500).expect("evict");
+        assert!(!oldest.exists() && !old.exists(), "the least recently used go first");
+        assert!(new.exists() && just.exists() && downloading.exists());
+    }
+
+    #[tokio::test]
+    async fn work_past_the_timeout_fails_naming_it() {
+        let never = std::future::pending::<Result<serde_json::Value, QueryError>>();
+        let err = within(20, never).await.expect_err("timed out");
+        assert!(matches!(err, QueryError::Timeout(20)), "{err}");
+        assert!(err.to_string().contains("20 ms"), "{err}");
+        let quick = within(60_000, async { Ok(serde_json::json!([])) }).await.expect("in time");
+        assert_eq!(quick, serde_json::json!([]));
+    }
 }

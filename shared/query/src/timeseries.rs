@@ -7,7 +7,7 @@ use super::model::TimeseriesQuery;
 use super::{post_aggregate, QueryError, QuerySegment};
 use serde_json::{json, Value};
 use sluice_format::granularity::Granularity;
-use sluice_format::time::format_iso;
+use sluice_format::time::{format_iso, Interval};
 use std::collections::BTreeMap;
 
 /// Most buckets a timeseries fills.
@@ -39,7 +39,9 @@ pub fn run(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Value, Quer
         let skip =
             c.context.get("skipEmptyBuckets").is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
         if !skip && c.granularity != Granularity::None {
-            for span in &agg.spans {
+            // Over merged spans every step adds a bucket (but a span's first), and fails when
+            // it does not advance: the work is bounded by the bucket limit.
+            for span in merged(&agg.spans) {
                 let mut b = c.granularity.floor(span.start);
                 while b < span.end {
                     buckets.entry(b).or_insert(empty);
@@ -49,7 +51,11 @@ pub fn run(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Value, Quer
                             format!("more than {MAX_BUCKETS} buckets: use a coarser granularity or skipEmptyBuckets"),
                         ));
                     }
-                    b = c.granularity.next(b);
+                    let next = c.granularity.next(b);
+                    if next <= b {
+                        return Err(QueryError::invalid("granularity", format!("does not advance past {b} ms")));
+                    }
+                    b = next;
                 }
             }
         }
@@ -69,4 +75,18 @@ pub fn run(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Value, Quer
         out.truncate(limit);
     }
     Ok(Value::Array(out))
+}
+
+/// `spans` sorted and with the overlapping ones joined.
+fn merged(spans: &[Interval]) -> Vec<Interval> {
+    let mut sorted = spans.to_vec();
+    sorted.sort_by_key(|s| s.start);
+    let mut out: Vec<Interval> = Vec::with_capacity(sorted.len());
+    for span in sorted {
+        match out.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => out.push(span),
+        }
+    }
+    out
 }

@@ -57,7 +57,8 @@ async fn fetch_errors_are_retried_without_duplicates() {
         ],
     );
     let settings =
-        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), cluster.bootstrap_servers())]));
+        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), cluster.bootstrap_servers())]))
+            .expect("settings");
     let outcome = tokio::task::spawn_blocking(move || {
         let mut seen = Vec::new();
         let outcome = read_ranges(&settings, "faults", &ranges(), ResetPolicy::default(), None, |r| {
@@ -79,7 +80,8 @@ async fn a_broker_down_mid_read_delays_but_loses_and_repeats_nothing() {
     let settings = ConsumerSettings::new(&BTreeMap::from([
         ("bootstrap.servers".to_string(), cluster.bootstrap_servers()),
         ("max.partition.fetch.bytes".to_string(), "512".to_string()),
-    ]));
+    ]))
+    .expect("settings");
     let delivered = Arc::new(AtomicU64::new(0));
     let counter = delivered.clone();
     let reader = tokio::task::spawn_blocking(move || {
@@ -129,8 +131,9 @@ async fn offsets_lost_to_retention_fail_or_reset() {
             .expect("produce");
     }
     let (settings, strict_settings) = (
-        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap.clone())])),
-        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap)])),
+        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap.clone())]))
+            .expect("settings"),
+        ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap)])).expect("settings"),
     );
     let range = [OffsetRange { partition: 0, start: 0, end: 80 }];
     let (strict, reset) = tokio::task::spawn_blocking(move || {

@@ -25,7 +25,8 @@ async fn read(
     let settings = ConsumerSettings::new(&BTreeMap::from([
         ("bootstrap.servers".to_string(), bootstrap.to_string()),
         ("sluice.stall.timeout.ms".to_string(), "5000".to_string()),
-    ]));
+    ]))
+    .expect("settings");
     let topic = topic.to_string();
     tokio::task::spawn_blocking(move || {
         let mut seen = Vec::new();

@@ -38,6 +38,7 @@ async fn topic_with_records(partitions: i32, per_partition: usize) -> (String, S
 
 fn settings(bootstrap: &str) -> ConsumerSettings {
     ConsumerSettings::new(&BTreeMap::from([("bootstrap.servers".to_string(), bootstrap.to_string())]))
+        .expect("settings")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -116,7 +117,8 @@ async fn an_unreachable_broker_fails_within_bounded_time() {
     let s = ConsumerSettings::new(&BTreeMap::from([
         ("bootstrap.servers".to_string(), "127.0.0.1:9".to_string()),
         ("request.timeout.ms".to_string(), "2000".to_string()),
-    ]));
+    ]))
+    .expect("settings");
     let started = Instant::now();
     let result = tokio::task::spawn_blocking(move || {
         read_ranges(

@@ -58,6 +58,26 @@ async fn s3_refused_credentials_are_one_clear_error() {
     assert!(err.to_string().contains("credentials refused") && err.to_string().contains("AWS_ACCESS_KEY_ID"), "{err}");
 }
 
+/// What S3 answers for a missing key depends on the caller's `s3:ListBucket`: 404 `NoSuchKey`
+/// with it (read as missing: the merger fails the task and the range is indexed again), 403
+/// `AccessDenied` without (read as refused credentials and retried). The template grants
+/// `s3:ListBucket` to every function that reads objects (`functions/lambda/tests/template.rs`).
+#[tokio::test]
+async fn s3_missing_objects_read_as_missing_only_with_list_bucket() {
+    let with_list = mock!(aws_sdk_s3::Client::get_object).sequence().http_status(404, s3_error("NoSuchKey")).build();
+    let head = mock!(aws_sdk_s3::Client::head_object).sequence().http_status(404, None).build();
+    let without_list =
+        mock!(aws_sdk_s3::Client::get_object).sequence().http_status(403, s3_error("AccessDenied")).build();
+    let client = mock_client!(aws_sdk_s3, RuleMode::Sequential, &[&with_list, &head, &without_list], |b| b
+        .retry_config(fast_retries()));
+    let store = S3Store::with_client("s3://b/p", client, "b", "p", "mock");
+    let missing = store.get("hydrants/x").await.expect_err("missing");
+    assert!(matches!(&missing, StorageError::NotFound { key, .. } if key == "hydrants/x"), "{missing}");
+    assert_eq!(store.head("hydrants/x").await.expect("head"), None);
+    let refused = store.get("hydrants/x").await.expect_err("refused");
+    assert!(matches!(refused, StorageError::Unavailable { .. }), "{refused}");
+}
+
 #[tokio::test]
 async fn dynamodb_throttling_is_retried() {
     let throttled =

@@ -159,7 +159,8 @@ impl Bench {
         let dir = tempfile::tempdir()?;
         let meta = open_metadata(&format!("file://{}/meta", dir.path().display())).await?;
         let store = open_store(&format!("file://{}/store", dir.path().display())).await?;
-        let settings = ConsumerSettings::new(&[("bootstrap.servers".to_string(), bootstrap.clone())].into());
+        let settings = ConsumerSettings::new(&[("bootstrap.servers".to_string(), bootstrap.clone())].into())
+            .map_err(anyhow::Error::msg)?;
         Ok(Bench {
             sample,
             cluster,

@@ -1,5 +1,6 @@
 //! The `sluice` command end to end: the demo and queries, ingest, the local pipeline.
 
 mod demo_query;
+mod hostile_http;
 mod ingest;
 mod pipeline_cli;

@@ -68,6 +68,20 @@ async fn submit_run_until_caught_up_and_operate() {
     assert!(!ok && err.contains("datasource \"nobody\" does not exist"), "{err}");
 }
 
+/// The raw response to a `POST` of `{}` naming `host`.
+fn raw_post(address: &str, path: &str, host: &str, content_type: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).expect("connect to sluice serve");
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    )
+    .expect("request");
+    let mut out = String::new();
+    stream.read_to_string(&mut out).expect("response");
+    out
+}
+
 /// Kills `sluice serve` when the test ends, however it ends.
 struct Server(std::process::Child);
 
@@ -120,7 +134,19 @@ async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
         .expect("run pydruid");
     assert!(out.status.success(), "pydruid: {}", String::from_utf8_lossy(&out.stderr));
     let got: Value = serde_json::from_slice(&out.stdout).expect("pydruid's JSON");
+    // What a web page the operator visits could send is refused: a form, another host's name,
+    // and (off unless asked for) the state-changing routes.
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    let terminate = format!("/druid/indexer/v1/supervisor/{name}/terminate");
+    let form = raw_post(address, &terminate, address, "text/plain");
+    assert!(form.starts_with("HTTP/1.1 415"), "{form}");
+    let operation = raw_post(address, &terminate, address, "application/json");
+    assert!(operation.starts_with("HTTP/1.1 403") && operation.contains("--allow-operations"), "{operation}");
+    let rebound = raw_post(address, "/druid/v2", "attacker.example", "application/json");
+    assert!(rebound.starts_with("HTTP/1.1 403"), "{rebound}");
     drop(server);
+    let (_, out, _) = sluice(dir.path(), &["supervisor", "status", &name, "--json"]);
+    assert!(out.contains("\"state\": \"running\""), "{out}");
 
     // "Tutorial: Querying data": top pages, lines deleted per hour, added lines per channel.
     assert_eq!(got["topn"], json!([documented_answer("wikipedia-top-pages.json")]), "{}", got["topn"]);

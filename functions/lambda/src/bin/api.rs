@@ -1,16 +1,24 @@
-//! The api function: Druid's HTTP API behind a Function URL.
+//! The api function: Druid's HTTP API behind a Function URL. The template deploys it twice:
+//! `SLUICE_API_ROUTES=reads` for queries, `writes` for supervisor changes, each with its own
+//! role and URL.
 
 use lambda_http::Error;
-use sluice_functions::context::{FunctionContext, CACHE_ENV};
+use sluice_functions::context::{FunctionContext, CACHE_ENV, ROUTES_ENV};
 use sluice_functions::{logging, permissions};
-use sluice_http::{router, ApiState};
+use sluice_http::{router_for, ApiState, Routes};
 use sluice_query::SegmentCache;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     logging::init();
-    let ctx = FunctionContext::at_cold_start(&permissions::API).await;
+    let routes = std::env::var(ROUTES_ENV).ok();
+    let routes = Routes::from_name(routes.as_deref()).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "initialisation failed: {ROUTES_ENV}");
+        std::process::exit(1)
+    });
+    let spec = if routes == Routes::Writes { &permissions::OPERATIONS } else { &permissions::API };
+    let ctx = FunctionContext::at_cold_start(spec).await;
     let cache_dir = std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into());
     let state = ApiState { meta: ctx.meta, store: ctx.store, cache: Some(SegmentCache::new(cache_dir)) };
-    lambda_http::run(router(state)).await
+    lambda_http::run(router_for(state, routes)).await
 }

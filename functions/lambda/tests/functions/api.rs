@@ -4,7 +4,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use sluice_http::{router, ApiState};
+use sluice_http::{router_for, ApiState, Routes};
 use tower::ServiceExt;
 
 async fn state() -> (ApiState, tempfile::TempDir) {
@@ -16,8 +16,12 @@ async fn state() -> (ApiState, tempfile::TempDir) {
 }
 
 async fn call(state: &ApiState, method: &str, path: &str, body: &str) -> (StatusCode, Value) {
+    call_routes(state, Routes::All, method, path, body).await
+}
+
+async fn call_routes(state: &ApiState, routes: Routes, method: &str, path: &str, body: &str) -> (StatusCode, Value) {
     let request = Request::builder().method(method).uri(path).body(Body::from(body.to_string())).expect("request");
-    let response = router(state.clone()).oneshot(request).await.expect("response");
+    let response = router_for(state.clone(), routes).oneshot(request).await.expect("response");
     let status = response.status();
     let bytes = response.into_body().collect().await.expect("body").to_bytes();
     (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
@@ -29,6 +33,29 @@ fn spec(name: &str) -> String {
                        "granularitySpec": {"segmentGranularity": "hour", "rollup": false}},
         "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "127.0.0.1:1"}}}})
     .to_string()
+}
+
+#[tokio::test]
+async fn reads_and_writes_are_served_apart() {
+    let (s, _dir) = state().await;
+    let (status, body) = call_routes(&s, Routes::Reads, "POST", "/druid/indexer/v1/supervisor", &spec("w")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["errorMessage"].as_str().is_some_and(|m| m.contains("operations endpoint")), "{body}");
+    let (status, body) = call_routes(&s, Routes::Writes, "POST", "/druid/indexer/v1/supervisor", &spec("w")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for op in ["suspend", "terminate", "reset"] {
+        let path = format!("/druid/indexer/v1/supervisor/w/{op}");
+        let (status, body) = call_routes(&s, Routes::Reads, "POST", &path, "").await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{op}: {body}");
+    }
+    let (_, status_read) = call_routes(&s, Routes::Reads, "GET", "/druid/indexer/v1/supervisor/w/status", "").await;
+    assert_eq!(status_read["payload"]["state"], "running", "{status_read}");
+    let query = r#"{"queryType":"timeBoundary","dataSource":"w"}"#;
+    let (status, body) = call_routes(&s, Routes::Writes, "POST", "/druid/v2", query).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, _) = call_routes(&s, Routes::Reads, "POST", "/druid/v2", query).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(Routes::from_name(Some("everything")).is_err());
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! The real function binaries run as Lambda runs them, without Docker: each `bootstrap`
 //! process polls a Runtime API on 127.0.0.1, and the supervisor invokes indexers and mergers
-//! through the Invoke API with the AWS SDK. The spec is submitted and the data queried through
-//! the api function with Function URL events; the supervisor gets the template's EventBridge
+//! through the Invoke API with the AWS SDK. The spec is submitted through the operations
+//! function (the api binary serving writes; the one serving reads refuses it) and the data
+//! queried through the api function, with Function URL events; the supervisor gets the template's EventBridge
 //! Scheduler input. Data flows from the broker through indexer and merger processes into
 //! segments on the S3 endpoint and metadata on the DynamoDB endpoint.
 //!
@@ -88,17 +89,19 @@ impl Pipeline {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        for (binary, resource, retries, timeout) in [
-            ("supervisor", "SupervisorFunction", 0, 120),
-            ("indexer", "IndexerFunction", 2, 900),
-            ("merger", "MergerFunction", 2, 900),
-            ("api", "ApiFunction", 0, 60),
+        for (name, binary, resource, retries, timeout, routes) in [
+            ("supervisor", "supervisor", "SupervisorFunction", 0, 120, ""),
+            ("indexer", "indexer", "IndexerFunction", 2, 900, ""),
+            ("merger", "merger", "MergerFunction", 2, 900, ""),
+            ("api", "api", "ApiFunction", 0, 60, "reads"),
+            ("operations", "api", "OperationsFunction", 0, 60, "writes"),
         ] {
             let mut env = base.clone();
             env.push(("SLUICE_CACHE".into(), logs.path().join("cache").display().to_string()));
+            env.push(("SLUICE_API_ROUTES".into(), routes.into()));
             service
                 .start(FunctionConfig {
-                    name: format!("sluice-{binary}"),
+                    name: format!("sluice-{name}"),
                     binary: bootstrap(binary, resource),
                     env,
                     max_retries: retries,
@@ -142,9 +145,15 @@ impl Pipeline {
         assert_eq!(out.status_code(), 202);
     }
 
-    /// An HTTP request to the api function: (status, JSON body).
+    /// A Function URL request to the function the template routes it to (supervisor changes to
+    /// the operations function, everything else to the api function): (status, JSON body).
     async fn http(&self, method: &str, path: &str, body: &str) -> (i64, Value) {
-        let (answer, failed) = self.call("sluice-api", &url_event(method, path, body)).await;
+        let changes = method == "POST" && path.starts_with("/druid/indexer/");
+        self.http_to(if changes { "sluice-operations" } else { "sluice-api" }, method, path, body).await
+    }
+
+    async fn http_to(&self, function: &str, method: &str, path: &str, body: &str) -> (i64, Value) {
+        let (answer, failed) = self.call(function, &url_event(method, path, body)).await;
         assert!(!failed, "the api function failed: {answer}");
         let status = answer["statusCode"].as_i64().expect("statusCode");
         let body = answer["body"].as_str().map(|b| serde_json::from_str(b).expect("JSON body")).unwrap_or(Value::Null);
@@ -165,6 +174,9 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     // Druid's tutorial spec, submitted through the api function.
     let name = unique("wikipedia");
     let spec = tutorial_spec(&name, &topic, &bootstrap_servers);
+    let (status, body) =
+        pipeline.http_to("sluice-api", "POST", "/druid/indexer/v1/supervisor", &spec.to_string()).await;
+    assert_eq!(status, 403, "the query function changes nothing: {body}");
     let (status, body) = pipeline.http("POST", "/druid/indexer/v1/supervisor", &spec.to_string()).await;
     assert_eq!((status, &body["id"]), (200, &json!(name)), "{body}");
 
@@ -240,6 +252,7 @@ async fn the_pipeline_runs_through_the_function_binaries() {
         ("sluice-indexer", "indexer", "IndexerFunction"),
         ("sluice-merger", "merger", "MergerFunction"),
         ("sluice-api", "api", "ApiFunction"),
+        ("sluice-operations", "api", "OperationsFunction"),
     ] {
         let size = std::fs::metadata(bootstrap(binary, resource)).map(|m| m.len()).unwrap_or(0);
         let init = pipeline.service.cold_start(function).expect("polled");

@@ -4,7 +4,7 @@
 //! declared needs (`permissions.rs`) against the SDK calls and variables the sources use.
 
 use serde_yaml::Value;
-use sluice_functions::permissions::{FunctionSpec, FUNCTIONS};
+use sluice_functions::permissions::{FunctionSpec, FUNCTIONS, MISSING_AS_404};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -27,12 +27,12 @@ fn untag(v: &Value) -> &Value {
     }
 }
 
-fn function_resource<'a>(template: &'a Value, binary: &str) -> &'a Value {
-    let resources = template["Resources"].as_mapping().expect("Resources");
-    resources
-        .values()
-        .find(|r| r["Type"] == "AWS::Serverless::Function" && r["Metadata"]["BuildProperties"]["Binary"] == binary)
-        .unwrap_or_else(|| panic!("no function builds binary {binary}"))
+/// The template's function `spec.resource`, which must build `spec.binary`.
+fn function_resource<'a>(template: &'a Value, spec: &FunctionSpec) -> &'a Value {
+    let resource = &template["Resources"][spec.resource];
+    assert_eq!(resource["Type"], "AWS::Serverless::Function", "{}", spec.resource);
+    assert_eq!(resource["Metadata"]["BuildProperties"]["Binary"], spec.binary, "{}", spec.resource);
+    resource
 }
 
 /// Every (action, resource) a function's policies grant.
@@ -132,7 +132,7 @@ fn declared_needs_match_the_code() {
 fn check_function(template: &Value, spec: &FunctionSpec) {
     let binary = spec.binary;
     assert!(root().join(format!("functions/lambda/src/bin/{binary}.rs")).is_file(), "binary {binary} exists");
-    let resource = function_resource(template, binary);
+    let resource = function_resource(template, spec);
     assert_eq!(resource["Metadata"]["BuildMethod"], "rust-cargolambda", "{binary}");
     let mut env: BTreeSet<String> = BTreeSet::new();
     for vars in [
@@ -148,6 +148,9 @@ fn check_function(template: &Value, spec: &FunctionSpec) {
     let actions: BTreeSet<&str> = granted.iter().map(|(a, _)| a.as_str()).collect();
     let needed: BTreeSet<&str> = spec.actions.iter().copied().collect();
     assert_eq!(actions, needed, "{binary}: granted actions are exactly the needed ones");
+    if actions.contains("s3:GetObject") {
+        assert!(actions.contains("s3:ListBucket"), "{binary}: {MISSING_AS_404}");
+    }
     for (action, resource) in &granted {
         assert!(!action.contains('*'), "{binary}: wildcard action {action}");
         let resources: Vec<&Value> = match untag(resource) {
@@ -168,7 +171,7 @@ fn template_grants_what_each_function_needs_and_nothing_else() {
     }
     // Each invoke target is granted by ARN, never by wildcard.
     for spec in &FUNCTIONS {
-        let resource = function_resource(&template, spec.binary);
+        let resource = function_resource(&template, spec);
         let invoked: Vec<String> = grants(resource)
             .into_iter()
             .filter(|(a, _)| a == "lambda:InvokeFunction")
@@ -214,5 +217,37 @@ fn storage_and_table_are_locked_down() {
         .map(|k| k.as_str().expect("name").to_lowercase())
         .collect();
     assert!(!params.iter().any(|p| p.contains("password") || p.contains("username")), "{params:?}");
-    assert_eq!(r["ApiFunction"]["Properties"]["FunctionUrlConfig"]["AuthType"], "AWS_IAM", "the API is never public");
+    for function in ["ApiFunction", "OperationsFunction"] {
+        assert_eq!(r[function]["Properties"]["FunctionUrlConfig"]["AuthType"], "AWS_IAM", "{function} is never public");
+    }
+    // Queries and changes are separate permissions: the query function's role writes nothing.
+    let routes = |function: &str| r[function]["Properties"]["Environment"]["Variables"]["SLUICE_API_ROUTES"].clone();
+    assert_eq!((routes("ApiFunction"), routes("OperationsFunction")), ("reads".into(), "writes".into()));
+    let reads = grants(&r["ApiFunction"]);
+    assert!(
+        reads.iter().all(|(a, _)| !a.contains("Put")
+            && !a.contains("Update")
+            && !a.contains("Delete")
+            && !a.contains("Transact")),
+        "{reads:?}"
+    );
+}
+
+#[test]
+fn cloudwatch_may_use_the_alarm_topics_key() {
+    let t = template();
+    let r = &t["Resources"];
+    let key_ref = untag(&r["AlarmTopic"]["Properties"]["KmsMasterKeyId"]);
+    let key = key_ref.as_str().and_then(|name| r.get(name)).unwrap_or_else(|| {
+        panic!("the alarm topic's key is not a key of the template (the AWS-managed key cannot grant CloudWatch): {key_ref:?}")
+    });
+    assert_eq!(key["Type"], "AWS::KMS::Key");
+    let statements = key["Properties"]["KeyPolicy"]["Statement"].as_sequence().expect("key policy");
+    let cloudwatch = statements
+        .iter()
+        .find(|s| s["Principal"]["Service"] == "cloudwatch.amazonaws.com" && s["Effect"] == "Allow")
+        .expect("a statement for CloudWatch");
+    let actions: Vec<&str> =
+        cloudwatch["Action"].as_sequence().expect("actions").iter().filter_map(Value::as_str).collect();
+    assert!(actions.contains(&"kms:Decrypt") && actions.contains(&"kms:GenerateDataKey*"), "{actions:?}");
 }

@@ -128,8 +128,9 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             let mut out = String::new();
             for e in args {
                 match eval(e, row, time).as_str() {
-                    Some(s) => out.push_str(&s),
-                    None => return Value::Null,
+                    // Past the longest value a row may hold, the result is null.
+                    Some(s) if out.len() + s.len() <= crate::value::MAX_VALUE_BYTES => out.push_str(&s),
+                    _ => return Value::Null,
                 }
             }
             Value::String(out)

@@ -5,16 +5,30 @@ mod eval;
 mod parse;
 
 pub use eval::eval;
-pub use parse::parse;
+pub use parse::{parse, MAX_DEPTH, MAX_TERMS};
 
 /// An error in an expression's text, naming the expression and what was expected.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("expression {expression:?}: {reason}")]
 pub struct ExprError {
-    /// The expression text.
+    /// The expression text, cut after [`QUOTED_CHARS`] characters.
     pub expression: String,
     /// What is wrong.
     pub reason: String,
+}
+
+/// Most characters of an expression an error quotes.
+pub const QUOTED_CHARS: usize = 120;
+
+impl ExprError {
+    /// An error in `text`, quoting at most [`QUOTED_CHARS`] characters of it.
+    pub fn new(text: &str, reason: impl Into<String>) -> Self {
+        let expression = match text.char_indices().nth(QUOTED_CHARS) {
+            Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
+            None => text.to_string(),
+        };
+        Self { expression, reason: reason.into() }
+    }
 }
 
 /// A parsed expression with field references resolved to slots of the row.

@@ -5,11 +5,23 @@ use crate::granularity::Granularity;
 use crate::time::{parse_iso_instant, Period};
 use crate::value::Value;
 
+/// Deepest expression accepted: levels of parentheses, operators and function calls together.
+/// Parsing, evaluating and dropping an expression recurse once per level, so this bounds the
+/// stack any expression text can take.
+pub const MAX_DEPTH: usize = 200;
+/// Most values, operators and function calls in one expression: evaluating it costs each row
+/// work in proportion.
+pub const MAX_TERMS: usize = 500;
+
 /// Parses `text`, resolving each field name to a row slot through `resolve`.
 pub fn parse(text: &str, resolve: &mut dyn FnMut(&str) -> usize) -> Result<Expr, ExprError> {
-    let tokens = tokenize(text).map_err(|reason| ExprError { expression: text.to_string(), reason })?;
-    let mut parser = Parser { tokens, pos: 0, resolve, text };
-    let expr = parser.expr(0)?;
+    let tokens = tokenize(text).map_err(|reason| ExprError::new(text, reason))?;
+    let mut parser = Parser { tokens, pos: 0, resolve, text, nesting: 0 };
+    let (expr, _) = parser.expr(0)?;
+    let values = parser.tokens.iter().filter(|t| !matches!(t, Token::LParen | Token::RParen | Token::Comma)).count();
+    if values > MAX_TERMS {
+        return Err(parser.error(format!("more than {MAX_TERMS} values, operators and calls")));
+    }
     if parser.pos != parser.tokens.len() {
         return Err(parser.error(format!("unexpected {:?}", parser.tokens[parser.pos])));
     }
@@ -103,7 +115,12 @@ struct Parser<'a> {
     pos: usize,
     resolve: &'a mut dyn FnMut(&str) -> usize,
     text: &'a str,
+    /// Calls of `expr` in progress.
+    nesting: usize,
 }
+
+/// A parsed node and its depth (1 for a leaf).
+type Node = (Expr, usize);
 
 fn binary(op: &str) -> Option<(BinaryOp, u8, bool)> {
     // (operator, precedence, right-associative)
@@ -128,7 +145,15 @@ fn binary(op: &str) -> Option<(BinaryOp, u8, bool)> {
 
 impl Parser<'_> {
     fn error(&self, reason: String) -> ExprError {
-        ExprError { expression: self.text.to_string(), reason }
+        ExprError::new(self.text, reason)
+    }
+
+    /// The depth of a node over children `depth` deep, if within [`MAX_DEPTH`].
+    fn node(&self, depth: usize) -> Result<usize, ExprError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.error(format!("nested deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(depth + 1)
     }
 
     fn next(&mut self) -> Option<Token> {
@@ -137,8 +162,17 @@ impl Parser<'_> {
         t
     }
 
-    fn expr(&mut self, min_prec: u8) -> Result<Expr, ExprError> {
-        let mut lhs = self.unary()?;
+    /// An expression of operators of at least `min_prec`, with its depth.
+    fn expr(&mut self, min_prec: u8) -> Result<Node, ExprError> {
+        // Parentheses recurse without adding a node: bound the recursion itself too.
+        self.nesting = self.node(self.nesting)?;
+        let out = self.operators(min_prec);
+        self.nesting -= 1;
+        out
+    }
+
+    fn operators(&mut self, min_prec: u8) -> Result<Node, ExprError> {
+        let (mut lhs, mut depth) = self.unary()?;
         while let Some(Token::Op(op)) = self.tokens.get(self.pos) {
             let Some((bin, prec, right)) = binary(op) else {
                 break;
@@ -147,30 +181,28 @@ impl Parser<'_> {
                 break;
             }
             self.pos += 1;
-            let rhs = self.expr(if right { prec } else { prec + 1 })?;
+            let (rhs, rhs_depth) = self.expr(if right { prec } else { prec + 1 })?;
+            depth = self.node(depth.max(rhs_depth))?;
             lhs = Expr::Binary(bin, Box::new(lhs), Box::new(rhs));
         }
-        Ok(lhs)
+        Ok((lhs, depth))
     }
 
-    fn unary(&mut self) -> Result<Expr, ExprError> {
-        match self.tokens.get(self.pos) {
-            Some(Token::Op("-")) => {
-                self.pos += 1;
-                Ok(Expr::Unary(UnaryOp::Neg, Box::new(self.expr(7)?)))
-            }
-            Some(Token::Op("!")) => {
-                self.pos += 1;
-                Ok(Expr::Unary(UnaryOp::Not, Box::new(self.expr(7)?)))
-            }
-            _ => self.primary(),
-        }
+    fn unary(&mut self) -> Result<Node, ExprError> {
+        let op = match self.tokens.get(self.pos) {
+            Some(Token::Op("-")) => UnaryOp::Neg,
+            Some(Token::Op("!")) => UnaryOp::Not,
+            _ => return self.primary(),
+        };
+        self.pos += 1;
+        let (operand, depth) = self.expr(7)?;
+        Ok((Expr::Unary(op, Box::new(operand)), self.node(depth)?))
     }
 
-    fn primary(&mut self) -> Result<Expr, ExprError> {
+    fn primary(&mut self) -> Result<Node, ExprError> {
         match self.next() {
-            Some(Token::Number(v)) => Ok(Expr::Literal(v)),
-            Some(Token::Str(s)) => Ok(Expr::Literal(Value::String(s))),
+            Some(Token::Number(v)) => Ok((Expr::Literal(v), 1)),
+            Some(Token::Str(s)) => Ok((Expr::Literal(Value::String(s)), 1)),
             Some(Token::LParen) => {
                 let e = self.expr(0)?;
                 match self.next() {
@@ -181,31 +213,34 @@ impl Parser<'_> {
             Some(Token::Ident(name)) => {
                 if self.tokens.get(self.pos) == Some(&Token::LParen) {
                     self.pos += 1;
-                    let args = self.args()?;
-                    self.call(&name, args)
+                    let (args, depth) = self.args()?;
+                    Ok((self.call(&name, args)?, self.node(depth)?))
                 } else if name == "null" {
-                    Ok(Expr::Literal(Value::Null))
+                    Ok((Expr::Literal(Value::Null), 1))
                 } else if name == "__time" {
-                    Ok(Expr::Time)
+                    Ok((Expr::Time, 1))
                 } else {
-                    Ok(Expr::Field((self.resolve)(&name)))
+                    Ok((Expr::Field((self.resolve)(&name)), 1))
                 }
             }
             other => Err(self.error(format!("expected a value, found {other:?}"))),
         }
     }
 
-    fn args(&mut self) -> Result<Vec<Expr>, ExprError> {
-        let mut args = Vec::new();
+    /// A call's arguments, with the depth of the deepest.
+    fn args(&mut self) -> Result<(Vec<Expr>, usize), ExprError> {
+        let (mut args, mut depth) = (Vec::new(), 0);
         if self.tokens.get(self.pos) == Some(&Token::RParen) {
             self.pos += 1;
-            return Ok(args);
+            return Ok((args, depth));
         }
         loop {
-            args.push(self.expr(0)?);
+            let (arg, arg_depth) = self.expr(0)?;
+            args.push(arg);
+            depth = depth.max(arg_depth);
             match self.next() {
                 Some(Token::Comma) => continue,
-                Some(Token::RParen) => return Ok(args),
+                Some(Token::RParen) => return Ok((args, depth)),
                 _ => return Err(self.error("expected ',' or ')' in arguments".into())),
             }
         }
@@ -260,5 +295,49 @@ impl Parser<'_> {
             _ => args,
         };
         Ok(Expr::Call(function, args))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str) -> Result<Expr, ExprError> {
+        parse(text, &mut |_| 0)
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_by_name_instead_of_overflowing_the_stack() {
+        let n = 100_000;
+        for text in [
+            format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+            vec!["1"; n].join("+"),
+            "-".repeat(n) + "1",
+            "2^".repeat(n) + "1",
+            format!("{}1{}", "abs(".repeat(n), ")".repeat(n)),
+        ] {
+            let err = parsed(&text).expect_err("too deep");
+            assert!(err.reason.contains(&format!("nested deeper than {MAX_DEPTH} levels")), "{err}");
+            let shown = err.to_string();
+            assert!(shown.len() < 300 && shown.contains(&format!("({} bytes)", text.len())), "{shown}");
+        }
+    }
+
+    #[test]
+    fn expressions_as_deep_as_the_limit_parse_and_evaluate() {
+        let longest = vec!["1"; MAX_DEPTH].join("+");
+        let expr = parsed(&longest).expect("at the limit");
+        assert_eq!(super::super::eval(&expr, &[], 0), Value::Long(MAX_DEPTH as i64));
+        let nested = format!("{}1{}", "(".repeat(MAX_DEPTH - 1), ")".repeat(MAX_DEPTH - 1));
+        assert_eq!(parsed(&nested).expect("nested"), Expr::Literal(Value::Long(1)));
+        assert!(parsed(&(longest + "+1")).is_err(), "one level over the limit");
+    }
+
+    #[test]
+    fn wide_expressions_are_refused_past_the_term_limit() {
+        let wide = |n: usize| format!("concat({})", vec!["page"; n].join(","));
+        assert!(parsed(&wide(MAX_TERMS - 1)).is_ok(), "a call and its arguments at the limit");
+        let err = parsed(&wide(20_000)).expect_err("too wide");
+        assert!(err.reason.contains(&format!("more than {MAX_TERMS}")), "{err}");
     }
 }

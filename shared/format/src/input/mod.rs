@@ -20,8 +20,7 @@ use values::{dim_value, metric_value};
 
 /// Largest record accepted, in bytes; larger records are unparseable.
 pub const MAX_RECORD_BYTES: usize = 8 << 20;
-/// Largest single string value accepted in a dimension or metric, in bytes.
-pub const MAX_VALUE_BYTES: usize = 1 << 20;
+pub use crate::value::MAX_VALUE_BYTES;
 /// Earliest row time accepted: 0000-01-01T00:00:00Z.
 pub const MIN_TIME: i64 = -62_167_219_200_000;
 /// Latest row time accepted: 9999-12-31T23:59:59.999Z.

@@ -15,7 +15,10 @@ pub use data_schema::{
     DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
 };
 pub use input_format::InputFormat;
-pub use resolve::{Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY};
+pub use resolve::{
+    datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings,
+    DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS,
+};
 
 use serde::Deserialize;
 use std::fmt;

@@ -109,3 +109,23 @@ fn rejects_non_kafka_specs() {
     assert_eq!(field_of(err), "type");
     assert!(matches!(load_spec("{not json"), Err(SpecError::Json(_))));
 }
+
+#[test]
+fn datasource_and_topic_names_are_checked_at_submit() {
+    let tutorial: serde_json::Value =
+        serde_json::from_str(&data("specs/wikipedia-kafka-supervisor.json")).expect("tutorial spec");
+    let with = |pointer: &str, value: &str| {
+        let mut spec = tutorial.clone();
+        *spec.pointer_mut(pointer).expect("field") = value.into();
+        load_spec_value(spec).err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let long = "x".repeat(1_000);
+    for name in ["a/0000/000000000001", ".hidden", "tab\tname", long.as_str()] {
+        let e = with("/dataSchema/dataSource", name);
+        assert!(e.starts_with("dataSchema.dataSource: "), "{name:?}: {e}");
+    }
+    for topic in ["a/b", "..", "white space"] {
+        let e = with("/ioConfig/topic", topic);
+        assert!(e.starts_with("ioConfig.topic: "), "{topic:?}: {e}");
+    }
+}

@@ -261,7 +261,7 @@ impl Attempt<'_> {
             reset_automatically: spec.tuning.reset_offset_automatically,
             use_earliest: spec.io.use_earliest_offset,
         };
-        let settings = ConsumerSettings::new(&spec.io.consumer_properties);
+        let settings = ConsumerSettings::new(&spec.io.consumer_properties).map_err(Failure::Fatal)?;
         let topic = self.claim.item.topic.clone();
         let opened = tokio::task::spawn_blocking(move || RangeReader::open(&settings, &topic, &ranges, policy))
             .await

@@ -91,7 +91,8 @@ pub async fn supervise(
     let spec = load_spec_value(spec_item.spec.clone())
         .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?
         .spec;
-    let settings = ConsumerSettings::new(&spec.io.consumer_properties);
+    let settings = ConsumerSettings::new(&spec.io.consumer_properties)
+        .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
     let topic = spec.io.topic.clone();
     let marks = tokio::task::spawn_blocking(move || partition_watermarks(&settings, &topic)).await.map_err(|e| {
         SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
@@ -189,9 +190,9 @@ fn due_jobs(tasks: &[(TaskItem, u64)], now_ms: i64) -> Vec<Job> {
 /// Commits the published offsets to the datasource's Kafka consumer group, for tools that
 /// watch consumer lag. Informational only: a failure is logged, never fatal.
 async fn commit_to_consumer_group(spec: &DatasourceSpec, name: &str, committed: &BTreeMap<i32, i64>) {
-    let (settings, topic, committed) =
-        (ConsumerSettings::new(&spec.io.consumer_properties), spec.io.topic.clone(), committed.clone());
-    let group = name.to_string();
+    // The pass checked the settings already.
+    let Ok(settings) = ConsumerSettings::new(&spec.io.consumer_properties) else { return };
+    let (topic, committed, group) = (spec.io.topic.clone(), committed.clone(), name.to_string());
     let failed =
         match tokio::task::spawn_blocking(move || commit_group_offsets(&settings, &group, &topic, &committed)).await {
             Ok(Ok(())) => None,

@@ -12,10 +12,16 @@ pub use dimensions::{DimensionOrder, DimensionSpec, OutputType, TopNMetric};
 pub use group_clauses::{Having, LimitSpec, OrderByColumn};
 
 use super::aggregator_spec::QueryAggregator;
+use super::QueryError;
 use serde::{Deserialize, Deserializer};
 use sluice_format::filter::Filter;
 use sluice_format::granularity::Granularity;
 use sluice_format::time::Interval;
+
+/// Timeout of a query whose context gives none: Druid's `druid.server.http.defaultQueryTimeout`.
+pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
+/// Longest timeout a query may ask for.
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
 
 /// A Druid native query.
 #[derive(Debug, Clone, Deserialize)]
@@ -58,6 +64,43 @@ impl Query {
         }
     }
 
+    /// The query's context.
+    pub fn context(&self) -> &serde_json::Map<String, serde_json::Value> {
+        match self {
+            Query::Timeseries(q) => &q.common.context,
+            Query::TopN(q) => &q.common.context,
+            Query::GroupBy(q) => &q.common.context,
+            Query::Scan(q) => &q.context,
+            Query::TimeBoundary(q) => &q.context,
+            Query::SegmentMetadata(q) => &q.context,
+            Query::DataSourceMetadata(q) => &q.context,
+        }
+    }
+
+    /// The query's timeout in milliseconds: `context.timeout` (a number or numeric string),
+    /// [`DEFAULT_TIMEOUT_MS`] when absent, [`MAX_TIMEOUT_MS`] for 0 ("no timeout" in Druid,
+    /// up to the server's maximum) and an error above the maximum, as Druid refuses a timeout
+    /// over `druid.server.http.maxQueryTimeout`.
+    pub fn timeout_ms(&self) -> Result<u64, QueryError> {
+        let Some(value) = self.context().get("timeout") else {
+            return Ok(DEFAULT_TIMEOUT_MS);
+        };
+        let millis = match value {
+            serde_json::Value::Number(n) => n.as_u64(),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        match millis {
+            Some(0) => Ok(MAX_TIMEOUT_MS),
+            Some(ms) if ms <= MAX_TIMEOUT_MS => Ok(ms),
+            Some(ms) => Err(QueryError::invalid(
+                "context.timeout",
+                format!("{ms} ms is over this server's maximum of {MAX_TIMEOUT_MS} ms"),
+            )),
+            None => Err(QueryError::invalid("context.timeout", "expected milliseconds (a number)")),
+        }
+    }
+
     /// The intervals the query reads.
     pub fn intervals(&self) -> Vec<Interval> {
         match self {
@@ -79,16 +122,24 @@ pub struct DataSource(pub String);
 impl<'de> Deserialize<'de> for DataSource {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => Ok(DataSource(s)),
+        let name = match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => s,
             serde_json::Value::Object(o) => match (o.get("type").and_then(|t| t.as_str()), o.get("name")) {
-                (Some("table"), Some(serde_json::Value::String(name))) => Ok(DataSource(name.clone())),
-                (Some(kind), _) if kind != "table" => Err(D::Error::custom(format!(
-                    "dataSource type {kind:?} is not supported: expected a table name or {{\"type\": \"table\", \"name\": ...}}"
-                ))),
-                _ => Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
+                (Some("table"), Some(serde_json::Value::String(name))) => name.clone(),
+                (Some(kind), _) if kind != "table" => {
+                    let kind: String = kind.chars().take(40).collect();
+                    return Err(D::Error::custom(format!(
+                        "dataSource type {kind:?} is not supported: expected a table name or {{\"type\": \"table\", \"name\": ...}}"
+                    )));
+                }
+                _ => return Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
             },
-            _ => Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
+            _ => return Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
+        };
+        // No datasource can have such a name; refusing it keeps it out of store keys and errors.
+        match sluice_format::spec::datasource_name_problem(&name) {
+            Some(problem) => Err(D::Error::custom(format!("datasource name {problem}"))),
+            None => Ok(DataSource(name)),
         }
     }
 }

@@ -4,5 +4,6 @@
 mod common;
 
 mod druid_tutorials;
+mod hostile_queries;
 mod query_features;
 mod query_tutorials;

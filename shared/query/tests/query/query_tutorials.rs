@@ -32,7 +32,7 @@ fn is_stray(line: &str) -> bool {
 }
 
 /// The sample as Druid's tutorial has it: every record on 2015-09-12.
-fn wikipedia() -> &'static [QuerySegment] {
+pub(crate) fn wikipedia() -> &'static [QuerySegment] {
     static SEGMENTS: OnceLock<Vec<QuerySegment>> = OnceLock::new();
     SEGMENTS.get_or_init(|| {
         let lines: Vec<String> = wikipedia_lines()

@@ -1,6 +1,7 @@
 //! `ioConfig` resolved: the topic, task count and duration, message rejection, consumer
 //! properties; options a serverless supervisor has no use for are reported.
 
+use super::names::topic_name_problem;
 use super::period_opt;
 use super::settings::IoSettings;
 use crate::spec::io_config::IoConfig;
@@ -22,11 +23,10 @@ pub(super) fn resolve_io(
     if io.topic_pattern.is_some() || io.multi_topic.is_some() {
         return Err(SpecError::field(f("topicPattern"), "multi-topic ingestion is not supported: give one topic"));
     }
-    let topic = io
-        .topic
-        .clone()
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| SpecError::field(f("topic"), "missing: name the Kafka topic"))?;
+    let topic = io.topic.clone().unwrap_or_default();
+    if let Some(problem) = topic_name_problem(&topic) {
+        return Err(SpecError::field(f("topic"), problem));
+    }
     let task_count = io.task_count.unwrap_or(1);
     if task_count == 0 {
         return Err(SpecError::field(f("taskCount"), "must be at least 1"));

@@ -2,10 +2,12 @@
 //! values validated, unimplemented options reported.
 
 mod io_settings;
+mod names;
 mod schema;
 mod settings;
 mod tuning_settings;
 
+pub use names::{datasource_name_problem, topic_name_problem, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS};
 pub use settings::{
     Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
 };
@@ -27,8 +29,8 @@ pub(super) fn resolve(
     let f = |name: &str| format!("{prefix}{name}");
     let mut warn = |field: String, message: &str| warnings.push(SpecWarning { field, message: message.to_string() });
     let ds = json.data_schema;
-    if ds.data_source.trim().is_empty() {
-        return Err(SpecError::field(f("dataSchema.dataSource"), "must not be empty"));
+    if let Some(problem) = datasource_name_problem(&ds.data_source) {
+        return Err(SpecError::field(f("dataSchema.dataSource"), problem));
     }
     let (timestamp, dims_spec, legacy_format) = schema::parser(&ds, &f)?;
     schema::check_timestamp(&timestamp, &f)?;
