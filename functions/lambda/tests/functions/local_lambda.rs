@@ -21,10 +21,16 @@ use std::time::{Duration, Instant};
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 const PARTITIONS: i32 = 4;
 
-/// The `bootstrap` of `binary`: from the SAM build folder when given, else cargo's.
+/// The `bootstrap` of `binary`: from the SAM build folder when given (where the built template
+/// says function `resource`'s code is: functions of one binary share a build), else cargo's.
 fn bootstrap(binary: &str, resource: &str) -> PathBuf {
     match std::env::var("SLUICE_LAMBDA_BUILD_DIR") {
-        Ok(dir) if !dir.is_empty() => PathBuf::from(dir).join(resource).join("bootstrap"),
+        Ok(dir) if !dir.is_empty() => {
+            let built = std::fs::read_to_string(format!("{dir}/template.yaml")).expect("the built template");
+            let built: serde_yaml::Value = serde_yaml::from_str(&built).expect("the built template is YAML");
+            let code = built["Resources"][resource]["Properties"]["CodeUri"].as_str().unwrap_or(resource).to_string();
+            PathBuf::from(dir).join(code).join("bootstrap")
+        }
         _ => PathBuf::from(match binary {
             "supervisor" => env!("CARGO_BIN_EXE_supervisor"),
             "indexer" => env!("CARGO_BIN_EXE_indexer"),
