@@ -11,8 +11,10 @@
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
-//! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails. A local server
-//! wraps the routes in [`LocalGuard`]'s checks (403, 415).
+//! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
+//! query's timeout. [`router_for`] serves the reads or the writes only ([`Routes`]: the api
+//! and operations functions); a local server wraps the routes in [`LocalGuard`]'s checks (403,
+//! 415).
 
 mod guard;
 
@@ -106,8 +108,10 @@ fn elsewhere(routes: Routes) -> ApiError {
         Routes::Writes => "this endpoint serves supervisor changes; queries go to the query endpoint",
         Routes::All => "no such route",
     };
-    let status = if routes == Routes::All { StatusCode::NOT_FOUND } else { StatusCode::FORBIDDEN };
-    ApiError::new(status, if routes == Routes::All { "Not found" } else { "Forbidden" }, "ForbiddenException", message)
+    match routes {
+        Routes::All => ApiError::new(StatusCode::NOT_FOUND, "Not found", "NotFoundException", message),
+        _ => ApiError::new(StatusCode::FORBIDDEN, "Forbidden", "ForbiddenException", message),
+    }
 }
 
 /// An error as Druid's error JSON with its status.
