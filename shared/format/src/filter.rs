@@ -271,10 +271,7 @@ pub const MAX_PATTERN_CHARS: usize = 10_000;
 const MAX_COMPILED_BYTES: usize = 1 << 20;
 
 fn compile_regex(column: &str, pattern: &str, re: &str) -> Result<Regex, FilterError> {
-    let cut = |text: &str| match text.char_indices().nth(QUOTED_CHARS) {
-        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
-        None => text.to_string(),
-    };
+    let cut = |text: &str| crate::text::excerpt(text, QUOTED_CHARS).into_owned();
     let refused = |reason: String| FilterError::Pattern { column: cut(column), pattern: cut(pattern), reason };
     if pattern.chars().count() > MAX_PATTERN_CHARS {
         return Err(refused(format!("longer than {MAX_PATTERN_CHARS} characters")));

@@ -26,6 +26,7 @@ pub mod offsets;
 pub mod row;
 pub mod segment;
 pub mod spec;
+pub mod text;
 pub mod time;
 pub mod timestamp;
 pub mod value;

@@ -83,8 +83,8 @@ fn header_text(headers: &HeaderMap, name: header::HeaderName) -> String {
     headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()).unwrap_or_default()
 }
 
-fn quoted(text: &str) -> String {
-    text.chars().take(QUOTED).collect()
+fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    sluice_format::text::excerpt(text, QUOTED)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
+use sluice_format::text::excerpt;
 use sluice_format::time::now_ms;
 use sluice_pipeline::datasource::{self, DatasourceError, SupervisorState};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, SupervisorError};
@@ -135,10 +136,7 @@ const MAX_MESSAGE_CHARS: usize = 2_000;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let message = match self.message.char_indices().nth(MAX_MESSAGE_CHARS) {
-            Some((end, _)) => format!("{}... ({} bytes)", &self.message[..end], self.message.len()),
-            None => self.message,
-        };
+        let message = excerpt(&self.message, MAX_MESSAGE_CHARS);
         let body = json!({"error": self.error, "errorMessage": message, "errorClass": self.class, "host": null});
         (self.status, axum::Json(body)).into_response()
     }

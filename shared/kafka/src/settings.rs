@@ -65,7 +65,7 @@ fn check_against_deployment(
     match spec.iter().find(|(k, v)| is_connection_property(k) && deployment.get(k.as_str()) != Some(v)) {
         Some((key, _)) => {
             // A property name from the spec, cut; never a value.
-            let key: String = key.chars().take(100).collect();
+            let key = sluice_format::text::excerpt(key, 100);
             Err(format!(
                 "consumerProperties.{key}: this deployment configures Kafka (its secret), so a spec may not set \
                  where or how Sluice connects; remove {key:?} from the spec"

@@ -14,6 +14,7 @@ use sluice_store::storage::ObjectStore;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 /// Size a segment cache keeps by default: half of the api function's 4 GiB of `/tmp`.
@@ -26,6 +27,9 @@ pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
 pub struct SegmentCache {
     dir: PathBuf,
     max_bytes: u64,
+    /// What the folder holds, as of the last walk plus the downloads since (unknown until the
+    /// first download): the folder is walked only when this passes `max_bytes`.
+    held: Arc<Mutex<Option<u64>>>,
 }
 
 impl SegmentCache {
@@ -36,7 +40,7 @@ impl SegmentCache {
 
     /// A cache under `dir` of at most `max_bytes`.
     pub fn with_limit(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
-        Self { dir: dir.into(), max_bytes }
+        Self { dir: dir.into(), max_bytes, held: Arc::default() }
     }
 
     /// The folder.
@@ -64,13 +68,30 @@ impl SegmentCache {
             let tmp = path.with_extension(format!("{DOWNLOADING}{}-{n}", std::process::id()));
             tokio::fs::write(&tmp, &bytes).await.map_err(io)?;
             tokio::fs::rename(&tmp, &path).await.map_err(io)?;
-            let (dir, keep, max) = (self.dir.clone(), path.clone(), self.max_bytes);
-            tokio::task::spawn_blocking(move || evict(&dir, &keep, max))
-                .await
-                .map_err(|e| QueryError::Source(format!("segment cache eviction failed: {e}")))?
-                .map_err(io)?;
+            if self.holds_too_much(bytes.len() as u64) {
+                let (dir, keep, max) = (self.dir.clone(), path.clone(), self.max_bytes);
+                let held = tokio::task::spawn_blocking(move || evict(&dir, &keep, max))
+                    .await
+                    .map_err(|e| QueryError::Source(format!("segment cache eviction failed: {e}")))?
+                    .map_err(io)?;
+                *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(held);
+            }
         }
         Ok(Segment::open_file_named(&path, &record.key)?)
+    }
+}
+
+impl SegmentCache {
+    /// Counts a download of `bytes`; true when the folder may now hold more than its limit.
+    fn holds_too_much(&self, bytes: u64) -> bool {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        match held.as_mut() {
+            Some(total) => {
+                *total += bytes;
+                *total > self.max_bytes
+            }
+            None => true,
+        }
     }
 }
 
@@ -78,8 +99,8 @@ impl SegmentCache {
 const DOWNLOADING: &str = "download-";
 
 /// Deletes the least recently used segments under `dir` until they hold at most `max_bytes`,
-/// never `keep` (just downloaded) nor a download in progress.
-fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<()> {
+/// never `keep` (just downloaded) nor a download in progress; returns what they hold then.
+fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<u64> {
     let mut files = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -104,7 +125,7 @@ fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<()> {
             total -= size;
         }
     }
-    Ok(())
+    Ok(total)
 }
 
 /// Druid's id of a segment: `datasource_start_end_version`, `_partition` when not 0.
@@ -264,9 +285,18 @@ mod tests {
         let downloading = dir.path().join("ds").join(format!("d.{DOWNLOADING}1-0"));
         std::fs::write(&downloading, vec![0u8; 5000]).expect("download in progress");
         let just = write("e.seg", 400);
-        evict(dir.path(), &just, 2_500).expect("evict");
+        assert_eq!(evict(dir.path(), &just, 2_500).expect("evict"), 2_000, "c.seg and e.seg are left");
         assert!(!oldest.exists() && !old.exists(), "the least recently used go first");
         assert!(new.exists() && just.exists() && downloading.exists());
+    }
+
+    #[test]
+    fn the_folder_is_walked_only_when_downloads_may_pass_the_limit() {
+        let cache = SegmentCache::with_limit("/nonexistent", 1_000);
+        assert!(cache.holds_too_much(10), "unknown until the first walk");
+        *cache.held.lock().expect("held") = Some(500);
+        assert!(!cache.holds_too_much(400));
+        assert!(cache.holds_too_much(200), "900 + 200 passes 1,000");
     }
 
     #[tokio::test]

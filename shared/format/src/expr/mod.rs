@@ -23,11 +23,7 @@ pub const QUOTED_CHARS: usize = 120;
 impl ExprError {
     /// An error in `text`, quoting at most [`QUOTED_CHARS`] characters of it.
     pub fn new(text: &str, reason: impl Into<String>) -> Self {
-        let expression = match text.char_indices().nth(QUOTED_CHARS) {
-            Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
-            None => text.to_string(),
-        };
-        Self { expression, reason: reason.into() }
+        Self { expression: crate::text::excerpt(text, QUOTED_CHARS).into_owned(), reason: reason.into() }
     }
 }
 

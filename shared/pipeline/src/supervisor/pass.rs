@@ -8,7 +8,7 @@ use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, group_of, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
-use sluice_format::spec::{load_spec_value, DatasourceSpec};
+use sluice_format::spec::load_spec_value;
 use sluice_kafka::{commit_group_offsets, partition_watermarks, ConsumerSettings};
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use sluice_store::storage::ObjectStore;
@@ -93,10 +93,11 @@ pub async fn supervise(
         .spec;
     let settings = ConsumerSettings::new(&spec.io.consumer_properties)
         .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
-    let topic = spec.io.topic.clone();
-    let marks = tokio::task::spawn_blocking(move || partition_watermarks(&settings, &topic)).await.map_err(|e| {
-        SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
-    })??;
+    let (for_marks, topic) = (settings.clone(), spec.io.topic.clone());
+    let marks =
+        tokio::task::spawn_blocking(move || partition_watermarks(&for_marks, &topic)).await.map_err(|e| {
+            SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
+        })??;
     pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
     let (inputs, mut tasks) = group_inputs(meta, name, marks.keys().copied(), spec.io.task_count).await?;
     let ctx = PassContext {
@@ -131,7 +132,7 @@ pub async fn supervise(
     pass.invoked = jobs;
     pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
-        commit_to_consumer_group(&spec, name, &pass.committed).await;
+        commit_to_consumer_group(settings, spec.io.topic.clone(), name, &pass.committed).await;
     }
     pass.cleaned = clean_up(meta, store, name, &tasks, &replanned_after, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
@@ -189,10 +190,13 @@ fn due_jobs(tasks: &[(TaskItem, u64)], now_ms: i64) -> Vec<Job> {
 
 /// Commits the published offsets to the datasource's Kafka consumer group, for tools that
 /// watch consumer lag. Informational only: a failure is logged, never fatal.
-async fn commit_to_consumer_group(spec: &DatasourceSpec, name: &str, committed: &BTreeMap<i32, i64>) {
-    // The pass checked the settings already.
-    let Ok(settings) = ConsumerSettings::new(&spec.io.consumer_properties) else { return };
-    let (topic, committed, group) = (spec.io.topic.clone(), committed.clone(), name.to_string());
+async fn commit_to_consumer_group(
+    settings: ConsumerSettings,
+    topic: String,
+    name: &str,
+    committed: &BTreeMap<i32, i64>,
+) {
+    let (committed, group) = (committed.clone(), name.to_string());
     let failed =
         match tokio::task::spawn_blocking(move || commit_group_offsets(&settings, &group, &topic, &committed)).await {
             Ok(Ok(())) => None,

@@ -127,7 +127,7 @@ impl<'de> Deserialize<'de> for DataSource {
             serde_json::Value::Object(o) => match (o.get("type").and_then(|t| t.as_str()), o.get("name")) {
                 (Some("table"), Some(serde_json::Value::String(name))) => name.clone(),
                 (Some(kind), _) if kind != "table" => {
-                    let kind: String = kind.chars().take(40).collect();
+                    let kind = sluice_format::text::excerpt(kind, 40);
                     return Err(D::Error::custom(format!(
                         "dataSource type {kind:?} is not supported: expected a table name or {{\"type\": \"table\", \"name\": ...}}"
                     )));

@@ -2,8 +2,8 @@
 //! properties; options a serverless supervisor has no use for are reported.
 
 use super::names::topic_name_problem;
-use super::period_opt;
 use super::settings::IoSettings;
+use super::{kafka_type, period_opt};
 use crate::spec::io_config::IoConfig;
 use crate::spec::SpecError;
 use crate::time::{parse_iso_instant, Period};
@@ -15,11 +15,7 @@ pub(super) fn resolve_io(
     warn: &mut dyn FnMut(String, &str),
 ) -> Result<IoSettings, SpecError> {
     let f = |name: &str| format!("{prefix}ioConfig.{name}");
-    if let Some(kind) = &io.kind {
-        if kind != "kafka" {
-            return Err(SpecError::field(f("type"), format!("expected \"kafka\", got {kind:?}")));
-        }
-    }
+    kafka_type(&io.kind, f("type"))?;
     if io.topic_pattern.is_some() || io.multi_topic.is_some() {
         return Err(SpecError::field(f("topicPattern"), "multi-topic ingestion is not supported: give one topic"));
     }

@@ -65,6 +65,16 @@ pub(super) fn resolve(
     })
 }
 
+/// Checks a section's optional `type`, which Druid's Kafka supervisor spec gives as `kafka`.
+fn kafka_type(kind: &Option<String>, field: String) -> Result<(), SpecError> {
+    match kind.as_deref() {
+        None | Some("kafka") => Ok(()),
+        Some(other) => {
+            Err(SpecError::field(field, format!("expected \"kafka\", got {:?}", crate::text::excerpt(other, 40))))
+        }
+    }
+}
+
 fn period_opt(v: &Option<String>, field: String) -> Result<Option<Period>, SpecError> {
     v.as_deref().map(|s| Period::parse(s).map_err(|e| SpecError::field(field, e.to_string()))).transpose()
 }

@@ -1,8 +1,8 @@
 //! `tuningConfig` resolved: in-memory limits, segment sizes, parse exception handling and the
 //! index specs' compression; options a serverless task has no use for are reported.
 
-use super::period_opt;
 use super::settings::{Compression, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY};
+use super::{kafka_type, period_opt};
 use crate::codec::Codec;
 use crate::spec::tuning::{IndexSpec, TuningConfig};
 use crate::spec::SpecError;
@@ -49,11 +49,7 @@ pub(super) fn resolve_tuning(
     warn: &mut dyn FnMut(String, &str),
 ) -> Result<TuningSettings, SpecError> {
     let f = |name: &str| format!("{prefix}tuningConfig.{name}");
-    if let Some(kind) = &t.kind {
-        if kind != "kafka" {
-            return Err(SpecError::field(f("type"), format!("expected \"kafka\", got {kind:?}")));
-        }
-    }
+    kafka_type(&t.kind, f("type"))?;
     let positive = |v: Option<u64>, name: &str, default: u64| -> Result<u64, SpecError> {
         match v {
             Some(0) => Err(SpecError::field(f(name), "must be positive")),
