@@ -10,6 +10,20 @@ pub mod wikipedia;
 
 pub use sluice_store::testsuite::unique;
 
+/// One test per scenario and backend: modules `local` (SQLite and local files) and `aws`
+/// (DynamoDB and S3 at the endpoint), each calling `scenario(Backends)` of the parent module.
+#[macro_export]
+macro_rules! on_backends {
+    ($($scenario:ident),* $(,)?) => {
+        mod local {
+            $( #[tokio::test(flavor = "multi_thread")] async fn $scenario() { super::$scenario($crate::indexing::Backends::local().await).await; } )*
+        }
+        mod aws {
+            $( #[tokio::test(flavor = "multi_thread")] async fn $scenario() { super::$scenario($crate::indexing::Backends::aws().await).await; } )*
+        }
+    };
+}
+
 /// A value the environment must provide for tests against real services; a missing one fails
 /// the test with what to run, never skips it.
 pub fn required_env(name: &str) -> String {

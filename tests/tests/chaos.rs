@@ -3,8 +3,9 @@
 //! points: steps killed after a random number of calls (before or after the call that kills
 //! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
 //! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
-//! with no grace, and the broker killed and restarted once. At the end every record is visible
-//! exactly once and the committed offsets equal the high watermarks.
+//! with no grace, the spec resubmitted with another `taskCount` while records flow (the
+//! partitions regrouped), and the broker killed and restarted once. At the end every record is
+//! visible exactly once and the committed offsets equal the high watermarks.
 //!
 //! `SLUICE_CHAOS_SCHEDULES` sets the number of randomized schedules (8 by default, as in CI;
 //! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run.
@@ -107,10 +108,10 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     let name = unique("chaos");
     let tuning = serde_json::json!({"maxRowsInMemory": 5 + rng.below(20), "maxRowsPerSegment": 10 + rng.below(30)});
     let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning);
-    spec["spec"]["ioConfig"]["taskCount"] = 2.into();
+    spec["spec"]["ioConfig"]["taskCount"] = (1 + rng.below(4)).into();
     spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
     spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": 20 + rng.below(40)});
-    submit(b.meta.as_ref(), spec, now()).await.expect("submit");
+    submit(b.meta.as_ref(), spec.clone(), now()).await.expect("submit");
     let producer = {
         let (bootstrap, topic) = (bootstrap.clone(), topic.clone());
         tokio::spawn(async move {
@@ -134,6 +135,11 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         if restart && iteration == 4 {
             restart_broker();
             s.count("broker restart");
+        }
+        if iteration == 2 || (iteration < 40 && s.rng.chance(0.1)) {
+            s.count("taskCount change");
+            spec["spec"]["ioConfig"]["taskCount"] = (1 + s.rng.below(4)).into();
+            submit(s.b.meta.as_ref(), spec.clone(), now()).await.expect("resubmit");
         }
         if s.rng.chance(0.3) {
             s.count("two supervisors at once");

@@ -131,6 +131,8 @@ pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result
             // The task is marked failed with the reason (status shows it); a retry cannot help.
             tracing::error!(error = %e, "indexing task failed");
             emit(&dims, &[("TasksFailed", 1.0, "Count")]);
+            // Across datasources too, for the alarm.
+            emit(&[("Function", "indexer")], &[("TasksFailed", 1.0, "Count")]);
             Ok(json!({"job": job, "outcome": "failed", "error": e.to_string()}))
         }
     }

@@ -49,6 +49,12 @@ pub struct RowMeters {
     max_exceptions: u64,
 }
 
+/// Parse exceptions a task keeps at most, whatever `maxSavedParseExceptions` asks: the meters
+/// travel in every checkpoint item, which must stay under DynamoDB's 400 KB.
+pub const MAX_SAVED_PARSE_EXCEPTIONS: usize = 500;
+/// Characters of a saved parse exception's reason.
+pub const MAX_REASON_CHARS: usize = 200;
+
 impl RowMeters {
     /// Meters that keep `max_saved` exceptions and fail after `max_exceptions`.
     pub fn new(max_saved: u64, max_exceptions: u64) -> Self {
@@ -59,7 +65,7 @@ impl RowMeters {
             unparseable: 0,
             thrown_away: 0,
             saved_exceptions: VecDeque::new(),
-            max_saved: usize::try_from(max_saved).unwrap_or(usize::MAX).min(10_000),
+            max_saved: usize::try_from(max_saved).unwrap_or(usize::MAX).min(MAX_SAVED_PARSE_EXCEPTIONS),
             max_exceptions,
         }
     }
@@ -103,7 +109,10 @@ impl RowMeters {
         self.thrown_away += 1;
     }
 
-    fn exception(&mut self, e: ParseException) -> Result<(), TooManyParseExceptions> {
+    fn exception(&mut self, mut e: ParseException) -> Result<(), TooManyParseExceptions> {
+        if let std::borrow::Cow::Owned(cut) = crate::text::excerpt(&e.reason, MAX_REASON_CHARS) {
+            e.reason = cut;
+        }
         if self.unparseable + self.processed_with_error > self.max_exceptions {
             return Err(TooManyParseExceptions { max: self.max_exceptions, last: e });
         }
@@ -158,6 +167,18 @@ impl MeterTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saved_exceptions_stay_small_whatever_the_spec_asks() {
+        let mut m = RowMeters::new(1_000_000, u64::MAX);
+        for n in 0..2_000 {
+            m.unparseable(0, n, "x".repeat(10_000)).expect("no limit");
+        }
+        assert_eq!(m.saved_exceptions.len(), MAX_SAVED_PARSE_EXCEPTIONS);
+        assert_eq!(m.saved_exceptions.back().map(|e| e.offset), Some(1_999), "the latest are kept");
+        let bytes = serde_json::to_vec(&m).expect("json").len();
+        assert!(bytes < 150 << 10, "{bytes} bytes of meters in every checkpoint item");
+    }
 
     #[test]
     fn counts_like_druid_and_keeps_the_last_exceptions() {

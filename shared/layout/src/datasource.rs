@@ -2,6 +2,7 @@
 //! `offsets#` per partition group, and `stats` (the last supervisor pass), and of its entry in
 //! the catalog.
 
+use crate::grouping::first_epoch;
 use serde::{Deserialize, Serialize};
 use sluice_format::meters::MeterTotals;
 use std::collections::BTreeMap;
@@ -47,6 +48,12 @@ pub struct SpecItem {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanItem {
+    /// The grouping epoch the item belongs to (`grouping` item).
+    #[serde(default = "first_epoch")]
+    pub epoch: u64,
+    /// No task is planned any more: the grouping is changing.
+    #[serde(default)]
+    pub frozen: bool,
     /// Sequence number of the next task.
     pub next_seq: u64,
     /// Per partition of the group, the first offset no task has been planned for.
@@ -59,14 +66,30 @@ pub struct PlanItem {
 impl Default for PlanItem {
     /// A group nothing was planned for: the first task will be number 1.
     fn default() -> Self {
-        Self { next_seq: 1, next_start: BTreeMap::new(), replanned_after: None }
+        Self::fresh(first_epoch(), 1)
+    }
+}
+
+impl PlanItem {
+    /// A group of `epoch` nothing was planned for, whose first task will be number `first_seq`.
+    pub fn fresh(epoch: u64, first_seq: u64) -> Self {
+        Self {
+            epoch,
+            frozen: false,
+            next_seq: first_seq,
+            next_start: BTreeMap::new(),
+            replanned_after: first_seq.checked_sub(1).filter(|s| *s > 0),
+        }
     }
 }
 
 /// The body of an `offsets#` item: what is published.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffsetsItem {
+    /// The grouping epoch the item belongs to (`grouping` item).
+    #[serde(default = "first_epoch")]
+    pub epoch: u64,
     /// Per partition of the group, the next offset to publish: every record before it is in a
     /// visible segment (or was counted and dropped), none after it.
     pub offsets: BTreeMap<i32, i64>,
@@ -74,6 +97,20 @@ pub struct OffsetsItem {
     pub last_seq: Option<u64>,
     /// Row counters of every task published.
     pub totals: MeterTotals,
+}
+
+impl Default for OffsetsItem {
+    /// A group of the first epoch nothing was published for.
+    fn default() -> Self {
+        Self::fresh(first_epoch())
+    }
+}
+
+impl OffsetsItem {
+    /// A group of `epoch` nothing was published for.
+    pub fn fresh(epoch: u64) -> Self {
+        Self { epoch, offsets: BTreeMap::new(), last_seq: None, totals: MeterTotals::default() }
+    }
 }
 
 /// The body of a datasource's `stats` item, written by every pass.

@@ -3,9 +3,9 @@
 //!
 //! ```text
 //!  metadata  pk catalog         sk ds#<datasource>                           one per datasource
-//!            pk ds#<datasource> sk spec | stats
+//!            pk ds#<datasource> sk spec | stats | grouping
 //!                               sk plan#<group> | offsets#<group>
-//!                               sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>
+//!                               sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!                               sk chunk#<start> | seg#<start>#<version>#<partition>
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
@@ -24,6 +24,8 @@ pub const CATALOG_PREFIX: &str = "ds#";
 pub const SPEC_SK: &str = "spec";
 /// Sort key of a datasource's supervisor statistics.
 pub const STATS_SK: &str = "stats";
+/// Sort key of a datasource's grouping: epoch, `taskCount`, topic, a change under way.
+pub const GROUPING_SK: &str = "grouping";
 /// Sort key prefix of the planning states.
 pub const PLAN_PREFIX: &str = "plan#";
 /// Sort key prefix of the committed offsets.
@@ -78,6 +80,12 @@ pub fn checkpoint_sk(group: u32, seq: u64, attempt: u32, n: u32) -> String {
     format!("{}{attempt:04}#{n:06}", checkpoint_prefix(group, seq))
 }
 
+/// Sort key of part `part` (1, 2, ...) of checkpoint `n`: right after the checkpoint's own
+/// item and before the next checkpoint.
+pub fn checkpoint_part_sk(group: u32, seq: u64, attempt: u32, n: u32, part: u32) -> String {
+    format!("{}#{part:04}", checkpoint_sk(group, seq, attempt, n))
+}
+
 /// Sort key of a time chunk's numbering item.
 pub fn chunk_sk(start: i64) -> String {
     format!("chunk#{}", sortable(start))
@@ -130,6 +138,9 @@ mod tests {
         assert!(task_sk(3, 5).starts_with(&task_group_prefix(3)));
         assert!(checkpoint_sk(1, 2, 1, 9) < checkpoint_sk(1, 2, 1, 10));
         assert!(checkpoint_sk(1, 2, 1, 99) < checkpoint_sk(1, 2, 2, 0));
+        assert!(checkpoint_sk(1, 2, 1, 5) < checkpoint_part_sk(1, 2, 1, 5, 1));
+        assert!(checkpoint_part_sk(1, 2, 1, 5, 1) < checkpoint_part_sk(1, 2, 1, 5, 2));
+        assert!(checkpoint_part_sk(1, 2, 1, 5, 9999) < checkpoint_sk(1, 2, 1, 6));
         assert!(segment_sk(-5, "v", 0) < segment_sk(0, "v", 0));
         assert!(chunk_sk(-1) < chunk_sk(1));
         assert_eq!(group_of(&plan_sk(12), PLAN_PREFIX), Some(12));

@@ -47,9 +47,12 @@ impl TaskId {
         keys::checkpoint_prefix(self.group, self.seq)
     }
 
-    /// Sort key of checkpoint `n` of `attempt`.
-    pub fn checkpoint_sk(&self, attempt: u32, n: u32) -> String {
-        keys::checkpoint_sk(self.group, self.seq, attempt, n)
+    /// Sort key of checkpoint `n` of `attempt`, or of its part `part` (1, 2, ...).
+    pub fn checkpoint_sk(&self, attempt: u32, n: u32, part: u32) -> String {
+        match part {
+            0 => keys::checkpoint_sk(self.group, self.seq, attempt, n),
+            part => keys::checkpoint_part_sk(self.group, self.seq, attempt, n, part),
+        }
     }
 
     /// Object key of hydrant `n` of `attempt` for the time chunk `chunk`: unique to
@@ -131,7 +134,19 @@ pub struct TaskItem {
     /// When the task was published or failed (ms): cleanup waits a grace period after it.
     #[serde(default)]
     pub finished_ms: Option<i64>,
+    /// The grouping epoch the task was planned in (`grouping` item); it publishes only into
+    /// its group's offsets of the same epoch.
+    #[serde(default = "crate::grouping::first_epoch")]
+    pub epoch: u64,
+    /// Attempts in a row that ended in an error or died without moving any position; at
+    /// [`MAX_FAILED_ATTEMPTS`] the task fails with the last error.
+    #[serde(default)]
+    pub failed_attempts: u32,
 }
+
+/// Attempts in a row without progress after which a task fails (the group is then planned
+/// again from its committed offsets, and the failure shows in status, stats and metrics).
+pub const MAX_FAILED_ATTEMPTS: u32 = 10;
 
 impl TaskItem {
     /// A planned task.
@@ -159,6 +174,8 @@ impl TaskItem {
             error: None,
             published_by: None,
             finished_ms: None,
+            epoch: crate::grouping::first_epoch(),
+            failed_attempts: 0,
         }
     }
 }
@@ -170,6 +187,9 @@ pub enum ClaimRefused {
     Done,
     /// The task failed for a reason a retry cannot fix.
     Failed(String),
+    /// Too many attempts in a row made no progress: the item is now failed with this reason,
+    /// to be written by the caller.
+    GaveUp(String),
     /// A live attempt holds the task.
     Busy {
         /// Its attempt number.
@@ -185,7 +205,9 @@ pub enum ClaimRefused {
 impl TaskItem {
     /// Claims the task for the next attempt: `Running` under a lease until `now_ms + lease_ms`,
     /// no checkpoints yet, no error. Refused while a live attempt holds it, and when it is
-    /// done or failed.
+    /// done or failed. An expired lease means the attempt holding it died: counted as a failed
+    /// attempt. After [`MAX_FAILED_ATTEMPTS`] in a row the task is failed instead
+    /// ([`ClaimRefused::GaveUp`]: the caller writes the failed item).
     pub fn claim(&mut self, now_ms: i64, lease_ms: i64) -> Result<(), ClaimRefused> {
         match self.state {
             TaskState::Complete | TaskState::Published => return Err(ClaimRefused::Done),
@@ -193,7 +215,17 @@ impl TaskItem {
             TaskState::Running if self.lease_expires_ms.is_some_and(|t| t > now_ms) => {
                 return Err(ClaimRefused::Busy { attempt: self.attempt, lease_expires_ms: self.lease_expires_ms })
             }
-            TaskState::Planned | TaskState::Running | TaskState::Incomplete => {}
+            TaskState::Running => self.failed_attempts += 1,
+            TaskState::Planned | TaskState::Incomplete => {}
+        }
+        if self.failed_attempts >= MAX_FAILED_ATTEMPTS {
+            let last = self.error.as_deref().unwrap_or("none recorded: the attempts died (timeouts or crashes)");
+            let reason = format!(
+                "gave up after {} attempts in a row without progress; last error: {last}",
+                self.failed_attempts
+            );
+            self.fail(reason.clone(), now_ms);
+            return Err(ClaimRefused::GaveUp(reason));
         }
         self.attempt += 1;
         self.state = TaskState::Running;
@@ -207,7 +239,7 @@ impl TaskItem {
     /// `now_ms + lease_ms`.
     pub fn checkpoint(&mut self, positions: BTreeMap<i32, i64>, now_ms: i64, lease_ms: i64) {
         debug_assert_eq!(self.state, TaskState::Running, "only a running attempt checkpoints");
-        self.positions = positions;
+        self.moved_to(positions);
         self.num_checkpoints += 1;
         self.lease_expires_ms = Some(now_ms + lease_ms);
     }
@@ -217,7 +249,7 @@ impl TaskItem {
     pub fn stop_at_deadline(&mut self, positions: BTreeMap<i32, i64>) {
         debug_assert_eq!(self.state, TaskState::Running, "only a running attempt stops");
         self.state = TaskState::Incomplete;
-        self.positions = positions;
+        self.moved_to(positions);
         self.num_checkpoints += 1;
         self.lease_expires_ms = None;
     }
@@ -227,7 +259,7 @@ impl TaskItem {
     pub fn complete(&mut self, positions: BTreeMap<i32, i64>) {
         debug_assert_eq!(self.state, TaskState::Running, "only a running attempt completes");
         self.state = TaskState::Complete;
-        self.positions = positions;
+        self.moved_to(positions);
         self.num_checkpoints += 1;
         self.lease_expires_ms = None;
     }
@@ -238,6 +270,15 @@ impl TaskItem {
         self.state = TaskState::Incomplete;
         self.lease_expires_ms = None;
         self.error = Some(reason);
+        self.failed_attempts += 1;
+    }
+
+    /// Records the positions reached; moving any of them is progress.
+    fn moved_to(&mut self, positions: BTreeMap<i32, i64>) {
+        if positions != self.positions {
+            self.failed_attempts = 0;
+        }
+        self.positions = positions;
     }
 
     /// Marks the task published by merge `merge_id`.
@@ -284,7 +325,9 @@ pub struct HydrantRef {
     pub num_bytes: u64,
 }
 
-/// The body of a `ckpt#` item: written after the hydrants it lists are uploaded.
+/// The body of a `ckpt#` item: written after the hydrants it lists are uploaded. A checkpoint
+/// listing more hydrants than one item holds is written as several items in one transaction
+/// ([`Checkpoint::into_parts`]): part 0 holds everything, parts 1, 2, ... more hydrants only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Checkpoint {
@@ -292,6 +335,9 @@ pub struct Checkpoint {
     pub attempt: u32,
     /// Its number within the attempt.
     pub n: u32,
+    /// Its part: 0, or 1, 2, ... for the further hydrants of a checkpoint split over items.
+    #[serde(default)]
+    pub part: u32,
     /// Hydrants uploaded since the previous checkpoint.
     pub hydrants: Vec<HydrantRef>,
     /// Per partition, the next offset to read: every record before it is in a hydrant of
@@ -314,13 +360,54 @@ pub struct Progress {
     pub last: Option<Checkpoint>,
 }
 
+/// Bytes of a checkpoint item's body: DynamoDB's 400 KB item limit, less room for the keys
+/// and attributes.
+pub const CHECKPOINT_ITEM_BYTES: usize = 360 << 10;
+
+impl Checkpoint {
+    /// The items the checkpoint is written as, each body at most `budget` bytes of JSON when
+    /// its hydrants allow: part 0 with everything but the hydrants that do not fit, then parts
+    /// of further hydrants only.
+    pub fn into_parts(mut self, budget: usize) -> Vec<Checkpoint> {
+        let hydrants = std::mem::take(&mut self.hydrants);
+        let size = |c: &Checkpoint| serde_json::to_vec(c).map_or(0, |v| v.len());
+        let continuation = |part: u32| Checkpoint {
+            attempt: self.attempt,
+            n: self.n,
+            part,
+            hydrants: Vec::new(),
+            positions: BTreeMap::new(),
+            ends: BTreeMap::new(),
+            meters: RowMeters::new(0, 0),
+            resets: Vec::new(),
+        };
+        let continuation_bytes = size(&continuation(1));
+        let mut used = size(&self);
+        let mut parts = vec![Checkpoint { part: 0, ..self.clone() }];
+        for h in hydrants {
+            let bytes = serde_json::to_vec(&h).map_or(0, |v| v.len()) + 1;
+            let last = parts.last().expect("part 0");
+            if used + bytes > budget && (!last.hydrants.is_empty() || last.part == 0) {
+                parts.push(continuation(parts.len() as u32));
+                used = continuation_bytes;
+            }
+            parts.last_mut().expect("a part").hydrants.push(h);
+            used += bytes;
+        }
+        parts
+    }
+}
+
 impl Progress {
-    /// Folds checkpoints (sorted by sort key) into the progress they record.
+    /// Folds checkpoints (sorted by sort key: each checkpoint's part 0, then its further
+    /// parts) into the progress they record.
     pub fn from_checkpoints(checkpoints: impl IntoIterator<Item = Checkpoint>) -> Self {
         let mut progress = Progress::default();
         for mut c in checkpoints {
             progress.hydrants.append(&mut c.hydrants);
-            progress.last = Some(c);
+            if c.part == 0 {
+                progress.last = Some(c);
+            }
         }
         progress
     }
@@ -374,6 +461,64 @@ mod tests {
             Err(ClaimRefused::Failed("superseded: task wiki_0000_000000000000 failed before it".into()))
         );
         assert!(t.is_finished() && t.finished_ms == Some(5));
+    }
+
+    #[test]
+    fn attempts_without_progress_fail_the_task_with_the_last_error() {
+        let mut t = planned();
+        for n in 0..MAX_FAILED_ATTEMPTS {
+            t.claim(i64::from(n), 60_000).expect("claim");
+            t.release(format!("error {n}"));
+        }
+        let refused = t.claim(100, 60_000);
+        let reason = "gave up after 10 attempts in a row without progress; last error: error 9".to_string();
+        assert_eq!(refused, Err(ClaimRefused::GaveUp(reason.clone())));
+        assert_eq!((t.state, t.error.as_deref(), t.finished_ms), (TaskState::Failed, Some(reason.as_str()), Some(100)));
+        // Dead attempts count as failed ones; any position moved starts the count again.
+        let mut t = planned();
+        for n in 0..MAX_FAILED_ATTEMPTS - 1 {
+            t.claim(i64::from(n) * 10, 5).expect("claim");
+        }
+        t.checkpoint(BTreeMap::from([(0, 3)]), 100, 5);
+        assert_eq!(t.failed_attempts, 0, "progress");
+        t.claim(200, 5).expect("the lease expired");
+        assert_eq!(t.failed_attempts, 1);
+        t.stop_at_deadline(BTreeMap::from([(0, 3)]));
+        assert_eq!(t.failed_attempts, 1, "stopping where it started is no progress");
+    }
+
+    #[test]
+    fn a_checkpoint_of_many_hydrants_is_split_into_items_under_the_limit() {
+        let hydrant = |n: u32| HydrantRef {
+            key: format!("hydrants/{}/0000/000000000001/0001/2015-09-12T00-00-00.000Z/{n:06}.hyd", "d".repeat(200)),
+            chunk: Interval { start: i64::from(n) * 3_600_000, end: i64::from(n + 1) * 3_600_000 },
+            num_rows: 1,
+            num_bytes: 900,
+        };
+        let checkpoint = Checkpoint {
+            attempt: 1,
+            n: 4,
+            part: 0,
+            hydrants: (0..3_000).map(hydrant).collect(),
+            positions: BTreeMap::from([(0, 7)]),
+            ends: BTreeMap::from([(0, 9)]),
+            meters: RowMeters::new(10, 10),
+            resets: Vec::new(),
+        };
+        let budget = 100 << 10;
+        let parts = checkpoint.clone().into_parts(budget);
+        assert!(parts.len() > 5, "{} parts", parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            let bytes = serde_json::to_vec(part).expect("json").len();
+            assert!(bytes <= budget, "part {i}: {bytes} bytes");
+            assert_eq!((part.attempt, part.n, part.part), (1, 4, i as u32));
+        }
+        let progress = Progress::from_checkpoints(parts);
+        assert_eq!(progress.hydrants, checkpoint.hydrants, "every hydrant, in order");
+        assert_eq!(progress.last.map(|c| c.positions), Some(checkpoint.positions.clone()));
+        assert_eq!(checkpoint.clone().into_parts(CHECKPOINT_ITEM_BYTES).len(), 3, "about 350 bytes per hydrant");
+        let small = Checkpoint { hydrants: vec![hydrant(1)], ..checkpoint };
+        assert_eq!(small.into_parts(CHECKPOINT_ITEM_BYTES).len(), 1);
     }
 
     #[test]

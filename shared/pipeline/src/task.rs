@@ -1,7 +1,9 @@
 //! Indexing tasks: the items and their state machine live in [`crate::layout::task`]; this
 //! module reads a task's checkpoints back.
 
-pub use crate::layout::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState};
+pub use crate::layout::task::{
+    Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES,
+};
 
 use crate::datasource::{parse_body, DatasourceError};
 use sluice_store::metadata::MetadataStore;

@@ -1,6 +1,7 @@
 //! The indexing task against the real broker (tansu) and real stores: exact ranges into
 //! hydrants, bad records counted with their offsets, CSV topics, the deadline and resume,
-//! lease loss, ranges outside the watermarks, and brokers or topics that are not there.
+//! lease loss, ranges outside the watermarks, brokers or topics that are not there, and
+//! records spread over thousands of time chunks.
 
 use sluice_integration::indexing::{json_record, merged_values, plan, spec, Backends};
 use sluice_integration::kafka::{create_topic, produce};
@@ -80,6 +81,45 @@ async fn exact_ranges_into_hydrants_on_local_backends() {
 #[tokio::test(flavor = "multi_thread")]
 async fn exact_ranges_into_hydrants_on_s3_and_dynamodb() {
     exact_ranges(Backends::aws().await).await;
+}
+
+/// 2,500 records, each in its own hour: one persist would make 2,500 hydrants and a checkpoint
+/// far over DynamoDB's 400 KB; the task persists every 1,000 chunks and splits checkpoints.
+async fn records_over_thousands_of_time_chunks(b: Backends) {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, "task-chunks", 1).await;
+    let start = chrono::DateTime::parse_from_rfc3339("2015-01-01T00:00:00Z").expect("time");
+    let records: Vec<(i32, Vec<u8>)> = (0..2_500)
+        .map(|n| {
+            let ts = (start + chrono::Duration::hours(n)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            (0, format!(r#"{{"ts": "{ts}", "id": "h{n}", "page": "p", "added": 1}}"#).into_bytes())
+        })
+        .collect();
+    produce(&bootstrap, &topic, &records).await;
+    // The longest name makes every hydrant key, and so every checkpoint, longest.
+    let unique = sluice_integration::unique("chunks");
+    let name = format!("{unique}-{}", "x".repeat(254 - unique.len()));
+    let spec = spec(&name, &topic, &bootstrap, json(), serde_json::json!({"maxRowsInMemory": 100_000}));
+    let id = plan(b.meta.as_ref(), &spec, vec![OffsetRange { partition: 0, start: 0, end: 2_500 }]).await;
+    let report = complete(run_task(b.meta.as_ref(), b.store.as_ref(), &id, &options()).await.expect("task runs"));
+    assert_eq!((report.hydrants.len(), report.meters.processed), (2_500, 2_500), "one hydrant per hour");
+    let items = b.meta.query(&id.pk(), &id.checkpoint_prefix()).await.expect("checkpoints");
+    let sizes: Vec<usize> = items.iter().map(|i| i.body.to_string().len()).collect();
+    assert!(sizes.len() > 3, "three persists, written as parts: {sizes:?}");
+    assert!(sizes.iter().all(|&n| n < 400 << 10), "every item under 400 KB: {sizes:?}");
+    let mut expected: Vec<String> = (0..2_500).map(|n| format!("h{n}")).collect();
+    expected.sort();
+    assert_eq!(merged_values(b.store.as_ref(), &report.hydrants, "id").await, expected, "each record once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn records_over_thousands_of_time_chunks_on_local_backends() {
+    records_over_thousands_of_time_chunks(Backends::local().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn records_over_thousands_of_time_chunks_on_s3_and_dynamodb() {
+    records_over_thousands_of_time_chunks(Backends::aws().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

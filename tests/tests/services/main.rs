@@ -12,4 +12,5 @@ mod pipeline;
 mod protocol;
 mod query_oracle;
 mod query_sources;
+mod regroup;
 mod sdk_errors;

@@ -2,7 +2,8 @@
 //! each metadata backend (embedded SQLite with local files; DynamoDB with S3 at the endpoint):
 //! duplicate planning, duplicate invocation, out-of-order completion, publish retry after
 //! success, a merger racing another, a merger racing a reset, more segments than a transaction
-//! holds, a corrupt hydrant, cleanup, schema changes, operations on unknown datasources.
+//! holds, a corrupt hydrant, a failed task before and after others, cleanup, schema changes,
+//! operations on unknown datasources.
 
 use sluice_integration::indexing::{visible_values, Backends};
 use sluice_integration::protocol::Setup;
@@ -15,7 +16,7 @@ use sluice_pipeline::runner::{run_job, run_until_caught_up, JobOutcome};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, supervise, SupervisorOptions};
 use sluice_pipeline::task::{TaskId, TaskItem, TaskState};
 use sluice_store::metadata::Intercepted;
-use sluice_store::metadata::MetadataStore;
+use sluice_store::metadata::{Condition, MetadataStore};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -227,7 +228,9 @@ async fn more_segments_than_a_transaction_holds(b: Backends) {
     let s = Setup::new(b, 1, 40, 1, 100, serde_json::json!({"maxRowsPerSegment": 3})).await;
     let small: Arc<dyn MetadataStore> = Arc::new(Intercepted::small_transactions(s.b.meta.clone(), 2));
     let queue = QueueInvoker::default();
-    supervise(small.as_ref(), s.b.store.as_ref(), &queue, &SupervisorOptions::at(now()), &s.name).await.expect("pass");
+    // Planning starts the group's items in one transaction with a check of the grouping (3
+    // actions): the limit applies from the indexer on.
+    pass(&s, &queue).await;
     let id = s.tasks().await[0].id.clone();
     let indexed = run_job(small.as_ref(), s.b.store.as_ref(), &queue, &Job::Index { task: id.clone() }, BUDGET).await;
     assert!(matches!(indexed, JobOutcome::Indexed(Ok(_))), "{indexed:?}");
@@ -259,6 +262,35 @@ async fn a_corrupt_hydrant_fails_the_task_and_it_is_indexed_again(b: Backends) {
     assert_eq!(task.state, TaskState::Failed);
     finish(&s).await;
     assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "indexed again from Kafka");
+}
+
+/// Fails the task as a fatal indexing error would, unless it is finished already.
+async fn fail_task(meta: &dyn MetadataStore, id: &TaskId, reason: &str) {
+    let item = meta.get(&id.pk(), &id.sk()).await.expect("get").expect("task");
+    let mut task: TaskItem = serde_json::from_value(item.body).expect("task");
+    if !task.is_finished() {
+        task.fail(reason.into(), now());
+        let body = serde_json::to_value(&task).expect("task body");
+        meta.put(sluice_store::metadata::Item::new(id.pk(), id.sk(), body), Condition::Version(item.version))
+            .await
+            .expect("fail the task");
+    }
+}
+
+async fn an_earlier_task_failing_after_a_later_one_stalls_nothing(b: Backends) {
+    let s = Setup::new(b, 1, 30, 1, 10, serde_json::json!({})).await;
+    pass(&s, &QueueInvoker::default()).await;
+    let ids: Vec<TaskId> = s.tasks().await.into_iter().map(|t| t.id).collect();
+    assert_eq!(ids.len(), 3, "three tasks of 10 records");
+    let meta = s.b.meta.as_ref();
+    fail_task(meta, &ids[1], "a fatal error").await;
+    pass(&s, &QueueInvoker::default()).await;
+    let states: Vec<TaskState> = s.tasks().await.iter().filter(|t| t.id.seq <= 3).map(|t| t.state).collect();
+    assert_eq!(states, vec![TaskState::Failed; 3], "every unfinished task of the group is superseded");
+    // The earlier task cannot fail later unnoticed: it is failed already (or fails now).
+    fail_task(meta, &ids[0], "a fatal error, later").await;
+    finish(&s).await;
+    assert_eq!(visible_values(meta, s.b.store.as_ref(), &s.name, "id").await, s.expected(), "each record once");
 }
 
 async fn cleanup_keeps_only_what_visible_segments_need(b: Backends) {
@@ -313,20 +345,8 @@ async fn operations_on_unknown_datasources_are_clear_errors(b: Backends) {
     );
 }
 
-macro_rules! on_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod local {
-            use super::*;
-            $( #[tokio::test(flavor = "multi_thread")] async fn $scenario() { super::$scenario(Backends::local().await).await; } )*
-        }
-        mod aws {
-            use super::*;
-            $( #[tokio::test(flavor = "multi_thread")] async fn $scenario() { super::$scenario(Backends::aws().await).await; } )*
-        }
-    };
-}
-
-on_backends!(
+sluice_integration::on_backends!(
+    an_earlier_task_failing_after_a_later_one_stalls_nothing,
     duplicate_planning,
     duplicate_invocation,
     out_of_order_completion,

@@ -2,7 +2,8 @@
 //! record is parsed with the spec, each row checked against the message-time window and added
 //! to the incremental index of its time chunk, and every outcome counted in the row meters.
 //! The ingester says when the indexes must be persisted (`maxRowsInMemory`,
-//! `maxBytesInMemory`, `intermediatePersistPeriod`) and hands them over to be persisted.
+//! `maxBytesInMemory`, `intermediatePersistPeriod`, and [`MAX_CHUNKS_IN_MEMORY`] time chunks)
+//! and hands them over to be persisted.
 
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
 use sluice_format::index::{IncrementalIndex, IndexConfig};
@@ -14,6 +15,11 @@ use std::time::{Duration, Instant};
 
 /// How often (in rows) the memory estimate and the persist period are checked.
 const CHECK_EVERY: u64 = 64;
+
+/// Time chunks held in memory at most: a persist makes one hydrant per chunk, and one
+/// checkpoint lists them, so records spread over many chunks (a poison batch of far-apart
+/// timestamps) are persisted every this many chunks and every checkpoint stays a few items.
+pub const MAX_CHUNKS_IN_MEMORY: usize = 1_000;
 
 /// The indexes of one task between persists, and its meters.
 #[derive(Debug)]
@@ -117,7 +123,7 @@ impl Ingester {
         if self.num_rows == 0 {
             return false;
         }
-        if self.num_rows >= self.max_rows {
+        if self.num_rows >= self.max_rows || self.indexes.len() >= MAX_CHUNKS_IN_MEMORY {
             return true;
         }
         self.since_check += 1;

@@ -6,7 +6,8 @@
 //!  loop: read records -> parse -> index per chunk   (blocking thread, one consumer)
 //!        until persist due | deadline - reserve | every range ends
 //!        persist the indexes -> hydrants -> put_if_absent under a key unique to the attempt
-//!        transact [ckpt# Absent, task# Version(v)]  -- fails: lease lost, nothing visible
+//!        transact [ckpt# Absent (parts: Absent ...), task# Version(v)]
+//!                                                   -- fails: lease lost, nothing visible
 //!  -> Complete (hydrants + end offsets) | Incomplete (continue later)
 //! ```
 //!
@@ -16,7 +17,7 @@
 
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
 use crate::datasource::DatasourceError;
-use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState};
+use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::spec::{load_spec_value, Compression, DatasourceSpec};
 use sluice_format::time::{now_ms, Interval};
@@ -24,6 +25,10 @@ use sluice_kafka::{ConsumerSettings, OffsetRange, RangeReader, ReadError, ResetE
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::ObjectStore;
 use std::time::{Duration, Instant};
+
+/// Items one checkpoint may be written as: ten of at most [`CHECKPOINT_ITEM_BYTES`] stay under
+/// a transaction's 4 MB.
+const MAX_CHECKPOINT_PARTS: usize = 10;
 
 /// The claimed task: its item as this attempt wrote it and the version that fences it.
 struct Claim {
@@ -87,6 +92,20 @@ async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> 
         Ok(()) => {}
         Err(ClaimRefused::Done) => return Ok(Claimed::Done(task)),
         Err(ClaimRefused::Failed(reason)) => return Err(IndexerError::TaskFailed { id: id.clone(), reason }),
+        Err(ClaimRefused::GaveUp(reason)) => {
+            // The item now says failed, with the reason: written fenced like a claim.
+            let failed = Item::new(id.pk(), id.sk(), to_json(&task));
+            return match meta.put(failed, Condition::Version(item.version)).await {
+                Ok(_) => {
+                    tracing::error!(task = %id, reason, "the task failed: too many attempts without progress");
+                    Err(IndexerError::TaskFailed { id: id.clone(), reason })
+                }
+                Err(MetaError::ConditionFailed { .. }) => {
+                    Ok(Claimed::Busy { attempt: task.attempt, lease_expires_ms: None })
+                }
+                Err(e) => Err(metadata(e)),
+            };
+        }
         Err(ClaimRefused::Busy { attempt, lease_expires_ms }) => {
             return Ok(Claimed::Busy { attempt, lease_expires_ms })
         }
@@ -302,6 +321,7 @@ impl Attempt<'_> {
         let checkpoint = Checkpoint {
             attempt,
             n: self.num_checkpoints,
+            part: 0,
             hydrants,
             positions: reader.positions().clone(),
             ends: reader.ends().clone(),
@@ -316,25 +336,35 @@ impl Attempt<'_> {
             _ => task.checkpoint(positions, now_ms(), self.options.lease.as_millis() as i64),
         }
         debug_assert_eq!(task.num_checkpoints, self.num_checkpoints + 1);
-        let ops = vec![
-            TxOp::Put {
-                item: Item::new(
-                    self.id.pk(),
-                    self.id.checkpoint_sk(attempt, self.num_checkpoints),
-                    to_json(&checkpoint),
-                ),
+        let mut ops: Vec<TxOp> = checkpoint
+            .clone()
+            .into_parts(CHECKPOINT_ITEM_BYTES)
+            .into_iter()
+            .map(|part| TxOp::Put {
+                item: Item::new(self.id.pk(), self.id.checkpoint_sk(attempt, part.n, part.part), to_json(&part)),
                 condition: Condition::Absent,
-            },
-            TxOp::Put {
-                item: Item::new(self.id.pk(), self.id.sk(), to_json(&task)),
-                condition: Condition::Version(self.claim.version),
-            },
-        ];
+            })
+            .collect();
+        if ops.len() > MAX_CHECKPOINT_PARTS {
+            // Unreachable with the ingester's chunk bound; said plainly rather than retried.
+            return Err(Failure::Fatal(format!(
+                "a checkpoint of {} hydrants needs {} items, more than one transaction holds",
+                checkpoint.hydrants.len(),
+                ops.len()
+            )));
+        }
+        ops.push(TxOp::Put {
+            item: Item::new(self.id.pk(), self.id.sk(), to_json(&task)),
+            condition: Condition::Version(self.claim.version),
+        });
         match self.meta.transact(ops).await {
             Ok(()) => {}
             Err(MetaError::TransactionFailed { .. }) => {
                 tracing::warn!(task = %self.id, attempt, "lease lost: another attempt holds the task");
                 return Err(Failure::LeaseLost);
+            }
+            Err(MetaError::Invalid(reason)) => {
+                return Err(Failure::Fatal(format!("the checkpoint cannot be written: {reason}")));
             }
             Err(source) => {
                 return Err(Failure::Retryable(Box::new(IndexerError::Metadata { id: self.id.clone(), source })))

@@ -128,6 +128,10 @@ pub async fn merge_and_publish(
         .ok_or_else(|| MergerError::Invalid { id: id.clone(), reason: format!("no {} item", offsets_sk(id.group)) })?;
     let offsets: OffsetsItem = parse_body(&id.datasource, &offsets_item).map_err(d)?;
     if let Some(outcome) = check_order(&task, &offsets) {
+        if let MergeOutcome::Conflict { reason } = &outcome {
+            // It can never publish: failed, its group is planned again from the committed offsets.
+            mark_failed(meta, id, &task_item, format!("can never publish: {reason}")).await;
+        }
         return Ok(outcome);
     }
     let spec = load_spec_value(task.spec.clone())
@@ -189,6 +193,14 @@ fn reuse_single_hydrant(parts: &[Segment], tuning: &TuningSettings) -> bool {
 
 /// `None` when the task is next in its group's offset order.
 fn check_order(task: &TaskItem, offsets: &OffsetsItem) -> Option<MergeOutcome> {
+    if task.epoch != offsets.epoch {
+        return Some(MergeOutcome::Conflict {
+            reason: format!(
+                "the task was planned in grouping epoch {}, its group's offsets are of epoch {}",
+                task.epoch, offsets.epoch
+            ),
+        });
+    }
     for r in &task.ranges {
         match offsets.offsets.get(&r.partition).copied() {
             Some(c) if c == r.start => {}
@@ -249,15 +261,21 @@ async fn fetch_hydrants(
 /// Marks the task failed because of a hydrant (fenced by its version) and returns the error.
 async fn fail(meta: &dyn MetadataStore, id: &TaskId, task_item: &Item, object: &str, reason: String) -> MergerError {
     let error = MergerError::Corrupt { id: id.clone(), object: object.into(), reason };
+    mark_failed(meta, id, task_item, error.to_string()).await;
+    tracing::error!(task = %id, %error, "corrupt hydrant: the task fails and will be indexed again");
+    error
+}
+
+/// Marks the task failed, fenced by the version read; a failure to write is only logged (the
+/// next merger finds the same reason).
+async fn mark_failed(meta: &dyn MetadataStore, id: &TaskId, task_item: &Item, reason: String) {
     if let Ok(mut task) = serde_json::from_value::<TaskItem>(task_item.body.clone()) {
-        task.fail(error.to_string(), now_ms());
+        task.fail(reason, now_ms());
         let item = Item::new(id.pk(), id.sk(), to_json(&task));
         if let Err(e) = meta.put(item, Condition::Version(task_item.version)).await {
             tracing::warn!(task = %id, error = %e, "could not mark the task failed");
         }
     }
-    tracing::error!(task = %id, %error, "corrupt hydrant: the task fails and will be indexed again");
-    error
 }
 
 fn describe(

@@ -13,18 +13,28 @@ use sluice_store::metadata::{Condition, Item, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
 
+/// Which failed tasks were handled: their group was planned again past them.
+pub struct Handled {
+    /// Per group of the current epoch, the last task number replanned after.
+    pub replanned_after: BTreeMap<u32, u64>,
+    /// The current grouping epoch: every task of an earlier one is handled.
+    pub epoch: u64,
+}
+
 /// Cleans up the finished tasks among `tasks` whose grace period is over (failed ones only
-/// once `replanned_after` says their group was planned again past them); returns how many.
+/// once `handled` says their group was planned again past them); returns how many.
 pub async fn clean_up(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     datasource: &str,
     tasks: &[(TaskItem, u64)],
-    replanned_after: &BTreeMap<u32, u64>,
+    handled: &Handled,
     options: &SupervisorOptions,
 ) -> Result<usize, SupervisorError> {
     // A failed task stays until its group has been planned again past it.
-    let handled = |t: &TaskItem| replanned_after.get(&t.id.group).is_some_and(|&s| t.id.seq <= s);
+    let handled = |t: &TaskItem| {
+        t.epoch < handled.epoch || handled.replanned_after.get(&t.id.group).is_some_and(|&s| t.id.seq <= s)
+    };
     let due: Vec<&(TaskItem, u64)> = tasks
         .iter()
         .filter(|(t, _)| t.state == TaskState::Published || (t.state == TaskState::Failed && handled(t)))

@@ -6,7 +6,7 @@
 use super::plan::{initial_offset, next_ranges, record_budget};
 use crate::datasource::{to_json, OffsetsItem, PlanItem};
 use crate::indexer::MessageWindow;
-use crate::keys::{datasource_pk, offsets_sk, plan_sk};
+use crate::keys::{datasource_pk, offsets_sk, plan_sk, GROUPING_SK};
 use crate::task::{TaskId, TaskItem, TaskState};
 use sluice_format::spec::DatasourceSpec;
 use sluice_kafka::Watermarks;
@@ -22,6 +22,31 @@ pub(crate) struct Group {
     pub plan_version: Option<u64>,
     pub offsets: OffsetsItem,
     pub offsets_version: Option<u64>,
+    /// The items start in the epoch with this pass (absent, or of another epoch): the first
+    /// write checks that the `grouping` item is still at this version, so a supervisor whose
+    /// view is stale cannot start a group after a change was recorded (or over a newer epoch).
+    pub starts_epoch: Option<u64>,
+}
+
+/// Where a partition new to its group starts.
+pub(crate) struct Starts<'a> {
+    /// The topic's watermarks.
+    pub marks: &'a BTreeMap<i32, Watermarks>,
+    /// `useEarliestOffset`.
+    pub use_earliest: bool,
+    /// The partitions the epoch found on its first read of the topic.
+    pub initial: &'a [i32],
+}
+
+impl Starts<'_> {
+    /// A partition of the first read starts where `useEarliestOffset` says; a partition found
+    /// later (added to the topic since) at its earliest offset, so none of its records is
+    /// skipped: Druid's rule for partitions discovered after the supervisor started.
+    pub fn start(&self, partition: i32) -> i64 {
+        let w = self.marks.get(&partition).copied().unwrap_or(Watermarks { low: 0, high: 0 });
+        let use_earliest = self.use_earliest || !self.initial.contains(&partition);
+        initial_offset(use_earliest, w.low, w.high)
+    }
 }
 
 fn condition(version: Option<u64>) -> Condition {
@@ -63,14 +88,13 @@ impl Group {
     }
 
     /// Adds the group's partitions that its items do not hold yet (all of them on the first
-    /// pass, or after a reset), starting where `useEarliestOffset` says. Returns false when
-    /// another supervisor changed the items first.
+    /// pass, or after a reset), starting where [`Starts`] says. Returns false when another
+    /// supervisor changed the items first.
     pub async fn ensure_partitions(
         &mut self,
         meta: &dyn MetadataStore,
         partitions: &[i32],
-        marks: &BTreeMap<i32, Watermarks>,
-        use_earliest: bool,
+        starts: &Starts<'_>,
     ) -> Result<bool, MetaError> {
         let missing: Vec<i32> = partitions
             .iter()
@@ -81,19 +105,45 @@ impl Group {
             return Ok(true);
         }
         for p in &missing {
-            let w = marks.get(p).copied().unwrap_or(Watermarks { low: 0, high: 0 });
-            let committed =
-                *self.offsets.offsets.entry(*p).or_insert_with(|| initial_offset(use_earliest, w.low, w.high));
+            let committed = *self.offsets.offsets.entry(*p).or_insert_with(|| starts.start(*p));
             self.plan.next_start.entry(*p).or_insert(committed);
         }
         tracing::info!(datasource = self.datasource, group = self.group, ?missing, "partitions added to the group");
-        let ops = vec![self.plan_op(), self.offsets_op()];
-        self.commit(meta, ops).await
+        let mut ops = vec![self.plan_op(), self.offsets_op()];
+        if let Some(version) = self.starts_epoch {
+            ops.push(TxOp::Check {
+                pk: datasource_pk(&self.datasource),
+                sk: GROUPING_SK.into(),
+                condition: Condition::Version(version),
+            });
+        }
+        let written = self.commit(meta, ops).await?;
+        if written {
+            self.starts_epoch = None;
+        }
+        Ok(written)
     }
 
-    /// Handles the first failed task not handled yet: tasks after it are superseded (failed)
-    /// and the group is planned again from the failed task's start, as Druid restarts a
-    /// group's tasks from the last good offsets. Returns false when another supervisor won.
+    /// Freezes the group for a grouping change: no task is planned from it any more. The
+    /// write moves the `plan#` version, so a supervisor that read it before cannot plan either.
+    pub async fn freeze(&mut self, meta: &dyn MetadataStore) -> Result<bool, MetaError> {
+        if self.plan.frozen || self.plan_version.is_none() {
+            return Ok(true);
+        }
+        self.plan.frozen = true;
+        let ops = vec![self.plan_op()];
+        let frozen = self.commit(meta, ops).await?;
+        if frozen {
+            tracing::info!(datasource = self.datasource, group = self.group, "group frozen for a grouping change");
+        }
+        Ok(frozen)
+    }
+
+    /// Handles the first failed task not handled yet: every other unfinished task of the group
+    /// is superseded (failed) and the group is planned again from its committed offsets, as
+    /// Druid restarts a group's tasks from the last published offsets. The transaction checks
+    /// the offsets' version, so a publish since they were read cancels it. Returns false when
+    /// another writer won.
     pub async fn replan_after_failure(
         &mut self,
         meta: &dyn MetadataStore,
@@ -109,11 +159,27 @@ impl Group {
         else {
             return Ok(true);
         };
+        let Some(offsets_version) = self.offsets_version else {
+            return Ok(true);
+        };
+        let before = self.plan.clone();
         self.plan.replanned_after = Some(self.plan.next_seq.saturating_sub(1));
-        let mut ops = vec![];
+        for (p, start) in self.plan.next_start.iter_mut() {
+            if let Some(&committed) = self.offsets.offsets.get(p) {
+                *start = committed;
+            }
+        }
+        let mut ops = vec![
+            self.plan_op(),
+            TxOp::Check {
+                pk: datasource_pk(&self.datasource),
+                sk: offsets_sk(self.group),
+                condition: Condition::Version(offsets_version),
+            },
+        ];
         let mut superseded = Vec::new();
         for (i, (t, v)) in tasks.iter().enumerate() {
-            if t.id.group == self.group && t.id.seq > failed.id.seq && !t.is_finished() {
+            if t.id.group == self.group && !t.is_finished() {
                 let mut t = t.clone();
                 t.supersede(&failed.id, now_ms);
                 ops.push(TxOp::Put {
@@ -123,18 +189,9 @@ impl Group {
                 superseded.push((i, t));
             }
         }
-        // Plan again from the earliest start of the failed and superseded ranges, per partition.
-        let mut restart: BTreeMap<i32, i64> = BTreeMap::new();
-        for t in std::iter::once(&failed).chain(superseded.iter().map(|(_, t)| t)) {
-            for r in &t.ranges {
-                let s = restart.entry(r.partition).or_insert(r.start);
-                *s = (*s).min(r.start);
-            }
-        }
-        self.plan.next_start.extend(restart);
-        ops.insert(0, self.plan_op());
-        tracing::warn!(task = %failed.id, error = ?failed.error, superseded = superseded.len(), "task failed: the group is planned again from its start");
+        tracing::warn!(task = %failed.id, error = ?failed.error, superseded = superseded.len(), "task failed: the group is planned again from its committed offsets");
         if !self.commit(meta, ops).await? {
+            self.plan = before;
             return Ok(false);
         }
         for (i, t) in superseded {
@@ -157,6 +214,9 @@ impl Group {
         now_ms: i64,
     ) -> Result<Vec<(TaskItem, u64)>, MetaError> {
         let mut planned = Vec::new();
+        if self.plan.frozen {
+            return Ok(planned);
+        }
         let totals = &self.offsets.totals;
         let (max_records, max_bytes) = (spec.sluice.max_records_per_task, spec.sluice.max_bytes_per_task);
         let budget = record_budget(max_records, max_bytes, totals.processed_bytes, totals.processed);
@@ -166,7 +226,9 @@ impl Group {
             };
             let id = TaskId { datasource: self.datasource.clone(), group: self.group, seq: self.plan.next_seq };
             let window = MessageWindow::new(&spec.io, now_ms);
-            let task = TaskItem::planned(id.clone(), spec_json.clone(), &spec.io.topic, ranges.clone(), window, now_ms);
+            let mut task =
+                TaskItem::planned(id.clone(), spec_json.clone(), &spec.io.topic, ranges.clone(), window, now_ms);
+            task.epoch = self.plan.epoch;
             let before = self.plan.clone();
             self.plan.next_seq += 1;
             for r in &ranges {

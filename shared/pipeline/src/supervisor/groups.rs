@@ -4,9 +4,10 @@
 //! the metadata store instead of 1,000 (the bottleneck `sluice-sim scale` finds at 1,000
 //! partitions).
 
-use super::group::Group;
+use super::group::{Group, Starts};
 use super::{SupervisorError, SupervisorOptions};
 use crate::datasource::{OffsetsItem, PlanItem};
+use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
 use sluice_format::spec::DatasourceSpec;
@@ -24,6 +25,10 @@ pub(super) struct PassContext<'a> {
     pub options: &'a SupervisorOptions,
     /// Whether the supervisor plans new tasks (not suspended).
     pub running: bool,
+    /// The grouping in force; with a change under way, groups freeze and plan nothing.
+    pub grouping: &'a GroupingItem,
+    /// Its version, checked by every write that starts a group's items in the epoch.
+    pub grouping_version: u64,
 }
 
 /// A group's items as read at the start of the pass, and its tasks.
@@ -62,11 +67,38 @@ pub(super) async fn pass_groups(
 
 async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPass, SupervisorError> {
     let GroupInput { group: g, partitions, plan, offsets, mut tasks } = input;
-    let (plan, plan_version) = plan.map_or((PlanItem::default(), None), |(p, v)| (p, Some(v)));
-    let (offs, offsets_version) = offsets.map_or((OffsetsItem::default(), None), |(o, v)| (o, Some(v)));
-    let mut group = Group { datasource: ctx.name.into(), group: g, plan, plan_version, offsets: offs, offsets_version };
+    let grouping = ctx.grouping;
+    // Items absent, or of another epoch (history, or a newer epoch this pass does not know):
+    // the group starts in this epoch, over their versions, checking the grouping's.
+    let mut fresh = false;
+    let (plan, plan_version) = match plan {
+        Some((p, v)) if p.epoch == grouping.epoch => (p, Some(v)),
+        other => {
+            fresh = true;
+            (PlanItem::fresh(grouping.epoch, grouping.first_seq), other.map(|(_, v)| v))
+        }
+    };
+    let (offs, offsets_version) = match offsets {
+        Some((o, v)) if o.epoch == grouping.epoch => (o, Some(v)),
+        other => {
+            fresh = true;
+            (OffsetsItem::fresh(grouping.epoch), other.map(|(_, v)| v))
+        }
+    };
+    let starts_epoch = fresh.then_some(ctx.grouping_version);
+    let mut group = Group {
+        datasource: ctx.name.into(),
+        group: g,
+        plan,
+        plan_version,
+        offsets: offs,
+        offsets_version,
+        starts_epoch,
+    };
     let mut out = GroupPass { group: g, ..GroupPass::default() };
-    if !group.ensure_partitions(ctx.meta, &partitions, ctx.marks, ctx.spec.io.use_earliest_offset).await? {
+    let initial = grouping.initial_partitions.as_deref().unwrap_or_default();
+    let starts = Starts { marks: ctx.marks, use_earliest: ctx.spec.io.use_earliest_offset, initial };
+    if !group.ensure_partitions(ctx.meta, &partitions, &starts).await? {
         out.tasks = tasks;
         return Ok(out);
     }
@@ -76,7 +108,9 @@ async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPas
         return Ok(out);
     }
     out.replanned_after = group.plan.replanned_after;
-    if ctx.running {
+    if grouping.change.is_some() {
+        group.freeze(ctx.meta).await?;
+    } else if ctx.running {
         let in_flight =
             tasks.iter().filter(|(t, _)| !matches!(t.state, TaskState::Published | TaskState::Failed)).count();
         let highs: BTreeMap<i32, i64> = partitions.iter().map(|p| (*p, ctx.marks[p].high)).collect();

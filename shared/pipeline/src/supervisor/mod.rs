@@ -2,10 +2,14 @@
 //!
 //! ```text
 //!  for each datasource of the catalog (spec running or suspended):
-//!    Kafka: partitions and watermarks of the topic
+//!    grouping: epoch, taskCount, topic; a change of either drains, snapshots, moves (regroup)
+//!    Kafka: partitions and watermarks of the grouping's topic
 //!    per group (partition % taskCount), `concurrency` groups at a time:
-//!      plan#/offsets#: add new partitions (useEarliestOffset decides where they start)
-//!      a failed task: supersede the tasks after it, plan again from its start
+//!      plan#/offsets#: add new partitions (useEarliestOffset decides where the first ones
+//!                      start; partitions found later start at their earliest offset)
+//!      a failed task: supersede the group's other unfinished tasks, plan again from the
+//!                     committed offsets
+//!      a grouping change under way: freeze plan#, plan nothing
 //!      running: plan tasks [next_start, min(high, next_start + budget)) while fewer than
 //!               max_in_flight are unpublished      transact [plan# Version(v), task# Absent]
 //!               (budget: maxRecordsPerTask, and maxBytesPerTask over the mean record size)
@@ -26,6 +30,7 @@ mod groups;
 mod ops;
 mod pass;
 mod plan;
+mod regroup;
 
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
 pub use pass::{run_pass, supervise, DatasourcePass};

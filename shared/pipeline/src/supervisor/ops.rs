@@ -1,12 +1,14 @@
 //! Operations of Druid's supervisor API as library calls: status, reset, reset offsets
 //! (suspend, resume and terminate are [`crate::datasource::set_state`]).
 
+use super::regroup::{self, Grouping};
 use super::{StatsItem, SupervisorError};
-use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
+use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
 use crate::indexer::MeterTotals;
 use crate::keys::{
     datasource_pk, group_of, offsets_sk, plan_sk, task_group_prefix, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX,
 };
+use crate::layout::grouping::{first_epoch, GroupingItem};
 use crate::task::TaskItem;
 use serde::Serialize;
 use sluice_format::spec::load_spec_value;
@@ -50,6 +52,10 @@ pub struct Status {
     pub totals: MeterTotals,
     /// When the last pass ran (ms).
     pub last_pass_ms: Option<i64>,
+    /// Partition groups (`taskCount`) in force.
+    pub task_count: Option<u32>,
+    /// A change of `taskCount` or topic under way, said in words.
+    pub grouping_change: Option<String>,
 }
 
 /// The status of `datasource`: committed offsets and totals now, watermarks as of the last pass.
@@ -60,12 +66,16 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         Some(item) => parse_body(datasource, &item)?,
         None => StatsItem::default(),
     };
+    let grouping = regroup::read(meta, datasource).await?.map(|g| g.item);
+    let epoch = grouping.as_ref().map_or(first_epoch(), |g| g.epoch);
     let mut committed = BTreeMap::new();
-    let mut totals = MeterTotals::default();
+    let mut totals = grouping.as_ref().map(|g| g.earlier_totals).unwrap_or_default();
     for item in meta.query(&pk, OFFSETS_PREFIX).await? {
         let o: OffsetsItem = parse_body(datasource, &item)?;
-        committed.extend(o.offsets);
-        totals.merge(&o.totals);
+        if o.epoch == epoch {
+            committed.extend(o.offsets);
+            totals.merge(&o.totals);
+        }
     }
     let mut tasks: BTreeMap<String, usize> = BTreeMap::new();
     for item in meta.query(&pk, TASK_PREFIX).await? {
@@ -89,7 +99,53 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         recent_errors: stats.recent_errors,
         totals,
         last_pass_ms: (stats.updated_ms > 0).then_some(stats.updated_ms),
+        task_count: grouping.as_ref().map(|g| g.task_count),
+        grouping_change: grouping.as_ref().and_then(describe_change),
     })
+}
+
+fn describe_change(g: &GroupingItem) -> Option<String> {
+    let c = g.change.as_ref()?;
+    let step = if c.snapshot.is_some() {
+        "offsets snapshot taken, new groups being written"
+    } else {
+        "waiting for the current tasks to finish"
+    };
+    Some(format!("taskCount {} -> {}, topic {:?} -> {:?}: {step}", g.task_count, c.task_count, g.topic, c.topic))
+}
+
+/// The active grouping's epoch and first task number, and its `taskCount` (the spec's when no
+/// pass ran yet); refused while a grouping change is moving groups (its snapshot would undo
+/// the reset).
+async fn active_grouping(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    spec_task_count: u32,
+) -> Result<(Option<Grouping>, Fresh), SupervisorError> {
+    let grouping = regroup::read(meta, datasource).await?;
+    if let Some(g) = &grouping {
+        if g.item.change.as_ref().is_some_and(|c| c.snapshot.is_some()) {
+            return Err(SupervisorError::Invalid {
+                datasource: datasource.into(),
+                reason:
+                    "a taskCount or topic change is moving the partition groups; reset after the next supervisor pass"
+                        .into(),
+            });
+        }
+    }
+    let fresh = grouping.as_ref().map_or(
+        Fresh { epoch: first_epoch(), first_seq: 1, task_count: spec_task_count.max(1) },
+        |g| Fresh { epoch: g.item.epoch, first_seq: g.item.first_seq, task_count: g.item.task_count.max(1) },
+    );
+    Ok((grouping, fresh))
+}
+
+/// What a group of the active epoch holds before anything was planned.
+#[derive(Debug, Clone, Copy)]
+struct Fresh {
+    epoch: u64,
+    first_seq: u64,
+    task_count: u32,
 }
 
 /// Abandons the group's unpublished tasks and applies `change` to its plan and offsets, in
@@ -98,6 +154,7 @@ async fn rewrite_group(
     meta: &dyn MetadataStore,
     datasource: &str,
     group: u32,
+    fresh: Fresh,
     now_ms: i64,
     reason: &str,
     change: impl FnOnce(&mut PlanItem, &mut Option<OffsetsItem>),
@@ -107,9 +164,15 @@ async fn rewrite_group(
     let offsets_item = meta.get(&pk, &offsets_sk(group)).await?;
     let mut plan: PlanItem = match &plan_item {
         Some(i) => parse_body(datasource, i)?,
-        None => PlanItem::default(),
+        None => PlanItem::fresh(fresh.epoch, fresh.first_seq),
     };
+    if plan.epoch != fresh.epoch {
+        plan = PlanItem::fresh(fresh.epoch, fresh.first_seq);
+    }
     let mut offsets: Option<OffsetsItem> = offsets_item.as_ref().map(|i| parse_body(datasource, i)).transpose()?;
+    if offsets.as_ref().is_some_and(|o| o.epoch != fresh.epoch) {
+        offsets = Some(OffsetsItem::fresh(fresh.epoch));
+    }
     plan.replanned_after = Some(plan.next_seq.saturating_sub(1));
     change(&mut plan, &mut offsets);
     let version = |i: &Option<Item>| i.as_ref().map_or(Condition::Absent, |i| Condition::Version(i.version));
@@ -138,10 +201,7 @@ async fn rewrite_group(
     }
     match meta.transact(ops).await {
         Ok(()) => Ok(abandoned),
-        Err(MetaError::TransactionFailed { .. }) => Err(SupervisorError::Invalid {
-            datasource: datasource.into(),
-            reason: format!("group {group} changed while it was being reset; run the reset again"),
-        }),
+        Err(MetaError::TransactionFailed { .. }) => Err(changed_during_reset(datasource)),
         Err(e) => Err(e.into()),
     }
 }
@@ -149,8 +209,15 @@ async fn rewrite_group(
 /// Clears the committed offsets of every group: the next pass starts each partition where
 /// `useEarliestOffset` says. See [`RESET_WARNING`]. Returns the tasks abandoned.
 pub async fn reset(meta: &dyn MetadataStore, datasource: &str, now_ms: i64) -> Result<usize, SupervisorError> {
-    datasource::load(meta, datasource).await?;
+    let (spec_item, _) = datasource::load(meta, datasource).await?;
+    let (grouping, fresh) = active_grouping(meta, datasource, spec_task_count(datasource, spec_item)?).await?;
     tracing::warn!(datasource, "{RESET_WARNING}");
+    if let Some(mut g) = grouping {
+        // Partitions are found afresh: each starts where useEarliestOffset says.
+        if !g.forget_initial_partitions(meta, datasource).await? {
+            return Err(changed_during_reset(datasource));
+        }
+    }
     let pk = datasource_pk(datasource);
     let mut groups: Vec<u32> = Vec::new();
     for item in meta.query(&pk, PLAN_PREFIX).await? {
@@ -158,7 +225,7 @@ pub async fn reset(meta: &dyn MetadataStore, datasource: &str, now_ms: i64) -> R
     }
     let mut abandoned = 0;
     for g in groups {
-        abandoned += rewrite_group(meta, datasource, g, now_ms, "supervisor reset", |plan, offsets| {
+        abandoned += rewrite_group(meta, datasource, g, fresh, now_ms, "supervisor reset", |plan, offsets| {
             plan.next_start.clear();
             *offsets = None;
         })
@@ -176,9 +243,7 @@ pub async fn reset_offsets(
     now_ms: i64,
 ) -> Result<usize, SupervisorError> {
     let (spec_item, _) = datasource::load(meta, datasource).await?;
-    let spec = load_spec_value(spec_item.spec)
-        .map_err(|e| SupervisorError::Invalid { datasource: datasource.into(), reason: e.to_string() })?
-        .spec;
+    let (_, fresh) = active_grouping(meta, datasource, spec_task_count(datasource, spec_item)?).await?;
     if let Some((p, o)) = offsets.iter().find(|(p, o)| **p < 0 || **o < 0) {
         return Err(SupervisorError::Invalid {
             datasource: datasource.into(),
@@ -186,15 +251,15 @@ pub async fn reset_offsets(
         });
     }
     tracing::warn!(datasource, ?offsets, "{RESET_WARNING}");
-    let task_count = spec.io.task_count.max(1);
+    let task_count = fresh.task_count;
     let mut by_group: BTreeMap<u32, Vec<(i32, i64)>> = BTreeMap::new();
     for (&p, &o) in offsets {
         by_group.entry(p as u32 % task_count).or_default().push((p, o));
     }
     let mut abandoned = 0;
     for (g, set) in by_group {
-        abandoned += rewrite_group(meta, datasource, g, now_ms, "offsets reset", |plan, committed| {
-            let c = committed.get_or_insert_with(OffsetsItem::default);
+        abandoned += rewrite_group(meta, datasource, g, fresh, now_ms, "offsets reset", |plan, committed| {
+            let c = committed.get_or_insert_with(|| OffsetsItem::fresh(fresh.epoch));
             c.offsets.extend(set.iter().copied());
             // Abandoned tasks covered the group's other partitions too: plan from committed.
             plan.next_start = c.offsets.clone();
@@ -202,4 +267,19 @@ pub async fn reset_offsets(
         .await?;
     }
     Ok(abandoned)
+}
+
+fn changed_during_reset(datasource: &str) -> SupervisorError {
+    SupervisorError::Invalid {
+        datasource: datasource.into(),
+        reason: "the datasource's groups changed while they were being reset; run the reset again".into(),
+    }
+}
+
+fn spec_task_count(datasource: &str, spec_item: SpecItem) -> Result<u32, SupervisorError> {
+    Ok(load_spec_value(spec_item.spec)
+        .map_err(|e| SupervisorError::Invalid { datasource: datasource.into(), reason: e.to_string() })?
+        .spec
+        .io
+        .task_count)
 }

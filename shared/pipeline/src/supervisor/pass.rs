@@ -1,11 +1,13 @@
 //! One supervisor pass over every datasource of the catalog.
 
-use super::cleanup::clean_up;
+use super::cleanup::{clean_up, Handled};
 use super::groups::{pass_groups, GroupInput, PassContext};
+use super::regroup;
 use super::{StatsItem, SupervisorError, SupervisorOptions};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, group_of, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
+use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
 use sluice_format::spec::load_spec_value;
@@ -93,13 +95,26 @@ pub async fn supervise(
         .spec;
     let settings = ConsumerSettings::new(&spec.io.consumer_properties)
         .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
-    let (for_marks, topic) = (settings.clone(), spec.io.topic.clone());
+    let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.topic).await? else {
+        return Ok(pass);
+    };
+    if grouping.item.change.as_ref().is_some_and(|c| c.snapshot.is_some()) {
+        regroup::finish(meta, name, &mut grouping).await?;
+        return Ok(pass);
+    }
+    // The grouping's topic: while a change of topic drains, the old one.
+    let (for_marks, topic) = (settings.clone(), grouping.item.topic.clone());
     let marks =
         tokio::task::spawn_blocking(move || partition_watermarks(&for_marks, &topic)).await.map_err(|e| {
             SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
         })??;
     pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
-    let (inputs, mut tasks) = group_inputs(meta, name, marks.keys().copied(), spec.io.task_count).await?;
+    if grouping.item.initial_partitions.is_none()
+        && !regroup::record_initial_partitions(meta, name, &mut grouping, marks.keys().copied().collect()).await?
+    {
+        return Ok(pass);
+    }
+    let (inputs, mut tasks) = group_inputs(meta, name, marks.keys().copied(), &grouping.item).await?;
     let ctx = PassContext {
         meta,
         name,
@@ -108,6 +123,8 @@ pub async fn supervise(
         marks: &marks,
         options,
         running: spec_item.state == SupervisorState::Running,
+        grouping: &grouping.item,
+        grouping_version: grouping.version,
     };
     let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
     for outcome in pass_groups(&ctx, inputs).await {
@@ -130,24 +147,29 @@ pub async fn supervise(
         result?;
     }
     pass.invoked = jobs;
-    pass.caught_up = pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
+    pass.caught_up =
+        grouping.item.change.is_none() && pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
-        commit_to_consumer_group(settings, spec.io.topic.clone(), name, &pass.committed).await;
+        commit_to_consumer_group(settings, grouping.item.topic.clone(), name, &pass.committed).await;
     }
-    pass.cleaned = clean_up(meta, store, name, &tasks, &replanned_after, options).await?;
+    let handled = Handled { replanned_after, epoch: grouping.item.epoch };
+    pass.cleaned = clean_up(meta, store, name, &tasks, &handled, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
+    if grouping.item.change.is_some() {
+        regroup::take_snapshot(meta, name, &mut grouping).await?;
+    }
     Ok(pass)
 }
 
-/// Each group's partitions (partition modulo `task_count`), items and tasks; and the tasks of
-/// groups that no longer have partitions, kept as they are.
+/// Each group's partitions (partition modulo the grouping's `taskCount`), items and tasks; and
+/// the tasks of groups that no longer have partitions, kept as they are.
 async fn group_inputs(
     meta: &dyn MetadataStore,
     name: &str,
     partitions: impl Iterator<Item = i32>,
-    task_count: u32,
+    grouping: &GroupingItem,
 ) -> Result<(Vec<GroupInput>, Vec<(TaskItem, u64)>), SupervisorError> {
-    let task_count = task_count.max(1);
+    let task_count = grouping.task_count.max(1);
     let mut by_partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
     for p in partitions {
         by_partitions.entry(p as u32 % task_count).or_default().push(p);

@@ -43,6 +43,17 @@ fn resolve_index(spec: &IndexSpec, at: &str, warn: &mut dyn FnMut(String, &str))
     })
 }
 
+/// `maxSavedParseExceptions`: at least 10, at most what a checkpoint item holds (said when
+/// the spec asks for more).
+fn saved_parse_exceptions(asked: Option<u64>, field: String, warn: &mut dyn FnMut(String, &str)) -> u64 {
+    let max = crate::meters::MAX_SAVED_PARSE_EXCEPTIONS as u64;
+    let asked = asked.unwrap_or(10).max(10);
+    if asked > max {
+        warn(field, "at most 500 parse exceptions are kept (the latest), with reasons cut at 200 characters: they travel in every checkpoint item");
+    }
+    asked.min(max)
+}
+
 pub(super) fn resolve_tuning(
     t: &TuningConfig,
     prefix: &str,
@@ -115,7 +126,11 @@ pub(super) fn resolve_tuning(
         intermediate_persist_period: period_opt(&t.intermediate_persist_period, f("intermediatePersistPeriod"))?
             .unwrap_or(Period { months: 0, millis: 600_000 }),
         max_parse_exceptions,
-        max_saved_parse_exceptions: t.max_saved_parse_exceptions.unwrap_or(10).max(10),
+        max_saved_parse_exceptions: saved_parse_exceptions(
+            t.max_saved_parse_exceptions,
+            f("maxSavedParseExceptions"),
+            warn,
+        ),
         log_parse_exceptions: t.log_parse_exceptions.unwrap_or(false),
         reset_offset_automatically: t.reset_offset_automatically,
         index,

@@ -1,0 +1,227 @@
+//! Changing how a datasource's partitions are grouped: a new `taskCount` or topic. Committed
+//! offsets are kept per group, so a partition cannot simply move to another group; the change
+//! goes through the `grouping` item ([`crate::layout::grouping`]) in three steps, each one
+//! conditional write (or one per group), so supervisors running at once or killed between
+//! steps do it once:
+//!
+//! 1. **Drain.** The change is recorded; every group of the epoch freezes its `plan#` (no task
+//!    is planned any more, the write fences a planner that read the item before) and its
+//!    tasks run, fail or publish as usual: Druid's graceful stop of a task group.
+//! 2. **Snapshot**, once every `plan#` of the epoch is frozen and then every task of the epoch
+//!    is finished: the committed offsets can no longer move, and are copied into the
+//!    `grouping` item with a task number above every task so far.
+//! 3. **Move.** Each new group's `plan#` and `offsets#` of the next epoch are written from the
+//!    snapshot; then the `grouping` item moves to the next epoch, and planning resumes.
+//!
+//! A new topic starts afresh (its partitions as `useEarliestOffset` says): the old topic's
+//! offsets mean nothing for it. The argument: `docs/exactly-once.md`.
+
+use super::SupervisorError;
+use crate::datasource::{parse_body, to_json, OffsetsItem, PlanItem};
+use crate::keys::{
+    datasource_pk, group_of, offsets_sk, plan_sk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX, TASK_PREFIX,
+};
+use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot};
+use crate::task::TaskItem;
+use sluice_format::meters::MeterTotals;
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use std::collections::BTreeMap;
+
+/// The `grouping` item and its version.
+#[derive(Debug, Clone)]
+pub(crate) struct Grouping {
+    pub item: GroupingItem,
+    pub version: u64,
+}
+
+impl Grouping {
+    /// Writes `item` in place of the read one; false when another writer moved it first.
+    async fn replace(&mut self, meta: &dyn MetadataStore, name: &str, item: GroupingItem) -> Result<bool, MetaError> {
+        let put = Item::new(datasource_pk(name), GROUPING_SK, to_json(&item));
+        match meta.put(put, Condition::Version(self.version)).await {
+            Ok(version) => {
+                self.item = item;
+                self.version = version;
+                Ok(true)
+            }
+            Err(MetaError::ConditionFailed { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Grouping {
+    /// Forgets the partitions of the epoch's first read (a reset): the next pass reads them
+    /// again, and each starts where `useEarliestOffset` says. False when another writer won.
+    pub async fn forget_initial_partitions(&mut self, meta: &dyn MetadataStore, name: &str) -> Result<bool, MetaError> {
+        let item = GroupingItem { initial_partitions: None, ..self.item.clone() };
+        self.replace(meta, name, item).await
+    }
+}
+
+/// The datasource's grouping, read (`None` when it has none yet).
+pub(crate) async fn read(meta: &dyn MetadataStore, name: &str) -> Result<Option<Grouping>, SupervisorError> {
+    match meta.get(&datasource_pk(name), GROUPING_SK).await? {
+        Some(item) => Ok(Some(Grouping { item: parse_body(name, &item)?, version: item.version })),
+        None => Ok(None),
+    }
+}
+
+/// The grouping a pass works with: created on the first pass (a datasource from before
+/// groupings had epochs keeps its items as epoch 1), and with a change recorded when the spec
+/// asks for another `taskCount` or topic. `None`: another supervisor wrote it first; the pass
+/// stops and the next one goes on.
+pub(super) async fn load(
+    meta: &dyn MetadataStore,
+    name: &str,
+    task_count: u32,
+    topic: &str,
+) -> Result<Option<Grouping>, SupervisorError> {
+    let Some(mut grouping) = read(meta, name).await? else {
+        let item = GroupingItem::new(task_count, topic);
+        let put = Item::new(datasource_pk(name), GROUPING_SK, to_json(&item));
+        return match meta.put(put, Condition::Absent).await {
+            Ok(version) => Ok(Some(Grouping { item, version })),
+            Err(MetaError::ConditionFailed { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        };
+    };
+    if grouping.item.aims_at(task_count, topic) {
+        return Ok(Some(grouping));
+    }
+    let mut item = grouping.item.clone();
+    let snapshot = item.change.take().and_then(|c| c.snapshot);
+    tracing::warn!(
+        datasource = name,
+        from_task_count = item.task_count,
+        to_task_count = task_count,
+        from_topic = item.topic,
+        to_topic = topic,
+        "grouping change: the current tasks finish, then the partitions are grouped anew from their committed offsets"
+    );
+    item.change = Some(GroupingChange { task_count, topic: topic.into(), snapshot });
+    Ok(grouping.replace(meta, name, item).await?.then_some(grouping))
+}
+
+/// Records the partitions the epoch's topic has on its first read; false when another
+/// supervisor wrote the grouping first.
+pub(super) async fn record_initial_partitions(
+    meta: &dyn MetadataStore,
+    name: &str,
+    grouping: &mut Grouping,
+    partitions: Vec<i32>,
+) -> Result<bool, SupervisorError> {
+    let item = GroupingItem { initial_partitions: Some(partitions), ..grouping.item.clone() };
+    Ok(grouping.replace(meta, name, item).await?)
+}
+
+/// Step 2: when every `plan#` of the epoch is frozen and then every task of the epoch is
+/// finished, copies the committed offsets into the change. Returns whether it did.
+pub(super) async fn take_snapshot(
+    meta: &dyn MetadataStore,
+    name: &str,
+    grouping: &mut Grouping,
+) -> Result<bool, SupervisorError> {
+    let epoch = grouping.item.epoch;
+    let pk = datasource_pk(name);
+    // The order of the reads is the argument: plans frozen first, so no task of the epoch can
+    // appear after the task read; then no publish can move the offsets read last.
+    let mut next_seq = grouping.item.first_seq;
+    for item in meta.query(&pk, PLAN_PREFIX).await? {
+        let plan: PlanItem = parse_body(name, &item)?;
+        if plan.epoch == epoch && !plan.frozen {
+            return Ok(false);
+        }
+        next_seq = next_seq.max(plan.next_seq);
+    }
+    for item in meta.query(&pk, TASK_PREFIX).await? {
+        let task: TaskItem = parse_body(name, &item)?;
+        if task.epoch == epoch && !task.is_finished() {
+            return Ok(false);
+        }
+        next_seq = next_seq.max(task.id.seq + 1);
+    }
+    let mut committed = BTreeMap::new();
+    let mut totals = MeterTotals::default();
+    for item in meta.query(&pk, OFFSETS_PREFIX).await? {
+        let offsets: OffsetsItem = parse_body(name, &item)?;
+        if offsets.epoch == epoch {
+            committed.extend(offsets.offsets);
+            totals.merge(&offsets.totals);
+        }
+    }
+    let mut item = grouping.item.clone();
+    let Some(change) = item.change.as_mut() else {
+        return Ok(false);
+    };
+    tracing::info!(datasource = name, epoch, ?committed, next_seq, "grouping drained: offsets snapshot taken");
+    change.snapshot = Some(GroupingSnapshot { committed, next_seq, totals });
+    Ok(grouping.replace(meta, name, item).await?)
+}
+
+/// Step 3: writes each new group's `plan#` and `offsets#` of the next epoch from the snapshot
+/// (a group already written is left as it is), then moves the grouping to the next epoch.
+/// Returns whether the grouping moved.
+pub(super) async fn finish(
+    meta: &dyn MetadataStore,
+    name: &str,
+    grouping: &mut Grouping,
+) -> Result<bool, SupervisorError> {
+    let Some(change) = grouping.item.change.clone() else {
+        return Ok(false);
+    };
+    let Some(snapshot) = change.snapshot.clone() else {
+        return Ok(false);
+    };
+    let next = grouping.item.next_epoch(&change, &snapshot);
+    let mut by_group: BTreeMap<u32, BTreeMap<i32, i64>> = BTreeMap::new();
+    if change.topic == grouping.item.topic {
+        for (&p, &o) in &snapshot.committed {
+            by_group.entry(p as u32 % next.task_count.max(1)).or_default().insert(p, o);
+        }
+    }
+    let pk = datasource_pk(name);
+    let (plans, offsets) =
+        (by_group_number(meta, &pk, PLAN_PREFIX).await?, by_group_number(meta, &pk, OFFSETS_PREFIX).await?);
+    for (g, committed) in by_group {
+        let written = match plans.get(&g) {
+            Some(item) => parse_body::<PlanItem>(name, item)?.epoch == next.epoch,
+            None => false,
+        };
+        if written {
+            continue;
+        }
+        let mut plan = PlanItem::fresh(next.epoch, next.first_seq);
+        plan.next_start = committed.clone();
+        let mut offs = OffsetsItem::fresh(next.epoch);
+        offs.offsets = committed;
+        let condition = |i: Option<&Item>| i.map_or(Condition::Absent, |i| Condition::Version(i.version));
+        let ops = vec![
+            TxOp::Put { item: Item::new(&pk, plan_sk(g), to_json(&plan)), condition: condition(plans.get(&g)) },
+            TxOp::Put { item: Item::new(&pk, offsets_sk(g), to_json(&offs)), condition: condition(offsets.get(&g)) },
+        ];
+        match meta.transact(ops).await {
+            Ok(()) => {}
+            Err(MetaError::TransactionFailed { .. }) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    tracing::info!(
+        datasource = name,
+        epoch = next.epoch,
+        task_count = next.task_count,
+        topic = next.topic,
+        "grouping changed"
+    );
+    Ok(grouping.replace(meta, name, next).await?)
+}
+
+async fn by_group_number(meta: &dyn MetadataStore, pk: &str, prefix: &str) -> Result<BTreeMap<u32, Item>, MetaError> {
+    let mut out = BTreeMap::new();
+    for item in meta.query(pk, prefix).await? {
+        if let Some(g) = group_of(&item.sk, prefix) {
+            out.insert(g, item);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,201 @@
+//! Spec changes that regroup partitions, on each metadata backend: `taskCount` changed as an
+//! operator changes it (1 -> 3 -> 2 -> 4 over a 4-partition topic, records produced and the
+//! pipeline run until caught up after each change), a change while tasks are in flight (they
+//! publish first, nothing is planned until the groups moved), a new topic (read from where
+//! `useEarliestOffset` says, as a new supervisor would), and a partition
+//! added after the first pass with `useEarliestOffset` off. Every record exactly once.
+
+use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
+use sluice_integration::kafka::{create_topic, grow_topic, produce};
+use sluice_integration::{required_env, unique};
+use sluice_pipeline::datasource::{submit, OffsetsItem, PlanItem};
+use sluice_pipeline::invoker::QueueInvoker;
+use sluice_pipeline::keys::datasource_pk;
+use sluice_pipeline::runner::{run_job, run_until_caught_up, JobOutcome};
+use sluice_pipeline::supervisor::{status, supervise, SupervisorOptions};
+use sluice_pipeline::task::{TaskItem, TaskState};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const BUDGET: Duration = Duration::from_secs(120);
+const PARTITIONS: i32 = 4;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// A datasource over a fresh 4-partition topic, and the ids produced so far.
+struct Regroup {
+    b: Backends,
+    bootstrap: String,
+    topic: String,
+    name: String,
+    spec: serde_json::Value,
+    produced: usize,
+}
+
+impl Regroup {
+    async fn new(b: Backends, task_count: u32, use_earliest: bool) -> Self {
+        let bootstrap = required_env("SLUICE_KAFKA");
+        let topic = create_topic(&bootstrap, "regroup", PARTITIONS).await;
+        let name = unique("regroup");
+        let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), serde_json::json!({}));
+        spec["spec"]["ioConfig"]["useEarliestOffset"] = use_earliest.into();
+        spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": 1000});
+        let mut r = Self { b, bootstrap, topic, name, spec, produced: 0 };
+        r.resubmit(task_count).await;
+        r
+    }
+
+    async fn resubmit(&mut self, task_count: u32) {
+        self.spec["spec"]["ioConfig"]["taskCount"] = task_count.into();
+        submit(self.b.meta.as_ref(), self.spec.clone(), now()).await.expect("submit");
+    }
+
+    /// Produces `n` more records, round-robin over the first `partitions` partitions.
+    async fn produce(&mut self, n: usize, partitions: i32) {
+        let records: Vec<(i32, Vec<u8>)> = (self.produced..self.produced + n)
+            .map(|k| ((k % partitions as usize) as i32, json_record(&format!("r{k}"), k)))
+            .collect();
+        produce(&self.bootstrap, &self.topic, &records).await;
+        self.produced += n;
+    }
+
+    async fn run_until_caught_up(&self) {
+        let passes =
+            run_until_caught_up(self.b.meta.as_ref(), self.b.store.as_ref(), Some(&self.name), 60, BUDGET, |_, _| {})
+                .await
+                .expect("pipeline");
+        assert!(passes.last().is_some_and(|p| p.caught_up), "not caught up: {:?}", passes.last());
+    }
+
+    async fn pass(&self, queue: &QueueInvoker) -> sluice_pipeline::supervisor::DatasourcePass {
+        supervise(self.b.meta.as_ref(), self.b.store.as_ref(), queue, &SupervisorOptions::at(now()), &self.name)
+            .await
+            .expect("pass")
+    }
+
+    /// Asserts every id produced is visible exactly once.
+    async fn assert_exactly_once(&self, context: &str) {
+        let seen = visible_values(self.b.meta.as_ref(), self.b.store.as_ref(), &self.name, "id").await;
+        let mut expected: Vec<String> = (0..self.produced).map(|k| format!("r{k}")).collect();
+        expected.sort();
+        let mut twice = seen.clone();
+        twice.dedup();
+        assert_eq!(
+            seen.len(),
+            expected.len(),
+            "{context}: {} rows for {} records ({} distinct)",
+            seen.len(),
+            expected.len(),
+            twice.len()
+        );
+        assert!(seen == expected, "{context}: some record is missing or visible twice");
+    }
+
+    async fn tasks(&self) -> Vec<TaskItem> {
+        let items = self.b.meta.query(&datasource_pk(&self.name), "task#").await.expect("tasks");
+        items.into_iter().map(|i| serde_json::from_value(i.body).expect("task body")).collect()
+    }
+
+    async fn plans(&self) -> Vec<PlanItem> {
+        let items = self.b.meta.query(&datasource_pk(&self.name), "plan#").await.expect("plans");
+        items.into_iter().map(|i| serde_json::from_value(i.body).expect("plan body")).collect()
+    }
+
+    async fn offsets(&self) -> Vec<OffsetsItem> {
+        let items = self.b.meta.query(&datasource_pk(&self.name), "offsets#").await.expect("offsets");
+        items.into_iter().map(|i| serde_json::from_value(i.body).expect("offsets body")).collect()
+    }
+}
+
+async fn task_count_changes_keep_every_record_once(b: Backends) {
+    let mut r = Regroup::new(b, 1, true).await;
+    for task_count in [1, 3, 2, 4] {
+        r.resubmit(task_count).await;
+        r.produce(3000, PARTITIONS).await;
+        r.run_until_caught_up().await;
+        r.assert_exactly_once(&format!("after taskCount {task_count}")).await;
+        let st = status(r.b.meta.as_ref(), &r.name).await.expect("status");
+        assert_eq!(st.task_count, Some(task_count), "the new grouping is in force");
+        assert_eq!(st.grouping_change, None);
+        assert_eq!(st.totals.processed, r.produced as u64, "row counters carry over the changes");
+        assert!(st.partitions.iter().all(|p| p.lag == Some(0)), "{:?}", st.partitions);
+    }
+    let groups: Vec<(u64, usize)> = r.offsets().await.iter().map(|o| (o.epoch, o.offsets.len())).collect();
+    assert!(groups.contains(&(4, 1)), "epoch 4 has 4 groups of one partition: {groups:?}");
+}
+
+async fn a_change_while_tasks_are_in_flight_waits_for_them(b: Backends) {
+    let mut r = Regroup::new(b, 2, true).await;
+    r.produce(400, PARTITIONS).await;
+    let queue = QueueInvoker::default();
+    let first = r.pass(&queue).await;
+    assert_eq!(first.planned.len(), 2, "one task per group: {first:?}");
+    r.resubmit(3).await;
+    r.produce(200, PARTITIONS).await;
+    let draining = r.pass(&QueueInvoker::default()).await;
+    assert!(
+        draining.planned.is_empty() && !draining.caught_up,
+        "nothing is planned while the change drains: {draining:?}"
+    );
+    let st = status(r.b.meta.as_ref(), &r.name).await.expect("status");
+    assert!(st.grouping_change.as_deref().is_some_and(|c| c.contains("waiting")), "{st:?}");
+    let plans = r.plans().await;
+    assert!(plans.iter().all(|p| p.frozen && p.epoch == 1), "every group frozen: {plans:?}");
+    // The tasks planned before the change index and publish under the old grouping.
+    let (meta, store) = (r.b.meta.as_ref(), r.b.store.as_ref());
+    while let Some(job) = queue.pop() {
+        let outcome = run_job(meta, store, &queue, &job, BUDGET).await;
+        assert!(matches!(outcome, JobOutcome::Indexed(Ok(_)) | JobOutcome::Merged(Ok(_))), "{outcome:?}");
+    }
+    assert!(r.tasks().await.iter().all(|t| t.state == TaskState::Published && t.epoch == 1));
+    r.pass(&QueueInvoker::default()).await; // snapshot
+    r.pass(&QueueInvoker::default()).await; // the groups move
+    let moved = r.pass(&QueueInvoker::default()).await;
+    assert_eq!(moved.planned.len(), 3, "three groups plan again: {moved:?}");
+    assert!(moved.planned.iter().all(|id| id.seq > 1), "task numbers never repeat: {:?}", moved.planned);
+    let offsets = r.offsets().await;
+    let committed: BTreeMap<i32, i64> =
+        offsets.iter().filter(|o| o.epoch == 2).flat_map(|o| o.offsets.clone()).collect();
+    assert_eq!(committed, (0..PARTITIONS).map(|p| (p, 100)).collect(), "the new groups start at the published offsets");
+    r.run_until_caught_up().await;
+    r.assert_exactly_once("after the in-flight change").await;
+}
+
+async fn a_new_topic_is_read_as_a_new_supervisor_reads_it(b: Backends) {
+    let mut r = Regroup::new(b, 2, true).await;
+    r.produce(200, PARTITIONS).await;
+    r.run_until_caught_up().await;
+    let old = r.produced;
+    let other = create_topic(&r.bootstrap, "regroup-next", 2).await;
+    let records: Vec<(i32, Vec<u8>)> =
+        (old..old + 100).map(|k| ((k % 2) as i32, json_record(&format!("r{k}"), k))).collect();
+    produce(&r.bootstrap, &other, &records).await;
+    r.produced += 100;
+    r.spec["spec"]["ioConfig"]["topic"] = other.clone().into();
+    submit(r.b.meta.as_ref(), r.spec.clone(), now()).await.expect("submit");
+    r.run_until_caught_up().await;
+    r.assert_exactly_once("after the topic change").await;
+    let tasks = r.tasks().await;
+    assert!(tasks.iter().any(|t| t.topic == other && t.epoch == 2), "the new topic's tasks are of epoch 2");
+}
+
+async fn a_partition_added_later_is_read_from_its_earliest_offset(b: Backends) {
+    let mut r = Regroup::new(b, 2, false).await;
+    r.run_until_caught_up().await;
+    r.produce(100, PARTITIONS).await;
+    r.run_until_caught_up().await;
+    grow_topic(&r.topic, PARTITIONS + 1);
+    // Written before any pass saw the partition: useEarliestOffset off must not skip them.
+    r.produce(50, PARTITIONS + 1).await;
+    r.run_until_caught_up().await;
+    r.assert_exactly_once("after the partition was added").await;
+}
+
+sluice_integration::on_backends!(
+    task_count_changes_keep_every_record_once,
+    a_change_while_tasks_are_in_flight_waits_for_them,
+    a_new_topic_is_read_as_a_new_supervisor_reads_it,
+    a_partition_added_later_is_read_from_its_earliest_offset,
+);
