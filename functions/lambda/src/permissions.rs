@@ -14,7 +14,8 @@ pub struct FunctionSpec {
     pub env: &'static [&'static str],
     /// IAM actions its calls use.
     pub actions: &'static [&'static str],
-    /// Whether it connects to Kafka (and so reads the Kafka secret when one is configured).
+    /// Whether it connects to Kafka, or checks specs against the deployment's Kafka connection
+    /// (and so reads the Kafka secret when one is configured).
     pub reads_kafka: bool,
     /// Binaries of the functions it invokes.
     pub invokes: &'static [&'static str],
@@ -114,12 +115,13 @@ pub const API: FunctionSpec = FunctionSpec {
     invokes: &[],
 };
 
-/// The api function serving writes (`SLUICE_API_ROUTES=writes`): submits specs and operates
-/// supervisors (suspend, resume, reset, resetOffsets, terminate); it reads no segment.
+/// The api function serving writes (`SLUICE_API_ROUTES=writes`): submits specs (checked against
+/// the deployment's Kafka connection) and operates supervisors (suspend, resume, reset,
+/// resetOffsets, terminate); it reads no segment.
 pub const OPERATIONS: FunctionSpec = FunctionSpec {
     resource: "OperationsFunction",
     binary: "api",
-    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_API_ROUTES"],
+    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_API_ROUTES", "SLUICE_KAFKA_SECRET_ARN"],
     actions: &[
         "dynamodb:DescribeTable",
         "dynamodb:GetItem",
@@ -127,8 +129,10 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
         "dynamodb:UpdateItem",
         "dynamodb:DeleteItem",
         "dynamodb:TransactWriteItems",
+        "secretsmanager:GetSecretValue",
     ],
-    reads_kafka: false,
+    // A spec that sets a connection property the deployment's secret owns is refused at submit.
+    reads_kafka: true,
     invokes: &[],
 };
 

@@ -95,6 +95,10 @@ pub async fn submit(
     let loaded = load_spec_value(spec_json.clone())
         .map_err(|e| DatasourceError::InvalidSpec { datasource: String::new(), reason: e.to_string() })?;
     let name = loaded.spec.data_source.clone();
+    // Refused now rather than at the first pass: a spec may not set where or how Sluice
+    // connects when the deployment configures Kafka (its secret).
+    sluice_kafka::ConsumerSettings::new(&loaded.spec.io.consumer_properties)
+        .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     let (dimensions, metrics) = schema(&loaded.spec);
     let change = SchemaChange { at_ms: now_ms, dimensions, metrics };
     let pk = datasource_pk(&name);

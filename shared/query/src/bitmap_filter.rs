@@ -76,12 +76,12 @@ fn column_of(filter: &Filter) -> &str {
 
 fn leaf_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, QueryError> {
     let name = column_of(filter);
-    let compiled = filter.compile(&mut |_| 0).map_err(|e| QueryError::invalid("filter", e.to_string()))?;
+    let compiled = crate::scope::compiled(filter)?;
     let column = cols.column(name)?;
     let mut out = Matches::default();
     match column.as_ref() {
         Column::String(dim) => {
-            let (yes_ids, unknown_ids) = match &compiled {
+            let (yes_ids, unknown_ids) = match compiled.as_ref() {
                 RowFilter::InSet(_, set) => {
                     let mut ids: Vec<u32> = set.iter().flatten().filter_map(|v| dim.dictionary.find(v)).collect();
                     let null_in_set = set.iter().any(Option::is_none);

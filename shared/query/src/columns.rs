@@ -217,6 +217,8 @@ fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
 impl<'s> SegmentColumns<'s> {
     /// Opens `segment`; nothing is decoded yet.
     pub fn open(segment: &'s Segment, virtuals: &'s [VirtualColumn]) -> Result<Self, QueryError> {
+        // Every engine loop opens its segments here: the query's deadline is checked once each.
+        crate::scope::check_deadline()?;
         Ok(Self {
             segment,
             times: std::cell::OnceCell::new(),

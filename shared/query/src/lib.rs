@@ -28,6 +28,7 @@ pub mod model;
 pub mod ordering;
 pub mod post_aggregate;
 mod scan;
+mod scope;
 pub mod source;
 mod timeseries;
 mod topn;
@@ -118,8 +119,23 @@ pub fn parse_query(text: &str) -> Result<Query, QueryError> {
     })
 }
 
+/// [`execute`], stopped with [`QueryError::Timeout`] once `deadline` passes (checked each time
+/// a segment is opened); `timeout_ms` is the timeout the error names.
+pub fn execute_until(
+    query: &Query,
+    segments: &[QuerySegment],
+    deadline: std::time::Instant,
+    timeout_ms: u64,
+) -> Result<serde_json::Value, QueryError> {
+    scope::run(Some((deadline, timeout_ms)), || run(query, segments))
+}
+
 /// Runs `query` over `segments` (the datasource's visible segments, in timeline order).
 pub fn execute(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::Value, QueryError> {
+    scope::run(None, || run(query, segments))
+}
+
+fn run(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::Value, QueryError> {
     match query {
         Query::Timeseries(q) => timeseries::run(q, segments),
         Query::TopN(q) => topn::run(q, segments),

@@ -63,6 +63,7 @@ pub fn segment_metadata(q: &SegmentMetadataQuery, segments: &[QuerySegment]) -> 
     };
     let mut answers = Vec::new();
     for seg in overlapping(segments, &intervals) {
+        crate::scope::check_deadline()?;
         let mut columns = Map::new();
         for entry in &seg.segment.directory().columns {
             if include(&entry.name) {

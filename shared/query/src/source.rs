@@ -4,7 +4,7 @@
 //! right size is the segment), or, without a cache, only the parts the query reads, fetched
 //! with ranged reads.
 
-use super::{execute, parse_query, QueryError, QuerySegment};
+use super::{execute_until, parse_query, QueryError, QuerySegment};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
 use sluice_format::time::{format_iso, Interval};
@@ -244,11 +244,12 @@ pub async fn run_query(
 ) -> Result<serde_json::Value, QueryError> {
     let query = parse_query(text)?;
     let timeout = query.timeout_ms()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
     within(timeout, async move {
         let columns = query.columns();
         let segments =
             load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
-        tokio::task::spawn_blocking(move || execute(&query, &segments))
+        tokio::task::spawn_blocking(move || execute_until(&query, &segments, deadline, timeout))
             .await
             .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
     })
@@ -256,7 +257,7 @@ pub async fn run_query(
 }
 
 /// `work`'s outcome, or [`QueryError::Timeout`] after `timeout_ms`. An engine already running
-/// on its blocking thread finishes (bounded by the engine's own limits); its answer is dropped.
+/// on its blocking thread stops at the next segment it opens (its deadline is the same).
 async fn within(
     timeout_ms: u64,
     work: impl std::future::Future<Output = Result<serde_json::Value, QueryError>>,

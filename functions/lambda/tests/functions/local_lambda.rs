@@ -275,7 +275,7 @@ async fn a_missing_secret_fails_initialisation_with_one_message() {
     let storage = format!("{}/{}", required_env("SLUICE_STORAGE").trim_end_matches('/'), unique("lambda"));
     let secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:sluice-kafka-missing";
     let mut pipeline = Pipeline::start(&required_env("SLUICE_METADATA"), &storage, Some(secret)).await;
-    for function in ["sluice-supervisor", "sluice-indexer"] {
+    for function in ["sluice-supervisor", "sluice-indexer", "sluice-operations"] {
         let status = pipeline.service.exit_status(function, Duration::from_secs(60)).await.expect("the process exits");
         assert!(!status.success(), "{function}");
         let logs = pipeline.service.logs(function);
@@ -287,6 +287,41 @@ async fn a_missing_secret_fails_initialisation_with_one_message() {
     // The functions that read no Kafka start without the secret.
     let (status, _) = pipeline.http("GET", "/status/health", "").await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spec_may_not_override_the_deployments_kafka_connection() {
+    let bootstrap_servers = required_env("SLUICE_KAFKA");
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let secrets = aws_sdk_secretsmanager::Client::new(&config);
+    let secret = secrets
+        .create_secret()
+        .name(unique("sluice-kafka"))
+        .secret_string(json!({"bootstrap.servers": bootstrap_servers, "client.id": "sluice"}).to_string())
+        .send()
+        .await
+        .expect("create the secret");
+    let arn = secret.arn().expect("secret ARN").to_string();
+    let storage = format!("{}/{}", required_env("SLUICE_STORAGE").trim_end_matches('/'), unique("lambda"));
+    let pipeline = Pipeline::start(&required_env("SLUICE_METADATA"), &storage, Some(&arn)).await;
+    let name = unique("owned");
+    let mut spec = tutorial_spec(&name, "wikipedia", &bootstrap_servers);
+    for (property, value) in
+        [("bootstrap.servers", "198.51.100.7:9092"), ("ssl.endpoint.identification.algorithm", "none")]
+    {
+        let mut hostile = spec.clone();
+        hostile["ioConfig"]["consumerProperties"][property] = value.into();
+        let (status, body) = pipeline.http("POST", "/druid/indexer/v1/supervisor", &hostile.to_string()).await;
+        assert_eq!(status, 400, "{property}: {body}");
+        let message = body["errorMessage"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("consumerProperties.{property}")), "the property is named: {body}");
+        assert!(!message.contains(value), "no value is echoed: {body}");
+    }
+    let (status, body) = pipeline.http("GET", &format!("/druid/indexer/v1/supervisor/{name}"), "").await;
+    assert_eq!(status, 404, "nothing was submitted: {body}");
+    spec["ioConfig"]["consumerProperties"]["client.id"] = "any".into();
+    let (status, body) = pipeline.http("POST", "/druid/indexer/v1/supervisor", &spec.to_string()).await;
+    assert_eq!(status, 200, "the deployment's brokers, and properties it does not own, are accepted: {body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

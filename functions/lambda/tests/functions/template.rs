@@ -196,8 +196,24 @@ fn storage_and_table_are_locked_down() {
     for k in ["BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"] {
         assert_eq!(bucket["PublicAccessBlockConfiguration"][k], true, "{k}");
     }
+    // No rule may expire what the protocol still needs: hydrants of a task waiting to publish,
+    // segments. Cleanup deletes hydrants once no attempt can write any more.
     let rules = bucket["LifecycleConfiguration"]["Rules"].as_sequence().expect("lifecycle rules");
-    assert!(rules.iter().any(|rule| rule["Prefix"] == "sluice/hydrants/"), "hydrants expire");
+    for rule in rules {
+        let expires = ["ExpirationInDays", "ExpirationDate", "Transitions", "NoncurrentVersionExpiration"]
+            .iter()
+            .any(|k| !rule[*k].is_null());
+        assert!(!expires, "a lifecycle rule removes or moves objects: {rule:?}");
+    }
+    let longest = ["IndexerFunction", "MergerFunction"]
+        .iter()
+        .map(|f| r[*f]["Properties"]["Timeout"].as_i64().expect("timeout") * 1_000)
+        .max()
+        .expect("functions");
+    assert!(
+        longest < sluice_pipeline::supervisor::DEFAULT_CLEANUP_GRACE_MS,
+        "cleanup waits until no attempt can still upload a hydrant"
+    );
     let policy = &r["SegmentBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"][0];
     assert_eq!(policy["Effect"], "Deny");
     assert_eq!(policy["Condition"]["Bool"]["aws:SecureTransport"], "false");

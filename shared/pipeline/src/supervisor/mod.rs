@@ -56,10 +56,16 @@ pub struct SupervisorOptions {
     pub concurrency: usize,
 }
 
+/// How long a finished task's hydrants and items are kept: longer than any attempt may still
+/// run (an indexer invocation ends within Lambda's 15-minute limit), so when cleanup lists a
+/// task's hydrants no attempt can upload one more, and no object is left behind for a bucket
+/// lifecycle rule to collect.
+pub const DEFAULT_CLEANUP_GRACE_MS: i64 = 20 * 60_000;
+
 impl SupervisorOptions {
-    /// Defaults at `now_ms`: 4 tasks in flight per group, 10 minutes of grace.
+    /// Defaults at `now_ms`: 4 tasks in flight per group, [`DEFAULT_CLEANUP_GRACE_MS`].
     pub fn at(now_ms: i64) -> Self {
-        Self { now_ms, max_in_flight: 4, cleanup_grace_ms: 10 * 60_000, concurrency: 32 }
+        Self { now_ms, max_in_flight: 4, cleanup_grace_ms: DEFAULT_CLEANUP_GRACE_MS, concurrency: 32 }
     }
 }
 

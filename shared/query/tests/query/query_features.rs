@@ -5,8 +5,9 @@
 use crate::common::*;
 use serde_json::{json, Value};
 use sluice_format::spec::load_spec;
-use sluice_query::{execute, parse_query, QuerySegment};
+use sluice_query::{execute, execute_until, parse_query, QueryError, QuerySegment};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 const RECORDS: &[&str] = &[
     r#"{"ts":"2020-01-01T00:10:00Z","city":"Paris","tags":["a","b"],"n":1,"v":1.5,"user":"u1"}"#,
@@ -194,4 +195,29 @@ fn segment_metadata_merges_segments() {
     assert_eq!(got[0]["columns"]["city"]["maxValue"], "Paris");
     assert_eq!(got[0]["columns"]["users"]["type"], "COMPLEX<HLLSketchBuild>");
     assert_eq!(got[0]["intervals"].as_array().expect("intervals").len(), 2);
+}
+
+#[test]
+fn a_query_past_its_deadline_stops_at_the_next_segment() {
+    let aggregations = json!([{"type": "count", "name": "rows"}]);
+    for q in [
+        json!({"queryType": "timeseries", "granularity": "all", "aggregations": aggregations}),
+        json!({"queryType": "topN", "granularity": "all", "dimension": "city", "metric": "rows", "threshold": 2, "aggregations": aggregations}),
+        json!({"queryType": "groupBy", "granularity": "all", "dimensions": ["city"], "aggregations": aggregations}),
+        json!({"queryType": "scan", "columns": ["city"]}),
+        json!({"queryType": "timeBoundary"}),
+        json!({"queryType": "segmentMetadata"}),
+        json!({"queryType": "dataSourceMetadata"}),
+    ] {
+        let mut q = q;
+        q["dataSource"] = json!("t");
+        if q["queryType"] != "dataSourceMetadata" {
+            q["intervals"] = json!(["2020-01-01/2020-01-03"]);
+        }
+        let parsed = parse_query(&q.to_string()).expect("query parses");
+        let late = execute_until(&parsed, segments(), Instant::now(), 7);
+        assert!(matches!(late, Err(QueryError::Timeout(7))), "{}: {late:?}", q["queryType"]);
+        let in_time = execute_until(&parsed, segments(), Instant::now() + Duration::from_secs(60), 60_000);
+        assert_eq!(in_time.expect("in time"), execute(&parsed, segments()).expect("runs"), "{}", q["queryType"]);
+    }
 }

@@ -1,0 +1,85 @@
+//! What one query keeps on the thread that runs it: its deadline, which the engine checks each
+//! time it opens a segment (so a query past its `context.timeout` stops within one segment's
+//! work instead of running on after its caller gave up), and its filter leaves compiled once
+//! (a regular expression or LIKE pattern is compiled once per query, not once per segment).
+//! [`crate::execute`] and [`crate::execute_until`] open the scope; outside one nothing is kept.
+
+use crate::QueryError;
+use sluice_format::filter::{Filter, RowFilter};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+struct Scope {
+    deadline: Option<(Instant, u64)>,
+    /// Compiled leaves by what they say (their `Debug` form), so equal leaves share one.
+    compiled: HashMap<String, Rc<RowFilter>>,
+}
+
+thread_local! {
+    static SCOPE: RefCell<Option<Scope>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` as one query on this thread, under `deadline` (the instant, and the timeout it
+/// came from in milliseconds) when given.
+pub fn run<T>(deadline: Option<(Instant, u64)>, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Scope>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPE.with(|s| *s.borrow_mut() = self.0.take());
+        }
+    }
+    let outer = SCOPE.with(|s| s.borrow_mut().replace(Scope { deadline, compiled: HashMap::new() }));
+    let _restore = Restore(outer);
+    work()
+}
+
+/// [`QueryError::Timeout`] once this thread's query is past its deadline.
+pub fn check_deadline() -> Result<(), QueryError> {
+    match SCOPE.with(|s| s.borrow().as_ref().and_then(|s| s.deadline)) {
+        Some((deadline, timeout_ms)) if Instant::now() >= deadline => Err(QueryError::Timeout(timeout_ms)),
+        _ => Ok(()),
+    }
+}
+
+/// `leaf` compiled for one value slot: once per query inside a scope.
+pub fn compiled(leaf: &Filter) -> Result<Rc<RowFilter>, QueryError> {
+    let key = format!("{leaf:?}");
+    if let Some(hit) = SCOPE.with(|s| s.borrow().as_ref().and_then(|s| s.compiled.get(&key).cloned())) {
+        return Ok(hit);
+    }
+    let filter = Rc::new(leaf.compile(&mut |_| 0).map_err(|e| QueryError::invalid("filter", e.to_string()))?);
+    SCOPE.with(|s| {
+        if let Some(scope) = s.borrow_mut().as_mut() {
+            // Bounded by the query's leaves (a query's size is bounded when it is read).
+            scope.compiled.insert(key, filter.clone());
+        }
+    });
+    Ok(filter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leaf_is_compiled_once_per_query() {
+        let leaf = Filter::Regex { dimension: "page".into(), pattern: "^(a|b)+c$".into() };
+        let same = leaf.clone();
+        run(None, || {
+            let (a, b) = (compiled(&leaf).expect("compiles"), compiled(&same).expect("compiles"));
+            assert!(Rc::ptr_eq(&a, &b), "equal leaves share one compiled filter");
+        });
+        let (a, b) = (compiled(&leaf).expect("compiles"), compiled(&leaf).expect("compiles"));
+        assert!(!Rc::ptr_eq(&a, &b), "outside a query nothing is kept");
+        run(None, || assert!(!Rc::ptr_eq(&a, &compiled(&leaf).expect("compiles")), "a new query starts empty"));
+    }
+
+    #[test]
+    fn the_deadline_belongs_to_the_query() {
+        let past = Some((Instant::now(), 5));
+        run(past, || assert!(matches!(check_deadline(), Err(QueryError::Timeout(5)))));
+        assert!(check_deadline().is_ok(), "no deadline outside the query");
+    }
+}
