@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the five functions (four binaries: api serves two) with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
-# one `bootstrap` per function. Extra arguments go to sam build (e.g. --parameter-overrides).
+# one `bootstrap` per function (SAM_BUILD_MODE=debug: a debug build, as the tests use). Extra
+# arguments go to sam build (e.g. --parameter-overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PATH="$(infra/tools.sh):$PATH"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs Sluice's whole test suite on a fresh machine: checks that no crate's modules depend on
 # each other in a cycle (tests/module_cycles.py), lints the SAM template and builds the four
-# Lambda functions with `sam build` (infra/, tools from PyPI) while localstack/up.sh installs
+# Lambda functions with `sam build` in debug mode (infra/, tools from PyPI) while localstack/up.sh installs
 # what the tests need (the tansu broker, moto_server, DuckDB and pydruid, cached under
 # ~/.cache/sluice) and starts them on 127.0.0.1; then runs every test of the workspace (the
 # local Lambda test on the binaries sam built) and stops the services again.
@@ -29,15 +29,20 @@ trap 'kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; lo
 python3 tests/module_cycles.py
 infra/lint.sh
 phase "template lint"
-infra/build.sh
+# The functions are built by `sam build` as a deployment builds them (cargo-lambda, Zig's
+# linker, the template's architecture), in debug mode: the tests run these binaries, and a
+# release build's thin LTO of four binaries is most of a CI run's build time. infra/deploy.sh
+# builds for release.
+SAM_BUILD_MODE=debug infra/build.sh
 phase "sam build"
 export SLUICE_LAMBDA_BUILD_DIR="$PWD/.aws-sam/build"
+# The tests' build needs no service: it overlaps the broker's build too.
+cargo test --workspace --all-targets --locked --no-run
+phase "test build"
 wait "$up_pid"
 phase "services"
 # shellcheck disable=SC1090
 source "$env_file"
-cargo test --workspace --all-targets --locked --no-run
-phase "test build"
 cargo test --workspace --all-targets --locked "$@"
 # The stores as a build without the `aws` feature has them (the workspace turns it on).
 cargo test -p sluice-store --lib --features testsuite --locked
