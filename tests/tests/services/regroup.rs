@@ -2,8 +2,9 @@
 //! operator changes it (1 -> 3 -> 2 -> 4 over a 4-partition topic, records produced and the
 //! pipeline run until caught up after each change), a change while tasks are in flight (they
 //! publish first, nothing is planned until the groups moved), a new topic (read from where
-//! `useEarliestOffset` says, as a new supervisor would), and a partition
-//! added after the first pass with `useEarliestOffset` off. Every record exactly once.
+//! `useEarliestOffset` says, as a new supervisor would), and a partition added after the first
+//! pass with `useEarliestOffset` off: every record exactly once. And a reset is refused while
+//! the groups move, and applies to the new groups after.
 
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, grow_topic, produce};
@@ -12,7 +13,7 @@ use sluice_pipeline::datasource::{submit, OffsetsItem, PlanItem};
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::keys::datasource_pk;
 use sluice_pipeline::runner::{run_job, run_until_caught_up, JobOutcome};
-use sluice_pipeline::supervisor::{status, supervise, SupervisorOptions};
+use sluice_pipeline::supervisor::{reset, reset_offsets, status, supervise, SupervisorOptions};
 use sluice_pipeline::task::{TaskItem, TaskState};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -193,7 +194,29 @@ async fn a_partition_added_later_is_read_from_its_earliest_offset(b: Backends) {
     r.assert_exactly_once("after the partition was added").await;
 }
 
+async fn a_reset_waits_while_the_groups_move(b: Backends) {
+    let mut r = Regroup::new(b, 1, true).await;
+    r.produce(100, PARTITIONS).await;
+    r.run_until_caught_up().await;
+    r.resubmit(2).await;
+    // Nothing in flight: one pass records the change, freezes the group and takes the snapshot.
+    r.pass(&QueueInvoker::default()).await;
+    let st = status(r.b.meta.as_ref(), &r.name).await.expect("status");
+    assert!(st.grouping_change.as_deref().is_some_and(|c| c.contains("snapshot")), "{st:?}");
+    let refused = reset(r.b.meta.as_ref(), &r.name, now()).await.expect_err("refused while the groups move");
+    assert!(refused.to_string().contains("moving the partition groups"), "{refused}");
+    let refused = reset_offsets(r.b.meta.as_ref(), &r.name, &BTreeMap::from([(0, 0)]), now()).await;
+    assert!(refused.is_err(), "{refused:?}");
+    r.pass(&QueueInvoker::default()).await; // the groups move
+    assert_eq!(status(r.b.meta.as_ref(), &r.name).await.expect("status").task_count, Some(2));
+    reset_offsets(r.b.meta.as_ref(), &r.name, &BTreeMap::from([(1, 20)]), now()).await.expect("reset offsets");
+    let committed: BTreeMap<i32, i64> =
+        r.offsets().await.iter().filter(|o| o.epoch == 2).flat_map(|o| o.offsets.clone()).collect();
+    assert_eq!(committed.get(&1), Some(&20), "the reset applies to partition 1's group of the new grouping");
+}
+
 sluice_integration::on_backends!(
+    a_reset_waits_while_the_groups_move,
     task_count_changes_keep_every_record_once,
     a_change_while_tasks_are_in_flight_waits_for_them,
     a_new_topic_is_read_as_a_new_supervisor_reads_it,
