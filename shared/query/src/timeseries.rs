@@ -2,7 +2,7 @@
 //! with empty aggregates unless the context says `skipEmptyBuckets`; granularity `all` gives
 //! one result stamped with the start of the data's span.
 
-use super::engine::aggregate;
+use super::engine::{aggregate, MAX_CELLS};
 use super::model::TimeseriesQuery;
 use super::{post_aggregate, QueryError, QuerySegment};
 use serde_json::{json, Value};
@@ -40,15 +40,20 @@ pub fn run(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Value, Quer
             c.context.get("skipEmptyBuckets").is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
         if !skip && c.granularity != Granularity::None {
             // Over merged spans every step adds a bucket (but a span's first), and fails when
-            // it does not advance: the work is bounded by the bucket limit.
+            // it does not advance: the work is bounded by the bucket limit, and the answer by
+            // the values it may hold (buckets times aggregators).
+            let width = (c.aggregations.len() + c.post_aggregations.len()).max(1);
             for span in merged(&agg.spans) {
                 let mut b = c.granularity.floor(span.start);
                 while b < span.end {
                     buckets.entry(b).or_insert(empty);
-                    if buckets.len() > MAX_BUCKETS {
+                    if buckets.len() > MAX_BUCKETS || buckets.len().saturating_mul(width) > MAX_CELLS {
                         return Err(QueryError::invalid(
                             "granularity",
-                            format!("more than {MAX_BUCKETS} buckets: use a coarser granularity or skipEmptyBuckets"),
+                            format!(
+                                "more than {MAX_BUCKETS} buckets or {MAX_CELLS} values (buckets times aggregators): \
+                                 use a coarser granularity, fewer aggregators or skipEmptyBuckets"
+                            ),
                         ));
                     }
                     let next = c.granularity.next(b);

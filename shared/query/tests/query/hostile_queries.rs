@@ -76,3 +76,13 @@ fn the_longest_granularity_fills_its_one_bucket() {
     assert_eq!(answer.as_array().map(Vec::len), Some(1), "{answer}");
     assert_eq!(answer[0]["result"]["n"], 39_244);
 }
+
+#[test]
+fn second_buckets_times_many_aggregators_are_refused_before_they_are_built() {
+    // 86,400 one-second buckets in the day times 100 aggregators: 8.64M values (the seconds
+    // that hold rows, fewer than 39,244, pass the aggregation's own bound).
+    let aggregations: Vec<_> = (0..100).map(|i| json!({"type": "count", "name": format!("n{i}")})).collect();
+    let granularity = json!({"type": "period", "period": "PT1S", "timeZone": "America/New_York"});
+    let e = error_of(timeseries(json!({"granularity": granularity, "aggregations": aggregations})));
+    assert!(e.contains("5000000 values (buckets times aggregators)"), "{e}");
+}
