@@ -21,6 +21,12 @@ pub fn first_epoch() -> u64 {
     1
 }
 
+/// The group of `partition` among `task_count` groups: `partition % taskCount`, as Druid
+/// assigns Kafka partitions to task groups.
+pub fn partition_group(partition: i32, task_count: u32) -> u32 {
+    partition as u32 % task_count.max(1)
+}
+
 /// The body of the `grouping` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -57,6 +63,11 @@ impl GroupingItem {
             earlier_totals: MeterTotals::default(),
             change: None,
         }
+    }
+
+    /// The group of `partition`: `partition % taskCount`.
+    pub fn group_of(&self, partition: i32) -> u32 {
+        partition_group(partition, self.task_count)
     }
 
     /// Whether `(task_count, topic)` is the grouping in force or the one being moved to.

@@ -73,16 +73,6 @@ async fn exact_ranges(b: Backends) {
     assert_eq!((again.hydrants, again.num_records_read), (report.hydrants, 0), "a complete task is not read again");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn exact_ranges_into_hydrants_on_local_backends() {
-    exact_ranges(Backends::local().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn exact_ranges_into_hydrants_on_s3_and_dynamodb() {
-    exact_ranges(Backends::aws().await).await;
-}
-
 /// 2,500 records, each in its own hour: one persist would make 2,500 hydrants and a checkpoint
 /// far over DynamoDB's 400 KB; the task persists every 1,000 chunks and splits checkpoints.
 async fn records_over_thousands_of_time_chunks(b: Backends) {
@@ -110,16 +100,6 @@ async fn records_over_thousands_of_time_chunks(b: Backends) {
     let mut expected: Vec<String> = (0..2_500).map(|n| format!("h{n}")).collect();
     expected.sort();
     assert_eq!(merged_values(b.store.as_ref(), &report.hydrants, "id").await, expected, "each record once");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn records_over_thousands_of_time_chunks_on_local_backends() {
-    records_over_thousands_of_time_chunks(Backends::local().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn records_over_thousands_of_time_chunks_on_s3_and_dynamodb() {
-    records_over_thousands_of_time_chunks(Backends::aws().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -365,3 +345,6 @@ async fn the_specs_task_time_budget_ends_an_attempt() {
     let outcome = run_task(b.meta.as_ref(), b.store.as_ref(), &id, &options()).await.expect("attempt");
     assert!(matches!(outcome, TaskOutcome::Incomplete(ref r) if r.num_records_read == 0), "{outcome:?}");
 }
+
+// The scenarios that run on each metadata backend (`local::`, `aws::`).
+sluice_integration::on_backends!(exact_ranges, records_over_thousands_of_time_chunks);

@@ -55,10 +55,16 @@ impl Regroup {
 
     /// Produces `n` more records, round-robin over the first `partitions` partitions.
     async fn produce(&mut self, n: usize, partitions: i32) {
+        let topic = self.topic.clone();
+        self.produce_to(&topic, n, partitions).await;
+    }
+
+    /// Produces `n` more records into `topic`, round-robin over its first `partitions`.
+    async fn produce_to(&mut self, topic: &str, n: usize, partitions: i32) {
         let records: Vec<(i32, Vec<u8>)> = (self.produced..self.produced + n)
             .map(|k| ((k % partitions as usize) as i32, json_record(&format!("r{k}"), k)))
             .collect();
-        produce(&self.bootstrap, &self.topic, &records).await;
+        produce(&self.bootstrap, topic, &records).await;
         self.produced += n;
     }
 
@@ -108,6 +114,11 @@ impl Regroup {
         let items = self.b.meta.query(&datasource_pk(&self.name), "offsets#").await.expect("offsets");
         items.into_iter().map(|i| serde_json::from_value(i.body).expect("offsets body")).collect()
     }
+
+    /// The committed offsets of grouping epoch `epoch`, over its groups.
+    async fn committed_in(&self, epoch: u64) -> BTreeMap<i32, i64> {
+        self.offsets().await.into_iter().filter(|o| o.epoch == epoch).flat_map(|o| o.offsets).collect()
+    }
 }
 
 async fn task_count_changes_keep_every_record_once(b: Backends) {
@@ -156,10 +167,11 @@ async fn a_change_while_tasks_are_in_flight_waits_for_them(b: Backends) {
     let moved = r.pass(&QueueInvoker::default()).await;
     assert_eq!(moved.planned.len(), 3, "three groups plan again: {moved:?}");
     assert!(moved.planned.iter().all(|id| id.seq > 1), "task numbers never repeat: {:?}", moved.planned);
-    let offsets = r.offsets().await;
-    let committed: BTreeMap<i32, i64> =
-        offsets.iter().filter(|o| o.epoch == 2).flat_map(|o| o.offsets.clone()).collect();
-    assert_eq!(committed, (0..PARTITIONS).map(|p| (p, 100)).collect(), "the new groups start at the published offsets");
+    assert_eq!(
+        r.committed_in(2).await,
+        (0..PARTITIONS).map(|p| (p, 100)).collect(),
+        "the new groups start at the published offsets"
+    );
     r.run_until_caught_up().await;
     r.assert_exactly_once("after the in-flight change").await;
 }
@@ -168,12 +180,8 @@ async fn a_new_topic_is_read_as_a_new_supervisor_reads_it(b: Backends) {
     let mut r = Regroup::new(b, 2, true).await;
     r.produce(200, PARTITIONS).await;
     r.run_until_caught_up().await;
-    let old = r.produced;
     let other = create_topic(&r.bootstrap, "regroup-next", 2).await;
-    let records: Vec<(i32, Vec<u8>)> =
-        (old..old + 100).map(|k| ((k % 2) as i32, json_record(&format!("r{k}"), k))).collect();
-    produce(&r.bootstrap, &other, &records).await;
-    r.produced += 100;
+    r.produce_to(&other, 100, 2).await;
     r.spec["spec"]["ioConfig"]["topic"] = other.clone().into();
     submit(r.b.meta.as_ref(), r.spec.clone(), now()).await.expect("submit");
     r.run_until_caught_up().await;
@@ -210,9 +218,11 @@ async fn a_reset_waits_while_the_groups_move(b: Backends) {
     r.pass(&QueueInvoker::default()).await; // the groups move
     assert_eq!(status(r.b.meta.as_ref(), &r.name).await.expect("status").task_count, Some(2));
     reset_offsets(r.b.meta.as_ref(), &r.name, &BTreeMap::from([(1, 20)]), now()).await.expect("reset offsets");
-    let committed: BTreeMap<i32, i64> =
-        r.offsets().await.iter().filter(|o| o.epoch == 2).flat_map(|o| o.offsets.clone()).collect();
-    assert_eq!(committed.get(&1), Some(&20), "the reset applies to partition 1's group of the new grouping");
+    assert_eq!(
+        r.committed_in(2).await.get(&1),
+        Some(&20),
+        "the reset applies to partition 1's group of the new grouping"
+    );
 }
 
 sluice_integration::on_backends!(

@@ -109,6 +109,13 @@ impl Group {
             self.plan.next_start.entry(*p).or_insert(committed);
         }
         tracing::info!(datasource = self.datasource, group = self.group, ?missing, "partitions added to the group");
+        self.write_items(meta).await
+    }
+
+    /// Writes the group's `plan#` and `offsets#` as they are now, in one transaction
+    /// conditioned on the versions read (and on the grouping's when the items start in the
+    /// epoch). Returns false when another writer changed any of them first.
+    pub async fn write_items(&mut self, meta: &dyn MetadataStore) -> Result<bool, MetaError> {
         let mut ops = vec![self.plan_op(), self.offsets_op()];
         if let Some(version) = self.starts_epoch {
             ops.push(TxOp::Check {

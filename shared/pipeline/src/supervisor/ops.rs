@@ -8,7 +8,7 @@ use crate::indexer::MeterTotals;
 use crate::keys::{
     datasource_pk, group_of, offsets_sk, plan_sk, task_group_prefix, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX,
 };
-use crate::layout::grouping::{first_epoch, GroupingItem};
+use crate::layout::grouping::{first_epoch, partition_group, GroupingItem};
 use crate::task::TaskItem;
 use serde::Serialize;
 use sluice_format::spec::load_spec_value;
@@ -254,7 +254,7 @@ pub async fn reset_offsets(
     let task_count = fresh.task_count;
     let mut by_group: BTreeMap<u32, Vec<(i32, i64)>> = BTreeMap::new();
     for (&p, &o) in offsets {
-        by_group.entry(p as u32 % task_count).or_default().push((p, o));
+        by_group.entry(partition_group(p, task_count)).or_default().push((p, o));
     }
     let mut abandoned = 0;
     for (g, set) in by_group {

@@ -1,12 +1,12 @@
 //! One supervisor pass over every datasource of the catalog.
 
 use super::cleanup::{clean_up, Handled};
-use super::groups::{pass_groups, GroupInput, PassContext};
+use super::groups::{pass_groups, query_groups, GroupInput, PassContext};
 use super::regroup;
 use super::{StatsItem, SupervisorError, SupervisorOptions};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
-use crate::keys::{datasource_pk, group_of, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
+use crate::keys::{datasource_pk, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
 use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
@@ -57,22 +57,6 @@ pub async fn run_pass(
             tracing::error!(datasource = name, error = %e, "supervisor pass failed for the datasource");
         }
         out.push((name, result));
-    }
-    Ok(out)
-}
-
-async fn query_groups<T: serde::de::DeserializeOwned>(
-    meta: &dyn MetadataStore,
-    datasource: &str,
-    prefix: &str,
-) -> Result<BTreeMap<u32, (T, u64)>, SupervisorError> {
-    let mut out = BTreeMap::new();
-    for item in meta.query(&datasource_pk(datasource), prefix).await? {
-        let group = group_of(&item.sk, prefix).ok_or_else(|| SupervisorError::Invalid {
-            datasource: datasource.into(),
-            reason: format!("malformed key {}", item.sk),
-        })?;
-        out.insert(group, (parse_body::<T>(datasource, &item)?, item.version));
     }
     Ok(out)
 }
@@ -169,10 +153,9 @@ async fn group_inputs(
     partitions: impl Iterator<Item = i32>,
     grouping: &GroupingItem,
 ) -> Result<(Vec<GroupInput>, Vec<(TaskItem, u64)>), SupervisorError> {
-    let task_count = grouping.task_count.max(1);
     let mut by_partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
     for p in partitions {
-        by_partitions.entry(p as u32 % task_count).or_default().push(p);
+        by_partitions.entry(grouping.group_of(p)).or_default().push(p);
     }
     let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
     let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;

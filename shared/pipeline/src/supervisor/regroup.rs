@@ -16,15 +16,15 @@
 //! A new topic starts afresh (its partitions as `useEarliestOffset` says): the old topic's
 //! offsets mean nothing for it. The argument: `docs/exactly-once.md`.
 
+use super::group::Group;
+use super::groups::query_groups;
 use super::SupervisorError;
 use crate::datasource::{parse_body, to_json, OffsetsItem, PlanItem};
-use crate::keys::{
-    datasource_pk, group_of, offsets_sk, plan_sk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX, TASK_PREFIX,
-};
+use crate::keys::{datasource_pk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX, TASK_PREFIX};
 use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot};
 use crate::task::TaskItem;
 use sluice_format::meters::MeterTotals;
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use std::collections::BTreeMap;
 
 /// The `grouping` item and its version.
@@ -177,33 +177,26 @@ pub(super) async fn finish(
     let mut by_group: BTreeMap<u32, BTreeMap<i32, i64>> = BTreeMap::new();
     if change.topic == grouping.item.topic {
         for (&p, &o) in &snapshot.committed {
-            by_group.entry(p as u32 % next.task_count.max(1)).or_default().insert(p, o);
+            by_group.entry(next.group_of(p)).or_default().insert(p, o);
         }
     }
-    let pk = datasource_pk(name);
-    let (plans, offsets) =
-        (by_group_number(meta, &pk, PLAN_PREFIX).await?, by_group_number(meta, &pk, OFFSETS_PREFIX).await?);
+    let plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
+    let offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
     for (g, committed) in by_group {
-        let written = match plans.get(&g) {
-            Some(item) => parse_body::<PlanItem>(name, item)?.epoch == next.epoch,
-            None => false,
-        };
-        if written {
+        if plans.get(&g).is_some_and(|(p, _)| p.epoch == next.epoch) {
             continue;
         }
-        let mut plan = PlanItem::fresh(next.epoch, next.first_seq);
-        plan.next_start = committed.clone();
-        let mut offs = OffsetsItem::fresh(next.epoch);
-        offs.offsets = committed;
-        let condition = |i: Option<&Item>| i.map_or(Condition::Absent, |i| Condition::Version(i.version));
-        let ops = vec![
-            TxOp::Put { item: Item::new(&pk, plan_sk(g), to_json(&plan)), condition: condition(plans.get(&g)) },
-            TxOp::Put { item: Item::new(&pk, offsets_sk(g), to_json(&offs)), condition: condition(offsets.get(&g)) },
-        ];
-        match meta.transact(ops).await {
-            Ok(()) => {}
-            Err(MetaError::TransactionFailed { .. }) => return Ok(false),
-            Err(e) => return Err(e.into()),
+        let mut group = Group {
+            datasource: name.into(),
+            group: g,
+            plan: PlanItem { next_start: committed.clone(), ..PlanItem::fresh(next.epoch, next.first_seq) },
+            plan_version: plans.get(&g).map(|(_, v)| *v),
+            offsets: OffsetsItem { offsets: committed, ..OffsetsItem::fresh(next.epoch) },
+            offsets_version: offsets.get(&g).map(|(_, v)| *v),
+            starts_epoch: None,
+        };
+        if !group.write_items(meta).await? {
+            return Ok(false);
         }
     }
     tracing::info!(
@@ -214,14 +207,4 @@ pub(super) async fn finish(
         "grouping changed"
     );
     Ok(grouping.replace(meta, name, next).await?)
-}
-
-async fn by_group_number(meta: &dyn MetadataStore, pk: &str, prefix: &str) -> Result<BTreeMap<u32, Item>, MetaError> {
-    let mut out = BTreeMap::new();
-    for item in meta.query(pk, prefix).await? {
-        if let Some(g) = group_of(&item.sk, prefix) {
-            out.insert(g, item);
-        }
-    }
-    Ok(out)
 }
