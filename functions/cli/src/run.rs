@@ -9,9 +9,10 @@ use sluice_format::time::now_ms;
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::merger::MergeOutcome;
-use sluice_pipeline::runner::{drain, JobOutcome};
+use sluice_pipeline::runner::{JobOutcome, JobPool};
 use sluice_pipeline::supervisor::{run_pass, SupervisorOptions};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Options of `sluice run`.
@@ -31,20 +32,27 @@ pub struct RunArgs {
     task_budget: u64,
 }
 
-/// Runs `sluice run`.
+/// Runs `sluice run`: a supervisor pass every `interval` (at once when the last pass's jobs
+/// are done), its jobs run concurrently in this process, as Lambda would run them.
 pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
     let b = backends.open().await?;
     let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
-    let queue = QueueInvoker::default();
+    let queue = Arc::new(QueueInvoker::default());
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").map_err(|e| anyhow!(e))?);
     bar.enable_steady_tick(Duration::from_millis(200));
     let started = Instant::now();
     let mut target: Option<BTreeMap<(String, i32), i64>> = None;
     let (mut published, mut indexed) = (0usize, 0usize);
+    let mut jobs = JobPool::default();
+    let budget = Duration::from_secs(args.task_budget);
+    // The first pass watches every running task: attempts of a process that crashed hold
+    // leases until they lapse, and the indexers invoked take their tasks over then.
+    let mut watch_running = true;
     loop {
-        let options = SupervisorOptions::at(now_ms());
-        let passes = run_pass(meta, store, &queue, &options, args.datasource.as_deref()).await?;
+        let options = SupervisorOptions { watch_running, ..SupervisorOptions::at(now_ms()) };
+        watch_running = false;
+        let passes = run_pass(meta, store, queue.as_ref(), &options, args.datasource.as_deref()).await?;
         let mut committed = BTreeMap::new();
         let mut lag = 0i64;
         for (datasource, pass) in &passes {
@@ -76,16 +84,32 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
             );
             return Ok(());
         }
-        if queue.is_empty() {
-            tokio::time::sleep(Duration::from_secs(args.interval)).await;
+        // Jobs run until the next pass is due; once none runs, a pass that handed out jobs is
+        // followed by the next at once (their results may need more), one that did not waits.
+        let next_pass = tokio::time::Instant::now() + Duration::from_secs(args.interval);
+        let handed_out = !queue.is_empty();
+        loop {
+            jobs.start(&b.meta, &b.store, &queue, budget);
+            if jobs.is_empty() {
+                if !handed_out {
+                    tokio::time::sleep_until(next_pass).await;
+                }
+                break;
+            }
+            tokio::select! {
+                Some(done) = jobs.join_next() => {
+                    let (_, outcome) = done.map_err(|e| anyhow!("a job panicked: {e}"))?;
+                    match outcome {
+                        JobOutcome::Indexed(Ok(TaskOutcome::Complete(_) | TaskOutcome::Incomplete(_))) => indexed += 1,
+                        JobOutcome::Merged(Ok(MergeOutcome::Published { .. })) => published += 1,
+                        JobOutcome::Indexed(Err(e)) => bar.suspend(|| eprintln!("indexer: {e}")),
+                        JobOutcome::Merged(Err(e)) => bar.suspend(|| eprintln!("merger: {e}")),
+                        _ => {}
+                    }
+                    bar.set_message(format!("lag {lag} records, {indexed} indexer runs, {published} tasks published"));
+                }
+                () = tokio::time::sleep_until(next_pass) => break,
+            }
         }
-        drain(meta, store, &queue, Duration::from_secs(args.task_budget), |_, outcome| match outcome {
-            JobOutcome::Indexed(Ok(TaskOutcome::Complete(_) | TaskOutcome::Incomplete(_))) => indexed += 1,
-            JobOutcome::Merged(Ok(MergeOutcome::Published { .. })) => published += 1,
-            JobOutcome::Indexed(Err(e)) => bar.suspend(|| eprintln!("indexer: {e}")),
-            JobOutcome::Merged(Err(e)) => bar.suspend(|| eprintln!("merger: {e}")),
-            _ => {}
-        })
-        .await;
     }
 }

@@ -90,7 +90,8 @@ fn expect_kind(job: &Job, index: bool) -> Result<&TaskId, FunctionError> {
 }
 
 /// Runs an index job until `deadline` (less [`DEADLINE_MARGIN`]): an attempt that runs out
-/// of time hands the task to a new invocation, one that completes hands it to a merger.
+/// of time hands the task to a new invocation, one that completes hands it to a merger (and
+/// a real-time task's successor to an indexer).
 pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<Value, FunctionError> {
     let invoker = invoker(ctx)?;
     let task = expect_kind(&job, true)?.clone();
@@ -117,12 +118,6 @@ pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result
                         ("Hydrants", r.hydrants.len() as f64, "Count"),
                     ],
                 );
-            }
-            if let TaskOutcome::Incomplete(_) = outcome {
-                invoker
-                    .invoke(job.clone())
-                    .await
-                    .map_err(|e| FunctionError::Retryable(format!("continue the task: {e}")))?;
             }
             Ok(json!({"job": job, "outcome": state}))
         }

@@ -12,6 +12,17 @@ pub struct OffsetRange {
     pub end: i64,
 }
 
+/// The end of an open range: a real-time task reads on until it closes the range at the
+/// position it reached (`docs/exactly-once.md#real-time-tasks`).
+pub const OPEN_END: i64 = i64::MAX;
+
+impl OffsetRange {
+    /// Whether the range is open (its end is not fixed yet).
+    pub fn is_open(&self) -> bool {
+        self.end == OPEN_END
+    }
+}
+
 /// A range moved by the reset policy: the offsets `[skipped_from, skipped_to)` of the
 /// partition are not read. Recorded, never silent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

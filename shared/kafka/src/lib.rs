@@ -47,7 +47,7 @@ pub fn check_range(
     high: i64,
     policy: ResetPolicy,
 ) -> Result<(OffsetRange, Option<ResetEvent>), ReadError> {
-    if r.start >= low && r.end <= high {
+    if r.start >= low && r.start <= high && (r.end <= high || r.is_open()) {
         return Ok((r, None));
     }
     if !policy.reset_automatically {
@@ -69,7 +69,7 @@ pub fn check_range(
     } else {
         r.start
     };
-    let end = r.end.clamp(start, high.max(start));
+    let end = if r.is_open() { r.end } else { r.end.clamp(start, high.max(start)) };
     let read = OffsetRange { partition: r.partition, start, end };
     Ok((read, Some(ResetEvent { partition: r.partition, requested: (r.start, r.end), read: (start, end), low, high })))
 }
@@ -169,5 +169,14 @@ mod tests {
         assert_eq!((r, e.map(|e| e.read)), (range(10, 30), Some((10, 30))));
         let (r, _) = check_range("t", range(50, 60), 5, 30, EARLIEST).expect("past the end");
         assert_eq!(r, range(5, 30));
+    }
+
+    #[test]
+    fn an_open_range_needs_only_its_start_inside() {
+        let open = sluice_format::offsets::OPEN_END;
+        assert_eq!(check_range("t", range(30, open), 5, 30, STRICT).expect("at the end").0, range(30, open));
+        assert!(check_range("t", range(31, open), 5, 30, STRICT).is_err(), "a start past the data");
+        let (r, e) = check_range("t", range(2, open), 5, 30, LATEST).expect("reset");
+        assert_eq!((r, e.map(|e| e.read)), (range(30, open), Some((30, open))), "the end stays open");
     }
 }

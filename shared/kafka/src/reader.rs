@@ -7,6 +7,7 @@ use super::{check_range, ConsumerSettings, OffsetRange, ReadError, ReadOutcome, 
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::{Message, Offset, TopicPartitionList};
+use sluice_format::offsets::OPEN_END;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -216,6 +217,10 @@ impl RangeReader {
                         (last_progress, delivered_at_clock) = (Instant::now(), self.delivered);
                     }
                     advance_over_gaps(consumer, &self.topic, &mut self.pending, &mut self.positions);
+                    if last_progress.elapsed() > self.stall / 2 && self.open_ranges_caught_up(consumer) {
+                        // An open range at the partition's end waits for records: not a stall.
+                        last_progress = Instant::now();
+                    }
                     if !self.pending.is_empty() && last_progress.elapsed() > self.stall {
                         return Err(self.broker(format!(
                             "no record for {} s while offsets {:?} remain to be read",
@@ -227,6 +232,17 @@ impl RangeReader {
             }
         }
         Ok(Stop::Complete)
+    }
+
+    /// Whether every range left is open and read up to its partition's high watermark (one
+    /// request per partition, made only after half the stall timeout without records).
+    fn open_ranges_caught_up(&self, consumer: &BaseConsumer) -> bool {
+        self.pending.iter().all(|(&p, &end)| {
+            end == OPEN_END
+                && consumer
+                    .fetch_watermarks(&self.topic, p, self.stall / 4)
+                    .is_ok_and(|(_, high)| self.positions.get(&p).is_some_and(|&position| position >= high))
+        })
     }
 
     fn broker(&self, reason: String) -> ReadError {

@@ -142,6 +142,10 @@ pub struct TaskItem {
     /// [`MAX_FAILED_ATTEMPTS`] the task fails with the last error.
     #[serde(default)]
     pub failed_attempts: u32,
+    /// When the running attempt last renewed its lease (ms): a claim, a checkpoint or a
+    /// heartbeat. A lease not renewed for half its length is a sign the attempt died.
+    #[serde(default)]
+    pub renewed_ms: Option<i64>,
 }
 
 /// Attempts in a row without progress after which a task fails (the group is then planned
@@ -176,6 +180,7 @@ impl TaskItem {
             finished_ms: None,
             epoch: crate::grouping::first_epoch(),
             failed_attempts: 0,
+            renewed_ms: None,
         }
     }
 }
@@ -229,7 +234,7 @@ impl TaskItem {
         }
         self.attempt += 1;
         self.state = TaskState::Running;
-        self.lease_expires_ms = Some(now_ms + lease_ms);
+        self.renew(now_ms, lease_ms);
         self.num_checkpoints = 0;
         self.error = None;
         Ok(())
@@ -241,7 +246,28 @@ impl TaskItem {
         debug_assert_eq!(self.state, TaskState::Running, "only a running attempt checkpoints");
         self.moved_to(positions);
         self.num_checkpoints += 1;
+        self.renew(now_ms, lease_ms);
+    }
+
+    /// Renews the running attempt's lease to `now_ms + lease_ms` (a heartbeat).
+    pub fn renew(&mut self, now_ms: i64, lease_ms: i64) {
         self.lease_expires_ms = Some(now_ms + lease_ms);
+        self.renewed_ms = Some(now_ms);
+    }
+
+    /// Whether the task is running under a lease its attempt has not renewed for half the
+    /// lease's length (or that expired): the attempt is probably dead, and an indexer
+    /// invoked now watches the lease and takes the task over when it lapses.
+    pub fn heartbeat_lapsed(&self, now_ms: i64) -> bool {
+        if self.state != TaskState::Running {
+            return false;
+        }
+        match (self.renewed_ms, self.lease_expires_ms) {
+            (_, None) => true,
+            (_, Some(expires)) if expires <= now_ms => true,
+            (Some(renewed), Some(expires)) => now_ms - renewed > (expires - renewed) / 2,
+            (None, Some(_)) => false,
+        }
     }
 
     /// Records the attempt's last checkpoint before its deadline: `Incomplete` with the lease
@@ -262,6 +288,20 @@ impl TaskItem {
         self.moved_to(positions);
         self.num_checkpoints += 1;
         self.lease_expires_ms = None;
+    }
+
+    /// Closes an open task at `positions` (`docs/exactly-once.md#real-time-tasks`): each open
+    /// range ends where the task read up to, and the task is complete.
+    pub fn close(&mut self, positions: BTreeMap<i32, i64>) {
+        for r in self.ranges.iter_mut().filter(|r| r.is_open()) {
+            r.end = positions.get(&r.partition).copied().unwrap_or(r.start);
+        }
+        self.complete(positions);
+    }
+
+    /// Whether any range is open: the task reads on until it closes itself.
+    pub fn is_open(&self) -> bool {
+        self.ranges.iter().any(OffsetRange::is_open)
     }
 
     /// Gives the task up for now (a deadline, a retryable error): `Incomplete` with the lease
@@ -444,6 +484,22 @@ mod tests {
             (TaskState::Published, Some("m1"), Some(3_000))
         );
         assert!(next.is_finished());
+    }
+
+    #[test]
+    fn a_lease_not_renewed_for_half_its_length_has_lapsed() {
+        let mut t = planned();
+        assert!(!t.heartbeat_lapsed(0), "only a running task has a heartbeat");
+        t.claim(1_000, 20_000).expect("claim");
+        assert_eq!(t.renewed_ms, Some(1_000));
+        assert!(!t.heartbeat_lapsed(11_000));
+        assert!(t.heartbeat_lapsed(11_001), "half the lease without a heartbeat");
+        t.renew(10_000, 20_000);
+        assert_eq!((t.renewed_ms, t.lease_expires_ms), (Some(10_000), Some(30_000)));
+        assert!(!t.heartbeat_lapsed(11_001), "renewed");
+        assert!(t.heartbeat_lapsed(30_000), "expired");
+        t.renewed_ms = None;
+        assert!(!t.heartbeat_lapsed(29_999), "an item without heartbeats lapses when its lease expires");
     }
 
     #[test]

@@ -9,10 +9,14 @@ use crate::task::TaskId;
 use sluice_format::time::now_ms;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
 
-/// How a job ended.
+/// How a job ended (one value per job: its size does not matter).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum JobOutcome {
     /// An indexer attempt ended.
     Indexed(Result<TaskOutcome, IndexerError>),
@@ -35,8 +39,10 @@ pub async fn run_job(
     }
 }
 
-/// Runs one attempt of `task` for at most `task_budget`; a completed task is handed to a
-/// merger at once (if that invocation fails, the supervisor's next pass hands it over).
+/// Runs one attempt of `task` for at most `task_budget`. A completed task is handed to a
+/// merger at once, and the group's next task (planned by a real-time task's close) to an
+/// indexer; an attempt that ran out of time hands the task to a new invocation. If an
+/// invocation fails, the supervisor's next pass hands the job over.
 pub async fn run_index_job(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
@@ -45,9 +51,18 @@ pub async fn run_index_job(
     task_budget: Duration,
 ) -> Result<TaskOutcome, IndexerError> {
     let outcome = run_task(meta, store, task, &TaskOptions::until(Instant::now() + task_budget)).await;
-    if let Ok(TaskOutcome::Complete(_)) = &outcome {
-        if let Err(e) = invoker.invoke(Job::Merge { task: task.clone() }).await {
-            tracing::warn!(error = %e, "could not hand the task to a merger; the supervisor will");
+    let mut jobs = Vec::new();
+    match &outcome {
+        Ok(TaskOutcome::Complete(r)) => {
+            jobs.push(Job::Merge { task: task.clone() });
+            jobs.extend(r.next.clone().map(|next| Job::Index { task: next }));
+        }
+        Ok(TaskOutcome::Incomplete(_)) => jobs.push(Job::Index { task: task.clone() }),
+        _ => {}
+    }
+    for job in jobs {
+        if let Err(e) = invoker.invoke(job).await {
+            tracing::warn!(error = %e, "could not hand a job over; the supervisor's next pass will");
         }
     }
     outcome
@@ -90,6 +105,55 @@ pub async fn run_until_caught_up(
         drain(meta, store, &queue, task_budget, &mut on_job).await;
     }
     Ok(last)
+}
+
+/// Jobs a [`JobPool`] runs at once at most; more wait in the queue.
+pub const MAX_RUNNING_JOBS: usize = 64;
+
+/// Jobs running concurrently in this process, as Lambda runs invocations: a real-time task
+/// reads for as long as records arrive, so jobs cannot run one after the other.
+#[derive(Default)]
+pub struct JobPool {
+    running: JoinSet<(Job, JobOutcome)>,
+    active: HashSet<Job>,
+}
+
+impl JobPool {
+    /// Starts queued jobs up to [`MAX_RUNNING_JOBS`]; a job already running is not started
+    /// twice (the queue's copy is dropped: the running one does its work).
+    pub fn start(
+        &mut self,
+        meta: &Arc<dyn MetadataStore>,
+        store: &Arc<dyn ObjectStore>,
+        queue: &Arc<QueueInvoker>,
+        task_budget: Duration,
+    ) {
+        while self.running.len() < MAX_RUNNING_JOBS {
+            let Some(job) = queue.pop() else { break };
+            if !self.active.insert(job.clone()) {
+                continue;
+            }
+            let (meta, store, queue) = (Arc::clone(meta), Arc::clone(store), Arc::clone(queue));
+            self.running.spawn(async move {
+                let outcome = run_job(meta.as_ref(), store.as_ref(), queue.as_ref(), &job, task_budget).await;
+                (job, outcome)
+            });
+        }
+    }
+
+    /// Whether no job runs.
+    pub fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
+
+    /// Waits for the next job to end (`None` when none runs).
+    pub async fn join_next(&mut self) -> Option<Result<(Job, JobOutcome), tokio::task::JoinError>> {
+        let done = self.running.join_next().await;
+        if let Some(Ok((job, _))) = &done {
+            self.active.remove(job);
+        }
+        done
+    }
 }
 
 /// Runs queued jobs, and the jobs they queue, until the queue is empty.

@@ -80,11 +80,15 @@ pub async fn visible_segments(
     meta: &dyn MetadataStore,
     datasource: &str,
 ) -> Result<Vec<SegmentRecord>, DatasourceError> {
+    let records = segment_records(meta, datasource).await?;
+    Ok(top_versions(records.into_iter().filter(|(_, visible)| *visible).map(|(r, _)| r)))
+}
+
+/// Per time chunk, the records of its highest version, in timeline order.
+fn top_versions(records: impl Iterator<Item = SegmentRecord>) -> Vec<SegmentRecord> {
     let mut by_chunk: BTreeMap<Interval, Vec<SegmentRecord>> = BTreeMap::new();
-    for (r, visible) in segment_records(meta, datasource).await? {
-        if visible {
-            by_chunk.entry(r.interval).or_default().push(r);
-        }
+    for r in records {
+        by_chunk.entry(r.interval).or_default().push(r);
     }
     let mut out = Vec::new();
     for (_, mut segments) in by_chunk {
@@ -93,5 +97,96 @@ pub async fn visible_segments(
         segments.sort_by_key(|s| s.partition);
         out.extend(segments);
     }
-    Ok(out)
+    out
 }
+
+/// What a query of a real-time datasource reads (Druid's real-time view): the visible
+/// segments, and as further records the hydrants that tasks not yet published have
+/// checkpointed. Each range once at any instant (`docs/exactly-once.md#real-time-queries`):
+/// the task items are read first and decide both which segments are visible and which tasks'
+/// hydrants count; the reads are retried if two tasks' checkpointed ranges overlap (a group
+/// restarted while the items were read).
+pub async fn realtime_segments(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+) -> Result<Vec<SegmentRecord>, DatasourceError> {
+    let pk = datasource_pk(datasource);
+    for _ in 0..MAX_VIEW_READS {
+        let tasks: Vec<TaskItem> =
+            meta.query(&pk, TASK_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
+        // Per task read, the merge its publish names (`None`: not published when read).
+        let states: HashMap<&TaskId, Option<&str>> = tasks
+            .iter()
+            .map(|t| match (t.state, &t.published_by) {
+                (TaskState::Published, Some(m)) => (&t.id, Some(m.as_str())),
+                _ => (&t.id, None),
+            })
+            .collect();
+        let records: Vec<SegmentRecord> = meta
+            .query(&pk, SEGMENT_PREFIX)
+            .await?
+            .iter()
+            .map(|i| parse_body(datasource, i))
+            .collect::<Result<_, _>>()?;
+        // A record marked visible since its task was read unpublished counts through the
+        // task's hydrants instead; a task not read was cleaned up, unless it is younger than
+        // every task of its group read (planned and published during the reads: read again).
+        let mut newest: HashMap<u32, u64> = HashMap::new();
+        for t in &tasks {
+            let seq = newest.entry(t.id.group).or_default();
+            *seq = (*seq).max(t.id.seq);
+        }
+        let younger = |r: &SegmentRecord| newest.get(&r.task.group).is_some_and(|&s| r.task.seq > s);
+        if records.iter().any(|r| r.visible && !states.contains_key(&r.task) && younger(r)) {
+            continue;
+        }
+        let visible = records.into_iter().filter(|r| match states.get(&r.task) {
+            Some(Some(merge)) => *merge == r.merge,
+            Some(None) => false,
+            None => r.visible,
+        });
+        let mut out = top_versions(visible);
+        let mut covered: Vec<(i32, i64, i64)> = Vec::new();
+        let unpublished = tasks
+            .iter()
+            .filter(|t| matches!(t.state, TaskState::Running | TaskState::Incomplete | TaskState::Complete));
+        for t in unpublished {
+            let progress = crate::task::load_progress(meta, &t.id).await?;
+            let Some(last) = &progress.last else { continue };
+            for r in &t.ranges {
+                let reached = last.positions.get(&r.partition).copied().unwrap_or(r.start);
+                if reached > r.start {
+                    covered.push((r.partition, r.start, reached));
+                }
+            }
+            for h in &progress.hydrants {
+                out.push(SegmentRecord {
+                    interval: h.chunk,
+                    version: REALTIME_VERSION.into(),
+                    partition: out.len() as u32,
+                    key: h.key.clone(),
+                    num_rows: h.num_rows,
+                    num_bytes: h.num_bytes,
+                    dimensions: Vec::new(),
+                    metrics: Vec::new(),
+                    task: t.id.clone(),
+                    merge: String::new(),
+                    visible: true,
+                });
+            }
+        }
+        covered.sort_unstable();
+        if covered.windows(2).all(|w| w[0].0 != w[1].0 || w[0].2 <= w[1].1) {
+            return Ok(out);
+        }
+    }
+    Err(DatasourceError::Metadata(MetaError::Invalid(format!(
+        "datasource {datasource}: the real-time view changed under {MAX_VIEW_READS} reads in a row"
+    ))))
+}
+
+/// Reads of the real-time view before a query gives up.
+const MAX_VIEW_READS: usize = 5;
+
+/// The version real-time hydrants are reported under.
+pub const REALTIME_VERSION: &str = "realtime";

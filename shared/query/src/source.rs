@@ -8,7 +8,7 @@ use super::{execute_until, parse_query, QueryError, QuerySegment};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
 use sluice_format::time::{format_iso, Interval};
-use sluice_pipeline::timeline::{visible_segments, SegmentRecord};
+use sluice_pipeline::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeSet;
@@ -155,7 +155,12 @@ pub async fn load_segments(
     intervals: &[Interval],
     columns: Option<&BTreeSet<String>>,
 ) -> Result<Vec<QuerySegment>, QueryError> {
-    let records = visible_segments(meta, datasource).await.map_err(|e| QueryError::Source(e.to_string()))?;
+    let records = if is_realtime(meta, datasource).await? {
+        realtime_segments(meta, datasource).await
+    } else {
+        visible_segments(meta, datasource).await
+    }
+    .map_err(|e| QueryError::Source(e.to_string()))?;
     let mut out = Vec::new();
     for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
         let segment = match cache {
@@ -165,6 +170,18 @@ pub async fn load_segments(
         out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
     }
     Ok(out)
+}
+
+/// Whether the datasource runs real-time tasks (`sluiceConfig.realtime`): its queries also
+/// read what running tasks checkpointed. A datasource without a spec item has none.
+async fn is_realtime(meta: &dyn MetadataStore, datasource: &str) -> Result<bool, QueryError> {
+    match sluice_pipeline::datasource::load(meta, datasource).await {
+        Ok((item, _)) => {
+            Ok(sluice_format::spec::load_spec_value(item.spec).is_ok_and(|s| s.spec.sluice.realtime.is_some()))
+        }
+        Err(sluice_pipeline::datasource::DatasourceError::Unknown(_)) => Ok(false),
+        Err(e) => Err(QueryError::Source(e.to_string())),
+    }
 }
 
 /// Gaps between needed byte ranges smaller than this are read rather than skipped.

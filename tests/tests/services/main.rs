@@ -12,5 +12,6 @@ mod pipeline;
 mod protocol;
 mod query_oracle;
 mod query_sources;
+mod realtime;
 mod regroup;
 mod sdk_errors;

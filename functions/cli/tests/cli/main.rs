@@ -4,3 +4,4 @@ mod demo_query;
 mod hostile_http;
 mod ingest;
 mod pipeline_cli;
+mod run_kill;

@@ -16,8 +16,8 @@ pub use data_schema::{
 };
 pub use input_format::InputFormat;
 pub use resolve::{
-    datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings,
-    DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS,
+    datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig,
+    TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS,
 };
 
 use serde::Deserialize;

@@ -78,6 +78,17 @@ fn invalid_values_name_the_field() {
         ),
         (&["ioConfig", "consumerProperties"], json!({}), "spec.ioConfig.consumerProperties"),
         (&["dataSchema", "dataSource"], json!(""), "spec.dataSchema.dataSource"),
+        (
+            &["sluiceConfig"],
+            json!({"realtime": {"checkpointPeriod": "P1M"}}),
+            "spec.sluiceConfig.realtime.checkpointPeriod",
+        ),
+        (
+            &["sluiceConfig"],
+            json!({"realtime": {"checkpointPeriod": "PT0.01S"}}),
+            "spec.sluiceConfig.realtime.checkpointPeriod",
+        ),
+        (&["sluiceConfig"], json!({"realtime": {"idleAfter": "P2D"}}), "spec.sluiceConfig.realtime.idleAfter"),
     ];
     for (path, value, expected) in cases {
         let err = with(path, value.clone()).expect_err(&format!("{path:?} = {value}"));

@@ -2,12 +2,14 @@
 //! parse and index it per time chunk, persist hydrants, checkpoint, resume. [`run_task`] runs
 //! one attempt; the row meters and the message-time window are its parts.
 
+mod failure;
 mod ingest;
 mod outcome;
+mod realtime;
 mod run;
 
 pub use ingest::Ingester;
-pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE_MARGIN};
+pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE};
 pub use run::run_task;
 pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
 pub use sluice_format::window::MessageWindow;

@@ -15,21 +15,28 @@ pub struct TaskOptions {
     pub deadline: Option<Instant>,
     /// Time kept back before the deadline to persist, upload and checkpoint.
     pub reserve: Duration,
-    /// How long a claim or a checkpoint holds the task for this attempt.
+    /// How long a claim, a checkpoint or a heartbeat holds the task for this attempt: the
+    /// attempt renews it every quarter of this while it works.
     pub lease: Duration,
 }
 
 impl TaskOptions {
-    /// Options for an attempt that must return by `deadline`: the lease outlives the
-    /// attempt by a margin, and a tenth of the time (at least 2 s) is kept for the last persist.
+    /// Options for an attempt that must return by `deadline`: a lease of [`LEASE`], and a
+    /// tenth of the time (at least 2 s) kept for the last persist.
     pub fn until(deadline: Instant) -> Self {
         let left = deadline.saturating_duration_since(Instant::now());
-        Self { deadline: Some(deadline), reserve: (left / 10).max(Duration::from_secs(2)), lease: left + LEASE_MARGIN }
+        Self { deadline: Some(deadline), reserve: (left / 10).max(Duration::from_secs(2)), lease: LEASE }
+    }
+
+    /// How often the attempt renews its lease.
+    pub fn heartbeat(&self) -> Duration {
+        (self.lease / 4).max(Duration::from_millis(10))
     }
 }
 
-/// How long a lease outlives its attempt's deadline.
-pub const LEASE_MARGIN: Duration = Duration::from_secs(30);
+/// How long a lease lasts unless renewed: an attempt that dies is taken over within this
+/// (once an indexer is invoked for its task), not after its whole time budget.
+pub const LEASE: Duration = Duration::from_secs(20);
 
 /// How an attempt ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +76,11 @@ pub struct TaskReport {
     pub num_records_read: u64,
     /// Where this attempt's time went.
     pub times: StageTimes,
+    /// The group's next task, planned when this open task closed (real time).
+    pub next: Option<TaskId>,
+    /// The task reads open ranges (real time): an attempt that ran out of time hands the
+    /// task to a new invocation at once.
+    pub open: bool,
 }
 
 /// Time spent per stage by one attempt.

@@ -15,15 +15,22 @@
 //! records after them are read again by the next attempt, so a kill at any instruction loses
 //! nothing and duplicates nothing.
 
+use super::failure::Failure;
+use super::realtime::{closing, records_read, CloseReason, Realtime};
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
 use crate::datasource::DatasourceError;
 use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
 use sluice_format::index::IncrementalIndex;
+use sluice_format::offsets::OPEN_END;
 use sluice_format::spec::{load_spec_value, Compression, DatasourceSpec};
 use sluice_format::time::{now_ms, Interval};
-use sluice_kafka::{ConsumerSettings, OffsetRange, RangeReader, ReadError, ResetEvent, ResetPolicy, Stop};
+use sluice_kafka::{ConsumerSettings, Flow, OffsetRange, RangeReader, ReadError, ResetEvent, ResetPolicy, Stop};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::ObjectStore;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Items one checkpoint may be written as: ten of at most [`CHECKPOINT_ITEM_BYTES`] stay under
@@ -53,7 +60,7 @@ pub async fn run_task(
             let progress = load_progress(meta, id).await?;
             return Ok(TaskOutcome::Complete(report(item.attempt, progress, 0, times)));
         }
-        Claimed::Busy { attempt, lease_expires_ms } => return Ok(TaskOutcome::Busy { attempt, lease_expires_ms }),
+        Claimed::Busy { attempt, lease_expires_ms, .. } => return Ok(TaskOutcome::Busy { attempt, lease_expires_ms }),
     };
     let progress = load_progress(meta, id).await?;
     times.metadata += started.elapsed();
@@ -76,10 +83,42 @@ pub async fn run_task(
 enum Claimed {
     Now(Claim),
     Done(TaskItem),
-    Busy { attempt: u32, lease_expires_ms: Option<i64> },
+    /// Held by another attempt; `version`: the item's, when the lease can be watched.
+    Busy {
+        attempt: u32,
+        lease_expires_ms: Option<i64>,
+        version: Option<u64>,
+    },
 }
 
+/// Claims the task. A task held by another attempt is watched for up to one lease: a live
+/// attempt renews its lease every quarter of it (the item's version moves: busy), a dead one
+/// lets it lapse and this attempt takes over, so a crash stalls a task for one lease, not
+/// for the dead attempt's whole time budget.
 async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> Result<Claimed, IndexerError> {
+    let watch_until = Instant::now() + options.lease + options.heartbeat();
+    let mut watched: Option<u64> = None;
+    loop {
+        match claim_once(meta, id, options).await? {
+            Claimed::Busy { attempt, lease_expires_ms: Some(expires), version: Some(version) }
+                if watched.is_none_or(|v| v == version) && Instant::now() < watch_until =>
+            {
+                let left = expires - now_ms();
+                if left > options.lease.as_millis() as i64 {
+                    // A longer lease than this attempt's: not one it can outwait.
+                    return Ok(Claimed::Busy { attempt, lease_expires_ms: Some(expires), version: None });
+                }
+                watched = Some(version);
+                let wait =
+                    Duration::from_millis(left.max(0) as u64 + 20).min(options.heartbeat() + options.heartbeat() / 4);
+                tokio::time::sleep(wait).await;
+            }
+            claimed => return Ok(claimed),
+        }
+    }
+}
+
+async fn claim_once(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> Result<Claimed, IndexerError> {
     let metadata = |source| IndexerError::Metadata { id: id.clone(), source };
     let item =
         meta.get(&id.pk(), &id.sk()).await.map_err(metadata)?.ok_or_else(|| IndexerError::TaskNotFound(id.clone()))?;
@@ -101,13 +140,13 @@ async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> 
                     Err(IndexerError::TaskFailed { id: id.clone(), reason })
                 }
                 Err(MetaError::ConditionFailed { .. }) => {
-                    Ok(Claimed::Busy { attempt: task.attempt, lease_expires_ms: None })
+                    Ok(Claimed::Busy { attempt: task.attempt, lease_expires_ms: None, version: None })
                 }
                 Err(e) => Err(metadata(e)),
             };
         }
         Err(ClaimRefused::Busy { attempt, lease_expires_ms }) => {
-            return Ok(Claimed::Busy { attempt, lease_expires_ms })
+            return Ok(Claimed::Busy { attempt, lease_expires_ms, version: Some(item.version) })
         }
     }
     let body = serde_json::to_value(&task).map_err(|e| IndexerError::Corrupt {
@@ -126,6 +165,7 @@ async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> 
             Ok(Claimed::Busy {
                 attempt: current.as_ref().map_or(0, |c| c.attempt),
                 lease_expires_ms: current.and_then(|c| c.lease_expires_ms),
+                version: None,
             })
         }
         Err(e) => Err(metadata(e)),
@@ -149,17 +189,9 @@ fn report(attempt: u32, progress: Progress, num_records_read: u64, times: StageT
         resets: last.map(|c| c.resets).unwrap_or_default(),
         num_records_read,
         times,
+        next: None,
+        open: false,
     }
-}
-
-/// Why an attempt stopped early.
-enum Failure {
-    /// The task's version moved: another attempt holds it.
-    LeaseLost,
-    /// A reason no retry can fix: the task fails.
-    Fatal(String),
-    /// A reason a later attempt may not meet.
-    Retryable(Box<IndexerError>),
 }
 
 /// Hydrant bytes of one persist, before upload.
@@ -204,7 +236,9 @@ impl Attempt<'_> {
         let ingester = Ingester::new(&spec, self.claim.item.window, meters)
             .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
         let opening = Instant::now();
-        let mut reader = self.open_reader(&spec).await?;
+        let topic = self.claim.item.topic.clone();
+        let open = open_reader(self.id, &spec, &topic, self.remaining_ranges());
+        let mut reader = renewing(self.meta, self.id, &mut self.claim, &self.options, open).await??;
         self.times.open += opening.elapsed();
         let compression = tuning.intermediate_index;
         // The attempt ends at the caller's deadline or after the spec's taskTimeBudget, the
@@ -219,10 +253,29 @@ impl Attempt<'_> {
         };
         let read_deadline = deadline.map(|d| d.checked_sub(self.options.reserve).unwrap_or_else(Instant::now));
         let start_delivered = reader.delivered();
+        let mut realtime = Realtime::for_task(&spec, &self.claim.item);
+        let (mut last_record, mut delivered) = (Instant::now(), reader.delivered());
         let mut ingester = Some(ingester);
         loop {
-            let step =
-                read_step(reader, ingester.take().expect("ingester present"), read_deadline, compression).await?;
+            // A real-time task's step also ends when its checkpoint period does.
+            let step_deadline = match &realtime {
+                Some(rt) => {
+                    let period = Instant::now() + rt.checkpoint_period;
+                    Some(read_deadline.map_or(period, |d| d.min(period)))
+                }
+                None => read_deadline,
+            };
+            let cancel = Arc::new(AtomicBool::new(false));
+            let read =
+                read_step(reader, ingester.take().expect("ingester present"), step_deadline, compression, &cancel);
+            let step = match renewing(self.meta, self.id, &mut self.claim, &self.options, read).await {
+                Ok(step) => step?,
+                Err(lost) => {
+                    // The reading thread stops at its next record; what it read is dropped.
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(lost);
+                }
+            };
             self.times.read_index += step.read_index;
             self.times.persist += step.persist;
             reader = step.reader;
@@ -238,17 +291,44 @@ impl Attempt<'_> {
                     });
                 }
             };
-            let state = match stop {
+            let mut state = match stop {
                 Stop::Paused => TaskState::Running,
+                Stop::Deadline if read_deadline.is_none_or(|d| Instant::now() < d) => TaskState::Running,
                 Stop::Deadline => TaskState::Incomplete,
                 Stop::Complete => TaskState::Complete,
             };
-            let hydrants = self.upload(step.persisted).await?;
-            self.checkpoint(hydrants, &reader, &step.ingester.meters, state).await?;
+            if reader.delivered() != delivered {
+                (last_record, delivered) = (Instant::now(), reader.delivered());
+            }
+            let mut close = None;
+            if let (Some(rt), TaskState::Running) = (realtime.as_mut(), state) {
+                let read = records_read(&self.claim.item, reader.positions());
+                let bytes = step.ingester.meters.processed_bytes;
+                close = match rt.due(now_ms(), read, bytes, last_record.elapsed()) {
+                    Some(reason) => Some(reason),
+                    None => rt.plan_changed(self.meta, &self.claim.item).await?,
+                };
+                if close.is_some() {
+                    state = TaskState::Complete;
+                } else if step.persisted.is_empty() && Some(reader.positions()) == self.last_positions() {
+                    // Nothing new since the last checkpoint: the heartbeats hold the lease.
+                    ingester = Some(step.ingester);
+                    continue;
+                }
+            }
+            let started = Instant::now();
+            let attempt = self.claim.item.attempt;
+            let first = self.progress.hydrants.len() as u32;
+            let upload = upload(self.store, self.id, attempt, first, step.persisted);
+            let hydrants = renewing(self.meta, self.id, &mut self.claim, &self.options, upload).await??;
+            self.times.upload += started.elapsed();
+            let next = self.checkpoint(hydrants, &reader, &step.ingester.meters, state, close).await?;
             if state != TaskState::Running {
                 let read = reader.delivered() - start_delivered;
-                let r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
-                tracing::info!(task = %self.id, attempt = r.attempt, ?state, records = read, hydrants = r.hydrants.len(), "attempt ends");
+                let mut r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
+                r.next = next;
+                r.open = realtime.is_some();
+                tracing::info!(task = %self.id, attempt = r.attempt, ?state, ?close, records = read, hydrants = r.hydrants.len(), "attempt ends");
                 // Closing a consumer waits for librdkafka's threads to wind down (a few hundred
                 // ms): the attempt's result does not wait for it.
                 std::thread::spawn(move || drop(reader));
@@ -258,13 +338,22 @@ impl Attempt<'_> {
                     TaskOutcome::Incomplete(r)
                 });
             }
+            realtime = realtime.filter(|_| self.claim.item.is_open());
             ingester = Some(step.ingester);
         }
     }
 
-    /// The consumer over what is left: from the last checkpoint, or the task's ranges.
-    async fn open_reader(&self, spec: &DatasourceSpec) -> Result<RangeReader, Failure> {
-        let ranges: Vec<OffsetRange> = match &self.progress.last {
+    /// The positions of the last checkpoint, or the task's starts.
+    fn last_positions(&self) -> Option<&BTreeMap<i32, i64>> {
+        match &self.progress.last {
+            Some(c) => Some(&c.positions),
+            None => Some(&self.claim.item.positions),
+        }
+    }
+
+    /// What is left to read: from the last checkpoint, or the task's ranges.
+    fn remaining_ranges(&self) -> Vec<OffsetRange> {
+        match &self.progress.last {
             Some(c) => c
                 .ends
                 .iter()
@@ -275,62 +364,43 @@ impl Attempt<'_> {
                 })
                 .collect(),
             None => self.claim.item.ranges.clone(),
-        };
-        let policy = ResetPolicy {
-            reset_automatically: spec.tuning.reset_offset_automatically,
-            use_earliest: spec.io.use_earliest_offset,
-        };
-        let settings = ConsumerSettings::new(&spec.io.consumer_properties).map_err(Failure::Fatal)?;
-        let topic = self.claim.item.topic.clone();
-        let opened = tokio::task::spawn_blocking(move || RangeReader::open(&settings, &topic, &ranges, policy))
-            .await
-            .map_err(|e| Failure::Fatal(format!("the reader panicked: {e}")))?;
-        opened.map_err(|e| match e {
-            ReadError::OutOfRange { .. } | ReadError::Invalid(_) => Failure::Fatal(e.to_string()),
-            e => Failure::Retryable(Box::new(IndexerError::Read { id: self.id.clone(), source: e })),
-        })
-    }
-
-    async fn upload(&mut self, persisted: Vec<Persisted>) -> Result<Vec<HydrantRef>, Failure> {
-        let started = Instant::now();
-        let attempt = self.claim.item.attempt;
-        let mut hydrants = Vec::with_capacity(persisted.len());
-        for (i, p) in persisted.into_iter().enumerate() {
-            let n = self.progress.hydrants.len() as u32 + i as u32;
-            let key = self.id.hydrant_key(attempt, p.chunk, n);
-            let num_bytes = p.bytes.len() as u64;
-            self.store.put_if_absent(&key, p.bytes.into()).await.map_err(|source| {
-                Failure::Retryable(Box::new(IndexerError::Storage { id: self.id.clone(), source }))
-            })?;
-            hydrants.push(HydrantRef { key, chunk: p.chunk, num_rows: p.num_rows, num_bytes });
         }
-        self.times.upload += started.elapsed();
-        Ok(hydrants)
     }
 
     /// Records the hydrants and the offsets they cover, fenced by the claim's version.
+    /// With `close`, an open task closes its ranges at the positions reached, in the same
+    /// transaction as the group's plan (and the group's next open task, returned).
     async fn checkpoint(
         &mut self,
         hydrants: Vec<HydrantRef>,
         reader: &RangeReader,
         meters: &RowMeters,
         state: TaskState,
-    ) -> Result<(), Failure> {
+        close: Option<CloseReason>,
+    ) -> Result<Option<TaskId>, Failure> {
         let started = Instant::now();
         let attempt = self.claim.item.attempt;
+        let positions = reader.positions().clone();
+        let mut ends = reader.ends().clone();
+        if close.is_some() {
+            for (p, end) in ends.iter_mut().filter(|(_, e)| **e == OPEN_END) {
+                *end = positions.get(p).copied().unwrap_or(*end);
+            }
+        }
         let checkpoint = Checkpoint {
             attempt,
             n: self.num_checkpoints,
             part: 0,
             hydrants,
-            positions: reader.positions().clone(),
-            ends: reader.ends().clone(),
+            positions,
+            ends,
             meters: meters.clone(),
             resets: self.all_resets(reader),
         };
         let mut task = self.claim.item.clone();
         let positions = checkpoint.positions.clone();
         match state {
+            TaskState::Complete if close.is_some() => task.close(positions),
             TaskState::Complete => task.complete(positions),
             TaskState::Incomplete => task.stop_at_deadline(positions),
             _ => task.checkpoint(positions, now_ms(), self.options.lease.as_millis() as i64),
@@ -357,17 +427,22 @@ impl Attempt<'_> {
             item: Item::new(self.id.pk(), self.id.sk(), to_json(&task)),
             condition: Condition::Version(self.claim.version),
         });
-        match self.meta.transact(ops).await {
-            Ok(()) => {}
-            Err(MetaError::TransactionFailed { .. }) => {
-                tracing::warn!(task = %self.id, attempt, "lease lost: another attempt holds the task");
-                return Err(Failure::LeaseLost);
+        let fixed = ops.len();
+        let mut next = None;
+        // The plan may move under a close (a supervisor adding partitions, freezing the group):
+        // read again and retry; anything else failing means the lease is lost.
+        let mut tries = 0;
+        loop {
+            let mut all = ops.clone();
+            if let Some(reason) = close {
+                let open = &self.claim.item;
+                let closing = closing(self.meta, open, &checkpoint.positions, reason, now_ms()).await?;
+                all.extend(closing.ops);
+                next = closing.next;
             }
-            Err(MetaError::Invalid(reason)) => {
-                return Err(Failure::Fatal(format!("the checkpoint cannot be written: {reason}")));
-            }
-            Err(source) => {
-                return Err(Failure::Retryable(Box::new(IndexerError::Metadata { id: self.id.clone(), source })))
+            match self.meta.transact(all).await {
+                Err(MetaError::TransactionFailed { index, .. }) if index == fixed && tries < 5 => tries += 1,
+                result => break ops_result(result, self.id, attempt)?,
             }
         }
         self.claim = Claim { item: task, version: self.claim.version + 1 };
@@ -375,7 +450,10 @@ impl Attempt<'_> {
         self.progress.hydrants.extend(checkpoint.hydrants.iter().cloned());
         self.progress.last = Some(checkpoint);
         self.times.metadata += started.elapsed();
-        Ok(())
+        if let Some(next) = &next {
+            tracing::info!(task = %self.id, %next, "closed; the group's next task is planned");
+        }
+        Ok(next)
     }
 
     /// Resets of earlier attempts and of this one.
@@ -403,20 +481,135 @@ impl Attempt<'_> {
     }
 }
 
+/// A checkpoint transaction's result as the attempt sees it.
+fn ops_result(result: Result<(), MetaError>, id: &TaskId, attempt: u32) -> Result<(), Failure> {
+    match result {
+        Ok(()) => Ok(()),
+        Err(MetaError::TransactionFailed { .. }) => {
+            tracing::warn!(task = %id, attempt, "lease lost: another attempt holds the task");
+            Err(Failure::LeaseLost)
+        }
+        Err(MetaError::Invalid(reason)) => Err(Failure::Fatal(format!("the checkpoint cannot be written: {reason}"))),
+        Err(source) => Err(Failure::Retryable(Box::new(IndexerError::Metadata { id: id.clone(), source }))),
+    }
+}
+
 fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).expect("task items serialize to JSON")
 }
 
+/// Runs `work` while renewing the claim's lease every heartbeat. A renewal refused means
+/// another attempt took the task over: `LeaseLost`, and `work` is dropped.
+async fn renewing<T>(
+    meta: &dyn MetadataStore,
+    id: &TaskId,
+    claim: &mut Claim,
+    options: &TaskOptions,
+    work: impl Future<Output = T>,
+) -> Result<T, Failure> {
+    tokio::pin!(work);
+    let every = options.heartbeat();
+    let mut next = tokio::time::Instant::now() + every;
+    loop {
+        tokio::select! {
+            out = &mut work => return Ok(out),
+            () = tokio::time::sleep_until(next) => {
+                renew(meta, id, claim, options).await?;
+                next = tokio::time::Instant::now() + every;
+            }
+        }
+    }
+}
+
+/// One heartbeat: the lease renewed, fenced like every write of the attempt.
+async fn renew(meta: &dyn MetadataStore, id: &TaskId, claim: &mut Claim, options: &TaskOptions) -> Result<(), Failure> {
+    let mut task = claim.item.clone();
+    task.renew(now_ms(), options.lease.as_millis() as i64);
+    let body = to_json(&task);
+    match meta.put(Item::new(id.pk(), id.sk(), body.clone()), Condition::Version(claim.version)).await {
+        Ok(version) => {
+            *claim = Claim { item: task, version };
+            Ok(())
+        }
+        Err(MetaError::ConditionFailed { .. }) => {
+            tracing::warn!(task = %id, attempt = task.attempt, "lease lost: another attempt holds the task");
+            Err(Failure::LeaseLost)
+        }
+        Err(e) => {
+            // The write may have happened: if the item is this heartbeat's, go on from it.
+            // Otherwise the lease has three quarters left and the next heartbeat tries again.
+            tracing::warn!(task = %id, error = %e, "heartbeat not written");
+            if let Ok(Some(current)) = meta.get(&id.pk(), &id.sk()).await {
+                if current.body == body {
+                    *claim = Claim { item: task, version: current.version };
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The consumer over `ranges`, opened on the blocking pool.
+async fn open_reader(
+    id: &TaskId,
+    spec: &DatasourceSpec,
+    topic: &str,
+    ranges: Vec<OffsetRange>,
+) -> Result<RangeReader, Failure> {
+    let policy = ResetPolicy {
+        reset_automatically: spec.tuning.reset_offset_automatically,
+        use_earliest: spec.io.use_earliest_offset,
+    };
+    let settings = ConsumerSettings::new(&spec.io.consumer_properties).map_err(Failure::Fatal)?;
+    let topic = topic.to_string();
+    let opened = tokio::task::spawn_blocking(move || RangeReader::open(&settings, &topic, &ranges, policy))
+        .await
+        .map_err(|e| Failure::Fatal(format!("the reader panicked: {e}")))?;
+    opened.map_err(|e| match e {
+        ReadError::OutOfRange { .. } | ReadError::Invalid(_) => Failure::Fatal(e.to_string()),
+        e => Failure::Retryable(Box::new(IndexerError::Read { id: id.clone(), source: e })),
+    })
+}
+
+/// Uploads one persist's hydrants under keys unique to the attempt, numbered from `first`.
+async fn upload(
+    store: &dyn ObjectStore,
+    id: &TaskId,
+    attempt: u32,
+    first: u32,
+    persisted: Vec<Persisted>,
+) -> Result<Vec<HydrantRef>, Failure> {
+    let mut hydrants = Vec::with_capacity(persisted.len());
+    for (i, p) in persisted.into_iter().enumerate() {
+        let key = id.hydrant_key(attempt, p.chunk, first + i as u32);
+        let num_bytes = p.bytes.len() as u64;
+        store
+            .put_if_absent(&key, p.bytes.into())
+            .await
+            .map_err(|source| Failure::Retryable(Box::new(IndexerError::Storage { id: id.clone(), source })))?;
+        hydrants.push(HydrantRef { key, chunk: p.chunk, num_rows: p.num_rows, num_bytes });
+    }
+    Ok(hydrants)
+}
+
 /// Reads on the blocking pool until the step stops, then persists the indexes there too.
+/// Once `cancel` is set the step ends at the next record.
 async fn read_step(
     mut reader: RangeReader,
     mut ingester: Ingester,
     deadline: Option<Instant>,
     compression: Compression,
+    cancel: &Arc<AtomicBool>,
 ) -> Result<Step, Failure> {
+    let cancel = Arc::clone(cancel);
     tokio::task::spawn_blocking(move || {
         let started = Instant::now();
-        let stop = reader.read(deadline, |r| ingester.ingest(r));
+        let stop = reader.read(deadline, |r| {
+            if cancel.load(Ordering::Relaxed) {
+                return Ok(Flow::Pause);
+            }
+            ingester.ingest(r)
+        });
         let read_index = started.elapsed();
         let started = Instant::now();
         let mut persisted = Vec::new();

@@ -8,6 +8,7 @@ use crate::datasource::{to_json, OffsetsItem, PlanItem};
 use crate::indexer::MessageWindow;
 use crate::keys::{datasource_pk, offsets_sk, plan_sk, GROUPING_SK};
 use crate::task::{TaskId, TaskItem, TaskState};
+use sluice_format::offsets::OPEN_END;
 use sluice_format::spec::DatasourceSpec;
 use sluice_kafka::Watermarks;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
@@ -221,16 +222,23 @@ impl Group {
         now_ms: i64,
     ) -> Result<Vec<(TaskItem, u64)>, MetaError> {
         let mut planned = Vec::new();
-        if self.plan.frozen {
+        // A group whose open task reads on plans nothing: that task closes its ranges (and, in
+        // real time, plans the group's next open task itself).
+        if self.plan.frozen || self.plan.next_start.values().any(|&s| s == OPEN_END) {
             return Ok(planned);
         }
         let totals = &self.offsets.totals;
         let (max_records, max_bytes) = (spec.sluice.max_records_per_task, spec.sluice.max_bytes_per_task);
         let budget = record_budget(max_records, max_bytes, totals.processed_bytes, totals.processed);
         while in_flight < max_in_flight {
-            let Some(ranges) = next_ranges(&self.plan.next_start, highs, budget) else {
+            let Some(mut ranges) = next_ranges(&self.plan.next_start, highs, budget) else {
                 break;
             };
+            if spec.sluice.realtime.is_some() {
+                // Real time: one open task over every partition of the group, from where the
+                // last range ended (`docs/exactly-once.md#real-time-tasks`).
+                ranges.iter_mut().for_each(|r| r.end = OPEN_END);
+            }
             let id = TaskId { datasource: self.datasource.clone(), group: self.group, seq: self.plan.next_seq };
             let window = MessageWindow::new(&spec.io, now_ms);
             let mut task =
@@ -252,6 +260,9 @@ impl Group {
             tracing::info!(task = %id, ?ranges, "planned");
             planned.push((task, 1));
             in_flight += 1;
+            if self.plan.next_start.values().any(|&s| s == OPEN_END) {
+                break;
+            }
         }
         Ok(planned)
     }

@@ -54,6 +54,10 @@ pub struct SupervisorOptions {
     pub cleanup_grace_ms: i64,
     /// Requests in flight at once when planning groups and invoking jobs.
     pub concurrency: usize,
+    /// Invoke an indexer for every running task, not only those whose heartbeat lapsed: each
+    /// watches its task's lease and takes over if it lapses. For a process that starts again
+    /// after a crash, whose own attempts may still hold leases.
+    pub watch_running: bool,
 }
 
 /// How long a finished task's hydrants and items are kept: longer than any attempt may still
@@ -65,7 +69,13 @@ pub const DEFAULT_CLEANUP_GRACE_MS: i64 = 20 * 60_000;
 impl SupervisorOptions {
     /// Defaults at `now_ms`: 4 tasks in flight per group, [`DEFAULT_CLEANUP_GRACE_MS`].
     pub fn at(now_ms: i64) -> Self {
-        Self { now_ms, max_in_flight: 4, cleanup_grace_ms: DEFAULT_CLEANUP_GRACE_MS, concurrency: 32 }
+        Self {
+            now_ms,
+            max_in_flight: 4,
+            cleanup_grace_ms: DEFAULT_CLEANUP_GRACE_MS,
+            concurrency: 32,
+            watch_running: false,
+        }
     }
 }
 

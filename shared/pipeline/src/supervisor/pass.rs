@@ -121,7 +121,7 @@ pub async fn supervise(
         tasks.extend(group.tasks);
     }
     tasks.sort_by_key(|(t, _)| (t.id.group, t.id.seq));
-    let jobs = due_jobs(&tasks, options.now_ms);
+    let jobs = due_jobs(&tasks, options);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
@@ -178,13 +178,15 @@ async fn group_inputs(
 }
 
 /// The jobs `tasks` (sorted by group and sequence) need now: an indexer for each task planned,
-/// incomplete or whose lease expired; a merger for each complete one.
-fn due_jobs(tasks: &[(TaskItem, u64)], now_ms: i64) -> Vec<Job> {
+/// incomplete, or running under a lease whose heartbeat lapsed (every running task with
+/// `watch_running`): the indexer takes it over once the lease lapses; a merger for each
+/// complete one.
+fn due_jobs(tasks: &[(TaskItem, u64)], options: &SupervisorOptions) -> Vec<Job> {
     tasks
         .iter()
         .filter_map(|(task, _)| match task.state {
             TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
-            TaskState::Running if task.lease_expires_ms.is_none_or(|t| t <= now_ms) => {
+            TaskState::Running if options.watch_running || task.heartbeat_lapsed(options.now_ms) => {
                 Some(Job::Index { task: task.id.clone() })
             }
             TaskState::Complete => Some(Job::Merge { task: task.id.clone() }),

@@ -9,7 +9,7 @@ mod tuning_settings;
 
 pub use names::{datasource_name_problem, topic_name_problem, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS};
 pub use settings::{
-    Compression, DatasourceSpec, IoSettings, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
+    Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
 };
 
 use super::{SpecError, SpecWarning, SupervisorSpecJson};
@@ -47,6 +47,22 @@ pub(super) fn resolve(
         .map_err(|e| SpecError::field(f("sluiceConfig.taskTimeBudget"), e.to_string()))?;
     if sluice.max_records_per_task == 0 {
         return Err(SpecError::field(f("sluiceConfig.maxRecordsPerTask"), "must be positive"));
+    }
+    if let Some(rt) = &sluice.realtime {
+        let fixed = |value: &str, name: &str, range: std::ops::RangeInclusive<i64>| {
+            let field = f(&format!("sluiceConfig.realtime.{name}"));
+            let ms = Period::parse(value)
+                .map_err(|e| SpecError::field(field.clone(), e.to_string()))?
+                .fixed_millis()
+                .ok_or_else(|| SpecError::field(field.clone(), "must be a fixed period (no months or years)"))?;
+            if !range.contains(&ms) {
+                let (lo, hi) = (range.start() / 1000, range.end() / 1000);
+                return Err(SpecError::field(field, format!("must be between {lo} s and {hi} s")));
+            }
+            Ok(())
+        };
+        fixed(&rt.checkpoint_period, "checkpointPeriod", 100..=600_000)?;
+        fixed(&rt.idle_after, "idleAfter", 1_000..=86_400_000)?;
     }
     Ok(DatasourceSpec {
         data_source: ds.data_source,

@@ -121,6 +121,46 @@ pub struct SluiceConfig {
     /// so Kafka's lag tools see the progress (informational: Sluice never reads them back).
     #[serde(default)]
     pub commit_offsets_to_kafka: bool,
+    /// Real-time tasks: when present, a group's task reads on as records arrive and makes
+    /// them queryable every `checkpointPeriod`, instead of reading a planned range and ending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realtime: Option<RealtimeConfig>,
+}
+
+/// `sluiceConfig.realtime`: a group keeps one open task that reads records as they arrive.
+/// What it costs: the indexer runs for as long as records keep arriving (billed Lambda time
+/// while waiting for them), and writes a checkpoint per `checkpointPeriod` while it reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RealtimeConfig {
+    /// How often what the task read is persisted, uploaded and checkpointed, and so becomes
+    /// queryable (default `PT1S`).
+    #[serde(default = "default_checkpoint_period")]
+    pub checkpoint_period: String,
+    /// A task that reads no record for this long ends, and with it the invocation; the
+    /// supervisor's next pass starts the group again when records arrive (default `PT5M`).
+    /// An idle datasource then costs only the supervisor's passes.
+    #[serde(default = "default_idle_after")]
+    pub idle_after: String,
+}
+
+fn default_checkpoint_period() -> String {
+    "PT1S".to_string()
+}
+fn default_idle_after() -> String {
+    "PT5M".to_string()
+}
+
+impl RealtimeConfig {
+    /// The checkpoint period in ms (validated at submit).
+    pub fn checkpoint_period_ms(&self) -> i64 {
+        Period::parse(&self.checkpoint_period).ok().and_then(|p| p.fixed_millis()).unwrap_or(1_000)
+    }
+
+    /// The idle time in ms after which a task ends (validated at submit).
+    pub fn idle_after_ms(&self) -> i64 {
+        Period::parse(&self.idle_after).ok().and_then(|p| p.fixed_millis()).unwrap_or(300_000)
+    }
 }
 
 fn default_max_records() -> u64 {
@@ -140,6 +180,7 @@ impl Default for SluiceConfig {
             max_bytes_per_task: default_max_bytes(),
             task_time_budget: default_budget(),
             commit_offsets_to_kafka: false,
+            realtime: None,
         }
     }
 }

@@ -1,0 +1,115 @@
+//! Real-time tasks (`sluiceConfig.realtime`) on each metadata backend: one supervisor pass
+//! plans a group's open task; it reads records as they are produced and checkpoints them
+//! within its period, closes at `taskDuration` planning the group's next open task itself,
+//! stops after `idleAfter` without records; every record is published exactly once, and the
+//! supervisor planned only the first task. Queries count every record produced, once, from
+//! its checkpoint on: while the tasks read, close, merge and publish.
+
+use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
+use sluice_integration::kafka::{create_topic, produce};
+use sluice_integration::{required_env, unique};
+use sluice_pipeline::datasource::submit;
+use sluice_pipeline::invoker::QueueInvoker;
+use sluice_pipeline::keys::datasource_pk;
+use sluice_pipeline::runner::{run_until_caught_up, JobPool};
+use sluice_pipeline::supervisor::{supervise, SupervisorOptions};
+use sluice_pipeline::task::TaskItem;
+use sluice_query::run_query;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const BUDGET: Duration = Duration::from_secs(120);
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+async fn tasks(b: &Backends, name: &str) -> Vec<TaskItem> {
+    b.meta
+        .query(&datasource_pk(name), "task#")
+        .await
+        .expect("tasks")
+        .into_iter()
+        .map(|i| serde_json::from_value(i.body).expect("task body"))
+        .collect()
+}
+
+/// Rows a query counts now: published segments and what running tasks checkpointed.
+async fn queried_rows(b: &Backends, name: &str) -> u64 {
+    let query = serde_json::json!({"queryType": "timeseries", "dataSource": name, "granularity": "all",
+        "intervals": ["2015-09-12/2015-09-13"], "aggregations": [{"type": "count", "name": "rows"}]});
+    let out = run_query(b.meta.as_ref(), b.store.as_ref(), None, &query.to_string()).await.expect("query");
+    out[0]["result"]["rows"].as_u64().unwrap_or(0)
+}
+
+async fn open_tasks_chain_and_publish_every_record_once(b: Backends) {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, "realtime", 2).await;
+    let name = unique("realtime");
+    let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), serde_json::json!({}));
+    spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
+    spec["spec"]["ioConfig"]["taskDuration"] = "PT4S".into();
+    spec["spec"]["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT0.2S", "idleAfter": "PT3S"}});
+    submit(b.meta.as_ref(), spec, now()).await.expect("submit");
+    let record = |k: usize| ((k % 2) as i32, json_record(&format!("r{k}"), k));
+    produce(&bootstrap, &topic, &(0..100).map(record).collect::<Vec<_>>()).await;
+
+    let queue = Arc::new(QueueInvoker::default());
+    let first = supervise(b.meta.as_ref(), b.store.as_ref(), queue.as_ref(), &SupervisorOptions::at(now()), &name)
+        .await
+        .expect("pass");
+    assert_eq!(first.planned.len(), 1, "one open task for the group");
+    let open = tasks(&b, &name).await;
+    assert!(open[0].ranges.iter().all(|r| r.is_open()), "{:?}", open[0].ranges);
+
+    let mut pool = JobPool::default();
+    let mut produced = 100;
+    let started = Instant::now();
+    // Records keep coming for 6 s (past the 4 s task duration), 50 every half second; each
+    // batch is checkpointed by a running task within a second.
+    let mut slowest = Duration::ZERO;
+    while started.elapsed() < Duration::from_secs(6) {
+        pool.start(&b.meta, &b.store, &queue, BUDGET);
+        produce(&bootstrap, &topic, &(produced..produced + 50).map(record).collect::<Vec<_>>()).await;
+        produced += 50;
+        let sent = Instant::now();
+        let visible = loop {
+            pool.start(&b.meta, &b.store, &queue, BUDGET);
+            let rows = queried_rows(&b, &name).await;
+            assert!(rows <= produced as u64, "a query counted {rows} rows of {produced} records");
+            if rows == produced as u64 {
+                break sent.elapsed();
+            }
+            assert!(sent.elapsed() < Duration::from_secs(10), "{produced} records not queryable within 10 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        slowest = slowest.max(visible);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // Idle: the open task closes within idleAfter plus a period, and merges publish.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        pool.start(&b.meta, &b.store, &queue, BUDGET);
+        if pool.is_empty() && queue.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the jobs did not end after the records stopped");
+        tokio::time::timeout(Duration::from_millis(200), pool.join_next()).await.ok();
+        // Tasks close, merge and publish meanwhile: a query counts every row once throughout.
+        assert_eq!(queried_rows(&b, &name).await, produced as u64, "while tasks close and publish");
+    }
+    let all = tasks(&b, &name).await;
+    assert!(all.len() >= 2, "the open task closed at its duration and planned the next: {all:?}");
+    assert!(all.iter().all(|t| !t.is_open()), "every task closed its ranges: {all:?}");
+    // The supervisor finishes what is left (nothing to read; publishes if a merge was lost).
+    let passes = run_until_caught_up(b.meta.as_ref(), b.store.as_ref(), Some(&name), 10, BUDGET, |_, _| {})
+        .await
+        .expect("pipeline");
+    assert!(passes.last().is_some_and(|p| p.caught_up), "{:?}", passes.last());
+    let mut expected: Vec<String> = (0..produced).map(|k| format!("r{k}")).collect();
+    expected.sort();
+    assert_eq!(visible_values(b.meta.as_ref(), b.store.as_ref(), &name, "id").await, expected, "every record once");
+    assert!(slowest < Duration::from_secs(3), "a batch took {slowest:?} to be queryable");
+}
+
+sluice_integration::on_backends!(open_tasks_chain_and_publish_every_record_once);
