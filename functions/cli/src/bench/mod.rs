@@ -8,6 +8,7 @@ mod pipeline;
 mod prices;
 mod process;
 mod query;
+mod realtime_steady;
 mod rig;
 mod segment;
 mod steady;

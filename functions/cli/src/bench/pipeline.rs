@@ -10,7 +10,7 @@
 //!    freshness (produce to queryable) per record and lag per pass.
 
 use super::rig::{PipelineArgs, Rig};
-use super::{default_sample, indexer, steady, throughput, Sample};
+use super::{default_sample, indexer, realtime_steady, steady, throughput, Sample};
 use anyhow::{Context, Result};
 use sluice_report::PipelineReport;
 
@@ -41,8 +41,12 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     let throughput = throughput::run(&mut rig, &sample, args, only.raw_secs / only.rows as f64).await?;
     drop(rig);
     eprintln!("phase 3/3: steady production at {} records/s for {} s", args.rate, args.steady_secs);
-    let rig = Rig::start(args.partitions, "wikipedia_steady").await?;
-    let steady = steady::run(&rig, &sample, args).await?;
+    let rig = Rig::start_with(args.partitions, "wikipedia_steady", args.realtime).await?;
+    let steady = if args.realtime {
+        realtime_steady::run(&rig, &sample, args).await?
+    } else {
+        steady::run(&rig, &sample, args).await?
+    };
     Ok(PipelineReport {
         partitions: args.partitions,
         record_bytes: only.bytes as f64 / only.rows as f64,

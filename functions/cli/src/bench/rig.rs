@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(super) const TOPIC: &str = "wikipedia";
-const TASK_BUDGET: Duration = Duration::from_secs(900);
+pub(super) const TASK_BUDGET: Duration = Duration::from_secs(900);
 
 /// Options of `bench pipeline`.
 #[derive(Args, Clone)]
@@ -44,6 +44,10 @@ pub struct PipelineArgs {
     /// Supervisor period of the steady phase, milliseconds.
     #[arg(long, default_value_t = 1_000)]
     pub period_ms: u64,
+    /// Runs the steady phase with real-time tasks (`sluiceConfig.realtime`, checkpoints every
+    /// second): jobs run concurrently and freshness is measured to each record's checkpoint.
+    #[arg(long)]
+    pub realtime: bool,
     /// The Wikipedia sample (newline-delimited JSON, gzipped).
     #[arg(long)]
     pub sample: Option<PathBuf>,
@@ -64,12 +68,17 @@ pub(super) struct Rig {
     pub meters: Arc<Billing>,
     pub datasource: String,
     pub partitions: i32,
-    pub queue: QueueInvoker,
+    pub queue: Arc<QueueInvoker>,
     _dir: tempfile::TempDir,
 }
 
 impl Rig {
     pub(super) async fn start(partitions: i32, datasource: &str) -> Result<Self> {
+        Self::start_with(partitions, datasource, false).await
+    }
+
+    /// A rig whose datasource runs real-time tasks when `realtime`.
+    pub(super) async fn start_with(partitions: i32, datasource: &str, realtime: bool) -> Result<Self> {
         let cluster = MockCluster::new(1).context("mock cluster")?;
         cluster.create_topic(TOPIC, partitions, 1).context("create the topic")?;
         let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
@@ -95,18 +104,11 @@ impl Rig {
         spec["ioConfig"]["topic"] = TOPIC.into();
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = cluster.bootstrap_servers().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
+        if realtime {
+            spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT1S"}});
+        }
         let (datasource, _, _) = submit(meta.as_ref(), spec, now_ms()).await?;
-        Ok(Self {
-            cluster,
-            producer,
-            meta,
-            store,
-            meters,
-            datasource,
-            partitions,
-            queue: QueueInvoker::default(),
-            _dir: dir,
-        })
+        Ok(Self { cluster, producer, meta, store, meters, datasource, partitions, queue: Arc::default(), _dir: dir })
     }
 
     /// Sends `records` round-robin over the partitions, starting at partition `first`.
@@ -125,7 +127,8 @@ impl Rig {
         let (before, started) = (self.meters.read(), Instant::now());
         let options = SupervisorOptions::at(now_ms());
         let passes =
-            run_pass(self.meta.as_ref(), self.store.as_ref(), &self.queue, &options, Some(&self.datasource)).await?;
+            run_pass(self.meta.as_ref(), self.store.as_ref(), self.queue.as_ref(), &options, Some(&self.datasource))
+                .await?;
         let f = &mut functions.supervisor;
         f.invocations += 1;
         f.secs += started.elapsed().as_secs_f64();
@@ -143,7 +146,8 @@ impl Rig {
     ) -> Result<()> {
         while let Some(job) = self.queue.pop() {
             let (before, started) = (self.meters.read(), Instant::now());
-            let outcome = run_job(self.meta.as_ref(), self.store.as_ref(), &self.queue, &job, TASK_BUDGET).await;
+            let outcome =
+                run_job(self.meta.as_ref(), self.store.as_ref(), self.queue.as_ref(), &job, TASK_BUDGET).await;
             let (took, used) = (started.elapsed(), self.meters.read().since(&before));
             let f = match job {
                 Job::Index { .. } => &mut functions.indexer,

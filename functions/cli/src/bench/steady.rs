@@ -23,15 +23,7 @@ type SendTimes = Arc<Mutex<Vec<Vec<Instant>>>>;
 
 /// Runs the steady phase on a fresh rig.
 pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Result<Steady> {
-    let records = Arc::new(sample.records_in_one_day(0, DISTINCT)?);
-    let sends: SendTimes = Arc::new(Mutex::new(vec![Vec::new(); rig.partitions as usize]));
-    let total = (args.rate * args.steady_secs) as usize;
-    let start = Instant::now();
-    let producer = {
-        let (bootstrap, sends, records) = (rig.cluster.bootstrap_servers(), sends.clone(), records.clone());
-        let (rate, partitions) = (args.rate, rig.partitions as usize);
-        std::thread::spawn(move || produce(&bootstrap, &records, total, rate, partitions, &sends, start))
-    };
+    let Production { sends, total, start, producer } = Production::start(rig, sample, args)?;
     let mut s = Steady { rate: args.rate, period_ms: args.period_ms, ..Steady::default() };
     let period = Duration::from_millis(args.period_ms);
     let (mut next, mut last_publish) = (start, start);
@@ -72,14 +64,49 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
             last_publish = at;
         }
     }
+    s.secs = last_publish.duration_since(start).as_secs_f64();
+    summarize(&mut s, producer, freshness)?;
+    Ok(s)
+}
+
+/// The producer thread of a steady phase, and when each record was sent.
+pub(super) struct Production {
+    pub sends: SendTimes,
+    pub total: usize,
+    pub start: Instant,
+    pub producer: std::thread::JoinHandle<Result<(u64, f64)>>,
+}
+
+impl Production {
+    /// Starts sending `args.rate` records/s for `args.steady_secs`.
+    pub fn start(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Result<Self> {
+        let records = Arc::new(sample.records_in_one_day(0, DISTINCT)?);
+        let sends: SendTimes = Arc::new(Mutex::new(vec![Vec::new(); rig.partitions as usize]));
+        let total = (args.rate * args.steady_secs) as usize;
+        let start = Instant::now();
+        let producer = {
+            let (bootstrap, sends, records) = (rig.cluster.bootstrap_servers(), sends.clone(), records.clone());
+            let (rate, partitions) = (args.rate, rig.partitions as usize);
+            std::thread::spawn(move || produce(&bootstrap, &records, total, rate, partitions, &sends, start))
+        };
+        Ok(Self { sends, total, start, producer })
+    }
+}
+
+/// Fills the produced counts, lag and freshness figures of `s` once the producer ended;
+/// every record produced must have been measured once.
+pub(super) fn summarize(
+    s: &mut Steady,
+    producer: std::thread::JoinHandle<Result<(u64, f64)>>,
+    mut freshness: Vec<f64>,
+) -> Result<()> {
     let (produced, produce_secs) = producer.join().map_err(|_| anyhow!("producer panicked"))??;
     s.produced = produced;
     s.produce_secs = produce_secs;
     s.rows = freshness.len() as u64;
     if s.rows != produced {
-        bail!("{} records published of {produced} produced", s.rows);
+        bail!("{} records became queryable of {produced} produced", s.rows);
     }
-    s.secs = last_publish.duration_since(start).as_secs_f64();
     let running: Vec<i64> = s.lag.iter().filter(|(t, _)| *t <= produce_secs).map(|(_, l)| *l).collect();
     s.mean_lag = running.iter().sum::<i64>() as f64 / running.len().max(1) as f64;
     s.max_lag = s.lag.iter().map(|(_, l)| *l).max().unwrap_or(0);
@@ -87,7 +114,7 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
     let at = |q: f64| freshness[((freshness.len() - 1) as f64 * q).round() as usize];
     let mean = freshness.iter().sum::<f64>() / freshness.len().max(1) as f64;
     s.freshness_ms = Freshness { mean, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: at(1.0) };
-    Ok(s)
+    Ok(())
 }
 
 /// Sends `total` records at `rate` per second round-robin over `partitions`, recording each

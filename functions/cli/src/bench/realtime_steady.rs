@@ -1,0 +1,80 @@
+//! The steady phase of `bench pipeline --realtime`: records produced at a steady rate into a
+//! datasource with real-time tasks, the supervisor every period, jobs running concurrently as
+//! Lambda runs them. Freshness is the time from a record's send to the checkpoint that makes
+//! it queryable (a watcher reads the tasks' checkpoints every 20 ms); lag is measured at each
+//! pass as in the batch mode.
+
+use super::rig::{PipelineArgs, Rig, TASK_BUDGET};
+use super::steady::{summarize, Production};
+use super::Sample;
+use anyhow::{anyhow, bail, Result};
+use sluice_pipeline::keys::{datasource_pk, TASK_PREFIX};
+use sluice_pipeline::runner::JobPool;
+use sluice_pipeline::task::{load_progress, TaskId, TaskItem};
+use sluice_report::Steady;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// Runs the real-time steady phase on a fresh rig.
+pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Result<Steady> {
+    let Production { sends, total, start, producer } = Production::start(rig, sample, args)?;
+    let mut s = Steady { rate: args.rate, period_ms: args.period_ms, ..Steady::default() };
+    let period = Duration::from_millis(args.period_ms);
+    // The first pass once records are flowing, then one every period.
+    let mut next_pass = start + Duration::from_millis(200);
+    let mut pool = JobPool::default();
+    // Per task and partition, the offset up to which its checkpoints were seen.
+    let mut seen: HashMap<TaskId, BTreeMap<i32, i64>> = HashMap::new();
+    let mut freshness: Vec<f64> = Vec::with_capacity(total);
+    loop {
+        if Instant::now() >= next_pass {
+            next_pass += period;
+            let pass = rig.pass(&mut s.functions).await?;
+            let lag: i64 = pass.high.iter().map(|(p, h)| h - pass.committed.get(p).copied().unwrap_or(0)).sum();
+            s.lag.push((start.elapsed().as_secs_f64(), lag));
+        }
+        pool.start(&rig.meta, &rig.store, &rig.queue, TASK_BUDGET);
+        if let Ok(Some(done)) = tokio::time::timeout(Duration::from_millis(20), pool.join_next()).await {
+            done.map_err(|e| anyhow!("a job panicked: {e}"))?;
+        }
+        let now = Instant::now();
+        for (id, starts, positions) in checkpointed(rig).await? {
+            let from = seen.entry(id).or_insert(starts);
+            let sends = sends.lock().map_err(|_| anyhow!("producer panicked"))?;
+            for (&p, &to) in &positions {
+                let start = from.get(&p).copied().unwrap_or(to);
+                for offset in start..to {
+                    let sent = sends[p as usize]
+                        .get(offset as usize)
+                        .ok_or_else(|| anyhow!("partition {p} offset {offset} checkpointed before it was sent"))?;
+                    freshness.push(now.duration_since(*sent).as_secs_f64() * 1000.0);
+                }
+                from.insert(p, to);
+            }
+        }
+        if producer.is_finished() && freshness.len() >= total {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(args.steady_secs + 300) {
+            bail!("{} of {total} records checkpointed 300 s after the producer's end", freshness.len());
+        }
+    }
+    s.secs = start.elapsed().as_secs_f64();
+    s.tasks = seen.len() as u64;
+    summarize(&mut s, producer, freshness)?;
+    Ok(s)
+}
+
+/// Every task's range starts and checkpointed positions, as a query would see them.
+async fn checkpointed(rig: &Rig) -> Result<Vec<(TaskId, BTreeMap<i32, i64>, BTreeMap<i32, i64>)>> {
+    let mut out = Vec::new();
+    for item in rig.meta.query(&datasource_pk(&rig.datasource), TASK_PREFIX).await? {
+        let task: TaskItem = serde_json::from_value(item.body)?;
+        let progress = load_progress(rig.meta.as_ref(), &task.id).await?;
+        if let Some(last) = progress.last {
+            let starts = task.ranges.iter().map(|r| (r.partition, r.start)).collect();
+            out.push((task.id, starts, last.positions));
+        }
+    }
+    Ok(out)
+}
