@@ -4,8 +4,9 @@
 //! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
 //! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
-//! partitions regrouped), and the broker killed and restarted once. At the end every record is
-//! visible exactly once and the committed offsets equal the high watermarks.
+//! partitions regrouped), real-time tasks (half the schedules), and the broker killed and
+//! restarted once. Queries between the jobs count every row at most once; at the end every
+//! record is visible exactly once and the committed offsets equal the high watermarks.
 //!
 //! `SLUICE_CHAOS_SCHEDULES` sets the number of randomized schedules (8 by default, as in CI;
 //! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run.
@@ -18,6 +19,7 @@ use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_pipeline::invoker::{Job, QueueInvoker, TaskInvoker};
 use sluice_pipeline::merger::{merge_and_publish, MergerOptions};
 use sluice_pipeline::supervisor::{supervise, SupervisorOptions};
+use sluice_query::{run_query, SegmentCache};
 use sluice_store::faults::{FaultCounts, Faults, Rng};
 use sluice_store::metadata::FaultyMeta;
 use sluice_store::storage::FaultyStore;
@@ -74,14 +76,41 @@ impl Schedule {
                     reserve: Duration::ZERO,
                     lease: Duration::from_millis(800),
                 };
-                if let Ok(TaskOutcome::Complete(_)) = run_task(&meta, &store, task, &options).await {
-                    let _ = queue.invoke(Job::Merge { task: task.clone() }).await;
+                match run_task(&meta, &store, task, &options).await {
+                    Ok(TaskOutcome::Complete(r)) => {
+                        let _ = queue.invoke(Job::Merge { task: task.clone() }).await;
+                        if let Some(next) = r.next {
+                            let _ = queue.invoke(Job::Index { task: next }).await;
+                        }
+                    }
+                    Ok(TaskOutcome::Incomplete(r)) if r.open => {
+                        let _ = queue.invoke(Job::Index { task: task.clone() }).await;
+                    }
+                    _ => {}
                 }
             }
             Job::Merge { task } => {
                 let _ = merge_and_publish(&meta, &store, Some(queue), task, &MergerOptions { now_ms: now() }).await;
             }
         }
+    }
+}
+
+/// Queries the datasource as a user would (no faults) and checks that no row is counted
+/// twice: every id at most once, whatever the tasks are doing (reading, closing, merging,
+/// publishing, failing).
+async fn query_counts_each_row_once(b: &Backends, cache: &SegmentCache, name: &str, k: usize, seed: u64) {
+    let query = serde_json::json!({"queryType": "groupBy", "dataSource": name, "granularity": "all",
+        "intervals": ["2015-09-12/2015-09-13"], "dimensions": ["id"],
+        "aggregations": [{"type": "count", "name": "rows"}], "limitSpec": {"type": "default", "limit": 100000}});
+    let out = match run_query(b.meta.as_ref(), b.store.as_ref(), Some(cache), &query.to_string()).await {
+        Ok(out) => out,
+        // Nothing visible yet, or a view that kept changing: not a wrong answer.
+        Err(e) => return eprintln!("schedule {k}: query: {e}"),
+    };
+    for row in out.as_array().expect("groupBy rows") {
+        let rows = row["event"]["rows"].as_u64().unwrap_or(0);
+        assert_eq!(rows, 1, "schedule {k} (seed {seed}): a query counted {} {rows} times", row["event"]["id"]);
     }
 }
 
@@ -111,6 +140,15 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     spec["spec"]["ioConfig"]["taskCount"] = (1 + rng.below(4)).into();
     spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
     spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": 20 + rng.below(40)});
+    // Half the schedules run real-time tasks: open ranges checkpointed every 0.1-0.3 s,
+    // closed after 1-3 s or 1 s without records; the producer then writes more slowly.
+    let realtime = rng.chance(0.5);
+    if realtime {
+        spec["spec"]["sluiceConfig"]["realtime"] =
+            serde_json::json!({"checkpointPeriod": format!("PT0.{}S", 1 + rng.below(3)), "idleAfter": "PT1S"});
+        spec["spec"]["ioConfig"]["taskDuration"] = format!("PT{}S", 1 + rng.below(3)).into();
+    }
+    let pause = Duration::from_millis(if realtime { 80 } else { 15 });
     submit(b.meta.as_ref(), spec.clone(), now()).await.expect("submit");
     let producer = {
         let (bootstrap, topic) = (bootstrap.clone(), topic.clone());
@@ -121,11 +159,13 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
                     .map(|&n| ((n % PARTITIONS as usize) as i32, json_record(&format!("c{n}"), n)))
                     .collect();
                 produce(&bootstrap, &topic, &records).await;
-                tokio::time::sleep(Duration::from_millis(15)).await;
+                tokio::time::sleep(pause).await;
             }
         })
     };
     let mut s = Schedule { rng, counts: counts.clone(), b, name: name.clone() };
+    let cache_dir = tempfile::tempdir().expect("segment cache");
+    let cache = SegmentCache::new(cache_dir.path());
     let queue = QueueInvoker::default();
     let started = Instant::now();
     let mut iteration = 0;
@@ -170,7 +210,11 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
             } else {
                 s.job(&queue, job).await;
             }
+            if s.rng.chance(0.3) {
+                query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
+            }
         }
+        query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
         if producer.is_finished() {
             let check =
                 supervise(s.b.meta.as_ref(), s.b.store.as_ref(), &queue, &SupervisorOptions::at(now()), &name).await;
@@ -202,6 +246,9 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         expected.len()
     );
     assert!(seen == expected, "schedule {k} (seed {seed}): some record is missing or twice");
+    if realtime {
+        s.count("real-time schedule");
+    }
     eprintln!(
         "chaos: schedule {k} passed: {num_records} records exactly once after {iteration} passes in {:?}",
         started.elapsed()
