@@ -30,7 +30,8 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
         if Instant::now() >= next_pass {
             next_pass += period;
             let pass = rig.pass(&mut s.functions).await?;
-            let lag: i64 = pass.high.iter().map(|(p, h)| h - pass.committed.get(p).copied().unwrap_or(0)).sum();
+            // Records not queryable yet: behind what the tasks checkpointed.
+            let lag: i64 = pass.high.iter().map(|(p, h)| h - pass.queryable.get(p).copied().unwrap_or(0)).sum();
             s.lag.push((start.elapsed().as_secs_f64(), lag));
         }
         pool.start(&rig.meta, &rig.store, &rig.queue, TASK_BUDGET);

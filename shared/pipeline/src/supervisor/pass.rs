@@ -30,6 +30,9 @@ pub struct DatasourcePass {
     pub high: BTreeMap<i32, i64>,
     /// Per partition, the committed offset.
     pub committed: BTreeMap<i32, i64>,
+    /// Per partition, the offset before which every record is queryable: the committed
+    /// offset, or with real-time tasks the position a task not yet published checkpointed.
+    pub queryable: BTreeMap<i32, i64>,
     /// Tasks cleaned up (hydrants, checkpoints and item deleted).
     pub cleaned: usize,
     /// Whether every partition's committed offset reached its high watermark.
@@ -131,6 +134,20 @@ pub async fn supervise(
         result?;
     }
     pass.invoked = jobs;
+    pass.queryable = pass.committed.clone();
+    if spec.sluice.realtime.is_some() {
+        // A task's positions are its last checkpoint's (its starts before one: the end of
+        // the task before it, or the committed offsets).
+        let checkpointed = tasks
+            .iter()
+            .filter(|(t, _)| matches!(t.state, TaskState::Running | TaskState::Incomplete | TaskState::Complete));
+        for (t, _) in checkpointed {
+            for (&p, &position) in &t.positions {
+                let q = pass.queryable.entry(p).or_insert(position);
+                *q = (*q).max(position);
+            }
+        }
+    }
     pass.caught_up =
         grouping.item.change.is_none() && pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
