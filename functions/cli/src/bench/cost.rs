@@ -26,12 +26,12 @@ use std::path::PathBuf;
 
 /// The rates of the table, rows/s.
 pub const RATES: [f64; 4] = [1_000.0, 10_000.0, 100_000.0, 1_000_000.0];
-const PERIOD_SECS: f64 = 60.0;
-const SECONDS_PER_MONTH: f64 = prices::HOURS_PER_MONTH * 3600.0;
+pub(super) const PERIOD_SECS: f64 = 60.0;
+pub(super) const SECONDS_PER_MONTH: f64 = prices::HOURS_PER_MONTH * 3600.0;
 /// Memory of the functions in `template.yaml` (indexer: the `IndexerMemorySize` default).
-const SUPERVISOR_MB: f64 = 512.0;
-const INDEXER_MB: f64 = 1024.0;
-const MERGER_MB: f64 = 1024.0;
+pub(super) const SUPERVISOR_MB: f64 = 512.0;
+pub(super) const INDEXER_MB: f64 = 1024.0;
+pub(super) const MERGER_MB: f64 = 1024.0;
 /// Cores of an m5.2xlarge, and task slots per MiddleManager on it.
 const DRUID_SLOTS_PER_SERVER: f64 = 7.0;
 
@@ -40,14 +40,21 @@ const DRUID_SLOTS_PER_SERVER: f64 = 7.0;
 pub struct CostArgs {
     /// A `bench pipeline --out` report.
     #[arg(long, default_value = "bench/results/pipeline.json")]
-    report: PathBuf,
+    pub(super) report: PathBuf,
+    /// A `bench pipeline --realtime --out` report: the cost of real-time tasks beside.
+    #[arg(long, default_value = "bench/results/pipeline-realtime.json")]
+    pub(super) realtime_report: PathBuf,
 }
 
-/// Runs `bench cost`.
-pub fn run(args: CostArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.report).with_context(|| format!("read {}", args.report.display()))?;
-    let report: PipelineReport =
-        serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", args.report.display()))?;
+/// Reads a `bench pipeline --out` report.
+pub(super) fn read_report(path: &std::path::Path) -> Result<PipelineReport> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", path.display()))
+}
+
+/// Runs `bench cost`: the planned mode's table.
+pub fn run(args: &CostArgs) -> Result<()> {
+    let report = read_report(&args.report)?;
     print!("{}", markdown(&report));
     Ok(())
 }
@@ -55,11 +62,11 @@ pub fn run(args: CostArgs) -> Result<()> {
 /// The fitted figures of one function.
 #[derive(Debug, Clone, Copy)]
 pub struct FunctionModel {
-    secs: Fit,
-    read_units: Fit,
-    write_units: Fit,
-    puts: Fit,
-    gets: Fit,
+    pub(super) secs: Fit,
+    pub(super) read_units: Fit,
+    pub(super) write_units: Fit,
+    pub(super) puts: Fit,
+    pub(super) gets: Fit,
 }
 
 impl FunctionModel {
@@ -84,11 +91,11 @@ impl FunctionModel {
 /// The model of a report.
 #[derive(Debug, Clone, Copy)]
 pub struct CostModel {
-    indexer: FunctionModel,
-    merger: FunctionModel,
+    pub(super) indexer: FunctionModel,
+    pub(super) merger: FunctionModel,
     /// Per pass per partition.
-    supervisor: FunctionModel,
-    druid_rows_per_task: f64,
+    pub(super) supervisor: FunctionModel,
+    pub(super) druid_rows_per_task: f64,
 }
 
 /// One row of the table.
@@ -119,7 +126,7 @@ impl MonthlyCost {
     }
 }
 
-fn vcpu(mb: f64) -> f64 {
+pub(super) fn vcpu(mb: f64) -> f64 {
     (mb / prices::LAMBDA_MB_PER_VCPU).min(1.0)
 }
 
@@ -181,7 +188,7 @@ impl CostModel {
     }
 }
 
-fn dollars(x: f64) -> String {
+pub(super) fn dollars(x: f64) -> String {
     if x < 10.0 {
         format!("${x:.2}")
     } else {

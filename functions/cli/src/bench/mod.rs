@@ -3,6 +3,7 @@
 
 mod billing;
 mod cost;
+mod cost_realtime;
 mod indexer;
 mod pipeline;
 mod prices;
@@ -57,7 +58,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
         BenchCommand::Pipeline(args) => pipeline::run(args),
-        BenchCommand::Cost(args) => cost::run(args),
+        BenchCommand::Cost(args) => cost::run(&args).and_then(|()| cost_realtime::run(&args)),
         BenchCommand::Query(args) => query::run(args),
     }
 }

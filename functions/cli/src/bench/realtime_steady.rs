@@ -23,6 +23,11 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
     // The first pass once records are flowing, then one every period.
     let mut next_pass = start + Duration::from_millis(200);
     let mut pool = JobPool::default();
+    // The jobs run concurrently, so their use is metered as a whole: everything but the
+    // supervisor's passes is booked to the indexer (its mergers included), and its seconds are
+    // the phase's wall time per group, as Lambda bills an open task that waits for records.
+    let before = rig.meters.read();
+    let mut jobs = 0u64;
     // Per task and partition, the offset up to which its checkpoints were seen.
     let mut seen: HashMap<TaskId, BTreeMap<i32, i64>> = HashMap::new();
     let mut freshness: Vec<f64> = Vec::with_capacity(total);
@@ -37,6 +42,7 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
         pool.start(&rig.meta, &rig.store, &rig.queue, TASK_BUDGET);
         if let Ok(Some(done)) = tokio::time::timeout(Duration::from_millis(20), pool.join_next()).await {
             done.map_err(|e| anyhow!("a job panicked: {e}"))?;
+            jobs += 1;
         }
         let now = Instant::now();
         for (id, starts, positions) in checkpointed(rig).await? {
@@ -62,6 +68,10 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
     }
     s.secs = start.elapsed().as_secs_f64();
     s.tasks = seen.len() as u64;
+    let mut used = rig.meters.read().since(&before);
+    used = used.since(&s.functions.supervisor.meters);
+    let indexer = &mut s.functions.indexer;
+    (indexer.invocations, indexer.secs, indexer.meters) = (jobs, s.secs, used);
     summarize(&mut s, producer, freshness)?;
     Ok(s)
 }
@@ -69,9 +79,10 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
 /// Every task's range starts and checkpointed positions, as a query would see them.
 async fn checkpointed(rig: &Rig) -> Result<Vec<(TaskId, BTreeMap<i32, i64>, BTreeMap<i32, i64>)>> {
     let mut out = Vec::new();
-    for item in rig.meta.query(&datasource_pk(&rig.datasource), TASK_PREFIX).await? {
+    let meta = rig.unmetered_meta.as_ref();
+    for item in meta.query(&datasource_pk(&rig.datasource), TASK_PREFIX).await? {
         let task: TaskItem = serde_json::from_value(item.body)?;
-        let progress = load_progress(rig.meta.as_ref(), &task.id).await?;
+        let progress = load_progress(meta, &task.id).await?;
         if let Some(last) = progress.last {
             let starts = task.ranges.iter().map(|r| (r.partition, r.start)).collect();
             out.push((task.id, starts, last.positions));

@@ -64,6 +64,8 @@ pub(super) struct Rig {
     pub cluster: MockCluster<'static, DefaultProducerContext>,
     pub producer: ThreadedProducer<DefaultProducerContext>,
     pub meta: Arc<dyn MetadataStore>,
+    /// The same metadata, not metered: for a benchmark's own watching.
+    pub unmetered_meta: Arc<dyn MetadataStore>,
     pub store: Arc<dyn ObjectStore>,
     pub meters: Arc<Billing>,
     pub datasource: String,
@@ -95,6 +97,7 @@ impl Rig {
             open_metadata(&format!("file://{}/meta", dir.path().display())).await?,
             meters.clone(),
         ));
+        let unmetered_meta = open_metadata(&format!("file://{}/meta", dir.path().display())).await?;
         let store: Arc<dyn ObjectStore> = Arc::new(MeteredStore::new(
             open_store(&format!("file://{}/store", dir.path().display())).await?,
             meters.clone(),
@@ -108,7 +111,18 @@ impl Rig {
             spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT1S"}});
         }
         let (datasource, _, _) = submit(meta.as_ref(), spec, now_ms()).await?;
-        Ok(Self { cluster, producer, meta, store, meters, datasource, partitions, queue: Arc::default(), _dir: dir })
+        Ok(Self {
+            cluster,
+            producer,
+            meta,
+            unmetered_meta,
+            store,
+            meters,
+            datasource,
+            partitions,
+            queue: Arc::default(),
+            _dir: dir,
+        })
     }
 
     /// Sends `records` round-robin over the partitions, starting at partition `first`.

@@ -1,0 +1,149 @@
+//! The monthly cost of real-time tasks (`sluiceConfig.realtime`), beside the planned ranges'
+//! of [`super::cost`], from a `bench pipeline --realtime` report and the same fits:
+//!
+//! - task groups G = min(P, ceil(R x indexer seconds per row / (vCPU x 0.85))): an open task
+//!   runs for as long as records arrive, so each group's indexer is billed the whole month,
+//!   and the groups are sized to be 85% busy;
+//! - the indexer's requests, write and read units and S3 requests per group-second are the
+//!   real-time report's steady phase (checkpoints every second, heartbeats, the plan read
+//!   every 10 s, a hydrant per checkpoint), divided by its seconds and its one group;
+//! - tasks close after `taskDuration` (1 h) or `maxRecordsPerTask` (2M records), whichever
+//!   comes first, and each is merged as in the planned mode; one invocation per group per
+//!   `taskTimeBudget` (10 minutes);
+//! - the supervisor as in the planned mode.
+
+use super::cost::{
+    dollars, read_report, vcpu, CostArgs, CostModel, FunctionModel, MonthlyCost, INDEXER_MB, MERGER_MB, PERIOD_SECS,
+    RATES, SECONDS_PER_MONTH, SUPERVISOR_MB,
+};
+use super::prices;
+use sluice_report::{Fit, PipelineReport};
+
+/// Prints the real-time table when its report exists.
+pub fn run(args: &CostArgs) -> anyhow::Result<()> {
+    if args.realtime_report.exists() {
+        let (report, realtime) = (read_report(&args.report)?, read_report(&args.realtime_report)?);
+        println!();
+        print!("{}", markdown(&report, &realtime));
+    }
+    Ok(())
+}
+
+/// How busy the groups' indexers are sized to be.
+const BUSY: f64 = 0.85;
+/// `ioConfig.taskDuration`'s default, seconds.
+const TASK_DURATION_SECS: f64 = 3600.0;
+/// `sluiceConfig.maxRecordsPerTask`'s default.
+const MAX_RECORDS_PER_TASK: f64 = 2_000_000.0;
+/// `sluiceConfig.taskTimeBudget`'s default, seconds: one invocation per group per budget.
+const TASK_BUDGET_SECS: f64 = 600.0;
+
+/// What one group's open task uses per second, from a real-time report.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupSecond {
+    write_units: f64,
+    read_units: f64,
+    puts: f64,
+    gets: f64,
+}
+
+impl GroupSecond {
+    /// From the steady phase of a `bench pipeline --realtime` report (one group).
+    pub fn from_report(r: &PipelineReport) -> Self {
+        let (m, secs) = (&r.steady.functions.indexer.meters, r.steady.secs.max(1.0));
+        GroupSecond {
+            write_units: m.write_units / secs,
+            read_units: m.read_units / secs,
+            puts: m.s3_puts as f64 / secs,
+            gets: m.s3_gets as f64 / secs,
+        }
+    }
+}
+
+/// The monthly cost at `rate` rows/s with real-time tasks.
+pub fn monthly(model: &CostModel, per_group: &GroupSecond, rate: f64) -> MonthlyCost {
+    let mut c = model.monthly(rate);
+    let partitions = c.partitions;
+    let groups = (rate * model.indexer.secs.per_row / vcpu(INDEXER_MB) / BUSY).ceil().clamp(1.0, partitions);
+    let group_secs = groups * SECONDS_PER_MONTH;
+    let tasks = (group_secs / TASK_DURATION_SECS).max(rate * SECONDS_PER_MONTH / MAX_RECORDS_PER_TASK);
+    let rows_per_task = rate * SECONDS_PER_MONTH / tasks;
+    let passes = SECONDS_PER_MONTH / PERIOD_SECS;
+    let sup_scale = passes * partitions;
+    let gb_seconds = group_secs * INDEXER_MB / 1024.0
+        + tasks * model.merger.secs.at(rows_per_task) / vcpu(MERGER_MB) * MERGER_MB / 1024.0
+        + sup_scale * model.supervisor.secs.fixed / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
+    let requests = passes + group_secs / TASK_BUDGET_SECS + 2.0 * tasks;
+    c.groups = groups;
+    c.lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
+    // The open tasks' use per group-second, the mergers' per task, the supervisor's per pass.
+    let total = |per_second: f64, f: fn(&FunctionModel) -> Fit| {
+        group_secs * per_second + tasks * f(&model.merger).at(rows_per_task) + sup_scale * f(&model.supervisor).fixed
+    };
+    let writes = total(per_group.write_units, |m| m.write_units);
+    let reads = total(per_group.read_units, |m| m.read_units);
+    c.dynamodb = writes / 1e6 * prices::DYNAMODB_MILLION_WRITES + reads / 1e6 * prices::DYNAMODB_MILLION_READS;
+    let (puts, gets) = (total(per_group.puts, |m| m.puts), total(per_group.gets, |m| m.gets));
+    c.s3 = puts / 1000.0 * prices::S3_THOUSAND_PUTS + gets / 1000.0 * prices::S3_THOUSAND_GETS;
+    c
+}
+
+/// The real-time table beside the planned mode's, as Markdown.
+pub fn markdown(report: &PipelineReport, realtime: &PipelineReport) -> String {
+    let model = CostModel::from_report(report);
+    let per_group = GroupSecond::from_report(realtime);
+    let mut out = format!(
+        "Real-time tasks (checkpoints every second, records arriving all month): per group-second {:.2} write units, {:.2} read units, {:.2} S3 PUTs, {:.2} S3 GETs (measured).\n\n",
+        per_group.write_units, per_group.read_units, per_group.puts, per_group.gets
+    );
+    out.push_str("| rows/s | task groups | Lambda | DynamoDB | S3 requests | real time / month | planned ranges / month | real time / planned |\n");
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for rate in RATES {
+        let (rt, planned) = (monthly(&model, &per_group, rate), model.monthly(rate));
+        out.push_str(&format!(
+            "| {:.0} | {:.0} | {} | {} | {} | {} | {} | {:.2}x |\n",
+            rate,
+            rt.groups,
+            dollars(rt.lambda),
+            dollars(rt.dynamodb),
+            dollars(rt.s3),
+            dollars(rt.sluice()),
+            dollars(planned.sluice()),
+            rt.sluice() / planned.sluice()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(name: &str) -> PipelineReport {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results").join(name);
+        serde_json::from_str(&std::fs::read_to_string(path).expect("report")).expect("a pipeline report")
+    }
+
+    #[test]
+    fn the_documented_real_time_table_is_recomputed_from_the_committed_reports() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let doc = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
+        let table = markdown(&report("pipeline.json"), &report("pipeline-realtime.json"));
+        let (begin, end) = ("<!-- cost-table-realtime:begin -->\n", "<!-- cost-table-realtime:end -->");
+        let start = doc.find(begin).expect("cost-table-realtime:begin marker") + begin.len();
+        let stop = doc[start..].find(end).expect("cost-table-realtime:end marker") + start;
+        assert_eq!(&doc[start..stop], table, "docs/benchmarks.md's real-time table differs from `sluice bench cost`");
+    }
+
+    #[test]
+    fn an_open_task_is_billed_all_month_and_groups_follow_the_rate() {
+        let (model, rt) = (CostModel::from_report(&report("pipeline.json")), report("pipeline-realtime.json"));
+        let per_group = GroupSecond::from_report(&rt);
+        let low = monthly(&model, &per_group, 1_000.0);
+        let month_of_one_group = SECONDS_PER_MONTH * INDEXER_MB / 1024.0 * prices::LAMBDA_GB_SECOND;
+        assert!(low.lambda >= month_of_one_group, "{low:?}");
+        let high = monthly(&model, &per_group, 1_000_000.0);
+        assert!(high.groups > low.groups && high.sluice() > low.sluice(), "{high:?}");
+        assert!(high.sluice() > model.monthly(1_000_000.0).sluice(), "waiting costs more than planned ranges");
+    }
+}
