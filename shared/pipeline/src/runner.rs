@@ -141,6 +141,13 @@ impl JobPool {
         }
     }
 
+    /// Drops every running job at its next await, as a crash would: their attempts write
+    /// nothing more and their leases lapse (for benchmarks and tests of recovery).
+    pub fn crash(&mut self) {
+        self.running = JoinSet::new();
+        self.active.clear();
+    }
+
     /// Whether no job runs.
     pub fn is_empty(&self) -> bool {
         self.running.is_empty()

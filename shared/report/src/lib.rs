@@ -164,6 +164,10 @@ pub struct Steady {
     pub max_lag: i64,
     /// Per function kind.
     pub functions: Functions,
+    /// With a crash injected (`--kill-at-secs`): seconds from the crash to the first
+    /// checkpoint by an attempt started after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_secs: Option<f64>,
 }
 
 #[cfg(test)]

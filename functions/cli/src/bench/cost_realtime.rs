@@ -10,7 +10,8 @@
 //! - tasks close after `taskDuration` (1 h) or `maxRecordsPerTask` (2M records), whichever
 //!   comes first, and each is merged as in the planned mode; one invocation per group per
 //!   `taskTimeBudget` (10 minutes);
-//! - the supervisor as in the planned mode.
+//! - the supervisor as in the planned mode, and each pass invokes an indexer per open task
+//!   that watches its lease until it sees a heartbeat (about 3 s, estimated).
 
 use super::cost::{
     dollars, read_report, vcpu, CostArgs, CostModel, FunctionModel, MonthlyCost, INDEXER_MB, MERGER_MB, PERIOD_SECS,
@@ -37,6 +38,9 @@ const TASK_DURATION_SECS: f64 = 3600.0;
 const MAX_RECORDS_PER_TASK: f64 = 2_000_000.0;
 /// `sluiceConfig.taskTimeBudget`'s default, seconds: one invocation per group per budget.
 const TASK_BUDGET_SECS: f64 = 600.0;
+/// Seconds an indexer watching a live task runs before it sees a heartbeat (each pass watches
+/// every open task): about half the 5 s heartbeat plus a 1.25 s poll. Estimated, not measured.
+const WATCH_SECS: f64 = 3.1;
 
 /// What one group's open task uses per second, from a real-time report.
 #[derive(Debug, Clone, Copy)]
@@ -70,10 +74,11 @@ pub fn monthly(model: &CostModel, per_group: &GroupSecond, rate: f64) -> Monthly
     let rows_per_task = rate * SECONDS_PER_MONTH / tasks;
     let passes = SECONDS_PER_MONTH / PERIOD_SECS;
     let sup_scale = passes * partitions;
-    let gb_seconds = group_secs * INDEXER_MB / 1024.0
+    let watches = groups * passes;
+    let gb_seconds = (group_secs + watches * WATCH_SECS) * INDEXER_MB / 1024.0
         + tasks * model.merger.secs.at(rows_per_task) / vcpu(MERGER_MB) * MERGER_MB / 1024.0
         + sup_scale * model.supervisor.secs.fixed / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
-    let requests = passes + group_secs / TASK_BUDGET_SECS + 2.0 * tasks;
+    let requests = passes + watches + group_secs / TASK_BUDGET_SECS + 2.0 * tasks;
     c.groups = groups;
     c.lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
     // The open tasks' use per group-second, the mergers' per task, the supervisor's per pass.

@@ -28,6 +28,8 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
     // the phase's wall time per group, as Lambda bills an open task that waits for records.
     let before = rig.meters.read();
     let mut jobs = 0u64;
+    // A crash: when it happened, and each task's attempt then.
+    let mut crash: Option<(Instant, HashMap<TaskId, u32>)> = None;
     // Per task and partition, the offset up to which its checkpoints were seen.
     let mut seen: HashMap<TaskId, BTreeMap<i32, i64>> = HashMap::new();
     let mut freshness: Vec<f64> = Vec::with_capacity(total);
@@ -44,8 +46,22 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
             done.map_err(|e| anyhow!("a job panicked: {e}"))?;
             jobs += 1;
         }
+        if let Some(at) = args.kill_at_secs.filter(|_| crash.is_none()) {
+            if start.elapsed() >= Duration::from_secs(at) {
+                pool.crash();
+                let attempts = checkpointed(rig).await?.into_iter().map(|c| (c.id, c.attempt)).collect();
+                crash = Some((Instant::now(), attempts));
+                eprintln!("every running job dropped at {:.1} s", start.elapsed().as_secs_f64());
+            }
+        }
         let now = Instant::now();
-        for (id, starts, positions) in checkpointed(rig).await? {
+        for Checkpointed { id, attempt, starts, positions } in checkpointed(rig).await? {
+            if let (Some((at, attempts)), None) = (&crash, s.recovery_secs) {
+                let moved = seen.get(&id).is_none_or(|from| positions.iter().any(|(p, to)| from.get(p) < Some(to)));
+                if moved && attempts.get(&id).is_none_or(|&a| attempt > a) {
+                    s.recovery_secs = Some(at.elapsed().as_secs_f64());
+                }
+            }
             let from = seen.entry(id).or_insert(starts);
             let sends = sends.lock().map_err(|_| anyhow!("producer panicked"))?;
             for (&p, &to) in &positions {
@@ -76,8 +92,16 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
     Ok(s)
 }
 
-/// Every task's range starts and checkpointed positions, as a query would see them.
-async fn checkpointed(rig: &Rig) -> Result<Vec<(TaskId, BTreeMap<i32, i64>, BTreeMap<i32, i64>)>> {
+/// A task's checkpointed progress, as a query would see it.
+struct Checkpointed {
+    id: TaskId,
+    attempt: u32,
+    starts: BTreeMap<i32, i64>,
+    positions: BTreeMap<i32, i64>,
+}
+
+/// Every task's range starts and checkpointed positions.
+async fn checkpointed(rig: &Rig) -> Result<Vec<Checkpointed>> {
     let mut out = Vec::new();
     let meta = rig.unmetered_meta.as_ref();
     for item in meta.query(&datasource_pk(&rig.datasource), TASK_PREFIX).await? {
@@ -85,7 +109,7 @@ async fn checkpointed(rig: &Rig) -> Result<Vec<(TaskId, BTreeMap<i32, i64>, BTre
         let progress = load_progress(meta, &task.id).await?;
         if let Some(last) = progress.last {
             let starts = task.ranges.iter().map(|r| (r.partition, r.start)).collect();
-            out.push((task.id, starts, last.positions));
+            out.push(Checkpointed { id: task.id, attempt: task.attempt, starts, positions: last.positions });
         }
     }
     Ok(out)

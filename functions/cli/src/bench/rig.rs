@@ -48,6 +48,11 @@ pub struct PipelineArgs {
     /// second): jobs run concurrently and freshness is measured to each record's checkpoint.
     #[arg(long)]
     pub realtime: bool,
+    /// With `--realtime`: every running job is dropped this many seconds into the steady
+    /// phase, as a crash of every indexer would, and the time until an attempt started after
+    /// it checkpoints is reported.
+    #[arg(long)]
+    pub kill_at_secs: Option<u64>,
     /// The Wikipedia sample (newline-delimited JSON, gzipped).
     #[arg(long)]
     pub sample: Option<PathBuf>,

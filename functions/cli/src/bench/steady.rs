@@ -168,6 +168,9 @@ pub(super) fn print(args: &PipelineArgs, s: &Steady) {
         s.mean_lag,
         s.max_lag
     );
+    if let Some(secs) = s.recovery_secs {
+        println!("crash: every running job dropped; an attempt started after it checkpointed {secs:.1} s later");
+    }
     let f = &s.freshness_ms;
     println!(
         "freshness (produce -> queryable): mean {:.0} ms, p50 {:.0} ms, p95 {:.0} ms, p99 {:.0} ms, max {:.0} ms",

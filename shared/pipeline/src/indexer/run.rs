@@ -109,8 +109,8 @@ async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> 
                     return Ok(Claimed::Busy { attempt, lease_expires_ms: Some(expires), version: None });
                 }
                 watched = Some(version);
-                let wait =
-                    Duration::from_millis(left.max(0) as u64 + 20).min(options.heartbeat() + options.heartbeat() / 4);
+                // Polled every quarter heartbeat: a live holder is seen within about one.
+                let wait = Duration::from_millis(left.max(0) as u64 + 20).min(options.heartbeat() / 4);
                 tokio::time::sleep(wait).await;
             }
             claimed => return Ok(claimed),

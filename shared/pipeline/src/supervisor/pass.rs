@@ -124,7 +124,10 @@ pub async fn supervise(
         tasks.extend(group.tasks);
     }
     tasks.sort_by_key(|(t, _)| (t.id.group, t.id.seq));
-    let jobs = due_jobs(&tasks, options);
+    // Real-time tasks run all the time: each pass watches them, so a crash stalls a group for
+    // at most a period (the lease lapses within one), not a period after its heartbeat lapsed.
+    let watch = options.watch_running || spec.sluice.realtime.is_some();
+    let jobs = due_jobs(&tasks, watch, options.now_ms);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
@@ -196,14 +199,14 @@ async fn group_inputs(
 
 /// The jobs `tasks` (sorted by group and sequence) need now: an indexer for each task planned,
 /// incomplete, or running under a lease whose heartbeat lapsed (every running task with
-/// `watch_running`): the indexer takes it over once the lease lapses; a merger for each
-/// complete one.
-fn due_jobs(tasks: &[(TaskItem, u64)], options: &SupervisorOptions) -> Vec<Job> {
+/// `watch_running`): the indexer takes it over once the lease lapses, or returns as soon as
+/// it sees a heartbeat; a merger for each complete one.
+fn due_jobs(tasks: &[(TaskItem, u64)], watch_running: bool, now_ms: i64) -> Vec<Job> {
     tasks
         .iter()
         .filter_map(|(task, _)| match task.state {
             TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
-            TaskState::Running if options.watch_running || task.heartbeat_lapsed(options.now_ms) => {
+            TaskState::Running if watch_running || task.heartbeat_lapsed(now_ms) => {
                 Some(Job::Index { task: task.id.clone() })
             }
             TaskState::Complete => Some(Job::Merge { task: task.id.clone() }),
