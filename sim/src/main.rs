@@ -9,6 +9,7 @@
 mod engine;
 mod outcome;
 mod plot;
+mod realtime;
 mod scenario;
 mod validate;
 
@@ -54,6 +55,10 @@ enum Command {
         /// TrueType font of the plot's text.
         #[arg(long, default_value = plot::DEFAULT_FONT)]
         font: PathBuf,
+        /// A `sluice bench pipeline --realtime --out` report: real-time tasks simulated beside
+        /// (their checkpoints' write units per group-second), when it exists.
+        #[arg(long, default_value = "bench/results/pipeline-realtime.json")]
+        realtime_report: PathBuf,
     },
     /// The local pipeline simulated beside real steady-phase runs.
     Validate {
@@ -74,7 +79,7 @@ enum Command {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
-        Command::Scale { report, partitions, task_groups, rate, minutes, width, out_dir, font } => {
+        Command::Scale { report, partitions, task_groups, rate, minutes, width, out_dir, font, realtime_report } => {
             let costs = Costs::from_report(&report)?;
             let mut scenario = Scenario::aws(partitions, rate, costs);
             scenario.task_groups = task_groups.unwrap_or(partitions);
@@ -83,30 +88,73 @@ fn main() -> Result<()> {
             scenario.supervisor = SupervisorMode::Concurrent(width);
             let concurrent = Sim::new(&scenario).run();
             print_scale(&scenario, &serial, &concurrent, width);
+            let realtime = realtime_runs(&scenario, &realtime_report)?;
             std::fs::create_dir_all(&out_dir)?;
             plot::use_font(&font)?;
             let png = out_dir.join(format!("lag-{partitions}p.png"));
+            let mut series = vec![
+                plot::Series { label: "serial supervisor requests".into(), samples: &serial.samples },
+                plot::Series {
+                    label: format!("concurrent supervisor requests ({width} in flight)"),
+                    samples: &concurrent.samples,
+                },
+            ];
+            for (label, o, _) in &realtime {
+                series.push(plot::Series { label: label.clone(), samples: &o.samples });
+            }
             plot::lag(
                 &png,
                 &format!("{partitions} partitions, {} rows/s, supervisor every 60 s", rate as u64),
-                &[
-                    plot::Series { label: "serial supervisor requests".into(), samples: &serial.samples },
-                    plot::Series {
-                        label: format!("concurrent supervisor requests ({width} in flight)"),
-                        samples: &concurrent.samples,
-                    },
-                ],
+                &series,
             )?;
             let json = out_dir.join(format!("scale-{partitions}p.json"));
+            let realtime_json: Vec<_> = realtime
+                .iter()
+                .map(|(label, o, f)| serde_json::json!({"label": label, "outcome": o, "freshness": f}))
+                .collect();
             std::fs::write(
                 &json,
-                serde_json::to_string_pretty(&serde_json::json!({"serial": serial, "concurrent": concurrent}))?,
+                serde_json::to_string_pretty(
+                    &serde_json::json!({"serial": serial, "concurrent": concurrent, "realtime": realtime_json}),
+                )?,
             )?;
             println!("plot: {}; samples: {}", png.display(), json.display());
             Ok(())
         }
         Command::Validate { costs, runs, out_dir, font } => validate::run(costs.as_deref(), &runs, &out_dir, &font),
     }
+}
+
+/// Real-time tasks at the scenario's `taskCount`, and with the groups sized to be 85% busy
+/// (as `bench cost` sizes them), when a real-time report exists.
+fn realtime_runs(
+    s: &Scenario,
+    report: &std::path::Path,
+) -> Result<Vec<(String, Outcome, realtime::RealtimeFreshness)>> {
+    if !report.exists() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(report)?;
+    let r: sluice_report::PipelineReport = serde_json::from_str(&text)?;
+    let steady = &r.steady;
+    let rt = realtime::Realtime {
+        checkpoint_period: 1.0,
+        write_units_per_group_second: steady.functions.indexer.meters.write_units / steady.secs.max(1.0),
+    };
+    let sized = (s.rate * s.costs.indexer_per_row / s.cpu.0 / 0.85).ceil() as u32;
+    let mut out = Vec::new();
+    for groups in [s.task_groups, sized.clamp(1, s.partitions)] {
+        let scenario = Scenario { task_groups: groups, ..s.clone() };
+        let (o, f) = realtime::run(&scenario, &rt);
+        let label = format!("real-time tasks, {groups} task groups");
+        print_outcome(&label, &o);
+        println!(
+            "  freshness p99 {:.1} s; rows produced from the second period on: mean {:.1} s, p99 {:.1} s",
+            f.p99, f.steady_mean, f.steady_p99
+        );
+        out.push((label, o, f));
+    }
+    Ok(out)
 }
 
 fn print_outcome(name: &str, o: &Outcome) {
