@@ -310,7 +310,7 @@ impl Attempt<'_> {
                 };
                 if close.is_some() {
                     state = TaskState::Complete;
-                } else if step.persisted.is_empty() && Some(reader.positions()) == self.last_positions() {
+                } else if step.persisted.is_empty() && reader.positions() == self.last_positions() {
                     // Nothing new since the last checkpoint: the heartbeats hold the lease.
                     ingester = Some(step.ingester);
                     continue;
@@ -344,10 +344,10 @@ impl Attempt<'_> {
     }
 
     /// The positions of the last checkpoint, or the task's starts.
-    fn last_positions(&self) -> Option<&BTreeMap<i32, i64>> {
+    fn last_positions(&self) -> &BTreeMap<i32, i64> {
         match &self.progress.last {
-            Some(c) => Some(&c.positions),
-            None => Some(&self.claim.item.positions),
+            Some(c) => &c.positions,
+            None => &self.claim.item.positions,
         }
     }
 
