@@ -4,6 +4,8 @@
 use super::billing::Billing;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, ThreadedProducer};
@@ -20,7 +22,22 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub(super) const TOPIC: &str = "wikipedia";
+const TOPIC: &str = "wikipedia";
+
+/// Creates a topic of `partitions` named after the time on the broker at `bootstrap`.
+async fn create_topic(bootstrap: &str, partitions: i32) -> Result<String> {
+    let topic = format!("wikipedia-{}", now_ms());
+    let admin: AdminClient<DefaultClientContext> =
+        ClientConfig::new().set("bootstrap.servers", bootstrap).create().context("admin client")?;
+    let created = admin
+        .create_topics(&[NewTopic::new(&topic, partitions, TopicReplication::Fixed(1))], &AdminOptions::new())
+        .await
+        .context("create the topic")?;
+    for result in created {
+        result.map_err(|(name, e)| anyhow!("create topic {name}: {e}"))?;
+    }
+    Ok(topic)
+}
 pub(super) const TASK_BUDGET: Duration = Duration::from_secs(900);
 
 /// Options of `bench pipeline`.
@@ -53,6 +70,10 @@ pub struct PipelineArgs {
     /// it checkpoints is reported.
     #[arg(long)]
     pub kill_at_secs: Option<u64>,
+    /// Runs the steady phase against this Kafka broker (a new topic on it; for example tansu
+    /// from `localstack/up.sh`) instead of the mock cluster.
+    #[arg(long)]
+    pub broker: Option<String>,
     /// The Wikipedia sample (newline-delimited JSON, gzipped).
     #[arg(long)]
     pub sample: Option<PathBuf>,
@@ -66,7 +87,12 @@ pub struct PipelineArgs {
 
 /// A mock cluster, metered embedded stores and a submitted datasource.
 pub(super) struct Rig {
-    pub cluster: MockCluster<'static, DefaultProducerContext>,
+    /// The mock cluster, unless the rig runs on a broker given to it.
+    _cluster: Option<MockCluster<'static, DefaultProducerContext>>,
+    /// The broker's bootstrap servers.
+    pub bootstrap: String,
+    /// The topic.
+    pub topic: String,
     pub producer: ThreadedProducer<DefaultProducerContext>,
     pub meta: Arc<dyn MetadataStore>,
     /// The same metadata, not metered: for a benchmark's own watching.
@@ -81,15 +107,28 @@ pub(super) struct Rig {
 
 impl Rig {
     pub(super) async fn start(partitions: i32, datasource: &str) -> Result<Self> {
-        Self::start_with(partitions, datasource, false).await
+        Self::start_with(partitions, datasource, false, None).await
     }
 
-    /// A rig whose datasource runs real-time tasks when `realtime`.
-    pub(super) async fn start_with(partitions: i32, datasource: &str, realtime: bool) -> Result<Self> {
-        let cluster = MockCluster::new(1).context("mock cluster")?;
-        cluster.create_topic(TOPIC, partitions, 1).context("create the topic")?;
+    /// A rig whose datasource runs real-time tasks when `realtime`, on `broker` (a new topic
+    /// there) or on a mock cluster of its own.
+    pub(super) async fn start_with(
+        partitions: i32,
+        datasource: &str,
+        realtime: bool,
+        broker: Option<&str>,
+    ) -> Result<Self> {
+        let (cluster, bootstrap, topic) = match broker {
+            Some(bootstrap) => (None, bootstrap.to_string(), create_topic(bootstrap, partitions).await?),
+            None => {
+                let cluster = MockCluster::new(1).context("mock cluster")?;
+                cluster.create_topic(TOPIC, partitions, 1).context("create the topic")?;
+                let bootstrap = cluster.bootstrap_servers();
+                (Some(cluster), bootstrap, TOPIC.to_string())
+            }
+        };
         let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
-            .set("bootstrap.servers", cluster.bootstrap_servers())
+            .set("bootstrap.servers", &bootstrap)
             .set("compression.type", "lz4")
             .set("linger.ms", "5")
             .set("batch.size", "1000000")
@@ -109,15 +148,17 @@ impl Rig {
         ));
         let mut spec: serde_json::Value = serde_json::from_str(super::TUTORIAL_SPEC)?;
         spec["dataSchema"]["dataSource"] = datasource.into();
-        spec["ioConfig"]["topic"] = TOPIC.into();
-        spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = cluster.bootstrap_servers().into();
+        spec["ioConfig"]["topic"] = topic.clone().into();
+        spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = bootstrap.clone().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
         if realtime {
             spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT1S"}});
         }
         let (datasource, _, _) = submit(meta.as_ref(), spec, now_ms()).await?;
         Ok(Self {
-            cluster,
+            _cluster: cluster,
+            bootstrap,
+            topic,
             producer,
             meta,
             unmetered_meta,
@@ -135,7 +176,7 @@ impl Rig {
         for (i, value) in records.iter().enumerate() {
             let p = ((first + i) % self.partitions as usize) as i32;
             self.producer
-                .send(BaseRecord::<(), _>::to(TOPIC).partition(p).payload(value))
+                .send(BaseRecord::<(), _>::to(&self.topic).partition(p).payload(value))
                 .map_err(|(e, _)| anyhow!("produce: {e}"))?;
         }
         Ok(())

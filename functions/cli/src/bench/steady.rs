@@ -3,7 +3,7 @@
 //! Freshness is the time from a record's send to the publish that makes it queryable; lag is
 //! the records behind the high watermarks at each pass, as the supervisor reports it.
 
-use super::rig::{PipelineArgs, Rig, TOPIC};
+use super::rig::{PipelineArgs, Rig};
 use super::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use rdkafka::config::ClientConfig;
@@ -85,9 +85,12 @@ impl Production {
         let total = (args.rate * args.steady_secs) as usize;
         let start = Instant::now();
         let producer = {
-            let (bootstrap, sends, records) = (rig.cluster.bootstrap_servers(), sends.clone(), records.clone());
+            let (bootstrap, topic) = (rig.bootstrap.clone(), rig.topic.clone());
+            let (sends, records) = (sends.clone(), records.clone());
             let (rate, partitions) = (args.rate, rig.partitions as usize);
-            std::thread::spawn(move || produce(&bootstrap, &records, total, rate, partitions, &sends, start))
+            std::thread::spawn(move || {
+                produce(&bootstrap, &topic, &records, Rate { total, per_sec: rate, partitions }, &sends, start)
+            })
         };
         Ok(Self { sends, total, start, producer })
     }
@@ -117,15 +120,21 @@ pub(super) fn summarize(
     Ok(())
 }
 
-/// Sends `total` records at `rate` per second round-robin over `partitions`, recording each
+/// How many records a producer sends, how fast, over how many partitions.
+struct Rate {
+    total: usize,
+    per_sec: u64,
+    partitions: usize,
+}
+
+/// Sends `total` records at `per_sec` round-robin over `partitions` of `topic`, recording each
 /// send's instant by partition and offset (this producer is the topic's only writer). Returns
 /// the records sent and the seconds it took.
 fn produce(
     bootstrap: &str,
+    topic: &str,
     records: &[Vec<u8>],
-    total: usize,
-    rate: u64,
-    partitions: usize,
+    rate: Rate,
     sends: &SendTimes,
     start: Instant,
 ) -> Result<(u64, f64)> {
@@ -136,15 +145,16 @@ fn produce(
         .set("queue.buffering.max.messages", "1000000")
         .create()
         .context("producer")?;
+    let Rate { total, per_sec, partitions } = rate;
     let mut sent = 0usize;
     while sent < total {
-        let due = ((start.elapsed().as_secs_f64() * rate as f64) as usize).min(total);
+        let due = ((start.elapsed().as_secs_f64() * per_sec as f64) as usize).min(total);
         let now = Instant::now();
         let mut times = sends.lock().map_err(|_| anyhow!("poisoned"))?;
         while sent < due {
             let p = sent % partitions;
             producer
-                .send(BaseRecord::<(), _>::to(TOPIC).partition(p as i32).payload(&records[sent % records.len()]))
+                .send(BaseRecord::<(), _>::to(topic).partition(p as i32).payload(&records[sent % records.len()]))
                 .map_err(|(e, _)| anyhow!("produce: {e}"))?;
             times[p].push(now);
             sent += 1;
@@ -158,8 +168,10 @@ fn produce(
 
 /// Prints the steady phase.
 pub(super) fn print(args: &PipelineArgs, s: &Steady) {
+    let broker = args.broker.as_deref().map_or("the mock cluster".to_string(), |b| format!("the broker at {b}"));
+    let mode = if args.realtime { "real-time tasks" } else { "planned ranges" };
     println!(
-        "steady: {} records at {} records/s over {:.1} s, supervisor every {} ms; {} tasks published",
+        "steady: {} records at {} records/s over {:.1} s into {broker}, {mode}, supervisor every {} ms; {} tasks",
         s.produced, s.rate, s.produce_secs, args.period_ms, s.tasks
     );
     println!(
