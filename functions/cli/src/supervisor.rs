@@ -96,10 +96,20 @@ pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<(
                 return Ok(());
             }
             println!("{}: {:?}", st.datasource, st.state);
-            println!("{:>9} {:>12} {:>12} {:>10}", "partition", "committed", "high", "lag");
+            // Real-time datasources also show how far records are queryable (checkpointed).
+            let realtime = st.partitions.iter().any(|p| p.queryable.is_some());
+            let extra = if realtime { format!(" {:>12}", "queryable") } else { String::new() };
+            println!("{:>9} {:>12} {:>12} {:>10}{extra}", "partition", "committed", "high", "lag");
             let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
             for p in &st.partitions {
-                println!("{:>9} {:>12} {:>12} {:>10}", p.partition, show(p.committed), show(p.high), show(p.lag));
+                let extra = if realtime { format!(" {:>12}", show(p.queryable)) } else { String::new() };
+                println!(
+                    "{:>9} {:>12} {:>12} {:>10}{extra}",
+                    p.partition,
+                    show(p.committed),
+                    show(p.high),
+                    show(p.lag)
+                );
             }
             println!("tasks: {:?}", st.tasks);
             let t = &st.totals;

@@ -39,9 +39,11 @@ pub use plan::{initial_offset, next_ranges, record_budget};
 use crate::datasource::DatasourceError;
 use crate::invoker::InvokeError;
 pub use crate::layout::datasource::StatsItem;
+use crate::task::{TaskItem, TaskState};
 use sluice_kafka::ReadError;
 use sluice_store::metadata::MetaError;
 use sluice_store::storage::StorageError;
+use std::collections::BTreeMap;
 
 /// How a pass runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +79,26 @@ impl SupervisorOptions {
             watch_running: false,
         }
     }
+}
+
+/// Per partition, the offset before which every record is queryable with real-time tasks:
+/// the committed offset, or the position a task not published yet checkpointed. A task's
+/// positions are its last checkpoint's (before one, its starts: the end of the task before
+/// it, or the committed offsets).
+pub(crate) fn queryable_offsets<'a>(
+    committed: &BTreeMap<i32, i64>,
+    tasks: impl Iterator<Item = &'a TaskItem>,
+) -> BTreeMap<i32, i64> {
+    let mut queryable = committed.clone();
+    let unpublished =
+        tasks.filter(|t| matches!(t.state, TaskState::Running | TaskState::Incomplete | TaskState::Complete));
+    for t in unpublished {
+        for (&p, &position) in &t.positions {
+            let q = queryable.entry(p).or_insert(position);
+            *q = (*q).max(position);
+        }
+    }
+    queryable
 }
 
 /// Why a supervisor pass or operation failed.

@@ -2,7 +2,7 @@
 //! (suspend, resume and terminate are [`crate::datasource::set_state`]).
 
 use super::regroup::{self, Grouping};
-use super::{StatsItem, SupervisorError};
+use super::{queryable_offsets, StatsItem, SupervisorError};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
 use crate::indexer::MeterTotals;
 use crate::keys::{
@@ -32,6 +32,10 @@ pub struct PartitionStatus {
     pub high: Option<i64>,
     /// High watermark minus committed offset.
     pub lag: Option<i64>,
+    /// With real-time tasks: the offset before which records are queryable (checkpointed by a
+    /// task not published yet, or committed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queryable: Option<i64>,
 }
 
 /// A datasource's supervisor status.
@@ -77,11 +81,17 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
             totals.merge(&o.totals);
         }
     }
+    let realtime = load_spec_value(spec.spec.clone()).is_ok_and(|s| s.spec.sluice.realtime.is_some());
     let mut tasks: BTreeMap<String, usize> = BTreeMap::new();
+    let mut of_epoch = Vec::new();
     for item in meta.query(&pk, TASK_PREFIX).await? {
         let t: TaskItem = parse_body(datasource, &item)?;
         *tasks.entry(t.state.name().to_string()).or_default() += 1;
+        if t.epoch == epoch {
+            of_epoch.push(t);
+        }
     }
+    let queryable = queryable_offsets(&committed, of_epoch.iter());
     let mut partitions: Vec<i32> = committed.keys().chain(stats.high.keys()).copied().collect();
     partitions.sort_unstable();
     partitions.dedup();
@@ -92,7 +102,8 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
             .into_iter()
             .map(|p| {
                 let (c, h) = (committed.get(&p).copied(), stats.high.get(&p).copied());
-                PartitionStatus { partition: p, committed: c, high: h, lag: c.zip(h).map(|(c, h)| h - c) }
+                let queryable = queryable.get(&p).copied().filter(|_| realtime);
+                PartitionStatus { partition: p, committed: c, high: h, lag: c.zip(h).map(|(c, h)| h - c), queryable }
             })
             .collect(),
         tasks,

@@ -3,7 +3,7 @@
 use super::cleanup::{clean_up, Handled};
 use super::groups::{pass_groups, query_groups, GroupInput, PassContext};
 use super::regroup;
-use super::{StatsItem, SupervisorError, SupervisorOptions};
+use super::{queryable_offsets, StatsItem, SupervisorError, SupervisorOptions};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
@@ -137,20 +137,10 @@ pub async fn supervise(
         result?;
     }
     pass.invoked = jobs;
-    pass.queryable = pass.committed.clone();
-    if spec.sluice.realtime.is_some() {
-        // A task's positions are its last checkpoint's (its starts before one: the end of
-        // the task before it, or the committed offsets).
-        let checkpointed = tasks
-            .iter()
-            .filter(|(t, _)| matches!(t.state, TaskState::Running | TaskState::Incomplete | TaskState::Complete));
-        for (t, _) in checkpointed {
-            for (&p, &position) in &t.positions {
-                let q = pass.queryable.entry(p).or_insert(position);
-                *q = (*q).max(position);
-            }
-        }
-    }
+    pass.queryable = match spec.sluice.realtime {
+        Some(_) => queryable_offsets(&pass.committed, tasks.iter().map(|(t, _)| t)),
+        None => pass.committed.clone(),
+    };
     pass.caught_up =
         grouping.item.change.is_none() && pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
