@@ -71,7 +71,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
                 Err(e) => bar.suspend(|| eprintln!("error: datasource {datasource}: {e}")),
             }
         }
-        bar.set_message(format!("lag {lag} records, {indexed} indexer runs, {published} tasks published"));
+        bar.set_message(progress(lag, indexed, published));
         let caught_up = match &target {
             Some(t) => t.iter().all(|(k, h)| committed.get(k).is_some_and(|c| c >= h)),
             None => args.until_caught_up && passes.is_empty(),
@@ -106,10 +106,15 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
                         JobOutcome::Merged(Err(e)) => bar.suspend(|| eprintln!("merger: {e}")),
                         _ => {}
                     }
-                    bar.set_message(format!("lag {lag} records, {indexed} indexer runs, {published} tasks published"));
+                    bar.set_message(progress(lag, indexed, published));
                 }
                 () = tokio::time::sleep_until(next_pass) => break,
             }
         }
     }
+}
+
+/// The progress line: lag as of the last pass, jobs done so far.
+fn progress(lag: i64, indexed: usize, published: usize) -> String {
+    format!("lag {lag} records, {indexed} indexer runs, {published} tasks published")
 }

@@ -9,7 +9,7 @@ use crate::task::TaskId;
 use sluice_format::time::now_ms;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
@@ -115,7 +115,8 @@ pub const MAX_RUNNING_JOBS: usize = 64;
 #[derive(Default)]
 pub struct JobPool {
     running: JoinSet<(Job, JobOutcome)>,
-    active: HashSet<Job>,
+    /// The jobs running, by their tokio task: a job that panics is forgotten too.
+    active: HashMap<tokio::task::Id, Job>,
 }
 
 impl JobPool {
@@ -130,14 +131,16 @@ impl JobPool {
     ) {
         while self.running.len() < MAX_RUNNING_JOBS {
             let Some(job) = queue.pop() else { break };
-            if !self.active.insert(job.clone()) {
+            if self.active.values().any(|running| *running == job) {
                 continue;
             }
             let (meta, store, queue) = (Arc::clone(meta), Arc::clone(store), Arc::clone(queue));
-            self.running.spawn(async move {
-                let outcome = run_job(meta.as_ref(), store.as_ref(), queue.as_ref(), &job, task_budget).await;
-                (job, outcome)
+            let spawned = job.clone();
+            let handle = self.running.spawn(async move {
+                let outcome = run_job(meta.as_ref(), store.as_ref(), queue.as_ref(), &spawned, task_budget).await;
+                (spawned, outcome)
             });
+            self.active.insert(handle.id(), job);
         }
     }
 
@@ -155,11 +158,13 @@ impl JobPool {
 
     /// Waits for the next job to end (`None` when none runs).
     pub async fn join_next(&mut self) -> Option<Result<(Job, JobOutcome), tokio::task::JoinError>> {
-        let done = self.running.join_next().await;
-        if let Some(Ok((job, _))) = &done {
-            self.active.remove(job);
-        }
-        done
+        let done = self.running.join_next_with_id().await?;
+        let id = match &done {
+            Ok((id, _)) => *id,
+            Err(e) => e.id(),
+        };
+        self.active.remove(&id);
+        Some(done.map(|(_, out)| out))
     }
 }
 
