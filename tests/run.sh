@@ -43,7 +43,22 @@ wait "$up_pid"
 phase "services"
 # shellcheck disable=SC1090
 source "$env_file"
-cargo test --workspace --all-targets --locked "$@"
+# A test that waits for ever fails the run after ${SLUICE_TEST_TIMEOUT_SECS:-2400} s, showing
+# what the services were doing, instead of holding it until an outer limit kills it mute.
+bounded() {
+  local rc=0
+  timeout --kill-after=30 "${SLUICE_TEST_TIMEOUT_SECS:-2400}" "$@" || rc=$?
+  if (( rc == 124 || rc == 137 )); then
+    echo "tests/run.sh: '$*' did not finish in ${SLUICE_TEST_TIMEOUT_SECS:-2400} s; connections to the services:" >&2
+    ss -tnp 2>/dev/null | grep -E ':(4566|9092)\b' >&2 || true
+    for name in moto tansu; do
+      echo "tests/run.sh: the end of $name's log:" >&2
+      tail -n 20 "${SLUICE_RUN_DIR:-.sluice/services}/$name.log" >&2 || true
+    done
+  fi
+  return "$rc"
+}
+bounded cargo test --workspace --all-targets --locked "$@"
 # The stores as a build without the `aws` feature has them (the workspace turns it on).
-cargo test -p sluice-store --lib --features testsuite --locked
+bounded cargo test -p sluice-store --lib --features testsuite --locked
 phase "tests"

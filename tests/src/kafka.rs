@@ -18,8 +18,13 @@ pub async fn create_topic(bootstrap: &str, name: &str, partitions: i32) -> Strin
     topic
 }
 
+/// Held to write the broker's log directly (exclusive) or to produce (shared): tansu fails a
+/// produce at once, not after a wait, when its SQLite database is locked by such an edit.
+static LOG_EDITS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// Writes `records` (partition, value) in order and waits for every acknowledgement.
 pub async fn produce(bootstrap: &str, topic: &str, records: &[(i32, Vec<u8>)]) {
+    let _producing = LOG_EDITS.read().await;
     let producer: FutureProducer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("message.max.bytes", "10000000")
@@ -53,7 +58,8 @@ const TOPITION: &str =
     "(SELECT t.id FROM topition t JOIN topic ON t.topic = topic.id WHERE topic.name = ?1 AND t.partition = ?2)";
 
 /// Removes the records at `offsets`, as compaction does: their offsets become gaps.
-pub fn compact_away(topic: &str, partition: i32, offsets: &[i64]) {
+pub async fn compact_away(topic: &str, partition: i32, offsets: &[i64]) {
+    let _editing = LOG_EDITS.write().await;
     let db = broker_log();
     for offset in offsets {
         let n = db
@@ -67,7 +73,8 @@ pub fn compact_away(topic: &str, partition: i32, offsets: &[i64]) {
 }
 
 /// Removes every record below `low` and moves the low watermark there, as retention does.
-pub fn expire_before(topic: &str, partition: i32, low: i64) {
+pub async fn expire_before(topic: &str, partition: i32, low: i64) {
+    let _editing = LOG_EDITS.write().await;
     let db = broker_log();
     db.execute(&format!("DELETE FROM record WHERE topition = {TOPITION} AND offset_id < ?3"), (topic, partition, low))
         .expect("delete records");
@@ -79,7 +86,8 @@ pub fn expire_before(topic: &str, partition: i32, low: i64) {
 
 /// Grows `topic` to `partitions` partitions in the broker's log (tansu 0.6 does not implement
 /// CreatePartitions), as an operator adding partitions would.
-pub fn grow_topic(topic: &str, partitions: i32) {
+pub async fn grow_topic(topic: &str, partitions: i32) {
+    let _editing = LOG_EDITS.write().await;
     let db = broker_log();
     let (id, current): (i64, i32) = db
         .query_row("SELECT id, partitions FROM topic WHERE name = ?1", [topic], |r| Ok((r.get(0)?, r.get(1)?)))

@@ -80,7 +80,7 @@ impl FunctionContext {
 
 /// Reads the Kafka consumer properties held by secret `arn`.
 async fn kafka_secret(arn: &str) -> Result<BTreeMap<String, String>, FunctionError> {
-    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let config = sluice_store::aws::load_config(std::time::Duration::from_secs(10)).await;
     let client = aws_sdk_secretsmanager::Client::new(&config);
     let out = client.get_secret_value().secret_id(arn).send().await.map_err(|e| {
         let reason = match e.as_service_error() {

@@ -7,6 +7,8 @@
 //! feature, the ones tests use to inject faults or run a hook before a transaction, and the
 //! conformance suites every implementation and wrapper passes.
 
+#[cfg(feature = "aws")]
+pub mod aws;
 #[cfg(feature = "testsuite")]
 pub mod faults;
 pub mod metadata;

@@ -43,7 +43,7 @@ async fn read(
 #[tokio::test(flavor = "multi_thread")]
 async fn ranges_over_compacted_offsets_end_and_skip_the_gaps() {
     let (bootstrap, topic) = topic_of_ten().await;
-    compact_away(&topic, 0, &[3, 4, 7]);
+    compact_away(&topic, 0, &[3, 4, 7]).await;
     let (outcome, seen) = read(&bootstrap, &topic, 0, 5, ResetPolicy::default()).await;
     let outcome = outcome.expect("a range ending in a gap");
     assert!(outcome.complete);
@@ -55,7 +55,7 @@ async fn ranges_over_compacted_offsets_end_and_skip_the_gaps() {
 #[tokio::test(flavor = "multi_thread")]
 async fn offsets_below_the_low_watermark_fail_or_reset() {
     let (bootstrap, topic) = topic_of_ten().await;
-    expire_before(&topic, 0, 5);
+    expire_before(&topic, 0, 5).await;
     let (outcome, seen) = read(&bootstrap, &topic, 2, 8, ResetPolicy::default()).await;
     let err = outcome.expect_err("retention took offsets 2 to 4");
     assert!(err.to_string().ends_with("requested offsets [2, 8) but the partition holds [5, 10)"), "{err}");

@@ -75,7 +75,7 @@ async fn new_partitions_are_picked_up_and_progress_is_committed_to_kafka() {
         || run_until_caught_up(b.meta.as_ref(), b.store.as_ref(), Some(&name), 20, Duration::from_secs(60), |_, _| {});
     assert!(run().await.expect("pipeline").iter().all(|p| p.caught_up));
 
-    grow_topic(&topic, 3);
+    grow_topic(&topic, 3).await;
     let second: Vec<(i32, Vec<u8>)> = (20..30).map(|n| (2, json_record(&format!("g{n}"), n))).collect();
     produce(&bootstrap, &topic, &second).await;
     let passes = run().await.expect("pipeline");

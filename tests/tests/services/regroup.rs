@@ -195,7 +195,7 @@ async fn a_partition_added_later_is_read_from_its_earliest_offset(b: Backends) {
     r.run_until_caught_up().await;
     r.produce(100, PARTITIONS).await;
     r.run_until_caught_up().await;
-    grow_topic(&r.topic, PARTITIONS + 1);
+    grow_topic(&r.topic, PARTITIONS + 1).await;
     // Written before any pass saw the partition: useEarliestOffset off must not skip them.
     r.produce(50, PARTITIONS + 1).await;
     r.run_until_caught_up().await;

@@ -16,6 +16,9 @@ pub struct LambdaInvoker {
     merger_function: String,
 }
 
+/// How long an asynchronous invoke waits for Lambda to queue the event.
+const INVOKE_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Environment variable naming the indexer function.
 pub const INDEXER_FUNCTION_ENV: &str = "SLUICE_INDEXER_FUNCTION";
 /// Environment variable naming the merger function.
@@ -33,7 +36,7 @@ impl LambdaInvoker {
         let name =
             |var: &str| std::env::var(var).map_err(|_| format!("{var} is not set: it names the function to invoke"));
         let (indexer, merger) = (name(INDEXER_FUNCTION_ENV)?, name(MERGER_FUNCTION_ENV)?);
-        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        let config = sluice_store::aws::load_config(INVOKE_READ_TIMEOUT).await;
         Ok(Self::new(aws_sdk_lambda::Client::new(&config), &indexer, &merger))
     }
 }

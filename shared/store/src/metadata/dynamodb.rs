@@ -12,9 +12,11 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use std::collections::HashMap;
+use std::time::Duration;
 
-/// Attempts per request, first try included.
-pub const MAX_ATTEMPTS: u32 = 5;
+/// How long a request waits for DynamoDB's answer to begin (DynamoDB answers in
+/// milliseconds; an emulator under load in seconds).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A metadata store on a DynamoDB table.
 #[derive(Debug, Clone)]
@@ -60,10 +62,7 @@ fn condition_expression(c: Condition) -> Option<(String, Option<AttributeValue>)
 impl DynamoStore {
     /// Connects with the standard AWS configuration and checks that the table exists.
     pub async fn connect(url: &str, table: &str) -> Result<Self, MetaError> {
-        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
-            .load()
-            .await;
+        let config = crate::aws::load_config(READ_TIMEOUT).await;
         let endpoint = config.endpoint_url().unwrap_or("AWS DynamoDB").to_string();
         let store = Self::with_client(url, Client::new(&config), table, &endpoint);
         store

@@ -1,6 +1,8 @@
 //! The S3 store (aws-sdk-s3): conditional create with `If-None-Match: *`, multipart upload for
 //! large objects, ranged reads, paginated listing. Retries (throttling, 5xx, timeouts) are the
-//! SDK's standard strategy with exponential backoff, bounded to [`MAX_ATTEMPTS`].
+//! SDK's standard strategy with exponential backoff, bounded to
+//! [`MAX_ATTEMPTS`](crate::aws::MAX_ATTEMPTS); an attempt waits at most [`READ_TIMEOUT`] for
+//! the answer to begin.
 
 use super::{check_key, ObjectMeta, ObjectStore, StorageError};
 use async_trait::async_trait;
@@ -10,9 +12,10 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
 use bytes::Bytes;
 use std::ops::Range;
+use std::time::Duration;
 
-/// Attempts per request, first try included.
-pub const MAX_ATTEMPTS: u32 = 5;
+/// How long a request waits for S3's answer to begin: an upload of one part included.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Objects larger than this are uploaded in parts of this size.
 pub const MULTIPART_PART_BYTES: usize = 8 << 20;
 
@@ -30,10 +33,7 @@ impl S3Store {
     /// Connects with the standard AWS configuration (`AWS_ENDPOINT_URL`, region, credentials)
     /// and checks that the bucket exists and is reachable.
     pub async fn connect(url: &str, bucket: &str, prefix: &str) -> Result<Self, StorageError> {
-        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
-            .load()
-            .await;
+        let config = crate::aws::load_config(READ_TIMEOUT).await;
         let endpoint = config.endpoint_url().unwrap_or("AWS S3").to_string();
         // Emulators (LocalStack, moto) serve buckets by path, not by virtual host.
         let s3 = aws_sdk_s3::config::Builder::from(&config).force_path_style(config.endpoint_url().is_some()).build();
