@@ -10,7 +10,7 @@ use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::merger::MergeOutcome;
 use sluice_pipeline::runner::{JobOutcome, JobPool};
-use sluice_pipeline::supervisor::{run_pass, SupervisorOptions};
+use sluice_pipeline::supervisor::{run_pass, status, SupervisorOptions};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 /// Options of `sluice run`.
 #[derive(Args)]
 pub struct RunArgs {
-    /// Stops once the committed offsets reach the high watermarks seen by the first pass.
+    /// Stops once every record below the high watermarks seen by the first pass is queryable:
+    /// published, or checkpointed by a real-time task (which stays open; the next `sluice run`
+    /// takes it over once its lease lapses).
     #[arg(long)]
     until_caught_up: bool,
     /// Only this datasource.
@@ -53,14 +55,16 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         let options = SupervisorOptions { watch_running, ..SupervisorOptions::at(now_ms()) };
         watch_running = false;
         let passes = run_pass(meta, store, queue.as_ref(), &options, args.datasource.as_deref()).await?;
-        let mut committed = BTreeMap::new();
+        // Per partition, where the queryable records end (the committed offsets, unless
+        // real-time tasks have checkpointed further).
+        let mut queryable = BTreeMap::new();
         let mut lag = 0i64;
         for (datasource, pass) in &passes {
             match pass {
                 Ok(p) => {
                     for (&partition, &high) in &p.high {
-                        let c = p.committed.get(&partition).copied().unwrap_or(0);
-                        committed.insert((p.datasource.clone(), partition), c);
+                        let c = p.queryable.get(&partition).copied().unwrap_or(0);
+                        queryable.insert((p.datasource.clone(), partition), c);
                         lag += (high - c).max(0);
                     }
                     if target.is_none() && args.until_caught_up {
@@ -73,7 +77,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         }
         bar.set_message(progress(lag, indexed, published));
         let caught_up = match &target {
-            Some(t) => t.iter().all(|(k, h)| committed.get(k).is_some_and(|c| c >= h)),
+            Some(t) => t.iter().all(|(k, h)| queryable.get(k).is_some_and(|c| c >= h)),
             None => args.until_caught_up && passes.is_empty(),
         };
         if caught_up {
@@ -88,6 +92,10 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         // followed by the next at once (their results may need more), one that did not waits.
         let next_pass = tokio::time::Instant::now() + Duration::from_secs(args.interval);
         let handed_out = !queue.is_empty();
+        // Real-time tasks stay open: with a target, whether it is queryable is checked every
+        // second between passes, so the run ends within a second of it, not at the next pass.
+        let mut check = tokio::time::interval(Duration::from_secs(1));
+        check.tick().await;
         loop {
             jobs.start(&b.meta, &b.store, &queue, budget);
             if jobs.is_empty() {
@@ -109,9 +117,38 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
                     bar.set_message(progress(lag, indexed, published));
                 }
                 () = tokio::time::sleep_until(next_pass) => break,
+                _ = check.tick(), if target.is_some() => {
+                    if let Some(t) = &target {
+                        if queryable_reached(meta, t).await? {
+                            break;
+                        }
+                    }
+                }
             }
         }
     }
+}
+
+/// Whether every partition of `target` is queryable up to its offset, as the metadata says now.
+async fn queryable_reached(
+    meta: &dyn sluice_store::metadata::MetadataStore,
+    target: &BTreeMap<(String, i32), i64>,
+) -> Result<bool> {
+    let mut datasources: Vec<&str> = target.keys().map(|(d, _)| d.as_str()).collect();
+    datasources.dedup();
+    for datasource in datasources {
+        let status = status(meta, datasource).await?;
+        let reached: BTreeMap<i32, i64> =
+            status.partitions.iter().filter_map(|p| Some((p.partition, p.queryable.or(p.committed)?))).collect();
+        let behind = target
+            .iter()
+            .filter(|((d, _), _)| d == datasource)
+            .any(|((_, p), &high)| reached.get(p).is_none_or(|&r| r < high));
+        if behind {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The progress line: lag as of the last pass, jobs done so far.

@@ -3,27 +3,8 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
-fn sluice(dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("SLUICE_METADATA")
-        .env_remove("SLUICE_STORAGE")
-        .env_remove("RUST_BACKTRACE")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run sluice");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.unwrap_or("").as_bytes()).expect("write stdin");
-    drop(input);
-    let out = child.wait_with_output().expect("sluice output");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
+use crate::command::sluice;
 
 fn demo_backends(dir: &Path) -> Vec<String> {
     let root = dir.join(".sluice/demo").canonicalize().expect("demo folder");

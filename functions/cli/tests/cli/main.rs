@@ -1,7 +1,9 @@
 //! The `sluice` command end to end: the demo and queries, ingest, the local pipeline.
 
+mod command;
 mod demo_query;
 mod hostile_http;
 mod ingest;
 mod pipeline_cli;
+mod realtime_run;
 mod run_kill;
