@@ -249,7 +249,12 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     let emf = |function: &str, metric: &str| {
         pipeline.service.logs(function).lines().any(|l| l.contains("\"_aws\"") && l.contains(&format!("\"{metric}\"")))
     };
-    assert!(emf("sluice-supervisor", "Lag") && emf("sluice-supervisor", "TotalLag"), "supervisor EMF");
+    assert!(
+        emf("sluice-supervisor", "Lag")
+            && emf("sluice-supervisor", "QueryableLag")
+            && emf("sluice-supervisor", "TotalLag"),
+        "supervisor EMF"
+    );
     assert!(emf("sluice-indexer", "RowsProcessed") && emf("sluice-indexer", "RowsUnparseable"), "indexer EMF");
     assert!(emf("sluice-merger", "Segments"), "merger EMF");
 
