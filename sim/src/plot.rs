@@ -46,7 +46,7 @@ pub fn lag(path: &Path, title: &str, series: &[Series<'_>]) -> Result<()> {
         .label_style(("sans-serif", 15))
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
-    let colours = [RED, BLUE, GREEN, MAGENTA, BLACK];
+    let colours = [RED, BLUE, GREEN, MAGENTA, BLACK, CYAN, RGBColor(230, 140, 0), RGBColor(120, 80, 40)];
     for (i, s) in series.iter().enumerate() {
         let colour = colours[i % colours.len()];
         chart

@@ -55,16 +55,19 @@ impl Freshness {
     }
 }
 
-/// Freshness of a real-time run: of every row, and of rows produced once the open tasks run
-/// (from two supervisor periods on: the first pass sees no records, the second starts them).
+/// Freshness of a real-time run: of every row, and of rows produced once every group has
+/// caught up (read what was produced before its tasks started: the first pass sees no
+/// records, the second starts them, and the first minute's records are a backlog).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RealtimeFreshness {
     /// Rows-weighted p99, every row, seconds.
     pub p99: f64,
-    /// Mean, rows produced from two periods on.
+    /// When every group had first caught up, seconds from the start (the run's end if never).
+    pub caught_up_at: f64,
+    /// Mean, rows produced once every group had caught up.
     pub steady_mean: f64,
-    /// Rows-weighted p99, rows produced from two periods on.
+    /// Rows-weighted p99, rows produced once every group had caught up.
     pub steady_p99: f64,
 }
 
@@ -95,6 +98,7 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
         delay
     };
     let (mut freshness, mut steady) = (Freshness::default(), Freshness::default());
+    let (mut caught, mut behind, mut caught_up_at) = (vec![false; groups], groups, None::<f64>);
     let (mut published, mut last_publish, mut tasks, mut max_task_secs) = (0.0, 0.0_f64, groups, 0.0_f64);
     let mut samples = Vec::new();
     let mut next_sample = 2.5;
@@ -117,8 +121,15 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
             let visible = t + s.latency.s3_put + s.latency.transact + delay;
             s3_puts += 1.0;
             freshness.add(rows, visible - read[g] / group_rate, visible - to / group_rate);
-            if read[g] / group_rate >= 2.0 * s.period {
+            if caught_up_at.is_some_and(|at| read[g] / group_rate >= at) {
                 steady.add(rows, visible - read[g] / group_rate, visible - to / group_rate);
+            }
+            if !caught[g] && to >= high(t) {
+                caught[g] = true;
+                behind -= 1;
+                if behind == 0 {
+                    caught_up_at = Some(t);
+                }
             }
             read[g] = to;
             since_close[g] += rows;
@@ -164,5 +175,6 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
             task_time_limit: max_task_secs / s.task_timeout,
         },
     };
-    (out, RealtimeFreshness { p99, steady_mean, steady_p99 })
+    let caught_up_at = caught_up_at.unwrap_or(end);
+    (out, RealtimeFreshness { p99, caught_up_at, steady_mean, steady_p99 })
 }

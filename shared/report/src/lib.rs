@@ -148,6 +148,9 @@ pub struct Steady {
     pub produce_secs: f64,
     /// Supervisor period, milliseconds.
     pub period_ms: u64,
+    /// With real-time tasks: their checkpoint period, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_ms: Option<u64>,
     /// Rows published.
     pub rows: u64,
     /// Seconds from the first send to the last publish.
@@ -177,10 +180,16 @@ mod tests {
     #[test]
     fn the_committed_reports_load_with_every_field() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-        for name in ["pipeline.json", "pipeline-16p.json"] {
+        for name in ["pipeline.json", "pipeline-16p.json", "pipeline-realtime.json", "pipeline-realtime-5s.json"] {
             let text = std::fs::read_to_string(dir.join(name)).expect("report");
             let report: PipelineReport = serde_json::from_str(&text).expect("a pipeline report");
             assert!(report.throughput.rows > 0 && report.steady.rows > 0, "{name}");
+            let checkpoint = report.steady.checkpoint_ms;
+            assert!(
+                name.contains("realtime") || checkpoint.is_none(),
+                "{name}: planned ranges have no checkpoint period"
+            );
+            assert!(!name.ends_with("-5s.json") || checkpoint == Some(5_000), "{name}: {checkpoint:?}");
             // A field the types no longer know is refused, not read as zero.
             let mut value: serde_json::Value = serde_json::from_str(&text).expect("json");
             value["throughput"].as_object_mut().expect("throughput").remove("rows");

@@ -41,9 +41,10 @@ pub struct CostArgs {
     /// A `bench pipeline --out` report.
     #[arg(long, default_value = "bench/results/pipeline.json")]
     pub(super) report: PathBuf,
-    /// A `bench pipeline --realtime --out` report: the cost of real-time tasks beside.
-    #[arg(long, default_value = "bench/results/pipeline-realtime.json")]
-    pub(super) realtime_report: PathBuf,
+    /// `bench pipeline --realtime --out` reports: the cost of real-time tasks beside, a table
+    /// for each (checkpoints every second, every 5 seconds).
+    #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
+    pub(super) realtime_reports: Vec<PathBuf>,
 }
 
 /// Reads a `bench pipeline --out` report.

@@ -5,7 +5,7 @@
 //!   runs for as long as records arrive, so each group's indexer is billed the whole month,
 //!   and the groups are sized to be 85% busy;
 //! - the indexer's requests, write and read units and S3 requests per group-second are the
-//!   real-time report's steady phase (checkpoints every second, heartbeats, the plan read
+//!   real-time report's steady phase (checkpoints every period, heartbeats, the plan read
 //!   every 10 s, a hydrant per checkpoint), divided by its seconds and its one group;
 //! - tasks close after `taskDuration` (1 h) or `maxRecordsPerTask` (2M records), whichever
 //!   comes first, and each is merged as in the planned mode; one invocation per group per
@@ -20,12 +20,12 @@ use super::cost::{
 use super::prices;
 use sluice_report::{Fit, PipelineReport};
 
-/// Prints the real-time table when its report exists.
+/// Prints a real-time table for each real-time report that exists.
 pub fn run(args: &CostArgs) -> anyhow::Result<()> {
-    if args.realtime_report.exists() {
-        let (report, realtime) = (read_report(&args.report)?, read_report(&args.realtime_report)?);
+    let report = read_report(&args.report)?;
+    for path in args.realtime_reports.iter().filter(|p| p.exists()) {
         println!();
-        print!("{}", markdown(&report, &realtime));
+        print!("{}", markdown(&report, &read_report(path)?));
     }
     Ok(())
 }
@@ -98,8 +98,12 @@ pub fn markdown(report: &PipelineReport, realtime: &PipelineReport) -> String {
     let model = CostModel::from_report(report);
     let per_group = GroupSecond::from_report(realtime);
     let mut out = format!(
-        "Real-time tasks (checkpoints every second, records arriving all month): per group-second {:.2} write units, {:.2} read units, {:.2} S3 PUTs, {:.2} S3 GETs (measured).\n\n",
-        per_group.write_units, per_group.read_units, per_group.puts, per_group.gets
+        "Real-time tasks (checkpoints every {} s, records arriving all month): per group-second {:.2} write units, {:.2} read units, {:.2} S3 PUTs, {:.2} S3 GETs (measured).\n\n",
+        realtime.steady.checkpoint_ms.unwrap_or(1_000) as f64 / 1000.0,
+        per_group.write_units,
+        per_group.read_units,
+        per_group.puts,
+        per_group.gets
     );
     out.push_str("| rows/s | task groups | Lambda | DynamoDB | S3 requests | real time / month | planned ranges / month | real time / planned |\n");
     out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -133,7 +137,12 @@ mod tests {
     fn the_documented_real_time_table_is_recomputed_from_the_committed_reports() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let doc = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
-        let table = markdown(&report("pipeline.json"), &report("pipeline-realtime.json"));
+        let planned = report("pipeline.json");
+        let table: Vec<String> = ["pipeline-realtime.json", "pipeline-realtime-5s.json"]
+            .iter()
+            .map(|name| markdown(&planned, &report(name)))
+            .collect();
+        let table = table.join("\n");
         let (begin, end) = ("<!-- cost-table-realtime:begin -->\n", "<!-- cost-table-realtime:end -->");
         let start = doc.find(begin).expect("cost-table-realtime:begin marker") + begin.len();
         let stop = doc[start..].find(end).expect("cost-table-realtime:end marker") + start;

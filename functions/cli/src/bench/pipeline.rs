@@ -41,7 +41,13 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     let throughput = throughput::run(&mut rig, &sample, args, only.raw_secs / only.rows as f64).await?;
     drop(rig);
     eprintln!("phase 3/3: steady production at {} records/s for {} s", args.rate, args.steady_secs);
-    let rig = Rig::start_with(args.partitions, "wikipedia_steady", args.realtime, args.broker.as_deref()).await?;
+    let rig = Rig::start_with(
+        args.partitions,
+        "wikipedia_steady",
+        args.realtime.then_some(args.checkpoint_ms),
+        args.broker.as_deref(),
+    )
+    .await?;
     let steady = if args.realtime {
         realtime_steady::run(&rig, &sample, args).await?
     } else {

@@ -18,7 +18,12 @@ use std::time::{Duration, Instant};
 /// Runs the real-time steady phase on a fresh rig.
 pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Result<Steady> {
     let Production { sends, total, start, producer } = Production::start(rig, sample, args)?;
-    let mut s = Steady { rate: args.rate, period_ms: args.period_ms, ..Steady::default() };
+    let mut s = Steady {
+        rate: args.rate,
+        period_ms: args.period_ms,
+        checkpoint_ms: Some(args.checkpoint_ms),
+        ..Steady::default()
+    };
     let period = Duration::from_millis(args.period_ms);
     // The first pass once records are flowing, then one every period.
     let mut next_pass = start + Duration::from_millis(200);

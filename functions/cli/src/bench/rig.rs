@@ -62,9 +62,13 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 1_000)]
     pub period_ms: u64,
     /// Runs the steady phase with real-time tasks (`sluiceConfig.realtime`, checkpoints every
-    /// second): jobs run concurrently and freshness is measured to each record's checkpoint.
+    /// `--checkpoint-ms`): jobs run concurrently and freshness is measured to each record's
+    /// checkpoint.
     #[arg(long)]
     pub realtime: bool,
+    /// With `--realtime`: `sluiceConfig.realtime.checkpointPeriod`, milliseconds.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub checkpoint_ms: u64,
     /// With `--realtime`: every running job is dropped this many seconds into the steady
     /// phase, as a crash of every indexer would, and the time until an attempt started after
     /// it checkpoints is reported.
@@ -107,15 +111,15 @@ pub(super) struct Rig {
 
 impl Rig {
     pub(super) async fn start(partitions: i32, datasource: &str) -> Result<Self> {
-        Self::start_with(partitions, datasource, false, None).await
+        Self::start_with(partitions, datasource, None, None).await
     }
 
-    /// A rig whose datasource runs real-time tasks when `realtime`, on `broker` (a new topic
-    /// there) or on a mock cluster of its own.
+    /// A rig whose datasource runs real-time tasks checkpointing every `realtime` ms when
+    /// given, on `broker` (a new topic there) or on a mock cluster of its own.
     pub(super) async fn start_with(
         partitions: i32,
         datasource: &str,
-        realtime: bool,
+        realtime: Option<u64>,
         broker: Option<&str>,
     ) -> Result<Self> {
         let (cluster, bootstrap, topic) = match broker {
@@ -151,8 +155,12 @@ impl Rig {
         spec["ioConfig"]["topic"] = topic.clone().into();
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = bootstrap.clone().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
-        if realtime {
-            spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT1S"}});
+        if let Some(ms) = realtime {
+            let period = match ms % 1000 {
+                0 => format!("PT{}S", ms / 1000),
+                frac => format!("PT{}.{frac:03}S", ms / 1000),
+            };
+            spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": period}});
         }
         let (datasource, _, _) = submit(meta.as_ref(), spec, now_ms()).await?;
         Ok(Self {

@@ -169,7 +169,10 @@ fn produce(
 /// Prints the steady phase.
 pub(super) fn print(args: &PipelineArgs, s: &Steady) {
     let broker = args.broker.as_deref().map_or("the mock cluster".to_string(), |b| format!("the broker at {b}"));
-    let mode = if args.realtime { "real-time tasks" } else { "planned ranges" };
+    let mode = match s.checkpoint_ms {
+        Some(ms) => format!("real-time tasks checkpointing every {ms} ms"),
+        None => "planned ranges".to_string(),
+    };
     println!(
         "steady: {} records at {} records/s over {:.1} s into {broker}, {mode}, supervisor every {} ms; {} tasks",
         s.produced, s.rate, s.produce_secs, args.period_ms, s.tasks
