@@ -50,7 +50,7 @@ bounded() {
   timeout --kill-after=30 "${SLUICE_TEST_TIMEOUT_SECS:-2400}" "$@" || rc=$?
   if (( rc == 124 || rc == 137 )); then
     echo "tests/run.sh: '$*' did not finish in ${SLUICE_TEST_TIMEOUT_SECS:-2400} s; connections to the services:" >&2
-    ss -tnp 2>/dev/null | grep -E ':(4566|9092)\b' >&2 || true
+    ss -tnp 2>/dev/null | grep -E ":(${SLUICE_AWS_PORT:-4566}|${SLUICE_KAFKA_PORT:-9092})\b" >&2 || true
     for name in moto tansu; do
       echo "tests/run.sh: the end of $name's log:" >&2
       tail -n 20 "${SLUICE_RUN_DIR:-.sluice/services}/$name.log" >&2 || true
