@@ -171,7 +171,12 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     let mut iteration = 0;
     loop {
         iteration += 1;
-        assert!(started.elapsed() < Duration::from_secs(240), "schedule {k} (seed {seed}) did not catch up");
+        if started.elapsed() > Duration::from_secs(240) {
+            panic!(
+                "schedule {k} (seed {seed}) did not catch up in 240 s ({iteration} passes); unpublished tasks:\n{}",
+                unpublished(s.b.meta.as_ref(), &name).await
+            );
+        }
         if restart && iteration == 4 {
             restart_broker();
             s.count("broker restart");
@@ -253,6 +258,30 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         "chaos: schedule {k} passed: {num_records} records exactly once after {iteration} passes in {:?}",
         started.elapsed()
     );
+}
+
+/// Every task not published, a line each: id, state, attempt, ranges, positions, error.
+async fn unpublished(meta: &dyn sluice_store::metadata::MetadataStore, name: &str) -> String {
+    let items = match meta.query(&format!("ds#{name}"), "task#").await {
+        Ok(items) => items,
+        Err(e) => return format!("(tasks unreadable: {e})"),
+    };
+    let mut lines = Vec::new();
+    for item in items {
+        let Ok(t) = serde_json::from_value::<sluice_pipeline::task::TaskItem>(item.body) else { continue };
+        if t.state != sluice_pipeline::task::TaskState::Published {
+            lines.push(format!(
+                "  {} {:?} attempt {} ranges {:?} positions {:?} error {:?}",
+                t.id.sk(),
+                t.state,
+                t.attempt,
+                t.ranges,
+                t.positions,
+                t.error
+            ));
+        }
+    }
+    lines.join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
