@@ -119,6 +119,22 @@ impl Backends {
             sluice_store::metadata::open_metadata(&crate::required_env("SLUICE_METADATA")).await.expect("DynamoDB");
         Self { meta, store, _dir: None }
     }
+
+    /// Deletes every object of the store (its prefix is the test's own) and every item of
+    /// `datasource`, so that a long run does not grow the endpoint's memory and tables.
+    pub async fn discard(&self, datasource: &str) {
+        use sluice_pipeline::keys::{catalog_sk, datasource_pk, CATALOG_PK};
+        use sluice_store::metadata::Condition;
+        for object in self.store.list("").await.expect("list the test's objects") {
+            self.store.delete(&object.key).await.expect("delete an object");
+        }
+        let pk = datasource_pk(datasource);
+        for item in self.meta.query(&pk, "").await.expect("the datasource's items") {
+            self.meta.delete(&pk, &item.sk, Condition::None).await.expect("delete an item");
+        }
+        let catalog = catalog_sk(datasource);
+        self.meta.delete(CATALOG_PK, &catalog, Condition::None).await.expect("delete the catalog item");
+    }
 }
 
 /// The values of dimension `dim` in every visible segment of `datasource`, sorted: what a
