@@ -9,7 +9,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, ThreadedProducer};
-use sluice_format::time::now_ms;
+use sluice_format::time::{now_ms, Period};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::invoker::{Job, QueueInvoker};
 use sluice_pipeline::runner::{run_job, JobOutcome};
@@ -156,10 +156,7 @@ impl Rig {
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = bootstrap.clone().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
         if let Some(ms) = realtime {
-            let period = match ms % 1000 {
-                0 => format!("PT{}S", ms / 1000),
-                frac => format!("PT{}.{frac:03}S", ms / 1000),
-            };
+            let period = Period { months: 0, millis: ms as i64 }.to_string();
             spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": period}});
         }
         let (datasource, _, _) = submit(meta.as_ref(), spec, now_ms()).await?;

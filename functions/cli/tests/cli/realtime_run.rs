@@ -5,6 +5,7 @@
 use sluice_integration::indexing::{json_record, spec};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
+use sluice_pipeline::keys::{datasource_pk, TASK_PREFIX};
 use sluice_pipeline::task::{TaskItem, TaskState};
 use sluice_store::metadata::open_metadata;
 
@@ -50,7 +51,7 @@ async fn until_caught_up_returns_once_records_are_queryable_and_the_next_run_res
     assert_eq!(count(dir.path(), &name), 500, "every record queryable once, from checkpoints");
     let meta = open_metadata(&format!("file://{}/.sluice/metadata", dir.path().display())).await.expect("metadata");
     let tasks: Vec<TaskItem> = meta
-        .query(&format!("ds#{name}"), "task#")
+        .query(&datasource_pk(&name), TASK_PREFIX)
         .await
         .expect("tasks")
         .into_iter()
