@@ -1,11 +1,12 @@
 //! The discrete-event simulation of the protocol: supervisor passes on a schedule plan tasks per
 //! group and invoke indexers; an indexer that completes hands its task to a merger; mergers
 //! publish strictly in order per group and hand over to the group's next complete task.
-//! Lambda concurrency, cold starts, DynamoDB's write units per partition key and S3's PUT
-//! rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
+//! Lambda concurrency, cold starts, DynamoDB's write units per partition key (the datasource's,
+//! and each group's for its indexers) and S3's PUT rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
 
 use crate::outcome::{Outcome, Sample, Utilisation};
 use crate::scenario::{Scenario, SupervisorMode};
+use crate::throttle::KeyThrottle;
 use sluice_format::window::MessageWindow;
 use sluice_layout::task::{TaskId, TaskItem, TaskState};
 use std::cmp::Ordering;
@@ -93,8 +94,8 @@ pub struct Sim<'a> {
     waiting: VecDeque<(Job, f64)>,
     idle: Vec<f64>,
     pass_running: bool,
-    ddb_busy_until: f64,
-    ddb_units: f64,
+    datasource_key: KeyThrottle,
+    group_keys: Vec<KeyThrottle>,
     s3_puts: f64,
     out: Outcome,
     max_task_secs: f64,
@@ -122,8 +123,8 @@ impl<'a> Sim<'a> {
             waiting: VecDeque::new(),
             idle: Vec::new(),
             pass_running: false,
-            ddb_busy_until: 0.0,
-            ddb_units: 0.0,
+            datasource_key: KeyThrottle::new(s.ddb_partition_wcu),
+            group_keys: vec![KeyThrottle::new(s.ddb_partition_wcu); g],
             s3_puts: 0.0,
             out: Outcome {
                 samples: Vec::new(),
@@ -162,16 +163,17 @@ impl<'a> Sim<'a> {
         (0..self.groups.len()).map(|g| self.high(g, t) - self.groups[g].committed).sum()
     }
 
-    /// Charges DynamoDB write units at `t`; returns the throttling delay.
+    /// Charges DynamoDB write units at `t` to the datasource's key (plans, offsets, segment
+    /// records); returns the throttling delay.
     fn ddb_write(&mut self, t: f64, units: f64) -> f64 {
-        self.ddb_units += units;
-        let limit = self.s.ddb_partition_wcu;
-        if !limit.is_finite() {
-            return 0.0;
-        }
-        self.ddb_busy_until = self.ddb_busy_until.max(t) + units / limit;
-        // One second of burst is absorbed; beyond it the SDK's retries wait.
-        let delay = (self.ddb_busy_until - t - 1.0).max(0.0);
+        let delay = self.datasource_key.write(t, units);
+        self.out.dynamodb_throttled_secs += delay;
+        delay
+    }
+
+    /// Charges DynamoDB write units at `t` to group `g`'s key (its tasks and checkpoints).
+    fn group_write(&mut self, g: usize, t: f64, units: f64) -> f64 {
+        let delay = self.group_keys[g].write(t, units);
         self.out.dynamodb_throttled_secs += delay;
         delay
     }
@@ -271,7 +273,7 @@ impl<'a> Sim<'a> {
                 secs += hydrants * s.latency.s3_put + (hydrants + 3.0) * s.latency.item;
                 self.s3_puts += hydrants;
                 let units = c.write_units_per_task * 0.5 + c.write_units_per_row * rows * 0.5;
-                secs += self.ddb_write(start, units);
+                secs += self.group_write(self.tasks[i].group, start, units);
                 self.max_task_secs = self.max_task_secs.max(secs);
                 (secs, true)
             }
@@ -433,7 +435,8 @@ impl<'a> Sim<'a> {
         u.supervisor_pass = self.out.samples.iter().map(|x| x.pass_secs).fold(0.0, f64::max) / s.period;
         u.lambda_concurrency = self.busy_secs / (s.lambda_concurrency as f64 * (s.produce_secs + s.drain_secs));
         self.out.peak_running = self.max_running;
-        u.dynamodb_partition = self.ddb_units / s.produce_secs / s.ddb_partition_wcu;
+        let keys = self.group_keys.iter().chain([&self.datasource_key]);
+        u.dynamodb_partition = KeyThrottle::busiest(keys, s.produce_secs);
         u.s3_prefix = self.s3_puts / s.produce_secs / s.s3_prefix_puts;
         u.task_time_limit = self.max_task_secs / s.task_timeout;
         self.out

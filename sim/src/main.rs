@@ -11,6 +11,7 @@ mod outcome;
 mod plot;
 mod realtime;
 mod scenario;
+mod throttle;
 mod validate;
 
 use anyhow::Result;

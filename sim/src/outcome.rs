@@ -72,7 +72,7 @@ impl Outcome {
         [
             ("supervisor pass time vs period", u.supervisor_pass),
             ("Lambda concurrency", u.lambda_concurrency),
-            ("DynamoDB writes on the datasource's partition key", u.dynamodb_partition),
+            ("DynamoDB writes on the busiest partition key", u.dynamodb_partition),
             ("S3 PUTs per prefix", u.s3_prefix),
             ("Lambda time limit per task", u.task_time_limit),
         ]

@@ -2,13 +2,14 @@
 //! sees records, each group's open task reads as records arrive, at most as fast as its share
 //! of a core indexes them, and checkpoints every period; a checkpoint makes what was read
 //! queryable once its hydrant is uploaded and its transaction is written, after any
-//! DynamoDB throttling on the datasource's partition key (shared with every other group's
-//! checkpoints and the mergers). A task closes at `maxRecordsPerTask` and is merged; its rows
+//! DynamoDB throttling on the group's own partition key (its tasks and checkpoints); the
+//! mergers write the datasource's key. A task closes at `maxRecordsPerTask` and is merged; its rows
 //! were queryable already. Freshness is per row: checkpoint visible minus the row's produce
 //! time (rows of a group are produced evenly).
 
 use crate::outcome::{Outcome, Sample, Utilisation};
 use crate::scenario::Scenario;
+use crate::throttle::KeyThrottle;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -89,14 +90,9 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
         let phase = rt.checkpoint_period * g as f64 / groups as f64;
         events.push(Reverse((key(first_pass + phase), g)));
     }
-    let (mut ddb_busy_until, mut ddb_units, mut throttled, mut s3_puts) = (0.0_f64, 0.0, 0.0, 0.0);
-    let mut ddb_write = |t: f64, units: f64, throttled: &mut f64| {
-        ddb_units += units;
-        ddb_busy_until = ddb_busy_until.max(t) + units / s.ddb_partition_wcu;
-        let delay = (ddb_busy_until - t - 1.0).max(0.0);
-        *throttled += delay;
-        delay
-    };
+    let (mut throttled, mut s3_puts) = (0.0, 0.0);
+    let mut datasource_key = KeyThrottle::new(s.ddb_partition_wcu);
+    let mut group_keys = vec![KeyThrottle::new(s.ddb_partition_wcu); groups];
     let (mut freshness, mut steady) = (Freshness::default(), Freshness::default());
     let (mut caught, mut behind, mut caught_up_at) = (vec![false; groups], groups, None::<f64>);
     let (mut published, mut last_publish, mut tasks, mut max_task_secs) = (0.0, 0.0_f64, groups, 0.0_f64);
@@ -117,7 +113,8 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
         let rows = to - read[g];
         let mut next = t + rt.checkpoint_period;
         if rows > 0.0 {
-            let delay = ddb_write(t, rt.write_units_per_group_second * rt.checkpoint_period, &mut throttled);
+            let delay = group_keys[g].write(t, rt.write_units_per_group_second * rt.checkpoint_period);
+            throttled += delay;
             let visible = t + s.latency.s3_put + s.latency.transact + delay;
             s3_puts += 1.0;
             freshness.add(rows, visible - read[g] / group_rate, visible - to / group_rate);
@@ -140,7 +137,7 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
                 // The task closes and is merged (its rows were queryable already).
                 let merge_secs = (c.merger_fixed + c.merger_per_row * since_close[g]) / s.cpu.1;
                 max_task_secs = max_task_secs.max(merge_secs);
-                ddb_write(t, c.write_units_per_task * 0.5, &mut throttled);
+                throttled += datasource_key.write(t, c.write_units_per_task * 0.5);
                 s3_puts += 1.0;
                 since_close[g] = 0.0;
                 tasks += 1;
@@ -170,7 +167,7 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
         utilisation: Utilisation {
             supervisor_pass: 0.0,
             lambda_concurrency: groups as f64 / s.lambda_concurrency as f64,
-            dynamodb_partition: ddb_units / s.produce_secs / s.ddb_partition_wcu,
+            dynamodb_partition: KeyThrottle::busiest(group_keys.iter().chain([&datasource_key]), s.produce_secs),
             s3_prefix: s3_puts / s.produce_secs / s.s3_prefix_puts,
             task_time_limit: max_task_secs / s.task_timeout,
         },

@@ -148,7 +148,7 @@ pub struct Scenario {
     pub supervisor: SupervisorMode,
     /// Request latencies.
     pub latency: Latency,
-    /// DynamoDB write units per second of one partition key (every item of a datasource).
+    /// DynamoDB write units per second of one partition key (a datasource's, or a group's).
     pub ddb_partition_wcu: f64,
     /// S3 PUT requests per second per prefix.
     pub s3_prefix_puts: f64,

@@ -120,17 +120,25 @@ impl Backends {
         Self { meta, store, _dir: None }
     }
 
+    /// The same backends with the metadata store `meta` (a wrapper of this one).
+    pub fn with_meta(&self, meta: std::sync::Arc<dyn MetadataStore>) -> Self {
+        Self { meta, store: self.store.clone(), _dir: self._dir.clone() }
+    }
+
     /// Deletes every object of the store (its prefix is the test's own) and every item of
     /// `datasource`, so that a long run does not grow the endpoint's memory and tables.
     pub async fn discard(&self, datasource: &str) {
-        use sluice_pipeline::keys::{catalog_sk, datasource_pk, CATALOG_PK};
+        use sluice_pipeline::keys::{catalog_sk, datasource_pk, group_pk, CATALOG_PK};
         use sluice_store::metadata::Condition;
         for object in self.store.list("").await.expect("list the test's objects") {
             self.store.delete(&object.key).await.expect("delete an object");
         }
-        let pk = datasource_pk(datasource);
-        for item in self.meta.query(&pk, "").await.expect("the datasource's items") {
-            self.meta.delete(&pk, &item.sk, Condition::None).await.expect("delete an item");
+        let groups = sluice_pipeline::task::planned_groups(self.meta.as_ref(), datasource).await.expect("the groups");
+        let keys = groups.into_keys().map(|g| group_pk(datasource, g)).chain([datasource_pk(datasource)]);
+        for pk in keys {
+            for item in self.meta.query(&pk, "").await.expect("the datasource's items") {
+                self.meta.delete(&pk, &item.sk, Condition::None).await.expect("delete an item");
+            }
         }
         let catalog = catalog_sk(datasource);
         self.meta.delete(CATALOG_PK, &catalog, Condition::None).await.expect("delete the catalog item");

@@ -3,7 +3,6 @@
 use crate::indexing::{json_record, spec, Backends};
 use crate::kafka::{create_topic, produce};
 use sluice_pipeline::datasource::submit;
-use sluice_pipeline::keys::datasource_pk;
 use sluice_pipeline::task::TaskItem;
 
 /// A datasource with records in its topic.
@@ -51,7 +50,6 @@ impl Setup {
 
     /// The task items of the datasource, by group and sequence.
     pub async fn tasks(&self) -> Vec<TaskItem> {
-        let items = self.b.meta.query(&datasource_pk(&self.name), "task#").await.expect("tasks");
-        items.into_iter().map(|i| serde_json::from_value(i.body).expect("task body")).collect()
+        sluice_pipeline::task::tasks(self.b.meta.as_ref(), &self.name).await.expect("tasks")
     }
 }

@@ -264,8 +264,7 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
 
 /// Every task not published, a line each: id, state, attempt, ranges, positions, error.
 async fn unpublished(meta: &dyn sluice_store::metadata::MetadataStore, name: &str) -> String {
-    let items = match meta.query(&sluice_pipeline::keys::datasource_pk(name), sluice_pipeline::keys::TASK_PREFIX).await
-    {
+    let items = match sluice_pipeline::task::task_items(meta, name).await {
         Ok(items) => items,
         Err(e) => return format!("(tasks unreadable: {e})"),
     };

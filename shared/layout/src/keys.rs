@@ -2,17 +2,21 @@
 //! conditions each write carries, is drawn in `docs/metadata-layout.md`.
 //!
 //! ```text
-//!  metadata  pk catalog         sk ds#<datasource>                           one per datasource
-//!            pk ds#<datasource> sk spec | stats | grouping
-//!                               sk plan#<group> | offsets#<group>
-//!                               sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
-//!                               sk chunk#<start> | seg#<start>#<version>#<partition>
+//!  metadata  pk catalog                 sk ds#<datasource>                   one per datasource
+//!            pk ds#<datasource>         sk spec | stats | grouping
+//!                                       sk plan#<group> | offsets#<group>
+//!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
+//!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
 //! ```
 //!
 //! Numbers are zero-padded and times offset so that keys sort like what they name: a prefix
-//! query returns groups, tasks, checkpoints and segments in order.
+//! query returns groups, tasks, checkpoints and segments in order. A group's tasks and
+//! checkpoints, written every checkpoint period while it runs, have a partition key of their
+//! own, so that DynamoDB's write limit per partition key (1,000 units/s) bounds a group and
+//! not a datasource; every group that ever had a task has a `plan#` item (never deleted)
+//! that names it.
 
 use sluice_format::time::{format_iso, Interval};
 
@@ -38,6 +42,12 @@ pub const SEGMENT_PREFIX: &str = "seg#";
 /// Partition key of a datasource's items.
 pub fn datasource_pk(datasource: &str) -> String {
     format!("ds#{datasource}")
+}
+
+/// Partition key of a partition group's tasks and checkpoints (`/` is not allowed in a
+/// datasource name, so no datasource's key is another's group key).
+pub fn group_pk(datasource: &str, group: u32) -> String {
+    format!("ds#{datasource}/{group:04}")
 }
 
 /// Sort key of a datasource's item in the catalog.
@@ -145,6 +155,14 @@ mod tests {
         assert!(chunk_sk(-1) < chunk_sk(1));
         assert_eq!(group_of(&plan_sk(12), PLAN_PREFIX), Some(12));
         assert_eq!(group_of("plan#x", PLAN_PREFIX), None);
+    }
+
+    #[test]
+    fn no_datasource_key_is_a_group_key() {
+        let key = group_pk("wiki", 7);
+        assert_eq!(key, "ds#wiki/0007");
+        let name = key.strip_prefix("ds#").expect("a datasource key");
+        assert!(sluice_format::spec::datasource_name_problem(name).is_some(), "{name} is a datasource name");
     }
 
     #[test]

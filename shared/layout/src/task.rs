@@ -32,9 +32,9 @@ pub struct TaskId {
 }
 
 impl TaskId {
-    /// Partition key of every item of the datasource.
+    /// Partition key of the task's item and checkpoints: its group's.
     pub fn pk(&self) -> String {
-        keys::datasource_pk(&self.datasource)
+        keys::group_pk(&self.datasource, self.group)
     }
 
     /// Sort key of the task item.

@@ -11,12 +11,12 @@
 //! every segment of a lower one.
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
-use crate::keys::{chunk_sk, datasource_pk, SEGMENT_PREFIX, TASK_PREFIX};
+use crate::keys::{chunk_sk, datasource_pk, SEGMENT_PREFIX};
 pub use crate::layout::timeline::{ChunkItem, SegmentRecord};
-use crate::task::{TaskId, TaskItem, TaskState};
+use crate::task::{group_task_items, planned_groups, TaskId, TaskItem, TaskState};
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Reserves `count` partition numbers in the chunk `interval`, creating the chunk with
 /// version `new_version` if it has none; returns the version and the first number.
@@ -55,14 +55,14 @@ pub async fn segment_records(
     let pk = datasource_pk(datasource);
     let records: Vec<SegmentRecord> =
         meta.query(&pk, SEGMENT_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
-    // The merge each published task's publish names.
+    // The merge each published task's publish names, read for the groups of records not
+    // marked visible.
     let mut published: HashMap<TaskId, String> = HashMap::new();
-    if records.iter().any(|r| !r.visible) {
-        for item in meta.query(&pk, TASK_PREFIX).await? {
-            let task: TaskItem = parse_body(datasource, &item)?;
-            if let (TaskState::Published, Some(merge)) = (task.state, task.published_by) {
-                published.insert(task.id, merge);
-            }
+    let unmarked: BTreeSet<u32> = records.iter().filter(|r| !r.visible).map(|r| r.task.group).collect();
+    for item in group_task_items(meta, datasource, unmarked).await? {
+        let task: TaskItem = parse_body(datasource, &item)?;
+        if let (TaskState::Published, Some(merge)) = (task.state, task.published_by) {
+            published.insert(task.id, merge);
         }
     }
     Ok(records
@@ -112,8 +112,12 @@ pub async fn realtime_segments(
 ) -> Result<Vec<SegmentRecord>, DatasourceError> {
     let pk = datasource_pk(datasource);
     for _ in 0..MAX_VIEW_READS {
-        let tasks: Vec<TaskItem> =
-            meta.query(&pk, TASK_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
+        let plans = planned_groups(meta, datasource).await?;
+        let tasks: Vec<TaskItem> = group_task_items(meta, datasource, plans.keys().copied())
+            .await?
+            .iter()
+            .map(|i| parse_body(datasource, i))
+            .collect::<Result<_, _>>()?;
         // Per task read, the merge its publish names (`None`: not published when read).
         let states: HashMap<&TaskId, Option<&str>> = tasks
             .iter()
@@ -129,14 +133,9 @@ pub async fn realtime_segments(
             .map(|i| parse_body(datasource, i))
             .collect::<Result<_, _>>()?;
         // A record marked visible since its task was read unpublished counts through the
-        // task's hydrants instead; a task not read was cleaned up, unless it is younger than
-        // every task of its group read (planned and published during the reads: read again).
-        let mut newest: HashMap<u32, u64> = HashMap::new();
-        for t in &tasks {
-            let seq = newest.entry(t.id.group).or_default();
-            *seq = (*seq).max(t.id.seq);
-        }
-        let younger = |r: &SegmentRecord| newest.get(&r.task.group).is_some_and(|&s| r.task.seq > s);
+        // task's hydrants instead; a task not read was cleaned up, unless its plan as read did
+        // not number it yet (planned and published during the reads: read again).
+        let younger = |r: &SegmentRecord| plans.get(&r.task.group).is_none_or(|&next| r.task.seq >= next);
         if records.iter().any(|r| r.visible && !states.contains_key(&r.task) && younger(r)) {
             continue;
         }

@@ -302,9 +302,13 @@ async fn cleanup_keeps_only_what_visible_segments_need(b: Backends) {
     let done = supervise(meta, store, &QueueInvoker::default(), &options, &s.name).await.expect("pass");
     assert!(done.cleaned >= 4, "{done:?}");
     assert!(store.list(&format!("hydrants/{}/", s.name)).await.expect("list").is_empty(), "hydrants deleted");
-    let pk = datasource_pk(&s.name);
-    assert!(meta.query(&pk, "ckpt#").await.expect("q").is_empty(), "checkpoints deleted");
-    assert!(meta.query(&pk, "task#").await.expect("q").is_empty(), "published tasks deleted");
+    let groups = sluice_pipeline::task::planned_groups(meta, &s.name).await.expect("groups");
+    assert!(!groups.is_empty(), "the groups are named by their plans");
+    for g in groups.into_keys() {
+        let pk = sluice_pipeline::keys::group_pk(&s.name, g);
+        assert!(meta.query(&pk, "ckpt#").await.expect("q").is_empty(), "checkpoints of group {g} deleted");
+        assert!(meta.query(&pk, "task#").await.expect("q").is_empty(), "published tasks of group {g} deleted");
+    }
     assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "segments stay visible");
     let st = status(meta, &s.name).await.expect("status");
     assert!(st.partitions.iter().all(|p| p.lag == Some(0)), "{st:?}");
@@ -345,7 +349,27 @@ async fn operations_on_unknown_datasources_are_clear_errors(b: Backends) {
     );
 }
 
+/// Task items under the datasource's own key, where releases before the group keys wrote
+/// them, stop the supervisor with an error saying so: planning past them would leave their
+/// ranges unpublished for ever.
+async fn task_items_of_the_earlier_layout_are_refused(b: Backends) {
+    let s = Setup::new(b, 1, 4, 1, 10, serde_json::json!({})).await;
+    let meta = s.b.meta.as_ref();
+    let id = TaskId { datasource: s.name.clone(), group: 0, seq: 1 };
+    let old = sluice_store::metadata::Item::new(datasource_pk(&s.name), id.sk(), serde_json::json!({}));
+    meta.put(old, Condition::Absent).await.expect("an item of the earlier layout");
+    let options = SupervisorOptions::at(now());
+    let err = supervise(meta, s.b.store.as_ref(), &QueueInvoker::default(), &options, &s.name)
+        .await
+        .expect_err("the pass refuses the datasource");
+    assert!(err.to_string().contains("metadata layout of an earlier release"), "{err}");
+    meta.delete(&datasource_pk(&s.name), &id.sk(), Condition::None).await.expect("delete");
+    finish(&s).await;
+    assert_eq!(visible_values(meta, s.b.store.as_ref(), &s.name, "id").await, s.expected());
+}
+
 sluice_integration::on_backends!(
+    task_items_of_the_earlier_layout_are_refused,
     an_earlier_task_failing_after_a_later_one_stalls_nothing,
     duplicate_planning,
     duplicate_invocation,

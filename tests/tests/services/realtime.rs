@@ -10,12 +10,13 @@ use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::invoker::QueueInvoker;
-use sluice_pipeline::keys::datasource_pk;
+use sluice_pipeline::keys::{datasource_pk, group_pk};
 use sluice_pipeline::runner::{run_until_caught_up, JobPool};
 use sluice_pipeline::supervisor::{status, supervise, SupervisorOptions};
 use sluice_pipeline::task::TaskItem;
 use sluice_query::run_query;
-use std::sync::Arc;
+use sluice_store::metadata::{Intercepted, TxOp};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const BUDGET: Duration = Duration::from_secs(120);
@@ -25,13 +26,7 @@ fn now() -> i64 {
 }
 
 async fn tasks(b: &Backends, name: &str) -> Vec<TaskItem> {
-    b.meta
-        .query(&datasource_pk(name), "task#")
-        .await
-        .expect("tasks")
-        .into_iter()
-        .map(|i| serde_json::from_value(i.body).expect("task body"))
-        .collect()
+    sluice_pipeline::task::tasks(b.meta.as_ref(), name).await.expect("tasks")
 }
 
 /// Rows a query counts now: published segments and what running tasks checkpointed.
@@ -42,7 +37,42 @@ async fn queried_rows(b: &Backends, name: &str) -> u64 {
     out[0]["result"]["rows"].as_u64().unwrap_or(0)
 }
 
+/// The keys of every checkpoint transaction (one that writes a `ckpt#` item).
+type CheckpointKeys = Arc<Mutex<Vec<Vec<(String, String)>>>>;
+
+fn recording_checkpoints(b: &Backends) -> (Backends, CheckpointKeys) {
+    let seen = CheckpointKeys::default();
+    let record = seen.clone();
+    let meta = Intercepted::inspect(b.meta.clone(), move |ops: &[TxOp]| {
+        let keys: Vec<(String, String)> = ops.iter().map(|o| (o.key().0.to_string(), o.key().1.to_string())).collect();
+        if keys.iter().any(|(_, sk)| sk.starts_with("ckpt#")) {
+            record.lock().expect("lock").push(keys);
+        }
+    });
+    (b.with_meta(Arc::new(meta)), seen)
+}
+
+/// A running task's checkpoints write its group's key; the datasource's key only when the
+/// task closes (its group's plan), so the groups of a datasource do not share a key's write
+/// limit.
+fn checkpoints_write_the_group_key(name: &str, seen: &CheckpointKeys) {
+    let seen = seen.lock().expect("lock");
+    let (group_key, datasource_key) = (group_pk(name, 0), datasource_pk(name));
+    let mut closes = 0;
+    for keys in seen.iter() {
+        for (pk, sk) in keys {
+            if *pk == datasource_key && sk.starts_with("plan#") {
+                closes += 1;
+            } else {
+                assert_eq!(*pk, group_key, "a checkpoint writes {pk}/{sk}: {keys:?}");
+            }
+        }
+    }
+    assert!(seen.len() > closes && closes >= 1, "{} checkpoints, {closes} closing", seen.len());
+}
+
 async fn open_tasks_chain_and_publish_every_record_once(b: Backends) {
+    let (b, checkpoint_keys) = recording_checkpoints(&b);
     let bootstrap = required_env("SLUICE_KAFKA");
     let topic = create_topic(&bootstrap, "realtime", 2).await;
     let name = unique("realtime");
@@ -114,6 +144,7 @@ async fn open_tasks_chain_and_publish_every_record_once(b: Backends) {
     let mut expected: Vec<String> = (0..produced).map(|k| format!("r{k}")).collect();
     expected.sort();
     assert_eq!(visible_values(b.meta.as_ref(), b.store.as_ref(), &name, "id").await, expected, "every record once");
+    checkpoints_write_the_group_key(&name, &checkpoint_keys);
     eprintln!("realtime: the slowest batch was queryable after {slowest:?} (freshness is measured by bench pipeline)");
 }
 

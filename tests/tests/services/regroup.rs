@@ -101,8 +101,7 @@ impl Regroup {
     }
 
     async fn tasks(&self) -> Vec<TaskItem> {
-        let items = self.b.meta.query(&datasource_pk(&self.name), "task#").await.expect("tasks");
-        items.into_iter().map(|i| serde_json::from_value(i.body).expect("task body")).collect()
+        sluice_pipeline::task::tasks(self.b.meta.as_ref(), &self.name).await.expect("tasks")
     }
 
     async fn plans(&self) -> Vec<PlanItem> {

@@ -8,9 +8,8 @@ use super::rig::{PipelineArgs, Rig, TASK_BUDGET};
 use super::steady::{summarize, Production};
 use super::Sample;
 use anyhow::{anyhow, bail, Result};
-use sluice_pipeline::keys::{datasource_pk, TASK_PREFIX};
 use sluice_pipeline::runner::JobPool;
-use sluice_pipeline::task::{load_progress, TaskId, TaskItem};
+use sluice_pipeline::task::{load_progress, tasks, TaskId};
 use sluice_report::Steady;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -109,8 +108,7 @@ struct Checkpointed {
 async fn checkpointed(rig: &Rig) -> Result<Vec<Checkpointed>> {
     let mut out = Vec::new();
     let meta = rig.unmetered_meta.as_ref();
-    for item in meta.query(&datasource_pk(&rig.datasource), TASK_PREFIX).await? {
-        let task: TaskItem = serde_json::from_value(item.body)?;
+    for task in tasks(meta, &rig.datasource).await? {
         let progress = load_progress(meta, &task.id).await?;
         if let Some(last) = progress.last {
             let starts = task.ranges.iter().map(|r| (r.partition, r.start)).collect();

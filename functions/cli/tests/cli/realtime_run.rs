@@ -5,7 +5,6 @@
 use sluice_integration::indexing::{json_record, spec};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
-use sluice_pipeline::keys::{datasource_pk, TASK_PREFIX};
 use sluice_pipeline::task::{TaskItem, TaskState};
 use sluice_store::metadata::open_metadata;
 
@@ -50,13 +49,7 @@ async fn until_caught_up_returns_once_records_are_queryable_and_the_next_run_res
     assert!(started.elapsed() < Duration::from_secs(60), "returned only after {:?}", started.elapsed());
     assert_eq!(count(dir.path(), &name), 500, "every record queryable once, from checkpoints");
     let meta = open_metadata(&format!("file://{}/.sluice/metadata", dir.path().display())).await.expect("metadata");
-    let tasks: Vec<TaskItem> = meta
-        .query(&datasource_pk(&name), TASK_PREFIX)
-        .await
-        .expect("tasks")
-        .into_iter()
-        .map(|i| serde_json::from_value(i.body).expect("task body"))
-        .collect();
+    let tasks: Vec<TaskItem> = sluice_pipeline::task::tasks(meta.as_ref(), &name).await.expect("tasks");
     let open: Vec<&TaskItem> = tasks.iter().filter(|t| t.is_open() && t.state == TaskState::Running).collect();
     assert_eq!(open.len(), 1, "the open task is left running: {tasks:?}");
 

@@ -42,17 +42,10 @@ async fn a_killed_run_is_taken_over_within_a_minute() {
         .spawn()
         .expect("start sluice run");
     let meta = open_metadata(&format!("file://{}/.sluice/metadata", dir.path().display())).await.expect("metadata");
-    let pk = format!("ds#{name}");
     let deadline = Instant::now() + Duration::from_secs(60);
     let running = loop {
         assert!(Instant::now() < deadline, "no task ran with a checkpoint within a minute");
-        let tasks: Vec<TaskItem> = meta
-            .query(&pk, "task#")
-            .await
-            .expect("tasks")
-            .into_iter()
-            .map(|i| serde_json::from_value(i.body).expect("task body"))
-            .collect();
+        let tasks: Vec<TaskItem> = sluice_pipeline::task::tasks(meta.as_ref(), &name).await.expect("tasks");
         if let Some(t) = tasks.into_iter().find(|t| t.state == TaskState::Running && t.num_checkpoints >= 2) {
             break t;
         }
@@ -71,9 +64,10 @@ async fn a_killed_run_is_taken_over_within_a_minute() {
     assert!(out.status.success() && stderr.contains("caught up"), "{stderr}");
     assert!(took < Duration::from_secs(60), "caught up only after {took:?}: {stderr}");
 
-    let task: TaskItem =
-        serde_json::from_value(meta.get(&pk, &running.id.sk()).await.expect("get").expect("the killed task").body)
-            .expect("task body");
+    let task: TaskItem = serde_json::from_value(
+        meta.get(&running.id.pk(), &running.id.sk()).await.expect("get").expect("the killed task").body,
+    )
+    .expect("task body");
     assert!(task.attempt > running.attempt, "another attempt took the killed task over: {task:?}");
     let out = sluice(dir.path(), &["segments", &name, "--json"]).output().expect("segments");
     let segments: serde_json::Value = serde_json::from_slice(&out.stdout).expect("segments JSON");

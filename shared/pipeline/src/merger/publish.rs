@@ -2,7 +2,7 @@
 
 use crate::datasource::{parse_body, to_json, DatasourceError, OffsetsItem};
 use crate::invoker::{Job, TaskInvoker};
-use crate::keys::{offsets_sk, segment_key};
+use crate::keys::{datasource_pk, offsets_sk, segment_key};
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
 use crate::timeline::{allocate_partitions, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};
@@ -121,11 +121,10 @@ pub async fn merge_and_publish(
         TaskState::Complete => {}
         state => return Ok(MergeOutcome::NotComplete { state }),
     }
-    let offsets_item = meta
-        .get(&id.pk(), &offsets_sk(id.group))
-        .await
-        .map_err(m)?
-        .ok_or_else(|| MergerError::Invalid { id: id.clone(), reason: format!("no {} item", offsets_sk(id.group)) })?;
+    let offsets_item =
+        meta.get(&datasource_pk(&id.datasource), &offsets_sk(id.group)).await.map_err(m)?.ok_or_else(|| {
+            MergerError::Invalid { id: id.clone(), reason: format!("no {} item", offsets_sk(id.group)) }
+        })?;
     let offsets: OffsetsItem = parse_body(&id.datasource, &offsets_item).map_err(d)?;
     if let Some(outcome) = check_order(&task, &offsets) {
         if let MergeOutcome::Conflict { reason } = &outcome {
@@ -168,7 +167,8 @@ pub async fn merge_and_publish(
                     .put_if_absent(&record.key, bytes.into())
                     .await
                     .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
-                meta.put(Item::new(id.pk(), record.sk(), to_json(&record)), Condition::Absent).await.map_err(m)?;
+                let item = Item::new(datasource_pk(&id.datasource), record.sk(), to_json(&record));
+                meta.put(item, Condition::Absent).await.map_err(m)?;
                 written.push(record);
             }
         }
@@ -312,7 +312,7 @@ fn describe(
 /// Deletes segments that were never visible (a lost race or a failed merge).
 async fn discard(meta: &dyn MetadataStore, store: &dyn ObjectStore, written: &[SegmentRecord]) {
     for r in written {
-        let pk = crate::keys::datasource_pk(&r.task.datasource);
+        let pk = datasource_pk(&r.task.datasource);
         if let Err(e) = meta.delete(&pk, &r.sk(), Condition::None).await {
             tracing::warn!(segment = r.sk(), error = %e, "could not delete an unpublished segment record");
         }
@@ -357,7 +357,7 @@ impl Publish<'_> {
         published.publish(merge_id, now_ms);
         let ops = vec![
             TxOp::Put {
-                item: Item::new(id.pk(), offsets_sk(id.group), to_json(&offsets)),
+                item: Item::new(datasource_pk(&id.datasource), offsets_sk(id.group), to_json(&offsets)),
                 condition: Condition::Version(offsets_version),
             },
             TxOp::Put {
@@ -387,7 +387,7 @@ impl Publish<'_> {
         let mut segments = Vec::with_capacity(written.len());
         for mut r in written {
             r.visible = true;
-            let item = Item::new(id.pk(), r.sk(), to_json(&r));
+            let item = Item::new(datasource_pk(&id.datasource), r.sk(), to_json(&r));
             if let Err(e) = meta.put(item, Condition::Exists).await {
                 // Visible anyway through the published task; cleanup marks it later.
                 tracing::warn!(segment = r.sk(), error = %e, "could not mark a published segment visible");

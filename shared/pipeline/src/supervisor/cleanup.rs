@@ -64,10 +64,11 @@ pub async fn clean_up(
         for object in store.list(&prefix).await? {
             store.delete(&object.key).await?;
         }
-        for c in meta.query(&pk, &task.id.checkpoint_prefix()).await? {
-            meta.delete(&pk, &c.sk, Condition::None).await?;
+        let task_pk = task.id.pk();
+        for c in meta.query(&task_pk, &task.id.checkpoint_prefix()).await? {
+            meta.delete(&task_pk, &c.sk, Condition::None).await?;
         }
-        match meta.delete(&pk, &task.id.sk(), Condition::Version(*version)).await {
+        match meta.delete(&task_pk, &task.id.sk(), Condition::Version(*version)).await {
             Ok(()) => cleaned += 1,
             Err(sluice_store::metadata::MetaError::ConditionFailed { .. }) => {}
             Err(e) => return Err(e.into()),

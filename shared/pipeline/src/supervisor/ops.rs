@@ -5,9 +5,7 @@ use super::regroup::{self, Grouping};
 use super::{queryable_offsets, StatsItem, SupervisorError};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
 use crate::indexer::MeterTotals;
-use crate::keys::{
-    datasource_pk, group_of, offsets_sk, plan_sk, task_group_prefix, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX,
-};
+use crate::keys::{datasource_pk, offsets_sk, plan_sk, OFFSETS_PREFIX, STATS_SK};
 use crate::layout::grouping::{first_epoch, partition_group, GroupingItem};
 use crate::task::TaskItem;
 use serde::Serialize;
@@ -84,8 +82,7 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
     let realtime = load_spec_value(spec.spec.clone()).is_ok_and(|s| s.spec.sluice.realtime.is_some());
     let mut tasks: BTreeMap<String, usize> = BTreeMap::new();
     let mut of_epoch = Vec::new();
-    for item in meta.query(&pk, TASK_PREFIX).await? {
-        let t: TaskItem = parse_body(datasource, &item)?;
+    for t in crate::task::tasks(meta, datasource).await? {
         *tasks.entry(t.state.name().to_string()).or_default() += 1;
         if t.epoch == epoch {
             of_epoch.push(t);
@@ -198,14 +195,14 @@ async fn rewrite_group(
         (None, None) => {}
     }
     let mut abandoned = 0;
-    for item in meta.query(&pk, &task_group_prefix(group)).await? {
+    for item in crate::task::group_task_items(meta, datasource, [group]).await? {
         let mut t: TaskItem = parse_body(datasource, &item)?;
         if t.is_finished() {
             continue;
         }
         t.fail(format!("abandoned: {reason}"), now_ms);
         ops.push(TxOp::Put {
-            item: Item::new(&pk, t.id.sk(), to_json(&t)),
+            item: Item::new(t.id.pk(), t.id.sk(), to_json(&t)),
             condition: Condition::Version(item.version),
         });
         abandoned += 1;
@@ -229,13 +226,8 @@ pub async fn reset(meta: &dyn MetadataStore, datasource: &str, now_ms: i64) -> R
             return Err(changed_during_reset(datasource));
         }
     }
-    let pk = datasource_pk(datasource);
-    let mut groups: Vec<u32> = Vec::new();
-    for item in meta.query(&pk, PLAN_PREFIX).await? {
-        groups.push(group_of(&item.sk, PLAN_PREFIX).unwrap_or(0));
-    }
     let mut abandoned = 0;
-    for g in groups {
+    for g in crate::task::planned_groups(meta, datasource).await?.into_keys() {
         abandoned += rewrite_group(meta, datasource, g, fresh, now_ms, "supervisor reset", |plan, offsets| {
             plan.next_start.clear();
             *offsets = None;

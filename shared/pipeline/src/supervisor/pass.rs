@@ -6,7 +6,7 @@ use super::regroup;
 use super::{queryable_offsets, StatsItem, SupervisorError, SupervisorOptions};
 use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
-use crate::keys::{datasource_pk, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK, TASK_PREFIX};
+use crate::keys::{datasource_pk, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK};
 use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
@@ -82,6 +82,7 @@ pub async fn supervise(
         .spec;
     let settings = ConsumerSettings::new(&spec.io.consumer_properties)
         .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
+    crate::task::refuse_earlier_layout(meta, name).await?;
     let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.topic).await? else {
         return Ok(pass);
     };
@@ -170,7 +171,7 @@ async fn group_inputs(
     let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
     let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
     let mut by_group: BTreeMap<u32, Vec<(TaskItem, u64)>> = BTreeMap::new();
-    for item in meta.query(&datasource_pk(name), TASK_PREFIX).await? {
+    for item in crate::task::group_task_items(meta, name, plans.keys().copied()).await? {
         let task = parse_body::<TaskItem>(name, &item)?;
         by_group.entry(task.id.group).or_default().push((task, item.version));
     }

@@ -63,6 +63,19 @@ impl Intercepted {
         Self { inner, before_transact }
     }
 
+    /// Shows every transaction's actions to `look` before it runs (e.g. to record the keys
+    /// each writes).
+    pub fn inspect<F>(inner: Arc<dyn MetadataStore>, look: F) -> Self
+    where
+        F: Fn(&[TxOp]) + Send + Sync + 'static,
+    {
+        let before_transact: BeforeTransact = Box::new(move |ops: &[TxOp]| {
+            look(ops);
+            Box::pin(async { Ok(()) })
+        });
+        Self { inner, before_transact }
+    }
+
     /// Refuses transactions of more than `max_actions` actions, as a stand-in for DynamoDB's
     /// 100 with fewer segments.
     pub fn small_transactions(inner: Arc<dyn MetadataStore>, max_actions: usize) -> Self {
