@@ -103,9 +103,9 @@ fn top_versions(records: impl Iterator<Item = SegmentRecord>) -> Vec<SegmentReco
 /// What a query of a real-time datasource reads (Druid's real-time view): the visible
 /// segments, and as further records the hydrants that tasks not yet published have
 /// checkpointed. Each range once at any instant (`docs/exactly-once.md#real-time-queries`):
-/// the task items are read first and decide both which segments are visible and which tasks'
-/// hydrants count; the reads are retried if two tasks' checkpointed ranges overlap (a group
-/// restarted while the items were read).
+/// the plans and then the task items of the groups they name are read first and decide both
+/// which segments are visible and which tasks' hydrants count; the reads are retried if two
+/// tasks' checkpointed ranges overlap (a group restarted while the items were read).
 pub async fn realtime_segments(
     meta: &dyn MetadataStore,
     datasource: &str,
