@@ -2,6 +2,7 @@
 
 mod backends;
 mod bench;
+mod compaction;
 mod demo;
 mod ingest;
 mod query;
@@ -34,6 +35,9 @@ enum Command {
     /// Druid's supervisor operations: submit, status, suspend, resume, reset, terminate.
     #[command(subcommand)]
     Supervisor(supervisor::SupervisorCommand),
+    /// Druid's automatic compaction configuration: submit, status, remove.
+    #[command(subcommand)]
+    Compaction(compaction::CompactionCommand),
     /// The local pipeline: supervisor passes with indexers and mergers in this process.
     Run(run::RunArgs),
     /// The visible segments of a datasource.
@@ -61,6 +65,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(b) => bench::run(b),
         Command::Ingest(a) => ingest::run(a),
         Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
+        Command::Compaction(c) => runtime()?.block_on(compaction::run(c, &cli.backends)),
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
         Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),

@@ -9,6 +9,8 @@
 //! | `GET`, `POST /druid/indexer/v1/supervisor` | list; submit a spec (`{"id": ...}`) |
 //! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | the spec (secret properties redacted); its status |
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
+//! | `GET`, `POST /druid/coordinator/v1/config/compaction` | every compaction config; submit one |
+//! | `GET`, `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | one compaction config; remove it |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
 //! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
@@ -16,6 +18,7 @@
 //! and operations functions); a local server wraps the routes in [`LocalGuard`]'s checks (403,
 //! 415).
 
+mod compaction;
 mod guard;
 
 pub use guard::LocalGuard;
@@ -23,7 +26,7 @@ pub use guard::LocalGuard;
 use axum::extract::{Path, Query as UrlQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use serde_json::{json, Value};
 use sluice_format::text::excerpt;
@@ -81,6 +84,7 @@ pub fn router(state: ApiState) -> Router {
 /// The API's routes of `routes`; the others answer 403 naming where they are served.
 pub fn router_for(state: ApiState, routes: Routes) -> Router {
     let supervisor = get(datasources);
+    let compaction_configs = get(compaction::list);
     let mut r = Router::new()
         .route("/status/health", get(|| async { axum::Json(true) }))
         .route("/druid/indexer/v1/supervisor/{id}", get(spec))
@@ -92,15 +96,22 @@ pub fn router_for(state: ApiState, routes: Routes) -> Router {
             .route("/druid/v2/datasources", get(datasources));
     }
     r = match routes {
-        Routes::Reads => {
-            r.route("/druid/indexer/v1/supervisor", supervisor.post(move || async move { elsewhere(routes) }))
-        }
+        Routes::Reads => r
+            .route("/druid/indexer/v1/supervisor", supervisor.post(move || async move { elsewhere(routes) }))
+            .route(COMPACTION, compaction_configs.post(move || async move { elsewhere(routes) }))
+            .route(COMPACTION_OF, get(compaction::get).delete(move || async move { elsewhere(routes) })),
         Routes::All | Routes::Writes => r
             .route("/druid/indexer/v1/supervisor", supervisor.post(submit))
-            .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate)),
+            .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate))
+            .route(COMPACTION, compaction_configs.post(compaction::submit))
+            .route(COMPACTION_OF, get(compaction::get).merge(delete(compaction::remove))),
     };
     r.fallback(move || async move { elsewhere(routes) }).with_state(Arc::new(state))
 }
+
+/// Druid's compaction configuration routes.
+const COMPACTION: &str = "/druid/coordinator/v1/config/compaction";
+const COMPACTION_OF: &str = "/druid/coordinator/v1/config/compaction/{datasource}";
 
 /// The answer to a route this server does not serve.
 fn elsewhere(routes: Routes) -> ApiError {
@@ -172,6 +183,9 @@ impl From<DatasourceError> for ApiError {
             }
             DatasourceError::InvalidSpec { .. } => {
                 ApiError::new(StatusCode::BAD_REQUEST, "Invalid spec", "SupervisorError", e.to_string())
+            }
+            DatasourceError::InvalidCompaction { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "Invalid config", "CompactionConfigError", e.to_string())
             }
             _ => {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "SupervisorError", e.to_string())

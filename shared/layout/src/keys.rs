@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!  metadata  pk catalog                 sk ds#<datasource>                   one per datasource
+//!            pk compaction              sk ds#<datasource>                   its compaction config
 //!            pk ds#<datasource>         sk spec | stats | grouping
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
@@ -22,6 +23,9 @@ use sluice_format::time::{format_iso, Interval};
 
 /// Partition key of the catalog: one item per datasource name.
 pub const CATALOG_PK: &str = "catalog";
+/// Partition key of the compaction configurations: one item per datasource, sort key
+/// [`catalog_sk`].
+pub const COMPACTION_PK: &str = "compaction";
 /// Sort key prefix of the catalog's datasource items.
 pub const CATALOG_PREFIX: &str = "ds#";
 /// Sort key of a datasource's spec item.

@@ -23,6 +23,14 @@ pub enum DatasourceError {
         /// Why.
         reason: String,
     },
+    /// The compaction configuration is invalid.
+    #[error("compaction config of datasource {datasource:?}: {reason}")]
+    InvalidCompaction {
+        /// The datasource (empty when the config names none).
+        datasource: String,
+        /// Why.
+        reason: String,
+    },
     /// An item cannot be read.
     #[error("datasource {datasource:?}: item {sk} is malformed: {reason}")]
     Corrupt {

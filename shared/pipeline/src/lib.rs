@@ -18,6 +18,7 @@
 //! [`merger`] publishes, the [`timeline`] says what is visible, and the [`runner`] is the
 //! whole loop in one process. [`datasource`] and [`task`] hold the items they share.
 
+pub mod compaction;
 pub mod datasource;
 pub mod indexer;
 pub mod invoker;

@@ -1,6 +1,7 @@
 //! The `sluice` command end to end: the demo and queries, ingest, the local pipeline.
 
 mod command;
+mod compaction_cli;
 mod demo_query;
 mod hostile_http;
 mod ingest;

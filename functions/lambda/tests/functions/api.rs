@@ -114,3 +114,49 @@ async fn query_endpoint_answers_and_rejects_bad_queries() {
     let (status, body) = call(&s, "POST", "/druid/v2", "not json").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
+
+#[tokio::test]
+async fn compaction_config_endpoints_follow_druid() {
+    let (s, _dir) = state().await;
+    const PATH: &str = "/druid/coordinator/v1/config/compaction";
+    // Druid's documented example; like Druid, a config may name a datasource not yet submitted.
+    let config = json!({"dataSource": "wikipedia_hour", "skipOffsetFromLatest": "PT0S",
+        "tuningConfig": {"partitionsSpec": {"type": "dynamic"}}, "granularitySpec": {"segmentGranularity": "DAY"},
+        "taskPriority": 10});
+    let (status, body) = call(&s, "POST", PATH, &config.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["warnings"][0].as_str().map(|w| w.starts_with("taskPriority")), Some(true), "{body}");
+    let (status, got) = call(&s, "GET", &format!("{PATH}/wikipedia_hour"), "").await;
+    assert_eq!(status, StatusCode::OK, "{got}");
+    assert_eq!(got["skipOffsetFromLatest"], "PT0S");
+    assert_eq!(got["granularitySpec"]["segmentGranularity"], "DAY");
+    assert_eq!(
+        (got["taskPriority"].as_i64(), got["inputSegmentSizeBytes"].as_u64()),
+        (Some(10), Some(100_000_000_000_000))
+    );
+    let (_, all) = call(&s, "GET", PATH, "").await;
+    assert_eq!(all["compactionConfigs"], json!([got]), "{all}");
+    assert_eq!(all["compactionTaskSlotRatio"], 0.1);
+
+    let bad = json!({"dataSource": "wikipedia_hour", "tuningConfig": {"partitionsSpec": {"type": "hashed"}}});
+    let (status, body) = call(&s, "POST", PATH, &bad.to_string()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["errorMessage"].as_str().is_some_and(|m| m.contains("only dynamic partitioning")), "{body}");
+    let (_, still) = call(&s, "GET", &format!("{PATH}/wikipedia_hour"), "").await;
+    assert_eq!(still, got, "a refused config leaves the stored one");
+
+    let (status, _) = call_routes(&s, Routes::Reads, "DELETE", &format!("{PATH}/wikipedia_hour"), "").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the query endpoint changes nothing");
+    let (status, _) = call_routes(&s, Routes::Reads, "POST", PATH, &config.to_string()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = call_routes(&s, Routes::Reads, "GET", PATH, "").await;
+    assert_eq!(status, StatusCode::OK, "reading configs is a read");
+    let (status, _) = call(&s, "DELETE", &format!("{PATH}/wikipedia_hour"), "").await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = call(&s, "GET", &format!("{PATH}/wikipedia_hour"), "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, _) = call(&s, "DELETE", &format!("{PATH}/wikipedia_hour"), "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "removing twice");
+    let (_, all) = call(&s, "GET", PATH, "").await;
+    assert_eq!(all["compactionConfigs"], json!([]));
+}

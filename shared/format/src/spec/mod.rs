@@ -4,6 +4,7 @@
 //! invalid values become errors naming the field.
 
 pub mod aggregator;
+pub mod compaction;
 pub mod data_schema;
 pub mod input_format;
 pub mod io_config;
@@ -11,6 +12,7 @@ mod resolve;
 pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};
+pub use compaction::{load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction};
 pub use data_schema::{
     DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
 };

@@ -1,0 +1,62 @@
+//! Druid's automatic compaction configuration endpoints (`/druid/coordinator/v1/config/compaction`):
+//! `GET` every configuration or one datasource's, `POST` one (create or replace), `DELETE` one.
+
+use super::{json_body, ApiError, ApiState};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+use sluice_pipeline::compaction;
+use std::sync::Arc;
+
+/// Druid's cluster-wide compaction settings, as its `GET` reports them beside the configurations.
+const TASK_SLOT_RATIO: f64 = 0.1;
+const MAX_TASK_SLOTS: i64 = i32::MAX as i64;
+
+fn not_found(datasource: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        "CompactionConfigError",
+        format!("datasource {datasource:?} has no compaction config"),
+    )
+}
+
+/// `GET /druid/coordinator/v1/config/compaction`.
+pub(super) async fn list(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Value>, ApiError> {
+    let configs: Vec<Value> = compaction::list(s.meta.as_ref()).await?.into_iter().map(|c| c.json).collect();
+    Ok(axum::Json(json!({
+        "compactionConfigs": configs,
+        "compactionTaskSlotRatio": TASK_SLOT_RATIO,
+        "maxCompactionTaskSlots": MAX_TASK_SLOTS,
+    })))
+}
+
+/// `GET /druid/coordinator/v1/config/compaction/{dataSource}`.
+pub(super) async fn get(
+    State(s): State<Arc<ApiState>>,
+    Path(datasource): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    match compaction::get(s.meta.as_ref(), &datasource).await? {
+        Some(c) => Ok(axum::Json(c.json)),
+        None => Err(not_found(&datasource)),
+    }
+}
+
+/// `POST /druid/coordinator/v1/config/compaction`: 200 with the options ignored, as warnings.
+pub(super) async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Json<Value>, ApiError> {
+    let loaded = compaction::submit(s.meta.as_ref(), json_body(&body)?).await?;
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    Ok(axum::Json(json!({"dataSource": loaded.config.data_source, "warnings": warnings})))
+}
+
+/// `DELETE /druid/coordinator/v1/config/compaction/{dataSource}`.
+pub(super) async fn remove(
+    State(s): State<Arc<ApiState>>,
+    Path(datasource): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    if compaction::remove(s.meta.as_ref(), &datasource).await? {
+        Ok(axum::Json(json!({"dataSource": datasource})))
+    } else {
+        Err(not_found(&datasource))
+    }
+}

@@ -1,0 +1,57 @@
+//! Compaction configurations (Druid's `DataSourceCompactionConfig`) stored and read back on
+//! each metadata backend: submitted, replaced, listed, removed; a refused one changes nothing,
+//! and a stored item that no longer checks is named when read.
+
+use sluice_integration::indexing::Backends;
+use sluice_integration::unique;
+use sluice_pipeline::compaction::{get, list, remove, submit};
+use sluice_pipeline::datasource::DatasourceError;
+use sluice_pipeline::keys::{catalog_sk, COMPACTION_PK};
+use sluice_store::metadata::{Condition, Item};
+
+async fn configs_are_stored_replaced_listed_and_removed(b: Backends) {
+    let meta = b.meta.as_ref();
+    let (first, second) = (unique("compact"), unique("compact"));
+    let config = |name: &str, rows: u64| {
+        serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT1H",
+            "tuningConfig": {"partitionsSpec": {"type": "dynamic", "maxRowsPerSegment": rows}}})
+    };
+    submit(meta, config(&first, 1000)).await.expect("submit");
+    submit(meta, config(&second, 2000)).await.expect("submit");
+    submit(meta, config(&first, 3000)).await.expect("replace");
+    let got = get(meta, &first).await.expect("get").expect("stored");
+    assert_eq!(got.max_rows_per_segment, 3000, "the later submit replaced the first");
+    assert_eq!(got.json["skipOffsetFromLatest"], "PT1H");
+    let names: Vec<String> = list(meta).await.expect("list").into_iter().map(|c| c.data_source).collect();
+    assert!(names.contains(&first) && names.contains(&second), "{names:?}");
+
+    let refused = serde_json::json!({"dataSource": first, "transformSpec": {"filter": {"type": "true"}}});
+    match submit(meta, refused).await {
+        Err(DatasourceError::InvalidCompaction { datasource, reason }) => {
+            assert_eq!(datasource, first);
+            assert!(reason.starts_with("transformSpec:"), "{reason}");
+        }
+        other => panic!("a transformSpec is refused: {other:?}"),
+    }
+    assert_eq!(get(meta, &first).await.expect("get").expect("kept").max_rows_per_segment, 3000);
+
+    assert!(remove(meta, &first).await.expect("remove"));
+    assert!(!remove(meta, &first).await.expect("remove again"), "nothing left to remove");
+    assert!(get(meta, &first).await.expect("get").is_none());
+    assert!(remove(meta, &second).await.expect("remove"));
+}
+
+async fn a_stored_config_that_no_longer_checks_is_named(b: Backends) {
+    let meta = b.meta.as_ref();
+    let name = unique("compact");
+    let body = serde_json::json!({"config": {"dataSource": name, "skipOffsetFromLatest": "soon"}});
+    meta.put(Item::new(COMPACTION_PK, catalog_sk(&name), body), Condition::None).await.expect("put");
+    let err = get(meta, &name).await.expect_err("corrupt");
+    assert!(err.to_string().contains(&catalog_sk(&name)) && err.to_string().contains("skipOffsetFromLatest"), "{err}");
+    assert!(remove(meta, &name).await.expect("remove"));
+}
+
+sluice_integration::on_backends!(
+    configs_are_stored_replaced_listed_and_removed,
+    a_stored_config_that_no_longer_checks_is_named,
+);
