@@ -2,10 +2,10 @@
 //! configured backends.
 
 use crate::backends::BackendArgs;
-use anyhow::{bail, Context, Result};
+use crate::input::read_json;
+use anyhow::{bail, Result};
 use clap::Subcommand;
 use sluice_pipeline::compaction;
-use std::io::Read;
 use std::path::PathBuf;
 
 /// What a stored configuration does in this release: it is checked and kept, nothing applies
@@ -40,16 +40,7 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
     let meta = b.meta.as_ref();
     match command {
         CompactionCommand::Submit { config } => {
-            let text = if config.as_os_str() == "-" {
-                let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text).context("read standard input")?;
-                text
-            } else {
-                std::fs::read_to_string(&config).with_context(|| format!("read {}", config.display()))?
-            };
-            let json: serde_json::Value =
-                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", config.display()))?;
-            let loaded = compaction::submit(meta, json).await?;
+            let loaded = compaction::submit(meta, read_json(&config)?).await?;
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }

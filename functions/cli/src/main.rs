@@ -5,7 +5,9 @@ mod bench;
 mod compaction;
 mod demo;
 mod ingest;
+mod input;
 mod query;
+mod retention;
 mod run;
 mod segments;
 mod serve;
@@ -38,6 +40,9 @@ enum Command {
     /// Druid's automatic compaction configuration: submit, status, remove.
     #[command(subcommand)]
     Compaction(compaction::CompactionCommand),
+    /// Druid's retention rules: set, show.
+    #[command(subcommand)]
+    Retention(retention::RetentionCommand),
     /// The local pipeline: supervisor passes with indexers and mergers in this process.
     Run(run::RunArgs),
     /// The visible segments of a datasource.
@@ -66,6 +71,7 @@ fn main() -> anyhow::Result<()> {
         Command::Ingest(a) => ingest::run(a),
         Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
         Command::Compaction(c) => runtime()?.block_on(compaction::run(c, &cli.backends)),
+        Command::Retention(c) => runtime()?.block_on(retention::run(c, &cli.backends)),
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
         Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),

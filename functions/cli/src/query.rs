@@ -2,10 +2,9 @@
 //! the visible segments of the configured backends and prints Druid's JSON result.
 
 use crate::backends::BackendArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use sluice_query::{run_query, SegmentCache};
-use std::io::Read;
 use std::path::PathBuf;
 
 /// Options of `sluice query`.
@@ -27,13 +26,7 @@ pub struct QueryArgs {
 
 /// Runs `sluice query`.
 pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
-    let text = if args.query == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("read the query from standard input")?;
-        s
-    } else {
-        std::fs::read_to_string(&args.query).with_context(|| format!("read {}", args.query))?
-    };
+    let text = crate::input::read_text(std::path::Path::new(&args.query))?;
     let b = backends.open().await?;
     let cache = (!args.no_cache).then(|| SegmentCache::new(args.cache));
     let result = run_query(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), &text).await?;

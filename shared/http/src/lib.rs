@@ -11,6 +11,8 @@
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
 //! | `GET`, `POST /druid/coordinator/v1/config/compaction` | every compaction config; submit one |
 //! | `GET`, `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | one compaction config; remove it |
+//! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | retention rules, every datasource's or one's |
+//! | `POST /druid/coordinator/v1/rules/{dataSource}` | set a datasource's retention rules |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
 //! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
@@ -20,6 +22,7 @@
 
 mod compaction;
 mod guard;
+mod retention;
 
 pub use guard::LocalGuard;
 
@@ -87,6 +90,7 @@ pub fn router_for(state: ApiState, routes: Routes) -> Router {
     let compaction_configs = get(compaction::list);
     let mut r = Router::new()
         .route("/status/health", get(|| async { axum::Json(true) }))
+        .route(RULES, get(retention::list))
         .route("/druid/indexer/v1/supervisor/{id}", get(spec))
         .route("/druid/indexer/v1/supervisor/{id}/status", get(supervisor_status));
     if routes != Routes::Writes {
@@ -99,12 +103,14 @@ pub fn router_for(state: ApiState, routes: Routes) -> Router {
         Routes::Reads => r
             .route("/druid/indexer/v1/supervisor", supervisor.post(move || async move { elsewhere(routes) }))
             .route(COMPACTION, compaction_configs.post(move || async move { elsewhere(routes) }))
-            .route(COMPACTION_OF, get(compaction::get).delete(move || async move { elsewhere(routes) })),
+            .route(COMPACTION_OF, get(compaction::get).delete(move || async move { elsewhere(routes) }))
+            .route(RULES_OF, get(retention::get).post(move || async move { elsewhere(routes) })),
         Routes::All | Routes::Writes => r
             .route("/druid/indexer/v1/supervisor", supervisor.post(submit))
             .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate))
             .route(COMPACTION, compaction_configs.post(compaction::submit))
-            .route(COMPACTION_OF, get(compaction::get).merge(delete(compaction::remove))),
+            .route(COMPACTION_OF, get(compaction::get).merge(delete(compaction::remove)))
+            .route(RULES_OF, get(retention::get).post(retention::set)),
     };
     r.fallback(move || async move { elsewhere(routes) }).with_state(Arc::new(state))
 }
@@ -112,6 +118,9 @@ pub fn router_for(state: ApiState, routes: Routes) -> Router {
 /// Druid's compaction configuration routes.
 const COMPACTION: &str = "/druid/coordinator/v1/config/compaction";
 const COMPACTION_OF: &str = "/druid/coordinator/v1/config/compaction/{datasource}";
+/// Druid's retention rule routes.
+const RULES: &str = "/druid/coordinator/v1/rules";
+const RULES_OF: &str = "/druid/coordinator/v1/rules/{datasource}";
 
 /// The answer to a route this server does not serve.
 fn elsewhere(routes: Routes) -> ApiError {
@@ -183,6 +192,9 @@ impl From<DatasourceError> for ApiError {
             }
             DatasourceError::InvalidSpec { .. } => {
                 ApiError::new(StatusCode::BAD_REQUEST, "Invalid spec", "SupervisorError", e.to_string())
+            }
+            DatasourceError::InvalidRules { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "Invalid rules", "RulesError", e.to_string())
             }
             DatasourceError::InvalidCompaction { .. } => {
                 ApiError::new(StatusCode::BAD_REQUEST, "Invalid config", "CompactionConfigError", e.to_string())

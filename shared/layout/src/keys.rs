@@ -4,6 +4,7 @@
 //! ```text
 //!  metadata  pk catalog                 sk ds#<datasource>                   one per datasource
 //!            pk compaction              sk ds#<datasource>                   its compaction config
+//!            pk rules                   sk ds#<datasource>                   its retention rules
 //!            pk ds#<datasource>         sk spec | stats | grouping
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
@@ -26,6 +27,8 @@ pub const CATALOG_PK: &str = "catalog";
 /// Partition key of the compaction configurations: one item per datasource, sort key
 /// [`catalog_sk`].
 pub const COMPACTION_PK: &str = "compaction";
+/// Partition key of the retention rules: one item per datasource, sort key [`catalog_sk`].
+pub const RULES_PK: &str = "rules";
 /// Sort key prefix of the catalog's datasource items.
 pub const CATALOG_PREFIX: &str = "ds#";
 /// Sort key of a datasource's spec item.

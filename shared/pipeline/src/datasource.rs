@@ -31,6 +31,14 @@ pub enum DatasourceError {
         /// Why.
         reason: String,
     },
+    /// The retention rules are invalid.
+    #[error("retention rules of datasource {datasource:?}: {reason}")]
+    InvalidRules {
+        /// The datasource.
+        datasource: String,
+        /// Why.
+        reason: String,
+    },
     /// An item cannot be read.
     #[error("datasource {datasource:?}: item {sk} is malformed: {reason}")]
     Corrupt {

@@ -25,6 +25,7 @@ pub mod invoker;
 pub use sluice_layout as layout;
 pub use sluice_layout::keys;
 pub mod merger;
+pub mod retention;
 pub mod runner;
 pub mod supervisor;
 pub mod task;

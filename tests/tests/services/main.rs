@@ -4,7 +4,7 @@
 
 mod backends;
 mod bad_urls;
-mod compaction_config;
+mod coordinator_config;
 mod indexer_task;
 mod kafka_faults;
 mod kafka_gaps;

@@ -7,4 +7,5 @@ mod hostile_http;
 mod ingest;
 mod pipeline_cli;
 mod realtime_run;
+mod retention_cli;
 mod run_kill;

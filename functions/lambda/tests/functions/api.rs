@@ -160,3 +160,27 @@ async fn compaction_config_endpoints_follow_druid() {
     let (_, all) = call(&s, "GET", PATH, "").await;
     assert_eq!(all["compactionConfigs"], json!([]));
 }
+
+#[tokio::test]
+async fn retention_rule_endpoints_follow_druid() {
+    let (s, _dir) = state().await;
+    const PATH: &str = "/druid/coordinator/v1/rules";
+    let (status, none) = call(&s, "GET", &format!("{PATH}/wiki"), "").await;
+    assert_eq!((status, none), (StatusCode::OK, json!([])), "no rules set: an empty list, as Druid answers");
+    let rules = json!([{"type": "loadByPeriod", "period": "P7D", "tieredReplicants": {"_default_tier": 2}},
+        {"type": "dropForever"}]);
+    let (status, body) = call(&s, "POST", &format!("{PATH}/wiki"), &rules.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["warnings"].as_array().map(Vec::len), Some(1), "tiers are warned: {body}");
+    let (_, got) = call(&s, "GET", &format!("{PATH}/wiki"), "").await;
+    assert_eq!(got, rules);
+    let (_, all) = call(&s, "GET", PATH, "").await;
+    assert_eq!((&all["wiki"], &all["_default"]), (&rules, &json!([{"type": "loadForever"}])), "{all}");
+    let (status, body) = call(&s, "POST", &format!("{PATH}/wiki"), r#"[{"type": "broadcastForever"}]"#).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["errorMessage"].as_str().is_some_and(|m| m.contains("[0].type")), "{body}");
+    let (status, _) = call_routes(&s, Routes::Reads, "POST", &format!("{PATH}/wiki"), &rules.to_string()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the query endpoint changes nothing");
+    let (status, _) = call_routes(&s, Routes::Reads, "GET", &format!("{PATH}/wiki"), "").await;
+    assert_eq!(status, StatusCode::OK);
+}

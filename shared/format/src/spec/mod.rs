@@ -9,6 +9,7 @@ pub mod data_schema;
 pub mod input_format;
 pub mod io_config;
 mod resolve;
+pub mod retention;
 pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};

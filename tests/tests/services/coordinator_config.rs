@@ -1,12 +1,14 @@
-//! Compaction configurations (Druid's `DataSourceCompactionConfig`) stored and read back on
-//! each metadata backend: submitted, replaced, listed, removed; a refused one changes nothing,
-//! and a stored item that no longer checks is named when read.
+//! The coordinator's configuration stored and read back on each metadata backend: compaction
+//! configurations (Druid's `DataSourceCompactionConfig`) submitted, replaced, listed, removed,
+//! and retention rules set, replaced and listed; a refused one changes nothing, and a stored
+//! item that no longer checks is named when read.
 
 use sluice_integration::indexing::Backends;
 use sluice_integration::unique;
 use sluice_pipeline::compaction::{get, list, remove, submit};
 use sluice_pipeline::datasource::DatasourceError;
-use sluice_pipeline::keys::{catalog_sk, COMPACTION_PK};
+use sluice_pipeline::keys::{catalog_sk, COMPACTION_PK, RULES_PK};
+use sluice_pipeline::retention;
 use sluice_store::metadata::{Condition, Item};
 
 async fn configs_are_stored_replaced_listed_and_removed(b: Backends) {
@@ -51,7 +53,32 @@ async fn a_stored_config_that_no_longer_checks_is_named(b: Backends) {
     assert!(remove(meta, &name).await.expect("remove"));
 }
 
+async fn retention_rules_are_set_replaced_and_listed(b: Backends) {
+    let meta = b.meta.as_ref();
+    let name = unique("retain");
+    assert!(retention::get(meta, &name).await.expect("get").is_none(), "none set");
+    let month = serde_json::json!([{"type": "loadByPeriod", "period": "P1M"}, {"type": "dropForever"}]);
+    retention::set(meta, &name, month.clone()).await.expect("set");
+    let got = retention::get(meta, &name).await.expect("get").expect("stored");
+    assert_eq!((got.json, got.rules.len()), (month, 2));
+    let forever = serde_json::json!([{"type": "loadForever"}]);
+    retention::set(meta, &name, forever.clone()).await.expect("replace");
+    let bad = serde_json::json!([{"type": "dropByPeriod"}]);
+    let err = retention::set(meta, &name, bad).await.expect_err("no period");
+    assert!(err.to_string().contains("[0].period"), "{err}");
+    let all = retention::list(meta).await.expect("list");
+    let mine: Vec<_> = all.iter().filter(|(n, _)| *n == name).map(|(_, r)| r.json.clone()).collect();
+    assert_eq!(mine, [forever], "the refused rules left the stored ones");
+
+    let corrupt = serde_json::json!({"rules": [{"type": "dropBeforeByPeriod", "period": "soon"}]});
+    meta.put(Item::new(RULES_PK, catalog_sk(&name), corrupt), Condition::None).await.expect("put");
+    let err = retention::get(meta, &name).await.expect_err("corrupt");
+    assert!(err.to_string().contains(&catalog_sk(&name)), "{err}");
+    meta.delete(RULES_PK, &catalog_sk(&name), Condition::None).await.expect("delete");
+}
+
 sluice_integration::on_backends!(
     configs_are_stored_replaced_listed_and_removed,
     a_stored_config_that_no_longer_checks_is_named,
+    retention_rules_are_set_replaced_and_listed,
 );

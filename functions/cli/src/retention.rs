@@ -1,0 +1,56 @@
+//! `sluice retention ...`: Druid's retention rules as commands on the configured backends.
+
+use crate::backends::BackendArgs;
+use crate::input::read_json;
+use anyhow::Result;
+use clap::Subcommand;
+use sluice_pipeline::retention;
+use std::path::PathBuf;
+
+/// What stored rules do in this release: they are checked and kept, nothing applies them yet.
+pub const NOT_APPLIED: &str =
+    "retention is not applied yet: the rules are checked and stored, and no segment is dropped";
+
+/// Retention rule operations.
+#[derive(Subcommand)]
+pub enum RetentionCommand {
+    /// Sets (replaces) a datasource's rules: Druid's rules JSON array, a file or - for
+    /// standard input.
+    Set {
+        /// The datasource.
+        datasource: String,
+        /// The rules (JSON).
+        rules: PathBuf,
+    },
+    /// Prints a datasource's rules, or every datasource's, as Druid's API returns them.
+    Show {
+        /// The datasource (all when absent).
+        datasource: Option<String>,
+    },
+}
+
+/// Runs a retention command.
+pub async fn run(command: RetentionCommand, backends: &BackendArgs) -> Result<()> {
+    let b = backends.open().await?;
+    let meta = b.meta.as_ref();
+    match command {
+        RetentionCommand::Set { datasource, rules } => {
+            let loaded = retention::set(meta, &datasource, read_json(&rules)?).await?;
+            for w in &loaded.warnings {
+                eprintln!("warning: {w}");
+            }
+            eprintln!("warning: {NOT_APPLIED}");
+            println!("{datasource}: {} retention rules stored", loaded.rules.len());
+        }
+        RetentionCommand::Show { datasource: Some(name) } => {
+            let rules = retention::get(meta, &name).await?.map_or(serde_json::json!([]), |r| r.json);
+            println!("{}", serde_json::to_string_pretty(&rules)?);
+        }
+        RetentionCommand::Show { datasource: None } => {
+            let all: serde_json::Map<String, serde_json::Value> =
+                retention::list(meta).await?.into_iter().map(|(name, r)| (name, r.json)).collect();
+            println!("{}", serde_json::to_string_pretty(&all)?);
+        }
+    }
+    Ok(())
+}
