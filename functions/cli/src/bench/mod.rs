@@ -4,6 +4,7 @@
 mod billing;
 mod cost;
 mod cost_realtime;
+mod fragments;
 mod indexer;
 mod pipeline;
 mod prices;
@@ -50,6 +51,9 @@ pub enum BenchCommand {
     /// Druid queries over the published segment format, single-threaded, beside DuckDB over
     /// Parquet and chdb over MergeTree.
     Query(QueryArgs),
+    /// The query benchmark's queries over one day as a stream leaves it (a segment a minute)
+    /// and as compaction leaves it, in one run: what compaction buys queries.
+    Fragments(fragments::FragmentsArgs),
 }
 
 /// Runs a benchmark command.
@@ -60,6 +64,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Pipeline(args) => pipeline::run(args),
         BenchCommand::Cost(args) => cost::run(&args).and_then(|()| cost_realtime::run(&args)),
         BenchCommand::Query(args) => query::run(args),
+        BenchCommand::Fragments(args) => fragments::run(args),
     }
 }
 

@@ -40,14 +40,14 @@ pub struct QueryArgs {
 }
 
 /// One benchmark query in Druid JSON and in both peers' SQL.
-struct BenchQuery {
-    name: &'static str,
-    druid: Value,
+pub(super) struct BenchQuery {
+    pub(super) name: &'static str,
+    pub(super) druid: Value,
     duckdb: &'static str,
     chdb: &'static str,
 }
 
-fn queries() -> Vec<BenchQuery> {
+pub(super) fn queries() -> Vec<BenchQuery> {
     let interval = json!(["2015-09-01/2015-10-01"]);
     vec![
         BenchQuery {

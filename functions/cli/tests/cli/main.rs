@@ -1,5 +1,6 @@
 //! The `sluice` command end to end: the demo and queries, ingest, the local pipeline.
 
+mod bench_fragments;
 mod command;
 mod compaction_cli;
 mod demo_query;
