@@ -5,7 +5,7 @@ use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::{bail, Result};
 use clap::Subcommand;
-use sluice_pipeline::compaction;
+use sluice_pipeline::{compaction, compaction_plan};
 use std::path::PathBuf;
 
 /// What a stored configuration does in this release: it is checked and kept, nothing applies
@@ -26,6 +26,11 @@ pub enum CompactionCommand {
     Status {
         /// The datasource (all when absent).
         datasource: Option<String>,
+    },
+    /// The time chunks a compaction run would compact now, and those compacted or too recent.
+    Plan {
+        /// The datasource.
+        datasource: String,
     },
     /// Removes a datasource's compaction configuration.
     Remove {
@@ -54,6 +59,28 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
         CompactionCommand::Status { datasource: None } => {
             let configs: Vec<serde_json::Value> = compaction::list(meta).await?.into_iter().map(|c| c.json).collect();
             println!("{}", serde_json::to_string_pretty(&serde_json::json!({"compactionConfigs": configs}))?);
+        }
+        CompactionCommand::Plan { datasource } => {
+            let Some(config) = compaction::get(meta, &datasource).await? else {
+                bail!("datasource {datasource:?} has no compaction config");
+            };
+            let plan = compaction_plan::plan_now(meta, &config).await?;
+            println!("{:<50} {:>9} {:>12} {:>8} {:>10}", "chunk", "segments", "rows", "target", "state");
+            let states = [("awaiting", &plan.awaiting), ("compacted", &plan.compacted), ("skipped", &plan.skipped)];
+            let mut rows: Vec<(&str, &compaction_plan::ChunkState)> =
+                states.iter().flat_map(|(name, chunks)| chunks.iter().map(move |c| (*name, c))).collect();
+            rows.sort_by_key(|(_, c)| c.interval);
+            for (state, c) in rows {
+                println!(
+                    "{:<50} {:>9} {:>12} {:>8} {:>10}",
+                    c.interval.to_string(),
+                    c.segments,
+                    c.rows,
+                    c.target_segments,
+                    state
+                );
+            }
+            eprintln!("note: {NOT_APPLIED}");
         }
         CompactionCommand::Remove { datasource } => {
             if !compaction::remove(meta, &datasource).await? {

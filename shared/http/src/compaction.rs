@@ -1,11 +1,14 @@
-//! Druid's automatic compaction configuration endpoints (`/druid/coordinator/v1/config/compaction`):
-//! `GET` every configuration or one datasource's, `POST` one (create or replace), `DELETE` one.
+//! Druid's automatic compaction endpoints: the configurations
+//! (`/druid/coordinator/v1/config/compaction`: `GET` every one or one datasource's, `POST` one,
+//! create or replace, `DELETE` one) and the status (`GET /druid/coordinator/v1/compaction/status`,
+//! `?dataSource=` for one): per configured datasource, the chunks awaiting compaction.
 
 use super::{json_body, ApiError, ApiState};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde_json::{json, Value};
-use sluice_pipeline::compaction;
+use sluice_pipeline::{compaction, compaction_plan};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Druid's cluster-wide compaction settings, as its `GET` reports them beside the configurations.
@@ -29,6 +32,23 @@ pub(super) async fn list(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Va
         "compactionTaskSlotRatio": TASK_SLOT_RATIO,
         "maxCompactionTaskSlots": MAX_TASK_SLOTS,
     })))
+}
+
+/// `GET /druid/coordinator/v1/compaction/status`: `{"latestStatus": [snapshot, ...]}`.
+pub(super) async fn status(
+    State(s): State<Arc<ApiState>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let meta = s.meta.as_ref();
+    let configs = match params.get("dataSource") {
+        Some(name) => vec![compaction::get(meta, name).await?.ok_or_else(|| not_found(name))?],
+        None => compaction::list(meta).await?,
+    };
+    let mut snapshots = Vec::with_capacity(configs.len());
+    for c in &configs {
+        snapshots.push(compaction_plan::plan_now(meta, c).await?.druid_snapshot(&c.data_source));
+    }
+    Ok(axum::Json(json!({"latestStatus": snapshots})))
 }
 
 /// `GET /druid/coordinator/v1/config/compaction/{dataSource}`.

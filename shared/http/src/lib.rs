@@ -11,6 +11,7 @@
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
 //! | `GET`, `POST /druid/coordinator/v1/config/compaction` | every compaction config; submit one |
 //! | `GET`, `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | one compaction config; remove it |
+//! | `GET /druid/coordinator/v1/compaction/status` (`?dataSource=`) | chunks awaiting compaction, per configured datasource |
 //! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | retention rules, every datasource's or one's |
 //! | `POST /druid/coordinator/v1/rules/{dataSource}` | set a datasource's retention rules |
 //!
@@ -91,6 +92,7 @@ pub fn router_for(state: ApiState, routes: Routes) -> Router {
     let mut r = Router::new()
         .route("/status/health", get(|| async { axum::Json(true) }))
         .route(RULES, get(retention::list))
+        .route("/druid/coordinator/v1/compaction/status", get(compaction::status))
         .route("/druid/indexer/v1/supervisor/{id}", get(spec))
         .route("/druid/indexer/v1/supervisor/{id}/status", get(supervisor_status));
     if routes != Routes::Writes {

@@ -19,6 +19,7 @@
 //! whole loop in one process. [`datasource`] and [`task`] hold the items they share.
 
 pub mod compaction;
+pub mod compaction_plan;
 pub mod datasource;
 pub mod indexer;
 pub mod invoker;

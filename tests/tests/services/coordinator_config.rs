@@ -1,14 +1,18 @@
 //! The coordinator's configuration stored and read back on each metadata backend: compaction
 //! configurations (Druid's `DataSourceCompactionConfig`) submitted, replaced, listed, removed,
 //! and retention rules set, replaced and listed; a refused one changes nothing, and a stored
-//! item that no longer checks is named when read.
+//! item that no longer checks is named when read. The compaction plan over a datasource whose
+//! tasks published one small segment each per chunk.
 
 use sluice_integration::indexing::Backends;
+use sluice_integration::protocol::Setup;
 use sluice_integration::unique;
 use sluice_pipeline::compaction::{get, list, remove, submit};
+use sluice_pipeline::compaction_plan::plan_now;
 use sluice_pipeline::datasource::DatasourceError;
 use sluice_pipeline::keys::{catalog_sk, COMPACTION_PK, RULES_PK};
 use sluice_pipeline::retention;
+use sluice_pipeline::runner::run_until_caught_up;
 use sluice_store::metadata::{Condition, Item};
 
 async fn configs_are_stored_replaced_listed_and_removed(b: Backends) {
@@ -77,7 +81,31 @@ async fn retention_rules_are_set_replaced_and_listed(b: Backends) {
     meta.delete(RULES_PK, &catalog_sk(&name), Condition::None).await.expect("delete");
 }
 
+/// 60 records over three hourly chunks, published by six tasks of 10 records: six segments
+/// per chunk where one would do.
+async fn the_plan_finds_chunks_of_many_small_segments(b: Backends) {
+    let s = Setup::new(b, 1, 60, 1, 10, serde_json::json!({})).await;
+    let meta = s.b.meta.as_ref();
+    let passes =
+        run_until_caught_up(meta, s.b.store.as_ref(), Some(&s.name), 40, std::time::Duration::from_secs(60), |_, _| {})
+            .await
+            .expect("pipeline");
+    assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
+    let config =
+        |skip: &str| serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": skip, "maxRowsPerSegment": 100});
+    let loaded = submit(meta, config("PT0S")).await.expect("submit");
+    let plan = plan_now(meta, &loaded.config).await.expect("plan");
+    let awaiting: Vec<(u64, u64, u64)> =
+        plan.awaiting.iter().map(|c| (c.segments, c.rows, c.target_segments)).collect();
+    assert_eq!(awaiting, [(6, 20, 1); 3], "{plan:?}");
+    let recent = submit(meta, config("PT1H")).await.expect("submit").config;
+    let plan = plan_now(meta, &recent).await.expect("plan");
+    assert_eq!((plan.awaiting.len(), plan.skipped.len()), (2, 1), "the last hour is left to arrive: {plan:?}");
+    assert!(remove(meta, &s.name).await.expect("remove"));
+}
+
 sluice_integration::on_backends!(
+    the_plan_finds_chunks_of_many_small_segments,
     configs_are_stored_replaced_listed_and_removed,
     a_stored_config_that_no_longer_checks_is_named,
     retention_rules_are_set_replaced_and_listed,

@@ -18,6 +18,11 @@ fn compaction_configs_are_submitted_shown_and_removed() {
     let shown: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!((&shown["skipOffsetFromLatest"], &shown["taskPriority"]), (&"PT2H".into(), &5.into()), "{shown}");
 
+    let (ok, out, err) = sluice(dir.path(), &["compaction", "plan", "wiki"], None);
+    assert!(ok && out.starts_with("chunk") && out.lines().count() == 1, "no segments, no chunk: {out}{err}");
+    let (ok, _, err) = sluice(dir.path(), &["compaction", "plan", "nobody"], None);
+    assert!(!ok && err.contains("has no compaction config"), "{err}");
+
     let other = r#"{"dataSource": "edits"}"#;
     let (ok, _, err) = sluice(dir.path(), &["compaction", "submit", "-"], Some(other));
     assert!(ok, "a config from standard input: {err}");

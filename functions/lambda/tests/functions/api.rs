@@ -137,6 +137,17 @@ async fn compaction_config_endpoints_follow_druid() {
     let (_, all) = call(&s, "GET", PATH, "").await;
     assert_eq!(all["compactionConfigs"], json!([got]), "{all}");
     assert_eq!(all["compactionTaskSlotRatio"], 0.1);
+    let status_path = "/druid/coordinator/v1/compaction/status";
+    let (status, snapshots) = call(&s, "GET", &format!("{status_path}?dataSource=wikipedia_hour"), "").await;
+    assert_eq!(status, StatusCode::OK, "{snapshots}");
+    let snapshot = &snapshots["latestStatus"][0];
+    assert_eq!(
+        (&snapshot["dataSource"], &snapshot["scheduleStatus"]),
+        (&json!("wikipedia_hour"), &json!("NOT_ENABLED"))
+    );
+    assert_eq!(snapshot["segmentCountAwaitingCompaction"], 0, "no segments yet: {snapshot}");
+    let (status, _) = call(&s, "GET", &format!("{status_path}?dataSource=nobody"), "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 
     let bad = json!({"dataSource": "wikipedia_hour", "tuningConfig": {"partitionsSpec": {"type": "hashed"}}});
     let (status, body) = call(&s, "POST", PATH, &bad.to_string()).await;
