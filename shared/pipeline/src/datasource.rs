@@ -3,11 +3,12 @@
 //! planning state (`plan#`) and the committed offsets (`offsets#`) of each partition group.
 //! Layout: `docs/metadata-layout.md`.
 
-use crate::keys::{catalog_sk, datasource_pk, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
+use crate::keys::{catalog_sk, datasource_pk, group_of, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
 pub use crate::layout::datasource::{OffsetsItem, PlanItem, SchemaChange, SpecItem, SupervisorState};
 use serde::Serialize;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use std::collections::BTreeMap;
 
 /// Errors of datasource operations.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,24 @@ pub fn parse_body<T: serde::de::DeserializeOwned>(datasource: &str, item: &Item)
         sk: item.sk.clone(),
         reason: e.to_string(),
     })
+}
+
+/// A datasource's items under `prefix` (`plan#`, `offsets#`) by group number, with versions.
+pub async fn query_groups<T: serde::de::DeserializeOwned>(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    prefix: &str,
+) -> Result<BTreeMap<u32, (T, u64)>, DatasourceError> {
+    let mut out = BTreeMap::new();
+    for item in meta.query(&datasource_pk(datasource), prefix).await? {
+        let group = group_of(&item.sk, prefix).ok_or_else(|| DatasourceError::Corrupt {
+            datasource: datasource.into(),
+            sk: item.sk.clone(),
+            reason: "malformed key: no group number".into(),
+        })?;
+        out.insert(group, (parse_body::<T>(datasource, &item)?, item.version));
+    }
+    Ok(out)
 }
 
 /// The datasource names of the catalog.

@@ -12,8 +12,8 @@ pub use crate::layout::task::{
     Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES,
 };
 
-use crate::datasource::{parse_body, DatasourceError};
-use crate::keys::{datasource_pk, group_of, group_pk, PLAN_PREFIX, TASK_PREFIX};
+use crate::datasource::{parse_body, query_groups, DatasourceError};
+use crate::keys::{datasource_pk, group_pk, PLAN_PREFIX, TASK_PREFIX};
 use crate::layout::datasource::PlanItem;
 use futures::{StreamExt, TryStreamExt};
 use sluice_store::metadata::{Item, MetadataStore};
@@ -32,16 +32,8 @@ pub async fn load_progress(meta: &dyn MetadataStore, id: &TaskId) -> Result<Prog
 
 /// The groups of a datasource that have or had tasks, each with its plan's next task number.
 pub async fn planned_groups(meta: &dyn MetadataStore, datasource: &str) -> Result<BTreeMap<u32, u64>, DatasourceError> {
-    let mut out = BTreeMap::new();
-    for item in meta.query(&datasource_pk(datasource), PLAN_PREFIX).await? {
-        let group = group_of(&item.sk, PLAN_PREFIX).ok_or_else(|| DatasourceError::Corrupt {
-            datasource: datasource.into(),
-            sk: item.sk.clone(),
-            reason: "not a plan key".into(),
-        })?;
-        out.insert(group, parse_body::<PlanItem>(datasource, &item)?.next_seq);
-    }
-    Ok(out)
+    let plans = query_groups::<PlanItem>(meta, datasource, PLAN_PREFIX).await?;
+    Ok(plans.into_iter().map(|(g, (plan, _))| (g, plan.next_seq)).collect())
 }
 
 /// The task items of `groups`, in key order (group, then task number).

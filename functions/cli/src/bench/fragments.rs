@@ -5,21 +5,19 @@
 //! leaves it (one segment per `maxRowsPerSegment` rows of a chunk). Both layouts must give the
 //! same answers; the run fails if they do not.
 
-use super::query::{queries, BenchQuery};
+use super::query::{best_run, queries};
 use super::segment::{build_indexes, parse_all};
 use super::{default_sample, Sample, TUTORIAL_SPEC};
 use anyhow::{bail, Result};
 use clap::Args;
-use serde_json::Value;
 use sluice_format::index::IndexConfig;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::row::Row;
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec;
-use sluice_query::{execute, parse_query, Query, QuerySegment};
+use sluice_query::QuerySegment;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Options of `bench fragments`.
 #[derive(Args)]
@@ -85,8 +83,8 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
     );
     println!("{:<52} {:>14} {:>14} {:>9}", "query", "fragmented ms", "compacted ms", "speedup");
     for q in queries() {
-        let (many_ms, many) = best_of(&q, &fragmented, args.repeat)?;
-        let (few_ms, few) = best_of(&q, &compacted, args.repeat)?;
+        let (many_ms, many) = best_run(&q, &fragmented, args.repeat)?;
+        let (few_ms, few) = best_run(&q, &compacted, args.repeat)?;
         if many != few {
             bail!("{}: the two layouts answer differently:\n{many}\n{few}", q.name);
         }
@@ -104,16 +102,4 @@ fn segment_file(
     let path = dir.join(format!("{name}.seg"));
     std::fs::write(&path, bytes)?;
     Ok(QuerySegment { id: name.to_string(), interval, segment: Segment::open_file(&path)? })
-}
-
-/// The best time of `repeat` runs of `q` over `segments`, in ms, and its answer.
-fn best_of(q: &BenchQuery, segments: &[QuerySegment], repeat: usize) -> Result<(f64, Value)> {
-    let query: Query = parse_query(&q.druid.to_string())?;
-    let (mut best, mut answer) = (f64::MAX, Value::Null);
-    for _ in 0..repeat.max(1) {
-        let started = Instant::now();
-        answer = execute(&query, segments)?;
-        best = best.min(started.elapsed().as_secs_f64() * 1000.0);
-    }
-    Ok((best, answer))
 }

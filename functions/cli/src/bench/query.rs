@@ -13,7 +13,6 @@ use sluice_format::spec::load_spec;
 use sluice_query::{execute, parse_query, Query, QuerySegment};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use super::segment::{build_indexes, export_rows, parse_all};
 use super::{default_sample, wikipedia_records, TUTORIAL_SPEC};
@@ -119,24 +118,20 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let segment_bytes: usize = segments.iter().map(|s| s.segment.size()).sum();
 
     let list = queries();
-    let mut sluice = Vec::new();
-    for q in &list {
-        let query: Query = parse_query(&q.druid.to_string())?;
-        let mut best = f64::MAX;
-        let mut answer = Value::Null;
-        for _ in 0..args.repeat.max(1) {
-            let started = Instant::now();
-            answer = execute(&query, &segments)?;
-            best = best.min(started.elapsed().as_secs_f64() * 1000.0);
-        }
-        sluice.push((best, answer));
-    }
+    let sluice = list.iter().map(|q| best_run(q, &segments, args.repeat)).collect::<Result<Vec<_>>>()?;
 
     let peers = match &args.python {
         None => None,
         Some(python) => Some(run_peers(python, &segments, &list, args.repeat, dir.path())?),
     };
     report(&args, num_rows, segments.len(), segment_bytes, &list, &sluice, peers.as_ref())
+}
+
+/// The best time of `repeat` runs of `q` over `segments`, in ms, and its answer.
+pub(super) fn best_run(q: &BenchQuery, segments: &[QuerySegment], repeat: usize) -> Result<(f64, Value)> {
+    let query: Query = parse_query(&q.druid.to_string())?;
+    let (took, answer) = super::best(repeat, || Ok(execute(&query, segments)?))?;
+    Ok((took.as_secs_f64() * 1000.0, answer))
 }
 
 fn run_peers(

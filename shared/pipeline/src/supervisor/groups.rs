@@ -2,12 +2,11 @@
 //! replanned, new tasks planned. Groups share no item, so up to `concurrency` of them are in
 //! flight at once: a pass over 1,000 groups costs about 1,000 / `concurrency` round trips to
 //! the metadata store instead of 1,000 (the bottleneck `sluice-sim scale` finds at 1,000
-//! partitions). Also: a datasource's `plan#`/`offsets#` items by group ([`query_groups`]).
+//! partitions).
 
 use super::group::{Group, Starts};
 use super::{SupervisorError, SupervisorOptions};
-use crate::datasource::{parse_body, OffsetsItem, PlanItem};
-use crate::keys::{datasource_pk, group_of};
+use crate::datasource::{OffsetsItem, PlanItem};
 use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
@@ -123,22 +122,5 @@ async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPas
         tasks.extend(planned);
     }
     out.tasks = tasks;
-    Ok(out)
-}
-
-/// A datasource's items under `prefix` (`plan#`, `offsets#`) by group number, with versions.
-pub(super) async fn query_groups<T: serde::de::DeserializeOwned>(
-    meta: &dyn MetadataStore,
-    datasource: &str,
-    prefix: &str,
-) -> Result<BTreeMap<u32, (T, u64)>, SupervisorError> {
-    let mut out = BTreeMap::new();
-    for item in meta.query(&datasource_pk(datasource), prefix).await? {
-        let group = group_of(&item.sk, prefix).ok_or_else(|| SupervisorError::Invalid {
-            datasource: datasource.into(),
-            reason: format!("malformed key {}", item.sk),
-        })?;
-        out.insert(group, (parse_body::<T>(datasource, &item)?, item.version));
-    }
     Ok(out)
 }

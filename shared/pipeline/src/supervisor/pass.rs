@@ -1,10 +1,10 @@
 //! One supervisor pass over every datasource of the catalog.
 
 use super::cleanup::{clean_up, Handled};
-use super::groups::{pass_groups, query_groups, GroupInput, PassContext};
+use super::groups::{pass_groups, GroupInput, PassContext};
 use super::regroup;
 use super::{queryable_offsets, StatsItem, SupervisorError, SupervisorOptions};
-use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SupervisorState};
+use crate::datasource::{self, parse_body, query_groups, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK};
 use crate::layout::grouping::GroupingItem;

@@ -17,10 +17,9 @@
 //! offsets mean nothing for it. The argument: `docs/exactly-once.md`.
 
 use super::group::Group;
-use super::groups::query_groups;
 use super::SupervisorError;
-use crate::datasource::{parse_body, to_json, OffsetsItem, PlanItem};
-use crate::keys::{datasource_pk, group_of, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX};
+use crate::datasource::{parse_body, query_groups, to_json, OffsetsItem, PlanItem};
+use crate::keys::{datasource_pk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX};
 use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot};
 use crate::task::TaskItem;
 use sluice_format::meters::MeterTotals;
@@ -127,19 +126,14 @@ pub(super) async fn take_snapshot(
     // The order of the reads is the argument: plans frozen first, so no task of the epoch can
     // appear after the task read; then no publish can move the offsets read last.
     let mut next_seq = grouping.item.first_seq;
-    let mut groups = Vec::new();
-    for item in meta.query(&pk, PLAN_PREFIX).await? {
-        let plan: PlanItem = parse_body(name, &item)?;
+    let plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
+    for (plan, _) in plans.values() {
         if plan.epoch == epoch && !plan.frozen {
             return Ok(false);
         }
         next_seq = next_seq.max(plan.next_seq);
-        groups.push(group_of(&item.sk, PLAN_PREFIX).ok_or_else(|| SupervisorError::Invalid {
-            datasource: name.into(),
-            reason: format!("malformed key {}", item.sk),
-        })?);
     }
-    for item in crate::task::group_task_items(meta, name, groups).await? {
+    for item in crate::task::group_task_items(meta, name, plans.keys().copied()).await? {
         let task: TaskItem = parse_body(name, &item)?;
         if task.epoch == epoch && !task.is_finished() {
             return Ok(false);
