@@ -13,6 +13,10 @@ pub struct Setup {
     pub name: String,
     /// Records produced: ids `r0`, `r1`, ...
     pub num_records: usize,
+    /// The topic.
+    pub topic: String,
+    /// Its partitions.
+    pub partitions: i32,
 }
 
 impl Setup {
@@ -38,7 +42,17 @@ impl Setup {
         spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
         spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": max_records_per_task});
         submit(b.meta.as_ref(), spec, 0).await.expect("submit");
-        Self { b, name, num_records }
+        Self { b, name, num_records, topic, partitions }
+    }
+
+    /// Produces `more` records after those produced so far (ids going on from there).
+    pub async fn produce_more(&mut self, more: usize) {
+        let bootstrap = crate::required_env("SLUICE_KAFKA");
+        let records: Vec<(i32, Vec<u8>)> = (self.num_records..self.num_records + more)
+            .map(|n| ((n % self.partitions as usize) as i32, json_record(&format!("r{n}"), n)))
+            .collect();
+        produce(&bootstrap, &self.topic, &records).await;
+        self.num_records += more;
     }
 
     /// Every record id, sorted as `visible_values` sorts.

@@ -5,13 +5,9 @@ use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::{bail, Result};
 use clap::Subcommand;
+use sluice_pipeline::compact::not_built;
 use sluice_pipeline::{compaction, compaction_plan};
 use std::path::PathBuf;
-
-/// What a stored configuration does in this release: it is checked and kept, nothing applies
-/// it yet.
-pub const NOT_APPLIED: &str =
-    "compaction runs are not built yet: the configuration is checked and stored, and no segment is compacted";
 
 /// Compaction configuration operations.
 #[derive(Subcommand)]
@@ -49,7 +45,9 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
-            eprintln!("warning: {NOT_APPLIED}");
+            if let Some(reason) = not_built(&loaded.config) {
+                eprintln!("warning: {reason}");
+            }
             println!("{}: compaction config stored", loaded.config.data_source);
         }
         CompactionCommand::Status { datasource: Some(name) } => match compaction::get(meta, &name).await? {
@@ -80,7 +78,6 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
                     state
                 );
             }
-            eprintln!("note: {NOT_APPLIED}");
         }
         CompactionCommand::Remove { datasource } => {
             if !compaction::remove(meta, &datasource).await? {

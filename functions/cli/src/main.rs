@@ -2,6 +2,7 @@
 
 mod backends;
 mod bench;
+mod compact;
 mod compaction;
 mod demo;
 mod ingest;
@@ -40,6 +41,9 @@ enum Command {
     /// Druid's automatic compaction configuration: submit, status, remove.
     #[command(subcommand)]
     Compaction(compaction::CompactionCommand),
+    /// One compaction pass: retention rules and compaction configurations applied until
+    /// nothing is left to drop or compact.
+    Compact(compact::CompactArgs),
     /// Druid's retention rules: set, show.
     #[command(subcommand)]
     Retention(retention::RetentionCommand),
@@ -71,6 +75,7 @@ fn main() -> anyhow::Result<()> {
         Command::Ingest(a) => ingest::run(a),
         Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
         Command::Compaction(c) => runtime()?.block_on(compaction::run(c, &cli.backends)),
+        Command::Compact(a) => runtime()?.block_on(compact::run(a, &cli.backends)),
         Command::Retention(c) => runtime()?.block_on(retention::run(c, &cli.backends)),
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),

@@ -7,10 +7,6 @@ use clap::Subcommand;
 use sluice_pipeline::retention;
 use std::path::PathBuf;
 
-/// What stored rules do in this release: they are checked and kept, nothing applies them yet.
-pub const NOT_APPLIED: &str =
-    "retention is not applied yet: the rules are checked and stored, and no segment is dropped";
-
 /// Retention rule operations.
 #[derive(Subcommand)]
 pub enum RetentionCommand {
@@ -39,7 +35,6 @@ pub async fn run(command: RetentionCommand, backends: &BackendArgs) -> Result<()
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
-            eprintln!("warning: {NOT_APPLIED}");
             println!("{datasource}: {} retention rules stored", loaded.rules.len());
         }
         RetentionCommand::Show { datasource: Some(name) } => {

@@ -1,11 +1,13 @@
 //! `sluice run`: the local pipeline loop on the configured backends: supervisor passes, with
-//! the indexers and mergers they invoke run in this process.
+//! the indexers and mergers they invoke run in this process, and compaction passes.
 
 use crate::backends::BackendArgs;
+use crate::compact::summary;
 use anyhow::{anyhow, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sluice_format::time::now_ms;
+use sluice_pipeline::compact::{compact_all, CompactOptions};
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::merger::MergeOutcome;
@@ -34,8 +36,12 @@ pub struct RunArgs {
     task_budget: u64,
 }
 
+/// How often `sluice run` runs a compaction pass.
+const COMPACTION_PERIOD: Duration = Duration::from_secs(60);
+
 /// Runs `sluice run`: a supervisor pass every `interval` (at once when the last pass's jobs
-/// are done), its jobs run concurrently in this process, as Lambda would run them.
+/// are done), its jobs run concurrently in this process, as Lambda would run them; a
+/// compaction pass every minute.
 pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
     let b = backends.open().await?;
     let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
@@ -51,6 +57,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
     // The first pass watches every running task: attempts of a process that crashed hold
     // leases until they lapse, and the indexers invoked take their tasks over then.
     let mut watch_running = true;
+    let mut last_compaction: Option<Instant> = None;
     loop {
         let options = SupervisorOptions { watch_running, ..SupervisorOptions::at(now_ms()) };
         watch_running = false;
@@ -76,6 +83,19 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
             }
         }
         bar.set_message(progress(lag, indexed, published));
+        if last_compaction.is_none_or(|t| t.elapsed() >= COMPACTION_PERIOD) {
+            last_compaction = Some(Instant::now());
+            let options = CompactOptions::at(now_ms());
+            for (name, report) in compact_all(meta, store, args.datasource.as_deref(), &options).await? {
+                match report {
+                    Ok(r) if r.chunks_compacted + r.segments_dropped > 0 => {
+                        bar.suspend(|| eprintln!("{}", summary(&r)))
+                    }
+                    Ok(_) => {}
+                    Err(e) => bar.suspend(|| eprintln!("error: compaction of {name}: {e}")),
+                }
+            }
+        }
         let caught_up = match &target {
             Some(t) => t.iter().all(|(k, h)| queryable.get(k).is_some_and(|c| c >= h)),
             None => args.until_caught_up && passes.is_empty(),

@@ -8,6 +8,7 @@
 //!            pk ds#<datasource>         sk spec | stats | grouping
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
+//!                                       sk replaces | replace#<n> | guard#<start>
 //!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
@@ -45,6 +46,12 @@ pub const OFFSETS_PREFIX: &str = "offsets#";
 pub const TASK_PREFIX: &str = "task#";
 /// Sort key prefix of the segment records.
 pub const SEGMENT_PREFIX: &str = "seg#";
+/// Sort key of a datasource's next replace number.
+pub const REPLACE_COUNTER_SK: &str = "replaces";
+/// Sort key prefix of the replace items.
+pub const REPLACE_PREFIX: &str = "replace#";
+/// Sort key prefix of the replace guards.
+pub const GUARD_PREFIX: &str = "guard#";
 
 /// Partition key of a datasource's items.
 pub fn datasource_pk(datasource: &str) -> String {
@@ -113,6 +120,16 @@ pub fn segment_sk(start: i64, version: &str, partition: u32) -> String {
     format!("{SEGMENT_PREFIX}{}#{version}#{partition:06}", sortable(start))
 }
 
+/// Sort key of a replace item.
+pub fn replace_sk(id: u64) -> String {
+    format!("{REPLACE_PREFIX}{id:012}")
+}
+
+/// Sort key of the replace guard of segments starting at `start`.
+pub fn guard_sk(start: i64) -> String {
+    format!("{GUARD_PREFIX}{}", sortable(start))
+}
+
 /// A time as a key part that sorts like the time (offset so negatives sort first).
 fn sortable(ms: i64) -> String {
     format!("{:020}", (ms as i128 - i64::MIN as i128) as u128)
@@ -160,6 +177,9 @@ mod tests {
         assert!(checkpoint_part_sk(1, 2, 1, 5, 9999) < checkpoint_sk(1, 2, 1, 6));
         assert!(segment_sk(-5, "v", 0) < segment_sk(0, "v", 0));
         assert!(chunk_sk(-1) < chunk_sk(1));
+        assert!(replace_sk(9) < replace_sk(10) && replace_sk(1).starts_with(REPLACE_PREFIX));
+        assert!(guard_sk(-1) < guard_sk(1) && guard_sk(0).starts_with(GUARD_PREFIX));
+        assert!(!REPLACE_COUNTER_SK.starts_with(REPLACE_PREFIX), "the counter is not a replace");
         assert_eq!(group_of(&plan_sk(12), PLAN_PREFIX), Some(12));
         assert_eq!(group_of("plan#x", PLAN_PREFIX), None);
     }

@@ -1,5 +1,6 @@
 //! The bodies of the segment timeline's items: `chunk#` (a time chunk's version and
-//! partition numbering) and `seg#` (one segment record).
+//! partition numbering) and `seg#` (one segment record, written by a task's merge or by a
+//! compaction).
 
 use crate::keys::segment_sk;
 use crate::task::TaskId;
@@ -38,11 +39,16 @@ pub struct SegmentRecord {
     pub dimensions: Vec<String>,
     /// Metric names.
     pub metrics: Vec<String>,
-    /// The task that produced it.
-    pub task: TaskId,
+    /// The task that produced it (`None`: a compaction's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskId>,
+    /// The compaction (replace number) that produced it (`None`: a task's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<u64>,
     /// The merge that wrote it: a task's segments are those of the merge its publish names.
     pub merge: String,
-    /// Set once the task is published (before that, visibility follows the task's publish).
+    /// Set once its task or compaction is published (before that, visibility follows the
+    /// publish).
     pub visible: bool,
 }
 

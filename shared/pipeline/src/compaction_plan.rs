@@ -80,14 +80,13 @@ pub async fn plan_now(meta: &dyn MetadataStore, config: &CompactionConfig) -> Re
 }
 
 impl CompactionPlan {
-    /// Druid's `AutoCompactionSnapshot` of the plan. `scheduleStatus` says compaction does
-    /// not run: it is not built yet.
+    /// Druid's `AutoCompactionSnapshot` of the plan (`scheduleStatus` `RUNNING`: a
+    /// configured datasource is compacted by every compaction pass).
     pub fn druid_snapshot(&self, datasource: &str) -> Value {
         let sum = |chunks: &[ChunkState], f: fn(&ChunkState) -> u64| chunks.iter().map(f).sum::<u64>();
         json!({
             "dataSource": datasource,
-            "scheduleStatus": "NOT_ENABLED",
-            "message": "compaction runs are not built yet: these are the chunks a run would compact",
+            "scheduleStatus": "RUNNING",
             "bytesAwaitingCompaction": sum(&self.awaiting, |c| c.bytes),
             "bytesCompacted": sum(&self.compacted, |c| c.bytes),
             "bytesSkipped": sum(&self.skipped, |c| c.bytes),
@@ -119,7 +118,8 @@ mod tests {
             num_bytes: rows * 10,
             dimensions: Vec::new(),
             metrics: Vec::new(),
-            task: TaskId { datasource: "w".into(), group: 0, seq: 1 },
+            task: Some(TaskId { datasource: "w".into(), group: 0, seq: 1 }),
+            replace: None,
             merge: "m".into(),
             visible: true,
         }

@@ -18,6 +18,7 @@
 //! [`merger`] publishes, the [`timeline`] says what is visible, and the [`runner`] is the
 //! whole loop in one process. [`datasource`] and [`task`] hold the items they share.
 
+pub mod compact;
 pub mod compaction;
 pub mod compaction_plan;
 pub mod datasource;
@@ -26,6 +27,8 @@ pub mod invoker;
 pub use sluice_layout as layout;
 pub use sluice_layout::keys;
 pub mod merger;
+pub mod replace;
+pub mod replace_view;
 pub mod retention;
 pub mod runner;
 pub mod supervisor;

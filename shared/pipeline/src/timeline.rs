@@ -6,17 +6,23 @@
 //! actions whatever the number of segments), and are then marked visible themselves so the
 //! task item can be cleaned up. Records of a merge that crashed or lost the race are never
 //! visible: the publish names another merge, or none.
-//! Appended segments share their time chunk's version and take the next partition numbers;
-//! a later compaction would publish a whole chunk under a higher version, which overshadows
-//! every segment of a lower one.
+//! Appended segments share their time chunk's version and take the next partition numbers.
+//! A compaction's segments (a newer version) and a retention drop replace exactly the segments
+//! their replace item names ([`crate::replace`]): a segment is visible when its task or
+//! compaction is published and no published replace names it, so rows appended while a
+//! compaction runs stay visible beside its segments, and segments of another granularity
+//! overlap without hiding each other.
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
-use crate::keys::{chunk_sk, datasource_pk, SEGMENT_PREFIX};
+use crate::keys::{chunk_sk, datasource_pk, segment_key, SEGMENT_PREFIX};
 pub use crate::layout::timeline::{ChunkItem, SegmentRecord};
+use crate::replace_view::ReplaceView;
 use crate::task::{group_task_items, planned_groups, TaskId, TaskItem, TaskState};
+use sluice_format::segment::{ColumnType, FormatError, Segment};
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use sluice_store::storage::ObjectStore;
+use std::collections::{BTreeSet, HashMap};
 
 /// Reserves `count` partition numbers in the chunk `interval`, creating the chunk with
 /// version `new_version` if it has none; returns the version and the first number.
@@ -47,18 +53,19 @@ pub async fn allocate_partitions(
     ))))
 }
 
-/// Every segment record of a datasource with its visibility.
+/// Every segment record of a datasource with its visibility. Reads the replaces first, then
+/// the records, then the task items of the groups whose records are not marked visible yet.
 pub async fn segment_records(
     meta: &dyn MetadataStore,
     datasource: &str,
 ) -> Result<Vec<(SegmentRecord, bool)>, DatasourceError> {
-    let pk = datasource_pk(datasource);
-    let records: Vec<SegmentRecord> =
-        meta.query(&pk, SEGMENT_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
+    let view = ReplaceView::read(meta, datasource).await?;
+    let records = read_records(meta, datasource).await?;
     // The merge each published task's publish names, read for the groups of records not
     // marked visible.
     let mut published: HashMap<TaskId, String> = HashMap::new();
-    let unmarked: BTreeSet<u32> = records.iter().filter(|r| !r.visible).map(|r| r.task.group).collect();
+    let unmarked: BTreeSet<u32> =
+        records.iter().filter(|r| !r.visible).filter_map(|r| r.task.as_ref()).map(|t| t.group).collect();
     for item in group_task_items(meta, datasource, unmarked).await? {
         let task: TaskItem = parse_body(datasource, &item)?;
         if let (TaskState::Published, Some(merge)) = (task.state, task.published_by) {
@@ -68,36 +75,96 @@ pub async fn segment_records(
     Ok(records
         .into_iter()
         .map(|r| {
-            let visible = r.visible || published.get(&r.task).is_some_and(|m| *m == r.merge);
+            let written = match (&r.task, r.replace) {
+                (_, Some(id)) => view.written_visible(id, &r),
+                (Some(task), None) => r.visible || published.get(task).is_some_and(|m| *m == r.merge),
+                (None, None) => false,
+            };
+            let visible = written && !view.replaced(&r);
             (r, visible)
         })
         .collect())
 }
 
-/// The visible segments of a datasource, each row once: per time chunk, the segments of its
-/// highest version.
+/// Every segment record of a datasource; one naming neither a task nor a compaction is
+/// malformed.
+pub async fn read_records(meta: &dyn MetadataStore, datasource: &str) -> Result<Vec<SegmentRecord>, DatasourceError> {
+    let mut out = Vec::new();
+    for item in meta.query(&datasource_pk(datasource), SEGMENT_PREFIX).await? {
+        let r: SegmentRecord = parse_body(datasource, &item)?;
+        if r.task.is_some() == r.replace.is_some() {
+            return Err(DatasourceError::Corrupt {
+                datasource: datasource.into(),
+                sk: item.sk,
+                reason: "a segment record names exactly one of a task and a compaction".into(),
+            });
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// The visible segments of a datasource, each row once, in timeline order.
 pub async fn visible_segments(
     meta: &dyn MetadataStore,
     datasource: &str,
 ) -> Result<Vec<SegmentRecord>, DatasourceError> {
     let records = segment_records(meta, datasource).await?;
-    Ok(top_versions(records.into_iter().filter(|(_, visible)| *visible).map(|(r, _)| r)))
+    Ok(in_order(records.into_iter().filter(|(_, visible)| *visible).map(|(r, _)| r)))
 }
 
-/// Per time chunk, the records of its highest version, in timeline order.
-fn top_versions(records: impl Iterator<Item = SegmentRecord>) -> Vec<SegmentRecord> {
-    let mut by_chunk: BTreeMap<Interval, Vec<SegmentRecord>> = BTreeMap::new();
-    for r in records {
-        by_chunk.entry(r.interval).or_default().push(r);
-    }
-    let mut out = Vec::new();
-    for (_, mut segments) in by_chunk {
-        let top = segments.iter().map(|s| s.version.clone()).max().unwrap_or_default();
-        segments.retain(|s| s.version == top);
-        segments.sort_by_key(|s| s.partition);
-        out.extend(segments);
-    }
+/// Records in timeline order: by time chunk, then version and partition.
+fn in_order(records: impl Iterator<Item = SegmentRecord>) -> Vec<SegmentRecord> {
+    let mut out: Vec<SegmentRecord> = records.collect();
+    out.sort_by(|a, b| (a.interval, &a.version, a.partition).cmp(&(b.interval, &b.version, b.partition)));
     out
+}
+
+/// Deletes segments that were never visible (a lost race, a failed merge or compaction).
+pub async fn discard(meta: &dyn MetadataStore, store: &dyn ObjectStore, datasource: &str, written: &[SegmentRecord]) {
+    let pk = datasource_pk(datasource);
+    for r in written {
+        if let Err(e) = meta.delete(&pk, &r.sk(), Condition::None).await {
+            tracing::warn!(segment = r.sk(), error = %e, "could not delete an unpublished segment record");
+        }
+        if let Err(e) = store.delete(&r.key).await {
+            tracing::warn!(object = r.key, error = %e, "could not delete an unpublished segment");
+        }
+    }
+}
+
+/// Describes a segment's bytes as the record of segment `partition` of `interval` and
+/// `version`, written by `origin`'s merge `merge_id` (invisible until published).
+pub fn describe(
+    datasource: &str,
+    interval: Interval,
+    version: &str,
+    partition: u32,
+    bytes: &[u8],
+    origin: (Option<TaskId>, Option<u64>),
+    merge_id: &str,
+) -> Result<SegmentRecord, FormatError> {
+    let key = segment_key(datasource, interval, version, partition);
+    let segment = Segment::from_bytes(&key, bytes.to_vec())?;
+    let columns = &segment.directory().columns;
+    Ok(SegmentRecord {
+        interval,
+        version: version.into(),
+        partition,
+        num_rows: segment.num_rows() as u64,
+        num_bytes: bytes.len() as u64,
+        dimensions: columns
+            .iter()
+            .filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric))
+            .map(|c| c.name.clone())
+            .collect(),
+        metrics: columns.iter().filter(|c| c.kind == ColumnType::Metric).map(|c| c.name.clone()).collect(),
+        task: origin.0,
+        replace: origin.1,
+        merge: merge_id.into(),
+        visible: false,
+        key,
+    })
 }
 
 /// What a query of a real-time datasource reads (Druid's real-time view): the visible
@@ -110,8 +177,8 @@ pub async fn realtime_segments(
     meta: &dyn MetadataStore,
     datasource: &str,
 ) -> Result<Vec<SegmentRecord>, DatasourceError> {
-    let pk = datasource_pk(datasource);
     for _ in 0..MAX_VIEW_READS {
+        let view = ReplaceView::read(meta, datasource).await?;
         let plans = planned_groups(meta, datasource).await?;
         let tasks: Vec<TaskItem> = group_task_items(meta, datasource, plans.keys().copied())
             .await?
@@ -126,25 +193,29 @@ pub async fn realtime_segments(
                 _ => (&t.id, None),
             })
             .collect();
-        let records: Vec<SegmentRecord> = meta
-            .query(&pk, SEGMENT_PREFIX)
-            .await?
-            .iter()
-            .map(|i| parse_body(datasource, i))
-            .collect::<Result<_, _>>()?;
+        let records = read_records(meta, datasource).await?;
         // A record marked visible since its task was read unpublished counts through the
         // task's hydrants instead; a task not read was cleaned up, unless its plan as read did
         // not number it yet (planned and published during the reads: read again).
-        let younger = |r: &SegmentRecord| plans.get(&r.task.group).is_none_or(|&next| r.task.seq >= next);
-        if records.iter().any(|r| r.visible && !states.contains_key(&r.task) && younger(r)) {
+        let younger = |t: &TaskId| plans.get(&t.group).is_none_or(|&next| t.seq >= next);
+        let unread_younger =
+            |r: &SegmentRecord| r.task.as_ref().is_some_and(|t| r.visible && !states.contains_key(t) && younger(t));
+        if records.iter().any(unread_younger) {
             continue;
         }
-        let visible = records.into_iter().filter(|r| match states.get(&r.task) {
-            Some(Some(merge)) => *merge == r.merge,
-            Some(None) => false,
-            None => r.visible,
+        let visible = records.into_iter().filter(|r| {
+            let written = match (&r.task, r.replace) {
+                (_, Some(id)) => view.written_visible(id, r),
+                (Some(task), None) => match states.get(task) {
+                    Some(Some(merge)) => *merge == r.merge,
+                    Some(None) => false,
+                    None => r.visible,
+                },
+                (None, None) => false,
+            };
+            written && !view.replaced(r)
         });
-        let mut out = top_versions(visible);
+        let mut out = in_order(visible);
         let mut covered: Vec<(i32, i64, i64)> = Vec::new();
         let unpublished = tasks
             .iter()
@@ -168,7 +239,8 @@ pub async fn realtime_segments(
                     num_bytes: h.num_bytes,
                     dimensions: Vec::new(),
                     metrics: Vec::new(),
-                    task: t.id.clone(),
+                    task: Some(t.id.clone()),
+                    replace: None,
                     merge: String::new(),
                     visible: true,
                 });

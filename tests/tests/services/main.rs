@@ -4,6 +4,7 @@
 
 mod backends;
 mod bad_urls;
+mod compaction;
 mod coordinator_config;
 mod indexer_task;
 mod kafka_faults;

@@ -141,10 +141,7 @@ async fn compaction_config_endpoints_follow_druid() {
     let (status, snapshots) = call(&s, "GET", &format!("{status_path}?dataSource=wikipedia_hour"), "").await;
     assert_eq!(status, StatusCode::OK, "{snapshots}");
     let snapshot = &snapshots["latestStatus"][0];
-    assert_eq!(
-        (&snapshot["dataSource"], &snapshot["scheduleStatus"]),
-        (&json!("wikipedia_hour"), &json!("NOT_ENABLED"))
-    );
+    assert_eq!((&snapshot["dataSource"], &snapshot["scheduleStatus"]), (&json!("wikipedia_hour"), &json!("RUNNING")));
     assert_eq!(snapshot["segmentCountAwaitingCompaction"], 0, "no segments yet: {snapshot}");
     let (status, _) = call(&s, "GET", &format!("{status_path}?dataSource=nobody"), "").await;
     assert_eq!(status, StatusCode::NOT_FOUND);

@@ -2,11 +2,11 @@
 
 use crate::datasource::{parse_body, to_json, DatasourceError, OffsetsItem};
 use crate::invoker::{Job, TaskInvoker};
-use crate::keys::{datasource_pk, offsets_sk, segment_key};
+use crate::keys::{datasource_pk, offsets_sk};
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
-use crate::timeline::{allocate_partitions, SegmentRecord};
+use crate::timeline::{allocate_partitions, describe, discard, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};
-use sluice_format::segment::{ColumnType, Segment};
+use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, TuningSettings};
 use sluice_format::time::{format_iso, now_ms, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
@@ -162,7 +162,9 @@ pub async fn merge_and_publish(
                 allocate_partitions(meta, &id.datasource, chunk, outputs.len() as u32, &version).await.map_err(d)?;
             for (i, bytes) in outputs.into_iter().enumerate() {
                 let partition = first + i as u32;
-                let record = describe(id, &merge_id, chunk, &version, partition, &bytes)?;
+                let record =
+                    describe(&id.datasource, chunk, &version, partition, &bytes, (Some(id.clone()), None), &merge_id)
+                        .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merged segment: {e}") })?;
                 store
                     .put_if_absent(&record.key, bytes.into())
                     .await
@@ -176,7 +178,7 @@ pub async fn merge_and_publish(
     }
     .await;
     if let Err(e) = result {
-        discard(meta, store, &written).await;
+        discard(meta, store, &id.datasource, &written).await;
         return Err(e);
     }
     let publish =
@@ -278,50 +280,6 @@ async fn mark_failed(meta: &dyn MetadataStore, id: &TaskId, task_item: &Item, re
     }
 }
 
-fn describe(
-    id: &TaskId,
-    merge_id: &str,
-    chunk: Interval,
-    version: &str,
-    partition: u32,
-    bytes: &[u8],
-) -> Result<SegmentRecord, MergerError> {
-    let key = segment_key(&id.datasource, chunk, version, partition);
-    let segment = Segment::from_bytes(&key, bytes.to_vec())
-        .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merged segment {key}: {e}") })?;
-    let columns = &segment.directory().columns;
-    Ok(SegmentRecord {
-        interval: chunk,
-        version: version.into(),
-        partition,
-        num_rows: segment.num_rows() as u64,
-        num_bytes: bytes.len() as u64,
-        dimensions: columns
-            .iter()
-            .filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric))
-            .map(|c| c.name.clone())
-            .collect(),
-        metrics: columns.iter().filter(|c| c.kind == ColumnType::Metric).map(|c| c.name.clone()).collect(),
-        task: id.clone(),
-        merge: merge_id.into(),
-        visible: false,
-        key,
-    })
-}
-
-/// Deletes segments that were never visible (a lost race or a failed merge).
-async fn discard(meta: &dyn MetadataStore, store: &dyn ObjectStore, written: &[SegmentRecord]) {
-    for r in written {
-        let pk = datasource_pk(&r.task.datasource);
-        if let Err(e) = meta.delete(&pk, &r.sk(), Condition::None).await {
-            tracing::warn!(segment = r.sk(), error = %e, "could not delete an unpublished segment record");
-        }
-        if let Err(e) = store.delete(&r.key).await {
-            tracing::warn!(object = r.key, error = %e, "could not delete an unpublished segment");
-        }
-    }
-}
-
 /// The items a publish conditions on, as the merger read them.
 struct Publish<'a> {
     task: &'a TaskItem,
@@ -368,7 +326,7 @@ impl Publish<'_> {
         match meta.transact(ops).await {
             Ok(()) => {}
             Err(MetaError::TransactionFailed { index, .. }) => {
-                discard(meta, store, &written).await;
+                discard(meta, store, &id.datasource, &written).await;
                 let now = meta.get(&id.pk(), &id.sk()).await.ok().flatten();
                 let state = now.and_then(|i| serde_json::from_value::<TaskItem>(i.body).ok()).map(|t| t.state);
                 if state == Some(TaskState::Published) {

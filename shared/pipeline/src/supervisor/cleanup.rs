@@ -9,7 +9,7 @@ use crate::datasource::{parse_body, to_json};
 use crate::keys::{datasource_pk, hydrant_task_prefix, SEGMENT_PREFIX};
 use crate::task::{TaskItem, TaskState};
 use crate::timeline::SegmentRecord;
-use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
 
@@ -48,12 +48,16 @@ pub async fn clean_up(
         meta.query(&pk, SEGMENT_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
     let mut cleaned = 0;
     for (task, version) in due {
-        for r in records.iter().filter(|r| r.task == task.id) {
+        for r in records.iter().filter(|r| r.task.as_ref() == Some(&task.id)) {
             let winner = task.state == TaskState::Published && task.published_by.as_deref() == Some(r.merge.as_str());
             if winner {
                 if !r.visible {
                     let marked = SegmentRecord { visible: true, ..r.clone() };
-                    meta.put(Item::new(&pk, r.sk(), to_json(&marked)), Condition::Exists).await?;
+                    match meta.put(Item::new(&pk, r.sk(), to_json(&marked)), Condition::Exists).await {
+                        // Compacted and deleted since it was read: nothing to mark.
+                        Ok(_) | Err(MetaError::ConditionFailed { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             } else {
                 store.delete(&r.key).await?;
@@ -70,7 +74,7 @@ pub async fn clean_up(
         }
         match meta.delete(&task_pk, &task.id.sk(), Condition::Version(*version)).await {
             Ok(()) => cleaned += 1,
-            Err(sluice_store::metadata::MetaError::ConditionFailed { .. }) => {}
+            Err(MetaError::ConditionFailed { .. }) => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -1,0 +1,491 @@
+//! A compaction pass over one datasource, as Druid's coordinator runs auto-compaction and its
+//! retention rules: segments the rules drop are replaced by nothing, and each time chunk the
+//! compaction configuration finds awaiting compaction ([`crate::compaction_plan`]) has its
+//! segments merged (the merger's merge) into ceil(rows / `maxRowsPerSegment`) segments of a
+//! newer version that replace exactly them ([`crate::replace`]). Rows tasks append meanwhile
+//! stay visible beside. Then finished replaces are cleaned up after the grace period.
+
+use crate::compaction;
+use crate::compaction_plan::plan;
+use crate::datasource::{self, DatasourceError};
+use crate::keys::datasource_pk;
+use crate::replace::MAX_REPLACE_RUN_MS;
+use crate::replace::{self, Begun, Guards, Published, ReplaceError, ReplaceKind, MAX_GUARDS, MAX_REPLACED};
+use crate::retention;
+use crate::timeline::{describe, discard, segment_records, SegmentRecord};
+use serde::Serialize;
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::segment::Segment;
+use sluice_format::spec::retention::retained;
+use sluice_format::spec::{load_spec_value, CompactionConfig, Compression};
+use sluice_format::time::{format_iso, now_ms, Interval};
+use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_store::storage::{ObjectStore, StorageError};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+/// Bytes of segments one compaction reads at most (they are merged in memory).
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+/// Rounds of a pass at most: a chunk with more segments than one compaction takes is
+/// compacted in parts, one per round.
+const MAX_ROUNDS: usize = 8;
+/// Segment objects fetched at once.
+const FETCHES_IN_FLIGHT: usize = 16;
+
+/// How a pass runs.
+#[derive(Debug, Clone, Copy)]
+pub struct CompactOptions {
+    /// Now (ms): retention's reference and the version of compacted segments.
+    pub now_ms: i64,
+    /// How long finished replaces stay before cleanup (longer than queries in flight).
+    pub grace_ms: i64,
+}
+
+impl CompactOptions {
+    /// Defaults at `now_ms`: the supervisor's cleanup grace.
+    pub fn at(now_ms: i64) -> Self {
+        CompactOptions { now_ms, grace_ms: crate::supervisor::DEFAULT_CLEANUP_GRACE_MS }
+    }
+}
+
+/// Runs a pass over every datasource with a compaction configuration or retention rules (or
+/// only `only`), one after the other; a datasource's failure does not stop the others.
+pub async fn compact_all(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    only: Option<&str>,
+    options: &CompactOptions,
+) -> Result<Vec<(String, Result<CompactReport, CompactError>)>, DatasourceError> {
+    let names = match only {
+        Some(name) => vec![name.to_string()],
+        None => configured(meta).await?,
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let report = compact(meta, store, &name, options).await;
+        out.push((name, report));
+    }
+    Ok(out)
+}
+
+/// What a pass did to one datasource.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactReport {
+    /// The datasource.
+    pub datasource: String,
+    /// Time chunks compacted (or compacted in part).
+    pub chunks_compacted: u64,
+    /// Segments replaced by compaction.
+    pub segments_compacted: u64,
+    /// Segments compaction wrote.
+    pub segments_written: u64,
+    /// Rows read by compaction.
+    pub rows_compacted: u64,
+    /// Segments dropped by the retention rules.
+    pub segments_dropped: u64,
+    /// Replaces refused because another replace published over the same segments first.
+    pub conflicts: u64,
+    /// Finished replaces cleaned up.
+    pub replaces_cleaned: u64,
+    /// Chunks left as they are, with why (not built, incompatible or corrupt segments).
+    pub skipped: Vec<String>,
+    /// Seconds spent merging.
+    pub merge_secs: f64,
+}
+
+/// Why a pass stopped.
+pub type CompactError = ReplaceError;
+
+/// Applies `datasource`'s retention rules and compaction configuration until nothing is left
+/// to drop or compact (or [`MAX_ROUNDS`] rounds), then cleans up finished replaces.
+pub async fn compact(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    options: &CompactOptions,
+) -> Result<CompactReport, CompactError> {
+    let mut report = CompactReport { datasource: datasource.into(), ..Default::default() };
+    let config = compaction::get(meta, datasource).await?;
+    let rules = retention::get(meta, datasource).await?.map(|r| r.rules).unwrap_or_default();
+    let compression = match datasource::load(meta, datasource).await {
+        Ok((item, _)) => load_spec_value(item.spec).map(|l| l.spec.tuning.index).ok(),
+        Err(DatasourceError::Unknown(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(reason) = config.as_ref().and_then(not_built) {
+        report.skipped.push(reason);
+    }
+    for _ in 0..MAX_ROUNDS {
+        let guards = Guards::read(meta, datasource).await?;
+        let visible: Vec<SegmentRecord> =
+            segment_records(meta, datasource).await?.into_iter().filter(|(_, v)| *v).map(|(r, _)| r).collect();
+        let (kept, doomed): (Vec<_>, Vec<_>) =
+            visible.into_iter().partition(|s| retained(&rules, s.interval, options.now_ms));
+        let mut progress = false;
+        for batch in batches(&doomed) {
+            if replace_with(meta, store, datasource, ReplaceKind::Drop, batch, &[], &guards, &mut report, options)
+                .await?
+            {
+                report.segments_dropped += batch.len() as u64;
+                progress = true;
+            }
+        }
+        let (Some(config), Some(compression)) = (&config, compression) else { break };
+        if not_built(config).is_some() {
+            break;
+        }
+        for chunk in plan(config, &kept).awaiting {
+            let round = Round { guards: &guards, config, compression, options };
+            let segments: Vec<&SegmentRecord> = kept.iter().filter(|s| s.interval == chunk.interval).collect();
+            progress |= round.compact_chunk(meta, store, datasource, chunk.interval, segments, &mut report).await?;
+        }
+        if !progress {
+            break;
+        }
+    }
+    report.replaces_cleaned +=
+        replace::clean_up(meta, store, datasource, options.now_ms, options.grace_ms).await? as u64;
+    Ok(report)
+}
+
+/// What a configuration asks that compaction does not do yet, named (`None`: it does it all).
+pub fn not_built(config: &CompactionConfig) -> Option<String> {
+    let asked: Vec<&str> = [
+        (config.segment_granularity.is_some(), "granularitySpec.segmentGranularity"),
+        (config.query_granularity.is_some(), "granularitySpec.queryGranularity"),
+        (config.rollup.is_some(), "granularitySpec.rollup"),
+        (config.dimensions.is_some(), "dimensionsSpec"),
+        (config.metrics.is_some(), "metricsSpec"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    (!asked.is_empty()).then(|| {
+        format!(
+            "compaction of {} changing {}: not built yet (only maxRowsPerSegment and skipOffsetFromLatest are applied)",
+            config.data_source,
+            asked.join(", ")
+        )
+    })
+}
+
+/// Records in groups one replace can take: at most [`MAX_REPLACED`] records starting at no
+/// more than [`MAX_GUARDS`] instants.
+fn batches(records: &[SegmentRecord]) -> Vec<&[SegmentRecord]> {
+    let mut out = Vec::new();
+    let mut rest = records;
+    while !rest.is_empty() {
+        let mut starts = BTreeSet::new();
+        let mut n = 0;
+        while n < rest.len() && n < MAX_REPLACED {
+            starts.insert(rest[n].interval.start);
+            if starts.len() > MAX_GUARDS {
+                break;
+            }
+            n += 1;
+        }
+        out.push(&rest[..n]);
+        rest = &rest[n..];
+    }
+    out
+}
+
+/// What a round of compaction shares.
+struct Round<'a> {
+    guards: &'a Guards,
+    config: &'a CompactionConfig,
+    compression: Compression,
+    options: &'a CompactOptions,
+}
+
+impl Round<'_> {
+    /// Compacts the smallest of a chunk's visible segments (as many as one compaction takes);
+    /// false when it did nothing (too few to gain, incompatible, corrupt, or a conflict).
+    async fn compact_chunk(
+        &self,
+        meta: &dyn MetadataStore,
+        store: &dyn ObjectStore,
+        datasource: &str,
+        interval: Interval,
+        mut segments: Vec<&SegmentRecord>,
+        report: &mut CompactReport,
+    ) -> Result<bool, CompactError> {
+        segments.sort_by_key(|s| (s.num_rows, s.sk()));
+        let mut bytes = 0;
+        let mut taken: Vec<SegmentRecord> = Vec::new();
+        for s in segments.into_iter().take(MAX_REPLACED) {
+            bytes += s.num_bytes;
+            if bytes > MAX_INPUT_BYTES && taken.len() >= 2 {
+                break;
+            }
+            taken.push(s.clone());
+        }
+        let rows: u64 = taken.iter().map(|s| s.num_rows).sum();
+        if rows.div_ceil(self.config.max_rows_per_segment).max(1) >= taken.len() as u64 {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let inputs = match fetch(store, &taken).await {
+            Ok(inputs) => inputs,
+            Err(Fetch::Corrupt(reason)) => {
+                report.skipped.push(format!("{datasource} {interval}: {reason}"));
+                return Ok(false);
+            }
+            Err(Fetch::Storage(object, source)) => return Err(ReplaceError::Storage { object, source }),
+        };
+        let merge_options =
+            MergeOptions { max_rows_per_segment: self.config.max_rows_per_segment, compression: self.compression };
+        let merged = tokio::task::spawn_blocking(move || merge(&inputs, &merge_options)).await;
+        report.merge_secs += started.elapsed().as_secs_f64();
+        let outputs = match merged {
+            Ok(Ok(outputs)) => outputs,
+            Ok(Err(e)) => {
+                report.skipped.push(format!("{datasource} {interval}: {e}"));
+                return Ok(false);
+            }
+            Err(e) => {
+                report.skipped.push(format!("{datasource} {interval}: merge panicked: {e}"));
+                return Ok(false);
+            }
+        };
+        let version = newer_version(self.options.now_ms, &taken);
+        let intervals = vec![interval];
+        let begun =
+            replace::begin(meta, datasource, ReplaceKind::Compact, &taken, intervals, self.options.now_ms).await?;
+        let mut written = Vec::new();
+        for (partition, bytes) in outputs.into_iter().enumerate() {
+            let record = match describe(
+                datasource,
+                interval,
+                &version,
+                partition as u32,
+                &bytes,
+                (None, Some(begun.item.id)),
+                &format!("replace{}", begun.item.id),
+            ) {
+                Ok(record) => record,
+                Err(e) => {
+                    give_up(meta, store, datasource, &begun, &written).await;
+                    report.skipped.push(format!("{datasource} {interval}: compacted segment: {e}"));
+                    return Ok(false);
+                }
+            };
+            let wrote = async {
+                if self.options.now_ms + MAX_REPLACE_RUN_MS <= now_ms() {
+                    return Err(ReplaceError::Metadata(DatasourceError::Metadata(
+                        sluice_store::metadata::MetaError::Invalid(format!(
+                            "compaction of {datasource} {interval} ran past {} minutes",
+                            MAX_REPLACE_RUN_MS / 60_000
+                        )),
+                    )));
+                }
+                store
+                    .put_if_absent(&record.key, bytes.into())
+                    .await
+                    .map_err(|source| ReplaceError::Storage { object: record.key.clone(), source })?;
+                let item = Item::new(datasource_pk(datasource), record.sk(), crate::datasource::to_json(&record));
+                meta.put(item, Condition::Absent).await.map_err(DatasourceError::from)?;
+                Ok(())
+            }
+            .await;
+            if let Err(e) = wrote {
+                give_up(meta, store, datasource, &begun, &written).await;
+                return Err(e);
+            }
+            written.push(record);
+        }
+        let published =
+            replace_publish(meta, store, datasource, &begun, &taken, &written, self.guards, self.options, report)
+                .await?;
+        if published {
+            report.chunks_compacted += 1;
+            report.segments_compacted += taken.len() as u64;
+            report.segments_written += written.len() as u64;
+            report.rows_compacted += rows;
+        }
+        Ok(published)
+    }
+}
+
+/// A version above every replaced segment's: now, or just after the newest of them.
+fn newer_version(now_ms: i64, replaced: &[SegmentRecord]) -> String {
+    let now = format_iso(now_ms);
+    match replaced.iter().map(|s| s.version.as_str()).max() {
+        Some(top) if top >= now.as_str() => {
+            let top_ms = sluice_format::time::parse_iso_instant(top).unwrap_or(now_ms);
+            format_iso(top_ms.max(now_ms) + 1)
+        }
+        _ => now,
+    }
+}
+
+/// Begins and publishes a replace with no segments of its own (a drop); false on a conflict.
+#[allow(clippy::too_many_arguments)]
+async fn replace_with(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    kind: ReplaceKind,
+    replaced: &[SegmentRecord],
+    written: &[SegmentRecord],
+    guards: &Guards,
+    report: &mut CompactReport,
+    options: &CompactOptions,
+) -> Result<bool, CompactError> {
+    let begun = replace::begin(meta, datasource, kind, replaced, Vec::new(), options.now_ms).await?;
+    replace_publish(meta, store, datasource, &begun, replaced, written, guards, options, report).await
+}
+
+/// Publishes a begun replace and marks its segments visible; on a conflict abandons it and
+/// deletes what it wrote. False on a conflict.
+#[allow(clippy::too_many_arguments)]
+async fn replace_publish(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    begun: &Begun,
+    replaced: &[SegmentRecord],
+    written: &[SegmentRecord],
+    guards: &Guards,
+    options: &CompactOptions,
+    report: &mut CompactReport,
+) -> Result<bool, CompactError> {
+    match replace::publish(meta, datasource, begun, replaced, guards, options.now_ms).await? {
+        Published::Done => {
+            let pk = datasource_pk(datasource);
+            for r in written {
+                let marked = SegmentRecord { visible: true, ..r.clone() };
+                if let Err(e) =
+                    meta.put(Item::new(&pk, r.sk(), crate::datasource::to_json(&marked)), Condition::Exists).await
+                {
+                    tracing::warn!(segment = r.sk(), error = %e, "could not mark a compacted segment visible; cleanup will");
+                }
+            }
+            Ok(true)
+        }
+        Published::Conflict(reason) => {
+            tracing::info!(datasource, %reason, "replace refused");
+            report.conflicts += 1;
+            give_up(meta, store, datasource, begun, written).await;
+            Ok(false)
+        }
+    }
+}
+
+/// Abandons a replace that will not publish and deletes the segments it wrote (cleanup
+/// finishes if this fails).
+async fn give_up(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    begun: &Begun,
+    written: &[SegmentRecord],
+) {
+    match replace::abandon(meta, datasource, &begun.item, begun.version, now_ms()).await {
+        Ok(true) => discard(meta, store, datasource, written).await,
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(datasource, replace = begun.item.id, error = %e, "could not abandon a replace; cleanup will")
+        }
+    }
+}
+
+enum Fetch {
+    Corrupt(String),
+    Storage(String, StorageError),
+}
+
+/// Reads the segments to compact; a missing or corrupt one is named.
+async fn fetch(store: &dyn ObjectStore, segments: &[SegmentRecord]) -> Result<Vec<Segment>, Fetch> {
+    let mut out = Vec::with_capacity(segments.len());
+    for batch in segments.chunks(FETCHES_IN_FLIGHT) {
+        let reads = batch.iter().map(|s| fetch_one(store, s));
+        for segment in futures::future::join_all(reads).await {
+            out.push(segment?);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one segment to compact.
+async fn fetch_one(store: &dyn ObjectStore, s: &SegmentRecord) -> Result<Segment, Fetch> {
+    let bytes = match store.get(&s.key).await {
+        Ok(bytes) => bytes,
+        Err(StorageError::NotFound { .. }) => return Err(Fetch::Corrupt(format!("segment {} is missing", s.key))),
+        Err(e) => return Err(Fetch::Storage(s.key.clone(), e)),
+    };
+    let segment = Segment::from_bytes(&s.key, bytes.to_vec()).map_err(|e| Fetch::Corrupt(e.to_string()))?;
+    if segment.num_rows() as u64 != s.num_rows {
+        return Err(Fetch::Corrupt(format!(
+            "segment {} holds {} rows, its record says {}",
+            s.key,
+            segment.num_rows(),
+            s.num_rows
+        )));
+    }
+    Ok(segment)
+}
+
+/// Every datasource with a compaction configuration or retention rules, by name.
+pub async fn configured(meta: &dyn MetadataStore) -> Result<Vec<String>, DatasourceError> {
+    let mut names: BTreeMap<String, ()> = BTreeMap::new();
+    for c in compaction::list(meta).await? {
+        names.insert(c.data_source, ());
+    }
+    for (name, _) in retention::list(meta).await? {
+        names.insert(name, ());
+    }
+    Ok(names.into_keys().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_format::spec::load_compaction_value;
+
+    fn record(start: i64, partition: u32, version: &str) -> SegmentRecord {
+        SegmentRecord {
+            interval: Interval::new(start, start + 1),
+            version: version.into(),
+            partition,
+            key: format!("k{start}/{partition}"),
+            num_rows: 1,
+            num_bytes: 1,
+            dimensions: Vec::new(),
+            metrics: Vec::new(),
+            task: None,
+            replace: Some(1),
+            merge: String::new(),
+            visible: true,
+        }
+    }
+
+    #[test]
+    fn batches_respect_both_bounds() {
+        let many_starts: Vec<SegmentRecord> = (0..150).map(|i| record(i, 0, "v")).collect();
+        let sizes: Vec<usize> = batches(&many_starts).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, vec![MAX_GUARDS, MAX_GUARDS, 150 - 2 * MAX_GUARDS]);
+        let one_start: Vec<SegmentRecord> = (0..2_500).map(|p| record(0, p, "v")).collect();
+        let sizes: Vec<usize> = batches(&one_start).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, vec![MAX_REPLACED, MAX_REPLACED, 500]);
+        assert!(batches(&[]).is_empty());
+    }
+
+    #[test]
+    fn compacted_versions_are_newer_than_what_they_replace() {
+        let now = 1_000_000;
+        assert_eq!(newer_version(now, &[record(0, 0, &format_iso(now - 5))]), format_iso(now));
+        let ahead = format_iso(now + 60_000);
+        assert_eq!(newer_version(now, &[record(0, 0, &ahead)]), format_iso(now + 60_001), "a clock behind");
+    }
+
+    #[test]
+    fn options_not_applied_yet_are_named() {
+        let c = |json| load_compaction_value(json).expect("config").config;
+        assert_eq!(not_built(&c(serde_json::json!({"dataSource": "w"}))), None);
+        let reason =
+            not_built(&c(serde_json::json!({"dataSource": "w", "granularitySpec": {"segmentGranularity": "DAY"}})));
+        assert!(reason.is_some_and(|r| r.contains("segmentGranularity")));
+    }
+}

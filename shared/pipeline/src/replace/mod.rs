@@ -1,0 +1,199 @@
+//! The replace protocol: segments made invisible and, for a compaction, others made visible in
+//! their place, in one conditional transaction, while tasks keep appending
+//! (`docs/exactly-once.md#compaction-and-retention-replace`).
+//!
+//! ```text
+//!  begin     replaces Version(v) -> next + 1, replace#n Absent: Running, the sks it replaces
+//!  write     seg# Absent, invisible, tagged replace n            (compaction only)
+//!  publish   replace#n Version(w) -> Published,
+//!            guard#s Version(read before the timeline) | Absent   per start s replaced
+//!  mark      seg# of replace n -> visible                        (after the publish)
+//!  cleanup   after the grace: replaced seg# + objects deleted, then replace#n
+//! ```
+//!
+//! Readers see replaces through [`ReplaceView`].
+
+mod cleanup;
+pub use cleanup::clean_up;
+
+use crate::datasource::{parse_body, to_json, DatasourceError};
+use crate::keys::{datasource_pk, guard_sk, replace_sk, GUARD_PREFIX, REPLACE_COUNTER_SK};
+pub use crate::layout::replace::{
+    GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState, MAX_GUARDS, MAX_REPLACED,
+};
+use crate::layout::timeline::SegmentRecord;
+pub use crate::replace_view::ReplaceView;
+use sluice_format::time::Interval;
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use sluice_store::storage::StorageError;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How long a replace may run before cleanup may abandon it (Lambda's 15-minute limit); its
+/// writer stops writing by then.
+pub const MAX_REPLACE_RUN_MS: i64 = 15 * 60_000;
+
+/// Why a replace step (a compaction pass, cleanup) stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplaceError {
+    /// The metadata store failed, or an item is malformed.
+    #[error(transparent)]
+    Metadata(#[from] DatasourceError),
+    /// Deep storage failed.
+    #[error("segment {object}: {source}")]
+    Storage {
+        /// The object.
+        object: String,
+        /// The error.
+        source: StorageError,
+    },
+}
+
+impl From<MetaError> for ReplaceError {
+    fn from(e: MetaError) -> Self {
+        ReplaceError::Metadata(e.into())
+    }
+}
+
+/// A datasource's guards by start time: the version read (`None`: absent).
+#[derive(Debug, Clone, Default)]
+pub struct Guards(BTreeMap<i64, u64>);
+
+impl Guards {
+    /// Reads every guard of the datasource. Read before the timeline a replace is chosen from.
+    pub async fn read(meta: &dyn MetadataStore, datasource: &str) -> Result<Self, DatasourceError> {
+        let mut out = BTreeMap::new();
+        for item in meta.query(&datasource_pk(datasource), GUARD_PREFIX).await? {
+            let g: GuardItem = parse_body(datasource, &item)?;
+            out.insert(g.start, item.version);
+        }
+        Ok(Guards(out))
+    }
+
+    fn condition(&self, start: i64) -> Condition {
+        self.0.get(&start).map_or(Condition::Absent, |&v| Condition::Version(v))
+    }
+}
+
+/// A replace begun: its item as written and the item's version.
+#[derive(Debug, Clone)]
+pub struct Begun {
+    /// The item.
+    pub item: ReplaceItem,
+    /// Its version.
+    pub version: u64,
+}
+
+/// How a publish ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Published {
+    /// The replace is visible.
+    Done,
+    /// Another replace was published over some of the same segments since the guards were
+    /// read, or cleanup abandoned this one: nothing changed.
+    Conflict(String),
+}
+
+/// Begins a replace of the records `replaced` (at most [`MAX_REPLACED`], starting at no more
+/// than [`MAX_GUARDS`] instants).
+pub async fn begin(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    kind: ReplaceKind,
+    replaced: &[SegmentRecord],
+    intervals: Vec<Interval>,
+    now_ms: i64,
+) -> Result<Begun, DatasourceError> {
+    let invalid = |reason: String| DatasourceError::Metadata(MetaError::Invalid(format!("{datasource}: {reason}")));
+    if replaced.len() > MAX_REPLACED {
+        return Err(invalid(format!("a replace holds at most {MAX_REPLACED} segments, not {}", replaced.len())));
+    }
+    if starts(replaced).len() > MAX_GUARDS {
+        return Err(invalid(format!("a replace covers at most {MAX_GUARDS} segment start times")));
+    }
+    let pk = datasource_pk(datasource);
+    for _ in 0..32 {
+        let (counter, condition) = match meta.get(&pk, REPLACE_COUNTER_SK).await? {
+            Some(item) => (parse_body::<ReplaceCounter>(datasource, &item)?, Condition::Version(item.version)),
+            None => (ReplaceCounter::default(), Condition::Absent),
+        };
+        let item = ReplaceItem {
+            id: counter.next,
+            kind,
+            state: ReplaceState::Running,
+            replaces: replaced.iter().map(SegmentRecord::sk).collect(),
+            intervals: intervals.clone(),
+            created_ms: now_ms,
+            finished_ms: None,
+        };
+        let next = ReplaceCounter { next: counter.next + 1 };
+        let ops = vec![
+            TxOp::Put { item: Item::new(&pk, REPLACE_COUNTER_SK, to_json(&next)), condition },
+            TxOp::Put { item: Item::new(&pk, replace_sk(item.id), to_json(&item)), condition: Condition::Absent },
+        ];
+        match meta.transact(ops).await {
+            Ok(()) => return Ok(Begun { item, version: 1 }),
+            Err(MetaError::TransactionFailed { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(invalid("replace numbers still contended after 32 attempts".into()))
+}
+
+/// Publishes a replace of `replaced`, conditioned on the guards of their start times as read
+/// before the timeline they were chosen from.
+pub async fn publish(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    begun: &Begun,
+    replaced: &[SegmentRecord],
+    guards: &Guards,
+    now_ms: i64,
+) -> Result<Published, DatasourceError> {
+    let pk = datasource_pk(datasource);
+    let item = ReplaceItem { state: ReplaceState::Published, finished_ms: Some(now_ms), ..begun.item.clone() };
+    let mut ops = vec![TxOp::Put {
+        item: Item::new(&pk, replace_sk(item.id), to_json(&item)),
+        condition: Condition::Version(begun.version),
+    }];
+    for start in starts(replaced) {
+        let guard = GuardItem { start, last_replace: item.id };
+        ops.push(TxOp::Put {
+            item: Item::new(&pk, guard_sk(start), to_json(&guard)),
+            condition: guards.condition(start),
+        });
+    }
+    match meta.transact(ops).await {
+        Ok(()) => Ok(Published::Done),
+        Err(MetaError::TransactionFailed { index: 0, .. }) => {
+            Ok(Published::Conflict(format!("replace {} was abandoned", item.id)))
+        }
+        Err(MetaError::TransactionFailed { .. }) => Ok(Published::Conflict(format!(
+            "replace {}: another replace was published over the same segments",
+            item.id
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Marks a running replace abandoned, fenced by the version read: it can no longer publish.
+/// False when it changed (published, or abandoned already).
+pub async fn abandon(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    item: &ReplaceItem,
+    version: u64,
+    now_ms: i64,
+) -> Result<bool, DatasourceError> {
+    let abandoned = ReplaceItem { state: ReplaceState::Abandoned, finished_ms: Some(now_ms), ..item.clone() };
+    let put = Item::new(datasource_pk(datasource), replace_sk(item.id), to_json(&abandoned));
+    match meta.put(put, Condition::Version(version)).await {
+        Ok(_) => Ok(true),
+        Err(MetaError::ConditionFailed { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The distinct start times of records.
+fn starts(records: &[SegmentRecord]) -> BTreeSet<i64> {
+    records.iter().map(|r| r.interval.start).collect()
+}

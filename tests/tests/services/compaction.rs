@@ -1,0 +1,204 @@
+//! Compaction and retention on each backend, through the replace protocol: small segments
+//! replaced by one per chunk in one transaction, rows appended while a compaction runs kept
+//! visible beside it, a compaction that loses to another leaving nothing, retention rules
+//! dropping segments, and cleanup deleting what was replaced (records and objects) only after
+//! the grace period, and what an abandoned compaction wrote.
+
+use sluice_format::time::now_ms;
+use sluice_integration::indexing::{visible_values, Backends};
+use sluice_integration::protocol::Setup;
+use sluice_pipeline::compact::{compact, CompactOptions, CompactReport};
+use sluice_pipeline::compaction::submit;
+use sluice_pipeline::keys::{datasource_pk, REPLACE_PREFIX, SEGMENT_PREFIX};
+use sluice_pipeline::replace::{self, ReplaceKind};
+use sluice_pipeline::retention;
+use sluice_pipeline::runner::run_until_caught_up;
+use sluice_pipeline::timeline::{describe, read_records, visible_segments};
+use sluice_store::metadata::{Condition, Intercepted, Item, MetadataStore};
+use sluice_store::storage::{ObjectStore, StorageError};
+use std::time::Duration;
+
+const HOUR: i64 = 3_600_000;
+
+/// 60 records over three hourly chunks, published by six tasks of 10: six segments per chunk.
+async fn published(b: Backends) -> Setup {
+    let s = Setup::new(b, 1, 60, 1, 10, serde_json::json!({})).await;
+    catch_up(&s).await;
+    s
+}
+
+async fn catch_up(s: &Setup) {
+    let passes = run_until_caught_up(
+        s.b.meta.as_ref(),
+        s.b.store.as_ref(),
+        Some(&s.name),
+        40,
+        Duration::from_secs(60),
+        |_, _| {},
+    )
+    .await
+    .expect("pipeline");
+    assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
+}
+
+async fn configure(meta: &dyn MetadataStore, name: &str) {
+    let config = serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT0S", "maxRowsPerSegment": 1000});
+    submit(meta, config).await.expect("submit");
+}
+
+async fn pass(meta: &dyn MetadataStore, store: &dyn ObjectStore, name: &str, grace_ms: i64) -> CompactReport {
+    compact(meta, store, name, &CompactOptions { now_ms: now_ms(), grace_ms }).await.expect("compaction pass")
+}
+
+/// Segments per hour of 2015-09-12, as the timeline has them.
+async fn per_chunk(meta: &dyn MetadataStore, name: &str) -> Vec<usize> {
+    let mut counts = vec![0; 3];
+    for s in visible_segments(meta, name).await.expect("timeline") {
+        counts[((s.interval.start / HOUR) % 24) as usize] += 1;
+    }
+    counts
+}
+
+async fn small_segments_are_replaced_and_cleaned_up_after_the_grace(b: Backends) {
+    let s = published(b).await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    configure(meta, &s.name).await;
+    let before = visible_segments(meta, &s.name).await.expect("timeline");
+    assert_eq!(per_chunk(meta, &s.name).await, [6, 6, 6]);
+
+    let r = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!(
+        (r.chunks_compacted, r.segments_compacted, r.segments_written, r.rows_compacted),
+        (3, 18, 3, 60),
+        "{r:?}"
+    );
+    assert_eq!((r.conflicts, r.replaces_cleaned, r.skipped.len()), (0, 0, 0), "{r:?}");
+    assert_eq!(per_chunk(meta, &s.name).await, [1, 1, 1]);
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "each row once");
+    let after = visible_segments(meta, &s.name).await.expect("timeline");
+    assert!(after.iter().all(|c| before.iter().all(|o| c.version > o.version)), "a newer version");
+    // Within the grace the replaced segments stay, for queries that read them before.
+    for old in &before {
+        assert!(store.get(&old.key).await.is_ok(), "{} kept during the grace", old.key);
+    }
+    let again = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!((again.chunks_compacted, again.replaces_cleaned), (0, 0), "nothing left: {again:?}");
+
+    let cleaned = pass(meta, store, &s.name, 0).await;
+    assert_eq!(cleaned.replaces_cleaned, 3, "{cleaned:?}");
+    for old in &before {
+        assert!(matches!(store.get(&old.key).await, Err(StorageError::NotFound { .. })), "{} deleted", old.key);
+    }
+    let pk = datasource_pk(&s.name);
+    assert_eq!(meta.query(&pk, SEGMENT_PREFIX).await.expect("records").len(), 3, "only the compacted records");
+    assert!(meta.query(&pk, REPLACE_PREFIX).await.expect("replaces").is_empty());
+    assert!(read_records(meta, &s.name).await.expect("records").iter().all(|r| r.visible), "marked visible");
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected());
+    s.b.discard(&s.name).await;
+}
+
+async fn rows_appended_while_a_compaction_runs_stay_visible(b: Backends) {
+    let mut s = published(b).await;
+    let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
+    configure(meta.as_ref(), &s.name).await;
+    // Tasks publish 30 more rows into the same chunks between the compaction's reads and its
+    // publish.
+    s.produce_more(30).await;
+    let (m, st, name) = (meta.clone(), store.clone(), s.name.clone());
+    let appending = Intercepted::before_first(meta.clone(), "guard#", move || async move {
+        let passes = run_until_caught_up(m.as_ref(), st.as_ref(), Some(&name), 40, Duration::from_secs(60), |_, _| {})
+            .await
+            .expect("pipeline");
+        assert!(passes.last().is_some_and(|p| p.caught_up));
+    });
+    let r = pass(&appending, store.as_ref(), &s.name, HOUR).await;
+    // The first round replaced the 18 segments it read; the appended ones stayed visible
+    // beside its 3, and the second round compacted both: 60 + 90 rows read.
+    assert_eq!((r.chunks_compacted, r.segments_compacted, r.rows_compacted, r.conflicts), (6, 30, 150, 0), "{r:?}");
+    assert_eq!(per_chunk(meta.as_ref(), &s.name).await, [1, 1, 1]);
+    assert_eq!(visible_values(meta.as_ref(), store.as_ref(), &s.name, "id").await, s.expected(), "90 rows, each once");
+    s.b.discard(&s.name).await;
+}
+
+async fn a_compaction_that_loses_to_another_leaves_nothing(b: Backends) {
+    let s = published(b).await;
+    let (meta, store) = (s.b.meta.clone(), s.b.store.clone());
+    configure(meta.as_ref(), &s.name).await;
+    let (m, st, name) = (meta.clone(), store.clone(), s.name.clone());
+    let racing = Intercepted::before_first(meta.clone(), "guard#", move || async move {
+        let won = pass(m.as_ref(), st.as_ref(), &name, HOUR).await;
+        assert_eq!(won.chunks_compacted, 3, "{won:?}");
+    });
+    let lost = pass(&racing, store.as_ref(), &s.name, HOUR).await;
+    assert_eq!((lost.chunks_compacted, lost.conflicts), (0, 3), "{lost:?}");
+    assert_eq!(per_chunk(meta.as_ref(), &s.name).await, [1, 1, 1]);
+    assert_eq!(visible_values(meta.as_ref(), store.as_ref(), &s.name, "id").await, s.expected(), "each row once");
+    let records = read_records(meta.as_ref(), &s.name).await.expect("records");
+    assert_eq!(records.iter().filter(|r| r.replace.is_some()).count(), 3, "the loser's segments are gone");
+    s.b.discard(&s.name).await;
+}
+
+async fn retention_drops_segments_at_once_and_deletes_them_after_the_grace(b: Backends) {
+    let s = published(b).await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let first_hour = "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z";
+    let rules = serde_json::json!([{"type": "dropByInterval", "interval": first_hour}, {"type": "loadForever"}]);
+    retention::set(meta, &s.name, rules).await.expect("rules");
+    let doomed: Vec<String> = visible_segments(meta, &s.name)
+        .await
+        .expect("timeline")
+        .into_iter()
+        .filter(|r| (r.interval.start / HOUR) % 24 == 0)
+        .map(|r| r.key)
+        .collect();
+    let r = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!((r.segments_dropped, r.chunks_compacted), (6, 0), "no compaction config: {r:?}");
+    assert_eq!(per_chunk(meta, &s.name).await, [0, 6, 6]);
+    let kept: Vec<String> =
+        s.expected().into_iter().filter(|id| id[1..].parse::<usize>().is_ok_and(|n| n % 3 != 0)).collect();
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, kept, "the first hour's rows are gone");
+    assert!(store.get(&doomed[0]).await.is_ok(), "kept in deep storage during the grace");
+    let cleaned = pass(meta, store, &s.name, 0).await;
+    assert_eq!((cleaned.replaces_cleaned, cleaned.segments_dropped), (1, 0), "{cleaned:?}");
+    for key in &doomed {
+        assert!(matches!(store.get(key).await, Err(StorageError::NotFound { .. })), "{key} deleted");
+    }
+    s.b.discard(&s.name).await;
+}
+
+async fn what_an_abandoned_compaction_wrote_is_never_visible_and_cleaned_up(b: Backends) {
+    let s = published(b).await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let segments = visible_segments(meta, &s.name).await.expect("timeline");
+    let chunk: Vec<_> = segments.iter().filter(|r| r.interval == segments[0].interval).cloned().collect();
+    // A compactor that began, wrote one segment and died: its segment is a copy of one it
+    // replaces, which would count those rows twice if it were visible.
+    let begun = replace::begin(meta, &s.name, ReplaceKind::Compact, &chunk, vec![chunk[0].interval], now_ms())
+        .await
+        .expect("begin");
+    let bytes = store.get(&chunk[0].key).await.expect("segment");
+    let orphan =
+        describe(&s.name, chunk[0].interval, "9999", 0, &bytes, (None, Some(begun.item.id)), "dead").expect("describe");
+    store.put_if_absent(&orphan.key, bytes).await.expect("object");
+    let item = Item::new(datasource_pk(&s.name), orphan.sk(), serde_json::to_value(&orphan).expect("json"));
+    meta.put(item, Condition::Absent).await.expect("record");
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "not visible while running");
+    // Cleaned up once it has run past the limit, plus the grace.
+    let later = now_ms() + replace::MAX_REPLACE_RUN_MS + 1;
+    let cleaned = replace::clean_up(meta, store, &s.name, later, 0).await.expect("cleanup");
+    assert_eq!(cleaned, 1);
+    assert!(matches!(store.get(&orphan.key).await, Err(StorageError::NotFound { .. })));
+    assert!(meta.get(&datasource_pk(&s.name), &orphan.sk()).await.expect("get").is_none());
+    let late = replace::publish(meta, &s.name, &begun, &chunk, &Default::default(), now_ms()).await.expect("publish");
+    assert!(matches!(late, replace::Published::Conflict(_)), "an abandoned replace cannot publish: {late:?}");
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected());
+    s.b.discard(&s.name).await;
+}
+
+sluice_integration::on_backends!(
+    small_segments_are_replaced_and_cleaned_up_after_the_grace,
+    rows_appended_while_a_compaction_runs_stay_visible,
+    a_compaction_that_loses_to_another_leaves_nothing,
+    retention_drops_segments_at_once_and_deletes_them_after_the_grace,
+    what_an_abandoned_compaction_wrote_is_never_visible_and_cleaned_up,
+);
