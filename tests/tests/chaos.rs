@@ -4,9 +4,12 @@
 //! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
 //! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
-//! partitions regrouped), real-time tasks (half the schedules), and the broker killed and
-//! restarted once. Queries between the jobs count every row at most once; at the end every
-//! record is visible exactly once and the committed offsets equal the high watermarks.
+//! partitions regrouped), real-time tasks (half the schedules), compaction passes beside the
+//! ingestion (two at once, or beside a query) with retention rules dropping an hour in some
+//! schedules, and the broker killed and restarted once. Queries between and beside the jobs
+//! count every row at most once; at the end every record is visible exactly once (none of a
+//! dropped hour), the committed offsets equal the high watermarks, and a last compaction pass
+//! leaves no chunk awaiting compaction.
 //!
 //! `SLUICE_CHAOS_SCHEDULES` sets the number of randomized schedules (8 by default, as in CI;
 //! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run.
@@ -14,6 +17,8 @@
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
+use sluice_pipeline::compact::{compact, CompactOptions};
+use sluice_pipeline::compaction_plan::plan_now;
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_pipeline::invoker::{Job, QueueInvoker, TaskInvoker};
@@ -49,8 +54,14 @@ struct Schedule {
 
 impl Schedule {
     fn faults(&mut self, kill_chance: f64) -> Arc<Faults> {
+        self.faults_at(kill_chance, 0.03)
+    }
+
+    /// Faults with `transient` errors per call: a compaction pass makes many calls, and at
+    /// the jobs' rate most passes would fail before they publish anything.
+    fn faults_at(&mut self, kill_chance: f64, transient: f64) -> Arc<Faults> {
         let kill = self.rng.chance(kill_chance).then(|| self.rng.below(40));
-        Faults::new(self.rng.below(u64::MAX), 0.03, kill, self.counts.clone())
+        Faults::new(self.rng.below(u64::MAX), transient, kill, self.counts.clone())
     }
 
     fn count(&self, kind: &'static str) {
@@ -92,6 +103,25 @@ impl Schedule {
             Job::Merge { task } => {
                 let _ = merge_and_publish(&meta, &store, Some(queue), task, &MergerOptions { now_ms: now() }).await;
             }
+        }
+    }
+}
+
+/// One compaction pass with `faults`; what it did is counted.
+async fn compactor(b: &Backends, name: &str, faults: Arc<Faults>, grace_ms: i64, counts: &FaultCounts) {
+    let (meta, store) = faulty(b, &faults);
+    let report = compact(&meta, &store, name, &CompactOptions { now_ms: now(), grace_ms }).await;
+    let mut counts = counts.lock().expect("counts");
+    for (kind, happened) in report.ok().map_or(vec![], |r| {
+        vec![
+            ("compaction published", r.chunks_compacted > 0),
+            ("retention drop", r.segments_dropped > 0),
+            ("compaction conflict", r.conflicts > 0),
+            ("replace cleaned up", r.replaces_cleaned > 0),
+        ]
+    }) {
+        if happened {
+            *counts.entry(kind).or_default() += 1;
         }
     }
 }
@@ -150,6 +180,21 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     }
     let pause = Duration::from_millis(if realtime { 80 } else { 15 });
     submit(b.meta.as_ref(), spec.clone(), now()).await.expect("submit");
+    // Most schedules compact as the rows arrive (nothing skipped: every chunk takes appends
+    // and replaces at once); some drop the first hour by retention.
+    let compaction = rng.chance(0.7);
+    let max_rows = 20 + rng.below(180);
+    if compaction {
+        let config =
+            serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT0S", "maxRowsPerSegment": max_rows});
+        sluice_pipeline::compaction::submit(b.meta.as_ref(), config).await.expect("compaction config");
+    }
+    let drop_first_hour = compaction && rng.chance(0.3);
+    if drop_first_hour {
+        let rules =
+            serde_json::json!([{"type": "dropByInterval", "interval": "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z"}]);
+        sluice_pipeline::retention::set(b.meta.as_ref(), &name, rules).await.expect("rules");
+    }
     let producer = {
         let (bootstrap, topic) = (bootstrap.clone(), topic.clone());
         tokio::spawn(async move {
@@ -218,6 +263,29 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
             if s.rng.chance(0.3) {
                 query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
             }
+            if compaction && s.rng.chance(0.25) {
+                let faults = s.faults_at(0.25, 0.005);
+                let grace = if s.rng.chance(0.5) { 0 } else { 60_000 };
+                match s.rng.below(3) {
+                    0 => {
+                        s.count("two compactions at once");
+                        let twin = s.faults_at(0.25, 0.005);
+                        tokio::join!(
+                            compactor(&s.b, &name, faults, grace, &s.counts),
+                            compactor(&s.b, &name, twin, grace, &s.counts)
+                        );
+                    }
+                    1 => {
+                        // The grace outlives the query, whose segments cleanup may not delete.
+                        s.count("compaction beside a query");
+                        tokio::join!(
+                            compactor(&s.b, &name, faults, 60_000, &s.counts),
+                            query_counts_each_row_once(&s.b, &cache, &name, k, seed)
+                        );
+                    }
+                    _ => compactor(&s.b, &name, faults, grace, &s.counts).await,
+                }
+            }
         }
         query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
         if producer.is_finished() {
@@ -240,7 +308,24 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     producer.await.expect("producer");
-    let mut expected: Vec<String> = (0..num_records).map(|n| format!("c{n}")).collect();
+    if compaction {
+        // A last pass with no faults compacts and drops whatever is left.
+        let options = CompactOptions { now_ms: now(), grace_ms: 0 };
+        let last = compact(s.b.meta.as_ref(), s.b.store.as_ref(), &name, &options).await;
+        let last = last.unwrap_or_else(|e| panic!("schedule {k} (seed {seed}): the last compaction pass: {e}"));
+        if last.segments_dropped > 0 {
+            s.count("retention drop");
+        }
+        let config = sluice_pipeline::compaction::get(s.b.meta.as_ref(), &name).await.expect("config").expect("kept");
+        let plan = plan_now(s.b.meta.as_ref(), &config).await.expect("plan");
+        assert!(
+            plan.awaiting.is_empty(),
+            "schedule {k} (seed {seed}): chunks still awaiting compaction after {last:?}: {:?}",
+            plan.awaiting
+        );
+    }
+    let mut expected: Vec<String> =
+        (0..num_records).filter(|n| !(drop_first_hour && n % 3 == 0)).map(|n| format!("c{n}")).collect();
     expected.sort();
     let seen = visible_values(s.b.meta.as_ref(), s.b.store.as_ref(), &name, "id").await;
     assert_eq!(
@@ -253,6 +338,9 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     assert!(seen == expected, "schedule {k} (seed {seed}): some record is missing or twice");
     if realtime {
         s.count("real-time schedule");
+    }
+    if compaction {
+        s.count("compaction schedule");
     }
     eprintln!(
         "chaos: schedule {k} passed: {num_records} records exactly once after {iteration} passes in {:?}",
