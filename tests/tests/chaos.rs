@@ -4,9 +4,9 @@
 //! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
 //! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
-//! partitions regrouped), real-time tasks (half the schedules), compaction passes beside the
-//! ingestion (two at once, or beside a query) with retention rules dropping an hour in some
-//! schedules, and the broker killed and restarted once. Queries between and beside the jobs
+//! partitions regrouped, or with daily chunks over hourly ones), real-time tasks (half the
+//! schedules), compaction passes beside the ingestion (two at once, or beside a query; some
+//! into daily chunks) with retention rules dropping an hour in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
 //! count every row at most once; at the end every record is visible exactly once (none of a
 //! dropped hour), the committed offsets equal the high watermarks, and a last compaction pass
 //! leaves no chunk awaiting compaction.
@@ -185,8 +185,11 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     let compaction = rng.chance(0.7);
     let max_rows = 20 + rng.below(180);
     if compaction {
-        let config =
+        let mut config =
             serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT0S", "maxRowsPerSegment": max_rows});
+        if rng.chance(0.3) {
+            config["granularitySpec"] = serde_json::json!({"segmentGranularity": "DAY"});
+        }
         sluice_pipeline::compaction::submit(b.meta.as_ref(), config).await.expect("compaction config");
     }
     let drop_first_hour = compaction && rng.chance(0.3);
@@ -229,6 +232,11 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         if iteration == 2 || (iteration < 40 && s.rng.chance(0.1)) {
             s.count("taskCount change");
             spec["spec"]["ioConfig"]["taskCount"] = (1 + s.rng.below(4)).into();
+            if s.rng.chance(0.15) {
+                // Daily chunks from now on, overlapping the hourly ones published so far.
+                s.count("segmentGranularity change");
+                spec["spec"]["dataSchema"]["granularitySpec"]["segmentGranularity"] = "day".into();
+            }
             submit(s.b.meta.as_ref(), spec.clone(), now()).await.expect("resubmit");
         }
         if s.rng.chance(0.3) {

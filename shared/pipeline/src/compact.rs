@@ -14,7 +14,7 @@ use crate::replace::{self, Begun, Guards, Published, ReplaceError, ReplaceKind, 
 use crate::retention;
 use crate::timeline::{describe, discard, segment_records, SegmentRecord};
 use serde::Serialize;
-use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::merge::{merge_into, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::retention::retained;
 use sluice_format::spec::{load_spec_value, CompactionConfig, Compression};
@@ -135,10 +135,14 @@ pub async fn compact(
         if not_built(config).is_some() {
             break;
         }
-        for chunk in plan(config, &kept).awaiting {
-            let round = Round { guards: &guards, config, compression, options };
-            let segments: Vec<&SegmentRecord> = kept.iter().filter(|s| s.interval == chunk.interval).collect();
-            progress |= round.compact_chunk(meta, store, datasource, chunk.interval, segments, &mut report).await?;
+        let round = Round { guards: &guards, config, compression, options };
+        for (target, segments) in units(config, &kept) {
+            match segments {
+                Ok(segments) => {
+                    progress |= round.compact_chunk(meta, store, datasource, target, segments, &mut report).await?
+                }
+                Err(reason) => report.skipped.push(reason),
+            }
         }
         if !progress {
             break;
@@ -152,7 +156,6 @@ pub async fn compact(
 /// What a configuration asks that compaction does not do yet, named (`None`: it does it all).
 pub fn not_built(config: &CompactionConfig) -> Option<String> {
     let asked: Vec<&str> = [
-        (config.segment_granularity.is_some(), "granularitySpec.segmentGranularity"),
         (config.query_granularity.is_some(), "granularitySpec.queryGranularity"),
         (config.rollup.is_some(), "granularitySpec.rollup"),
         (config.dimensions.is_some(), "dimensionsSpec"),
@@ -163,11 +166,38 @@ pub fn not_built(config: &CompactionConfig) -> Option<String> {
     .collect();
     (!asked.is_empty()).then(|| {
         format!(
-            "compaction of {} changing {}: not built yet (only maxRowsPerSegment and skipOffsetFromLatest are applied)",
+            "compaction of {} changing {}: not built yet (maxRowsPerSegment, skipOffsetFromLatest and a coarser segmentGranularity are applied)",
             config.data_source,
             asked.join(", ")
         )
     })
+}
+
+/// The chunks to compact, oldest first, each with the visible segments it is made of: a chunk
+/// awaiting compaction under its own interval, or under the configuration's
+/// `segmentGranularity` the chunk of that granularity holding it, made of every segment within
+/// it (finer chunks compacted into a coarser one). A chunk coarser than the granularity would
+/// have to be split: named, not built.
+fn units<'a>(
+    config: &CompactionConfig,
+    visible: &'a [SegmentRecord],
+) -> Vec<(Interval, Result<Vec<&'a SegmentRecord>, String>)> {
+    let mut out: BTreeMap<Interval, Result<Vec<&SegmentRecord>, String>> = BTreeMap::new();
+    for chunk in plan(config, visible).awaiting {
+        let target = config.segment_granularity.map_or(chunk.interval, |g| g.bucket(chunk.interval.start));
+        if chunk.interval.end > target.end {
+            let reason = format!(
+                "{} {}: splitting a chunk into finer {:?} chunks is not built yet",
+                config.data_source, chunk.interval, config.segment_granularity
+            );
+            out.insert(chunk.interval, Err(reason));
+            continue;
+        }
+        out.entry(target).or_insert_with(|| {
+            Ok(visible.iter().filter(|s| target.start <= s.interval.start && s.interval.end <= target.end).collect())
+        });
+    }
+    out.into_iter().collect()
 }
 
 /// Records in groups one replace can take: at most [`MAX_REPLACED`] records starting at no
@@ -213,16 +243,19 @@ impl Round<'_> {
     ) -> Result<bool, CompactError> {
         segments.sort_by_key(|s| (s.num_rows, s.sk()));
         let mut bytes = 0;
+        let mut starts = BTreeSet::new();
         let mut taken: Vec<SegmentRecord> = Vec::new();
         for s in segments.into_iter().take(MAX_REPLACED) {
             bytes += s.num_bytes;
-            if bytes > MAX_INPUT_BYTES && taken.len() >= 2 {
+            starts.insert(s.interval.start);
+            if (bytes > MAX_INPUT_BYTES && taken.len() >= 2) || starts.len() > MAX_GUARDS {
                 break;
             }
             taken.push(s.clone());
         }
         let rows: u64 = taken.iter().map(|s| s.num_rows).sum();
-        if rows.div_ceil(self.config.max_rows_per_segment).max(1) >= taken.len() as u64 {
+        let regranulated = taken.iter().any(|s| s.interval != interval);
+        if !regranulated && rows.div_ceil(self.config.max_rows_per_segment).max(1) >= taken.len() as u64 {
             return Ok(false);
         }
         let started = Instant::now();
@@ -236,7 +269,7 @@ impl Round<'_> {
         };
         let merge_options =
             MergeOptions { max_rows_per_segment: self.config.max_rows_per_segment, compression: self.compression };
-        let merged = tokio::task::spawn_blocking(move || merge(&inputs, &merge_options)).await;
+        let merged = tokio::task::spawn_blocking(move || merge_into(&inputs, interval, &merge_options)).await;
         report.merge_secs += started.elapsed().as_secs_f64();
         let outputs = match merged {
             Ok(Ok(outputs)) => outputs,
@@ -473,6 +506,32 @@ mod tests {
     }
 
     #[test]
+    fn finer_chunks_are_compacted_into_the_coarser_chunk_holding_them() {
+        const HOUR: i64 = 3_600_000;
+        let hourly = |hour: i64, p: u32| SegmentRecord {
+            interval: Interval::new(hour * HOUR, (hour + 1) * HOUR),
+            ..record(0, p, "v")
+        };
+        let daily = |day: i64| SegmentRecord {
+            interval: Interval::new(day * 24 * HOUR, (day + 1) * 24 * HOUR),
+            ..record(0, 0, "v")
+        };
+        let config = |g: &str| {
+            let json = serde_json::json!({"dataSource": "w", "skipOffsetFromLatest": "PT0S", "granularitySpec": {"segmentGranularity": g}});
+            load_compaction_value(json).expect("config").config
+        };
+        // Day 0: hours 0 and 5 and the day's own segment; day 1: hour 30.
+        let visible = vec![hourly(0, 0), hourly(0, 1), hourly(5, 0), daily(0), hourly(30, 0)];
+        let got: Vec<(Interval, usize)> =
+            units(&config("DAY"), &visible).into_iter().map(|(t, s)| (t, s.expect("built").len())).collect();
+        let day = |d: i64| Interval::new(d * 24 * HOUR, (d + 1) * 24 * HOUR);
+        assert_eq!(got, vec![(day(0), 4), (day(1), 1)], "every segment within its day, once per day");
+        let coarse = [daily(0)];
+        let finer = units(&config("HOUR"), &coarse);
+        assert!(matches!(&finer[..], [(_, Err(reason))] if reason.contains("not built")), "{finer:?}");
+    }
+
+    #[test]
     fn compacted_versions_are_newer_than_what_they_replace() {
         let now = 1_000_000;
         assert_eq!(newer_version(now, &[record(0, 0, &format_iso(now - 5))]), format_iso(now));
@@ -484,8 +543,9 @@ mod tests {
     fn options_not_applied_yet_are_named() {
         let c = |json| load_compaction_value(json).expect("config").config;
         assert_eq!(not_built(&c(serde_json::json!({"dataSource": "w"}))), None);
-        let reason =
-            not_built(&c(serde_json::json!({"dataSource": "w", "granularitySpec": {"segmentGranularity": "DAY"}})));
-        assert!(reason.is_some_and(|r| r.contains("segmentGranularity")));
+        let day = c(serde_json::json!({"dataSource": "w", "granularitySpec": {"segmentGranularity": "DAY"}}));
+        assert_eq!(not_built(&day), None, "a coarser granularity is applied");
+        let reason = not_built(&c(serde_json::json!({"dataSource": "w", "granularitySpec": {"rollup": true}})));
+        assert!(reason.is_some_and(|r| r.contains("granularitySpec.rollup")));
     }
 }

@@ -195,7 +195,38 @@ async fn what_an_abandoned_compaction_wrote_is_never_visible_and_cleaned_up(b: B
     s.b.discard(&s.name).await;
 }
 
+/// The spec resubmitted with daily chunks while hourly ones exist: tasks append day segments
+/// that overlap the hours and hide nothing (each row once); compaction to `DAY` then replaces
+/// hours and day segments alike with one segment of the day.
+async fn a_coarser_granularity_overlaps_and_compacts_into_the_day(b: Backends) {
+    let mut s = published(b).await;
+    let b = s.b.clone();
+    let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
+    let (spec, _) = sluice_pipeline::datasource::load(meta, &s.name).await.expect("spec");
+    let mut spec = spec.spec;
+    spec["spec"]["dataSchema"]["granularitySpec"]["segmentGranularity"] = "day".into();
+    sluice_pipeline::datasource::submit(meta, spec, now_ms()).await.expect("resubmit");
+    s.produce_more(30).await;
+    catch_up(&s).await;
+    let segments = visible_segments(meta, &s.name).await.expect("timeline");
+    let days = segments.iter().filter(|r| r.interval.end - r.interval.start == 24 * HOUR).count();
+    assert!(days > 0 && days < segments.len(), "day segments beside hour segments: {segments:?}");
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "90 rows, each once");
+
+    let config = serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": "PT0S",
+        "granularitySpec": {"segmentGranularity": "DAY"}});
+    submit(meta, config).await.expect("submit");
+    let r = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!((r.chunks_compacted, r.segments_compacted, r.rows_compacted), (1, segments.len() as u64, 90), "{r:?}");
+    let compacted = visible_segments(meta, &s.name).await.expect("timeline");
+    assert_eq!(compacted.len(), 1, "{compacted:?}");
+    assert_eq!(compacted[0].interval.end - compacted[0].interval.start, 24 * HOUR);
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected());
+    s.b.discard(&s.name).await;
+}
+
 sluice_integration::on_backends!(
+    a_coarser_granularity_overlaps_and_compacts_into_the_day,
     small_segments_are_replaced_and_cleaned_up_after_the_grace,
     rows_appended_while_a_compaction_runs_stay_visible,
     a_compaction_that_loses_to_another_leaves_nothing,

@@ -16,6 +16,7 @@ use crate::aggregate::Aggregator;
 use crate::segment::access::Columns;
 use crate::segment::{ColumnType, DimLayout, FormatError, Segment, SegmentLayout};
 use crate::spec::{Compression, DimensionType};
+use crate::time::Interval;
 use std::sync::Arc;
 
 /// Why inputs could not be merged.
@@ -51,14 +52,27 @@ pub struct MergeOptions {
 pub fn merge(inputs: &[Segment], options: &MergeOptions) -> Result<Vec<Vec<u8>>, MergeError> {
     let first = inputs.first().ok_or(MergeError::Empty)?;
     let interval = first.directory().interval;
+    if let Some(other) = inputs.iter().find(|s| s.directory().interval != interval) {
+        return Err(MergeError::Incompatible {
+            object: other.object().into(),
+            reason: format!("interval {} differs from {}", other.directory().interval, interval),
+        });
+    }
+    merge_into(inputs, interval, options)
+}
+
+/// Merges segments whose time chunks lie within `interval` (finer chunks compacted into a
+/// coarser one) into segments of the chunk `interval`, as [`merge`] does.
+pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions) -> Result<Vec<Vec<u8>>, MergeError> {
+    let first = inputs.first().ok_or(MergeError::Empty)?;
     let aggregators: Vec<Aggregator> = first.aggregators();
     let rollup = inputs.iter().all(|s| s.directory().rollup);
     let query_granularity = first.directory().query_granularity;
     for seg in inputs {
         let d = seg.directory();
         let incompatible = |reason: String| MergeError::Incompatible { object: seg.object().into(), reason };
-        if d.interval != interval {
-            return Err(incompatible(format!("interval {} differs from {}", d.interval, interval)));
+        if d.interval.start < interval.start || d.interval.end > interval.end {
+            return Err(incompatible(format!("interval {} is not within {}", d.interval, interval)));
         }
         if seg.aggregators().iter().map(|a| &a.spec).ne(aggregators.iter().map(|a| &a.spec)) {
             return Err(incompatible("metrics differ from the other inputs'".into()));

@@ -3,7 +3,7 @@
 //! compressions of the spec).
 
 use crate::common::{data_path, index_records, wikipedia_lines};
-use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::merge::{merge, merge_into, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 
@@ -42,4 +42,38 @@ fn merging_one_hydrant_gives_back_its_bytes() {
             assert!(merged[0] == bytes, "{name} chunk {chunk}: the merge of one hydrant differs from it");
         }
     }
+}
+
+/// Compaction to a coarser granularity: the hourly segments of the sample's day merged into
+/// the day give the bytes the day's own index gives; a segment outside the day is refused.
+#[test]
+fn hourly_segments_merged_into_their_day_match_the_day_indexed_whole() {
+    let lines = wikipedia_lines();
+    let granular = |g: &str| {
+        let mut spec = wikipedia(false);
+        spec.granularity.segment_granularity = serde_json::from_value(g.into()).expect("granularity");
+        spec
+    };
+    let (hourly, day) = (granular("hour"), granular("day"));
+    let persist = |spec: &DatasourceSpec| -> Vec<Segment> {
+        let (indexes, _) = index_records(spec, lines.iter().map(|l| l.as_bytes()));
+        let bytes = indexes.into_values().map(|index| index.persist(spec.tuning.index).expect("persist"));
+        bytes.map(|b| Segment::from_bytes("h", b).expect("open")).collect()
+    };
+    let segments = persist(&hourly);
+    let days = persist(&day);
+    assert!(segments.len() > days.len(), "{} hours, {} days", segments.len(), days.len());
+    let options = MergeOptions { max_rows_per_segment: u64::MAX, compression: day.tuning.index };
+    for whole in &days {
+        let d = whole.directory().interval;
+        let within: Vec<Segment> =
+            segments.iter().filter(|h| d.contains(h.directory().interval.start)).cloned().collect();
+        let compacted = merge_into(&within, d, &options).expect("merge into the day");
+        assert_eq!(compacted.len(), 1);
+        let expected = merge(std::slice::from_ref(whole), &options).expect("merge");
+        assert!(compacted[0] == expected[0], "day {d}: the compacted hours differ from the day indexed whole");
+    }
+    let hour = segments[0].directory().interval;
+    let err = merge_into(&segments, hour, &options).expect_err("inputs outside the chunk");
+    assert!(err.to_string().contains("is not within"), "{err}");
 }
