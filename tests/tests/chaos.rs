@@ -110,7 +110,7 @@ impl Schedule {
 /// One compaction pass with `faults`; what it did is counted.
 async fn compactor(b: &Backends, name: &str, faults: Arc<Faults>, grace_ms: i64, counts: &FaultCounts) {
     let (meta, store) = faulty(b, &faults);
-    let report = compact(&meta, &store, name, &CompactOptions { now_ms: now(), grace_ms }).await;
+    let report = compact(&meta, &store, name, &CompactOptions { grace_ms, ..CompactOptions::at(now()) }).await;
     let mut counts = counts.lock().expect("counts");
     for (kind, happened) in report.ok().map_or(vec![], |r| {
         vec![
@@ -318,7 +318,7 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     producer.await.expect("producer");
     if compaction {
         // A last pass with no faults compacts and drops whatever is left.
-        let options = CompactOptions { now_ms: now(), grace_ms: 0 };
+        let options = CompactOptions { grace_ms: 0, ..CompactOptions::at(now()) };
         let last = compact(s.b.meta.as_ref(), s.b.store.as_ref(), &name, &options).await;
         let last = last.unwrap_or_else(|e| panic!("schedule {k} (seed {seed}): the last compaction pass: {e}"));
         if last.segments_dropped > 0 {

@@ -9,6 +9,7 @@ use crate::metrics::emit;
 use crate::permissions::{INDEXER, MERGER};
 use serde_json::{json, Value};
 use sluice_format::time::now_ms;
+use sluice_pipeline::compact::{compact_all, CompactOptions};
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::{Job, TaskInvoker};
 use sluice_pipeline::merger::MergeOutcome;
@@ -76,6 +77,55 @@ pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<
     }
     Ok(json!({"datasources": summary}))
 }
+
+/// One compaction pass (the compactor function, on its own schedule): each datasource's
+/// retention rules and compaction configuration applied (or the event's datasource's) until
+/// nothing is left or `deadline` (less [`DEADLINE_MARGIN`] and one compaction's time) comes;
+/// emits what it did per datasource and fails (retryable) naming every datasource whose pass
+/// failed.
+pub async fn compact(ctx: &FunctionContext, event: SupervisorEvent, deadline: Instant) -> Result<Value, FunctionError> {
+    tracing::info!(scheduled_time = ?event.scheduled_time.or(event.time), execution_id = ?event.execution_id, "compaction pass");
+    let stop = deadline.checked_sub(DEADLINE_MARGIN + COMPACTION_RESERVE).unwrap_or(deadline);
+    let options = CompactOptions { deadline: Some(stop), ..CompactOptions::at(now_ms()) };
+    let reports = compact_all(ctx.meta.as_ref(), ctx.store.as_ref(), event.datasource.as_deref(), &options)
+        .await
+        .map_err(|e| FunctionError::Retryable(format!("compaction pass: {e}")))?;
+    let (mut summary, mut failures) = (Vec::new(), Vec::new());
+    for (datasource, report) in reports {
+        match report {
+            Ok(r) => {
+                emit(
+                    &[("Function", "compactor"), ("Datasource", &datasource)],
+                    &[
+                        ("ChunksCompacted", r.chunks_compacted as f64, "Count"),
+                        ("SegmentsCompacted", r.segments_compacted as f64, "Count"),
+                        ("RowsCompacted", r.rows_compacted as f64, "Count"),
+                        ("SegmentsDropped", r.segments_dropped as f64, "Count"),
+                        ("ReplaceConflicts", r.conflicts as f64, "Count"),
+                        ("ReplacesCleanedUp", r.replaces_cleaned as f64, "Count"),
+                    ],
+                );
+                for why in &r.skipped {
+                    tracing::warn!(datasource, reason = why, "left as it is");
+                }
+                summary.push(serde_json::to_value(&r).unwrap_or_default());
+            }
+            Err(e) => {
+                tracing::error!(datasource, error = %e, "compaction pass failed");
+                failures.push(format!("datasource {datasource}: {e}"));
+            }
+        }
+    }
+    emit(&[("Function", "compactor")], &[("DatasourcePassFailures", failures.len() as f64, "Count")]);
+    if !failures.is_empty() {
+        return Err(FunctionError::Retryable(failures.join("; ")));
+    }
+    Ok(json!({"datasources": summary}))
+}
+
+/// Time a compaction may take after the last one started: none starts later than this before
+/// the deadline (merging 512 MiB of segments and writing them back).
+pub const COMPACTION_RESERVE: Duration = Duration::from_secs(240);
 
 /// The kind of job a function runs; a job of the other kind is an invalid event (the invoker
 /// routes each kind to its own function).

@@ -104,6 +104,30 @@ pub const MERGER: FunctionSpec = FunctionSpec {
     invokes: &["merger"],
 };
 
+/// The compactor: reads segments, writes compacted ones, publishes replaces, deletes what
+/// was replaced after the grace. No Kafka, no invocations.
+pub const COMPACTOR: FunctionSpec = FunctionSpec {
+    resource: "CompactorFunction",
+    binary: "compactor",
+    env: &[STORES[0], STORES[1], STORES[2]],
+    actions: &[
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:TransactWriteItems",
+        "s3:GetObject",
+        // Without it S3 answers 403, not 404, for a missing segment: see `MISSING_AS_404`.
+        "s3:ListBucket",
+        "s3:PutObject",
+        "s3:AbortMultipartUpload",
+        "s3:DeleteObject",
+    ],
+    reads_kafka: false,
+    invokes: &[],
+};
+
 /// The api function serving reads (`SLUICE_API_ROUTES=reads`): queries segments, reads
 /// supervisor specs and status; it can change nothing.
 pub const API: FunctionSpec = FunctionSpec {
@@ -143,4 +167,4 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
 pub const MISSING_AS_404: &str = "s3:GetObject needs s3:ListBucket for a missing object to read as 404";
 
 /// Every function.
-pub const FUNCTIONS: [FunctionSpec; 5] = [SUPERVISOR, INDEXER, MERGER, API, OPERATIONS];
+pub const FUNCTIONS: [FunctionSpec; 6] = [SUPERVISOR, INDEXER, MERGER, COMPACTOR, API, OPERATIONS];

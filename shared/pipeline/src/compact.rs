@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// Bytes of segments one compaction reads at most (they are merged in memory).
-pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+pub const MAX_INPUT_BYTES: u64 = 512 << 20;
 /// Rounds of a pass at most: a chunk with more segments than one compaction takes is
 /// compacted in parts, one per round.
 const MAX_ROUNDS: usize = 8;
@@ -39,12 +39,18 @@ pub struct CompactOptions {
     pub now_ms: i64,
     /// How long finished replaces stay before cleanup (longer than queries in flight).
     pub grace_ms: i64,
+    /// No compaction starts after this (a Lambda's deadline, less one compaction's time).
+    pub deadline: Option<Instant>,
 }
 
 impl CompactOptions {
-    /// Defaults at `now_ms`: the supervisor's cleanup grace.
+    /// Defaults at `now_ms`: the supervisor's cleanup grace, no deadline.
     pub fn at(now_ms: i64) -> Self {
-        CompactOptions { now_ms, grace_ms: crate::supervisor::DEFAULT_CLEANUP_GRACE_MS }
+        CompactOptions { now_ms, grace_ms: crate::supervisor::DEFAULT_CLEANUP_GRACE_MS, deadline: None }
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 
@@ -62,6 +68,9 @@ pub async fn compact_all(
     };
     let mut out = Vec::with_capacity(names.len());
     for name in names {
+        if options.past_deadline() {
+            break;
+        }
         let report = compact(meta, store, &name, options).await;
         out.push((name, report));
     }
@@ -92,6 +101,8 @@ pub struct CompactReport {
     pub skipped: Vec<String>,
     /// Seconds spent merging.
     pub merge_secs: f64,
+    /// Seconds the whole pass took.
+    pub pass_secs: f64,
 }
 
 /// Why a pass stopped.
@@ -105,6 +116,7 @@ pub async fn compact(
     datasource: &str,
     options: &CompactOptions,
 ) -> Result<CompactReport, CompactError> {
+    let started = Instant::now();
     let mut report = CompactReport { datasource: datasource.into(), ..Default::default() };
     let config = compaction::get(meta, datasource).await?;
     let rules = retention::get(meta, datasource).await?.map(|r| r.rules).unwrap_or_default();
@@ -137,6 +149,10 @@ pub async fn compact(
         }
         let round = Round { guards: &guards, config, compression, options };
         for (target, segments) in units(config, &kept) {
+            if options.past_deadline() {
+                report.skipped.push(format!("{datasource}: the pass reached its deadline; the next one goes on"));
+                break;
+            }
             match segments {
                 Ok(segments) => {
                     progress |= round.compact_chunk(meta, store, datasource, target, segments, &mut report).await?
@@ -150,6 +166,7 @@ pub async fn compact(
     }
     report.replaces_cleaned +=
         replace::clean_up(meta, store, datasource, options.now_ms, options.grace_ms).await? as u64;
+    report.pass_secs = started.elapsed().as_secs_f64();
     Ok(report)
 }
 

@@ -47,7 +47,9 @@ async fn configure(meta: &dyn MetadataStore, name: &str) {
 }
 
 async fn pass(meta: &dyn MetadataStore, store: &dyn ObjectStore, name: &str, grace_ms: i64) -> CompactReport {
-    compact(meta, store, name, &CompactOptions { now_ms: now_ms(), grace_ms }).await.expect("compaction pass")
+    compact(meta, store, name, &CompactOptions { grace_ms, ..CompactOptions::at(now_ms()) })
+        .await
+        .expect("compaction pass")
 }
 
 /// Segments per hour of 2015-09-12, as the timeline has them.

@@ -35,6 +35,7 @@ fn bootstrap(binary: &str, resource: &str) -> PathBuf {
             "supervisor" => env!("CARGO_BIN_EXE_supervisor"),
             "indexer" => env!("CARGO_BIN_EXE_indexer"),
             "merger" => env!("CARGO_BIN_EXE_merger"),
+            "compactor" => env!("CARGO_BIN_EXE_compactor"),
             _ => env!("CARGO_BIN_EXE_api"),
         }),
     }
@@ -99,6 +100,7 @@ impl Pipeline {
             ("supervisor", "supervisor", "SupervisorFunction", 0, 120, ""),
             ("indexer", "indexer", "IndexerFunction", 2, 900, ""),
             ("merger", "merger", "MergerFunction", 2, 900, ""),
+            ("compactor", "compactor", "CompactorFunction", 0, 900, ""),
             ("api", "api", "ApiFunction", 0, 60, "reads"),
             ("operations", "api", "OperationsFunction", 0, 60, "writes"),
         ] {
@@ -179,7 +181,9 @@ async fn the_pipeline_runs_through_the_function_binaries() {
 
     // Druid's tutorial spec, submitted through the api function.
     let name = unique("wikipedia");
-    let spec = tutorial_spec(&name, &topic, &bootstrap_servers);
+    let mut spec = tutorial_spec(&name, &topic, &bootstrap_servers);
+    // Segments of at most 5,000 rows: several for the sample's day, for compaction below.
+    spec["tuningConfig"]["maxRowsPerSegment"] = 5_000.into();
     let (status, body) =
         pipeline.http_to("sluice-api", "POST", "/druid/indexer/v1/supervisor", &spec.to_string()).await;
     assert_eq!(status, 403, "the query function changes nothing: {body}");
@@ -258,10 +262,33 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     assert!(emf("sluice-indexer", "RowsProcessed") && emf("sluice-indexer", "RowsUnparseable"), "indexer EMF");
     assert!(emf("sluice-merger", "Segments"), "merger EMF");
 
+    // Compaction: Druid's config through the operations function, a scheduled pass of the
+    // compactor, one segment per day left and the same answers.
+    let before = sluice_pipeline::timeline::visible_segments(meta.as_ref(), &name).await.expect("timeline");
+    let config = json!({"dataSource": name, "skipOffsetFromLatest": "PT0S", "maxRowsPerSegment": 100_000}).to_string();
+    let (status, body) =
+        pipeline.http_to("sluice-operations", "POST", "/druid/coordinator/v1/config/compaction", &config).await;
+    assert_eq!(status, 200, "{body}");
+    let (answer, failed) = pipeline.call("sluice-compactor", &scheduler_event(99)).await;
+    assert!(!failed, "{answer}");
+    let pass =
+        answer["datasources"].as_array().and_then(|d| d.iter().find(|p| p["datasource"] == json!(name))).cloned();
+    let after = sluice_pipeline::timeline::visible_segments(meta.as_ref(), &name).await.expect("timeline");
+    let days: std::collections::BTreeSet<_> = before.iter().map(|s| s.interval).collect();
+    assert!(before.len() > days.len(), "more segments than days before: {}", before.len());
+    assert_eq!(after.len(), days.len(), "one segment per day after {pass:?}");
+    let field = |f: &str| pass.as_ref().and_then(|p| p[f].as_u64()).unwrap_or(0) as usize;
+    assert_eq!(field("segmentsWritten"), field("chunksCompacted"), "{pass:?}");
+    assert_eq!(field("segmentsCompacted") + days.len() - field("chunksCompacted"), before.len(), "{pass:?}");
+    let (status, again) = pipeline.http("POST", "/druid/v2", &tutorial_query("wikipedia-top-pages.json", &name)).await;
+    assert_eq!((status, &again), (200, &top), "the same answer from the compacted segments");
+    assert!(emf("sluice-compactor", "ChunksCompacted"), "compactor EMF");
+
     for (function, binary, resource) in [
         ("sluice-supervisor", "supervisor", "SupervisorFunction"),
         ("sluice-indexer", "indexer", "IndexerFunction"),
         ("sluice-merger", "merger", "MergerFunction"),
+        ("sluice-compactor", "compactor", "CompactorFunction"),
         ("sluice-api", "api", "ApiFunction"),
         ("sluice-operations", "api", "OperationsFunction"),
     ] {
