@@ -45,6 +45,9 @@ pub struct CostArgs {
     /// for each (checkpoints every second, every 5 seconds).
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
     pub(super) realtime_reports: Vec<PathBuf>,
+    /// A `bench fragments --out` report: the cost of compacting every row once.
+    #[arg(long, default_value = "bench/results/compaction.json")]
+    pub(super) compaction_report: PathBuf,
 }
 
 /// Reads a `bench pipeline --out` report.

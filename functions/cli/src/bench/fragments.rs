@@ -1,23 +1,40 @@
-//! `sluice bench fragments`: what compaction buys queries. The query benchmark's five queries
-//! over the same day of Druid's Wikipedia sample laid out two ways, measured in one run: as a
-//! stream that publishes every minute leaves it (`--per-chunk` segments per time chunk, 1,440 by
-//! default, each a consecutive slice of the chunk's rows in time order), and as compaction
-//! leaves it (one segment per `maxRowsPerSegment` rows of a chunk). Both layouts must give the
-//! same answers; the run fails if they do not.
+//! `sluice bench fragments`: what compaction buys queries, and what it costs. One day of Druid's
+//! Wikipedia sample is published as a stream that publishes every minute leaves it
+//! (`--per-chunk` segments per time chunk, 1,440 by default, each a consecutive slice of the
+//! chunk's rows in time order) into embedded stores; then a compaction pass (the one `sluice
+//! compact` and the compactor function run) compacts it, on one core, through metered stores.
+//! Printed: the segments before and after against ceil(rows / `maxRowsPerSegment`), the pass's
+//! rows per second, its requests and its cost per million rows at the compactor's memory, and
+//! the query benchmark's five queries over both layouts in one run. Both layouts must give the
+//! same answers; the run fails if they do not. `--out` writes the figures for `bench cost`.
 
+use super::billing::Billing;
+use super::prices;
 use super::query::{best_run, queries};
 use super::segment::{build_indexes, parse_all};
 use super::{default_sample, Sample, TUTORIAL_SPEC};
 use anyhow::{bail, Result};
 use clap::Args;
+use serde::{Deserialize, Serialize};
 use sluice_format::index::IndexConfig;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::row::Row;
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec;
+use sluice_format::time::{now_ms, Interval};
+use sluice_pipeline::compact::{compact, CompactOptions};
+use sluice_pipeline::compaction;
+use sluice_pipeline::datasource::submit;
+use sluice_pipeline::keys::datasource_pk;
+use sluice_pipeline::task::TaskId;
+use sluice_pipeline::timeline::{describe, visible_segments, SegmentRecord};
 use sluice_query::QuerySegment;
+use sluice_report::Meters;
+use sluice_store::metadata::{open_metadata, Condition, Item, MeteredMeta};
+use sluice_store::storage::{open_store, MeteredStore};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Options of `bench fragments`.
 #[derive(Args)]
@@ -34,7 +51,48 @@ pub struct FragmentsArgs {
     /// The Wikipedia sample (newline-delimited JSON, gzipped).
     #[arg(long)]
     sample: Option<PathBuf>,
+    /// Writes the compaction figures (JSON) for `bench cost`.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
+
+/// What a compaction pass over the fragmented day measured (`bench fragments --out`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionRun {
+    /// Rows of the day.
+    pub rows: u64,
+    /// Segments before compaction.
+    pub segments_before: u64,
+    /// Segments after.
+    pub segments_after: u64,
+    /// ceil(rows / `maxRowsPerSegment`) per chunk, summed.
+    pub segments_target: u64,
+    /// Rows merged (more than `rows` when a chunk is compacted in parts).
+    pub rows_merged: u64,
+    /// Seconds of the pass, on one core.
+    pub pass_secs: f64,
+    /// Seconds of it spent merging.
+    pub merge_secs: f64,
+    /// Requests and units of the pass.
+    pub meters: Meters,
+}
+
+impl CompactionRun {
+    /// Dollars per million rows compacted by the compactor function (`COMPACTOR_MB`).
+    pub fn cost_per_million_rows(&self) -> f64 {
+        let m = &self.meters;
+        let stretch = (prices::LAMBDA_MB_PER_VCPU / COMPACTOR_MB).max(1.0);
+        let lambda = self.pass_secs * stretch * COMPACTOR_MB / 1024.0 * prices::LAMBDA_GB_SECOND;
+        let dynamodb =
+            m.read_units / 1e6 * prices::DYNAMODB_MILLION_READS + m.write_units / 1e6 * prices::DYNAMODB_MILLION_WRITES;
+        let s3 = m.s3_gets as f64 / 1e3 * prices::S3_THOUSAND_GETS + m.s3_puts as f64 / 1e3 * prices::S3_THOUSAND_PUTS;
+        (lambda + dynamodb + s3) * 1e6 / self.rows.max(1) as f64
+    }
+}
+
+/// Memory of the compactor function in `template.yaml`.
+pub const COMPACTOR_MB: f64 = 2048.0;
 
 /// Runs `bench fragments`.
 pub fn run(args: FragmentsArgs) -> Result<()> {
@@ -48,39 +106,47 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let options =
         MergeOptions { max_rows_per_segment: spec.tuning.max_rows_per_segment, compression: spec.tuning.index };
-    let written = std::cell::Cell::new(0_usize);
-    let build = |rows: Vec<Row>, tag: &str| -> Result<Vec<QuerySegment>> {
-        let mut out = Vec::new();
-        for index in build_indexes(&config, rows, &parser) {
-            let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
-            for bytes in merge(&[hydrant], &options)? {
-                written.set(written.get() + 1);
-                out.push(segment_file(dir.path(), &format!("{tag}-{}", written.get()), index.interval(), bytes)?);
-            }
-        }
-        Ok(out)
-    };
-    let compacted = build(rows.clone(), "compacted")?;
     let mut by_chunk: BTreeMap<i64, Vec<Row>> = BTreeMap::new();
     for row in rows {
         by_chunk.entry(config.segment_granularity.bucket(row.time).start).or_default().push(row);
     }
-    let mut fragmented = Vec::new();
-    for (_, chunk) in by_chunk {
+    let target: u64 = by_chunk.values().map(|c| (c.len() as u64).div_ceil(spec.tuning.max_rows_per_segment)).sum();
+    let mut fragments: Vec<(Interval, Vec<u8>)> = Vec::new();
+    for chunk in by_chunk.into_values() {
         // `per_chunk` consecutive slices of nearly equal size (none empty).
         let n = args.per_chunk.clamp(1, chunk.len());
         for k in 0..n {
             let part = chunk[k * chunk.len() / n..(k + 1) * chunk.len() / n].to_vec();
-            fragmented.extend(build(part, "fragment")?);
+            for index in build_indexes(&config, part, &parser) {
+                let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
+                fragments.extend(merge(&[hydrant], &options)?.into_iter().map(|b| (index.interval(), b)));
+            }
         }
     }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (run, fragmented, compacted) =
+        runtime.block_on(compact_day(dir.path(), &fragments, num_rows as u64, target))?;
 
     println!(
-        "{num_rows} rows of one day; {} segments as a stream leaves them, {} as compaction leaves them; best of {} runs, one thread",
-        fragmented.len(),
-        compacted.len(),
-        args.repeat
+        "{num_rows} rows of one day: {} segments as a stream leaves them; compaction left {} (target ceil(rows / maxRowsPerSegment) = {})",
+        run.segments_before, run.segments_after, run.segments_target
     );
+    println!(
+        "compaction pass, one core: {:.2} s ({:.2} s merging), {:.0} rows/s, {} rows merged; {} S3 GETs, {} PUTs, {:.0} DynamoDB read and {:.0} write units: ${:.4} per million rows at {COMPACTOR_MB} MB",
+        run.pass_secs,
+        run.merge_secs,
+        num_rows as f64 / run.pass_secs,
+        run.rows_merged,
+        run.meters.s3_gets,
+        run.meters.s3_puts,
+        run.meters.read_units,
+        run.meters.write_units,
+        run.cost_per_million_rows()
+    );
+    if let Some(out) = &args.out {
+        std::fs::write(out, serde_json::to_string_pretty(&run)? + "\n")?;
+    }
+    println!("queries: best of {} runs, one thread", args.repeat);
     println!("{:<52} {:>14} {:>14} {:>9}", "query", "fragmented ms", "compacted ms", "speedup");
     for q in queries() {
         let (many_ms, many) = best_run(&q, &fragmented, args.repeat)?;
@@ -93,12 +159,61 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
     Ok(())
 }
 
-fn segment_file(
+/// Publishes `fragments` as a datasource's visible segments in embedded stores under `dir`,
+/// runs a compaction pass through metered stores, and opens both layouts for queries.
+async fn compact_day(
     dir: &Path,
-    name: &str,
-    interval: sluice_format::time::Interval,
-    bytes: Vec<u8>,
-) -> Result<QuerySegment> {
+    fragments: &[(Interval, Vec<u8>)],
+    rows: u64,
+    target: u64,
+) -> Result<(CompactionRun, Vec<QuerySegment>, Vec<QuerySegment>)> {
+    let meta = open_metadata(&format!("file://{}/meta", dir.display())).await?;
+    let store = open_store(&format!("file://{}/store", dir.display())).await?;
+    let mut spec: serde_json::Value = serde_json::from_str(TUTORIAL_SPEC)?;
+    let datasource = "fragments";
+    spec["dataSchema"]["dataSource"] = datasource.into();
+    submit(meta.as_ref(), spec, now_ms()).await?;
+    compaction::submit(meta.as_ref(), serde_json::json!({"dataSource": datasource, "skipOffsetFromLatest": "PT0S"}))
+        .await?;
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files)?;
+    let mut fragmented = Vec::with_capacity(fragments.len());
+    for (seq, (interval, bytes)) in fragments.iter().enumerate() {
+        let task = TaskId { datasource: datasource.into(), group: 0, seq: seq as u64 };
+        let origin = (Some(task), None);
+        let record = describe(datasource, *interval, "2015-09-12T00:00:00.000Z", seq as u32, bytes, origin, "bench")?;
+        store.put_if_absent(&record.key, bytes.clone().into()).await?;
+        let published = SegmentRecord { visible: true, ..record };
+        meta.put(
+            Item::new(datasource_pk(datasource), published.sk(), serde_json::to_value(&published)?),
+            Condition::Absent,
+        )
+        .await?;
+        fragmented.push(segment_file(&files, &format!("fragment-{seq}"), *interval, bytes.clone())?);
+    }
+    let billing = Arc::new(Billing::default());
+    let metered_meta = MeteredMeta::new(meta.clone(), billing.clone());
+    let metered_store = MeteredStore::new(store.clone(), billing.clone());
+    let report = compact(&metered_meta, &metered_store, datasource, &CompactOptions::at(now_ms())).await?;
+    let mut compacted = Vec::new();
+    for (i, r) in visible_segments(meta.as_ref(), datasource).await?.into_iter().enumerate() {
+        let bytes = store.get(&r.key).await?.to_vec();
+        compacted.push(segment_file(&files, &format!("compacted-{i}"), r.interval, bytes)?);
+    }
+    let run = CompactionRun {
+        rows,
+        segments_before: fragments.len() as u64,
+        segments_after: compacted.len() as u64,
+        segments_target: target,
+        rows_merged: report.rows_compacted,
+        pass_secs: report.pass_secs,
+        merge_secs: report.merge_secs,
+        meters: billing.read(),
+    };
+    Ok((run, fragmented, compacted))
+}
+
+fn segment_file(dir: &Path, name: &str, interval: Interval, bytes: Vec<u8>) -> Result<QuerySegment> {
     let path = dir.join(format!("{name}.seg"));
     std::fs::write(&path, bytes)?;
     Ok(QuerySegment { id: name.to_string(), interval, segment: Segment::open_file(&path)? })

@@ -3,6 +3,7 @@
 
 mod billing;
 mod cost;
+mod cost_compaction;
 mod cost_realtime;
 mod fragments;
 mod indexer;
@@ -62,7 +63,9 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
         BenchCommand::Pipeline(args) => pipeline::run(args),
-        BenchCommand::Cost(args) => cost::run(&args).and_then(|()| cost_realtime::run(&args)),
+        BenchCommand::Cost(args) => {
+            cost::run(&args).and_then(|()| cost_realtime::run(&args)).and_then(|()| cost_compaction::run(&args))
+        }
         BenchCommand::Query(args) => query::run(args),
         BenchCommand::Fragments(args) => fragments::run(args),
     }
