@@ -1,8 +1,9 @@
 //! `sluice demo`: the whole path on one machine with nothing installed. An in-process Kafka
 //! (librdkafka's mock cluster) receives Druid's Wikipedia sample in a 4-partition topic,
 //! Druid's tutorial spec is submitted, the supervisor, indexers and merger run in this process
-//! until the committed offsets reach the high watermarks, and three of Druid's tutorial
-//! queries are answered from the published segments. Everything lives under
+//! until the committed offsets reach the high watermarks, a compaction pass merges each day's
+//! segments into one, and three of Druid's tutorial queries are answered from the compacted
+//! segments. Everything lives under
 //! `./.sluice/demo`, removed at the start of each run.
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -14,6 +15,8 @@ use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use serde_json::Value;
 use sluice_format::time::now_ms;
+use sluice_pipeline::compact::{compact, CompactOptions};
+use sluice_pipeline::compaction;
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
@@ -72,6 +75,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let mut spec: Value = serde_json::from_str(SPEC)?;
     spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = Value::String(cluster.bootstrap_servers());
     spec["ioConfig"]["useEarliestOffset"] = Value::Bool(true);
+    // Tasks of 5,000 records, as a stream publishes them: several segments per day to compact.
+    spec["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": 5_000});
     let (datasource, _, warnings) = submit(meta.as_ref(), spec, now_ms()).await?;
     println!(
         "2. submitted Druid's tutorial spec for datasource {datasource:?} ({} options noted as not applicable) in {:.2} s",
@@ -122,6 +127,19 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         "3. indexed and published: {published} tasks, {} visible segments, {rows} rows, offsets committed, in {:.2} s",
         visible.len(),
         secs(step)
+    );
+    // Druid's auto-compaction with nothing skipped: each day's segments into one.
+    let step = Instant::now();
+    compaction::submit(meta.as_ref(), serde_json::json!({"dataSource": datasource, "skipOffsetFromLatest": "PT0S"}))
+        .await?;
+    let compacted = compact(meta.as_ref(), store.as_ref(), &datasource, &CompactOptions::at(now_ms())).await?;
+    println!(
+        "   compacted: {} segments of {} time chunks into {}, atomically, in {:.2} s; {} visible segments",
+        compacted.segments_compacted,
+        compacted.chunks_compacted,
+        compacted.segments_written,
+        secs(step),
+        visible_segments(meta.as_ref(), &datasource).await?.len()
     );
 
     // 4. Druid's tutorial queries.

@@ -29,7 +29,8 @@ fn demo_publishes_the_sample_and_answers_the_tutorial_queries() {
     let (ok, out, err) = sluice(dir.path(), &["demo"], None);
     assert!(ok, "{out}{err}");
     assert!(out.contains("produced 39244 records"), "{out}");
-    assert!(out.contains("13 visible segments, 39244 rows"), "{out}");
+    assert!(out.contains("8 tasks") && out.contains("39244 rows"), "{out}");
+    assert!(out.lines().any(|l| l.contains("compacted:") && l.ends_with("; 13 visible segments")), "one a day: {out}");
     assert!(out.lines().any(|l| l.contains("Wikipedia:Vandalismusmeldung") && l.contains(" 33 ")), "{out}");
     assert!(out.lines().any(|l| l.contains("2015-09-12T13:00:00.000Z") && l.contains(" 30520 ")), "{out}");
     assert!(dir.path().join(".sluice/demo/storage").is_dir(), "everything under ./.sluice/demo");
@@ -37,7 +38,7 @@ fn demo_publishes_the_sample_and_answers_the_tutorial_queries() {
     // A second run starts clean: the same rows, not twice as many.
     let (ok, out, err) = sluice(dir.path(), &["demo", "--json"], None);
     assert!(ok, "{out}{err}");
-    assert!(out.contains("13 visible segments, 39244 rows"), "{out}");
+    assert!(out.contains("39244 rows") && out.contains("; 13 visible segments"), "{out}");
 
     // `sluice query` on the demo's stores: the tutorial's topN, from a file.
     let top =
