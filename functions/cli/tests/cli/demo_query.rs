@@ -58,9 +58,28 @@ fn demo_publishes_the_sample_and_answers_the_tutorial_queries() {
         query(dir.path(), r#"{"queryType":"timeseries","dataSource":"nope","intervals":["2015/2016"]}"#);
     assert!(ok && out.trim() == "[]", "{out}{err}");
 
-    // A segment damaged in deep storage: the query fails naming it, no partial answer.
+    // `sluice compact` with no grace: nothing left to compact; the segments the demo's
+    // compaction replaced leave deep storage, the day's compacted one stays.
     let storage = dir.path().join(".sluice/demo/storage");
-    let segment = find_file(&storage, "segments/wikipedia/2015-09-12T").expect("the day's segment file");
+    let mut before = Vec::new();
+    find_files(&storage, "segments/wikipedia/", &mut before);
+    let mut args = demo_backends(dir.path());
+    args.extend(["compact".into(), "--grace".into(), "0".into()]);
+    let (ok, out, err) = sluice(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        ok && out.starts_with("wikipedia: 0 chunks compacted") && out.contains("1 replaces cleaned up"),
+        "{out}{err}"
+    );
+    let mut after = Vec::new();
+    find_files(&storage, "segments/wikipedia/", &mut after);
+    assert_eq!((before.len(), after.len()), (21, 13), "20 published, 1 compacted, 8 replaced: {after:?}");
+
+    // A segment damaged in deep storage: the query fails naming it, no partial answer.
+    // The day's visible segment: the compaction's, of the newest version (the ones it replaced
+    // stay in deep storage for the grace period).
+    let mut days = Vec::new();
+    find_files(&storage, "segments/wikipedia/2015-09-12T", &mut days);
+    let segment = days.into_iter().max().expect("the day's segment file");
     let mut bytes = std::fs::read(&segment).expect("segment bytes");
     // One byte in the middle of the `page` column's ids (the header is 20 bytes, then the
     // JSON directory, then the parts; docs/segment-format.md).
@@ -80,16 +99,13 @@ fn demo_publishes_the_sample_and_answers_the_tutorial_queries() {
     assert!(err.contains(&key) && err.contains("checksum"), "{key}: {err}");
 }
 
-fn find_file(dir: &Path, containing: &str) -> Option<std::path::PathBuf> {
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+fn find_files(dir: &Path, containing: &str, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
         if path.is_dir() {
-            if let Some(found) = find_file(&path, containing) {
-                return Some(found);
-            }
+            find_files(&path, containing, out);
         } else if path.to_string_lossy().contains(containing) {
-            return Some(path);
+            out.push(path);
         }
     }
-    None
 }
