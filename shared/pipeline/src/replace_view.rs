@@ -62,3 +62,45 @@ impl ReplaceView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_format::time::Interval;
+
+    fn record(partition: u32, replace: Option<u64>, visible: bool) -> SegmentRecord {
+        SegmentRecord {
+            interval: Interval::new(0, 3_600_000),
+            version: "v".into(),
+            partition,
+            key: format!("k{partition}"),
+            num_rows: 1,
+            num_bytes: 1,
+            dimensions: Vec::new(),
+            metrics: Vec::new(),
+            task: None,
+            replace,
+            merge: String::new(),
+            visible,
+        }
+    }
+
+    #[test]
+    fn a_replace_counts_as_its_item_read_says_or_as_cleaned_up_or_as_not_begun() {
+        let old = record(0, None, true);
+        let view = ReplaceView {
+            next: 3,
+            states: HashMap::from([(0, ReplaceState::Published), (1, ReplaceState::Running)]),
+            replaced: HashSet::from([old.sk()]),
+        };
+        assert!(view.replaced(&old) && !view.replaced(&record(1, None, true)));
+        // Replace 0 read published; 1 running (marked or not); 2 not found below the counter:
+        // cleaned up, so its marked segments are visible; 3 and above began after the read.
+        assert!(view.written_visible(0, &record(5, Some(0), false)));
+        assert!(!view.written_visible(1, &record(6, Some(1), true)), "state as read decides, not the mark");
+        assert!(
+            view.written_visible(2, &record(7, Some(2), true)) && !view.written_visible(2, &record(8, Some(2), false))
+        );
+        assert!(!view.written_visible(3, &record(9, Some(3), true)), "begun after the read: unpublished in full");
+    }
+}
