@@ -184,15 +184,19 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     // and replaces at once); some drop the first hour by retention.
     let compaction = rng.chance(0.7);
     let max_rows = 20 + rng.below(180);
+    // Retention drops the first hour's segments: segments of a day hold that hour's rows too and
+    // are kept (Druid's `dropByInterval` drops what the interval contains), so those schedules
+    // keep hourly chunks throughout.
+    let drop_first_hour = compaction && rng.chance(0.3);
+    let daily = compaction && !drop_first_hour && rng.chance(0.4);
     if compaction {
         let mut config =
             serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT0S", "maxRowsPerSegment": max_rows});
-        if rng.chance(0.3) {
+        if daily && rng.chance(0.5) {
             config["granularitySpec"] = serde_json::json!({"segmentGranularity": "DAY"});
         }
         sluice_pipeline::compaction::submit(b.meta.as_ref(), config).await.expect("compaction config");
     }
-    let drop_first_hour = compaction && rng.chance(0.3);
     if drop_first_hour {
         let rules =
             serde_json::json!([{"type": "dropByInterval", "interval": "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z"}]);
@@ -232,7 +236,7 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         if iteration == 2 || (iteration < 40 && s.rng.chance(0.1)) {
             s.count("taskCount change");
             spec["spec"]["ioConfig"]["taskCount"] = (1 + s.rng.below(4)).into();
-            if s.rng.chance(0.15) {
+            if (daily || !compaction) && s.rng.chance(0.15) {
                 // Daily chunks from now on, overlapping the hourly ones published so far.
                 s.count("segmentGranularity change");
                 spec["spec"]["dataSchema"]["granularitySpec"]["segmentGranularity"] = "day".into();

@@ -128,6 +128,9 @@ pub async fn compact(
     if let Some(reason) = config.as_ref().and_then(not_built) {
         report.skipped.push(reason);
     }
+    if config.is_some() && compression.is_none() {
+        report.skipped.push(format!("{datasource}: no spec, or one that no longer loads: nothing compacted"));
+    }
     for _ in 0..MAX_ROUNDS {
         let guards = Guards::read(meta, datasource).await?;
         let visible: Vec<SegmentRecord> =
