@@ -86,14 +86,20 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         if last_compaction.is_none_or(|t| t.elapsed() >= COMPACTION_PERIOD) {
             last_compaction = Some(Instant::now());
             let options = CompactOptions::at(now_ms());
-            for (name, report) in compact_all(meta, store, args.datasource.as_deref(), &options).await? {
-                match report {
-                    Ok(r) if r.chunks_compacted + r.segments_dropped > 0 => {
-                        bar.suspend(|| eprintln!("{}", summary(&r)))
+            // A failed pass is reported; the next one, a minute later, tries again.
+            match compact_all(meta, store, args.datasource.as_deref(), &options).await {
+                Ok(reports) => {
+                    for (name, report) in reports {
+                        match report {
+                            Ok(r) if r.chunks_compacted + r.segments_dropped > 0 => {
+                                bar.suspend(|| eprintln!("{}", summary(&r)))
+                            }
+                            Ok(_) => {}
+                            Err(e) => bar.suspend(|| eprintln!("error: compaction of {name}: {e}")),
+                        }
                     }
-                    Ok(_) => {}
-                    Err(e) => bar.suspend(|| eprintln!("error: compaction of {name}: {e}")),
                 }
+                Err(e) => bar.suspend(|| eprintln!("error: compaction pass: {e}")),
             }
         }
         let caught_up = match &target {
