@@ -41,7 +41,7 @@ const COMPACTION_PERIOD: Duration = Duration::from_secs(60);
 
 /// Runs `sluice run`: a supervisor pass every `interval` (at once when the last pass's jobs
 /// are done), its jobs run concurrently in this process, as Lambda would run them; a
-/// compaction pass every minute.
+/// compaction pass every minute, and one before `--until-caught-up` returns.
 pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
     let b = backends.open().await?;
     let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
@@ -85,28 +85,15 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         bar.set_message(progress(lag, indexed, published));
         if last_compaction.is_none_or(|t| t.elapsed() >= COMPACTION_PERIOD) {
             last_compaction = Some(Instant::now());
-            let options = CompactOptions::at(now_ms());
-            // A failed pass is reported; the next one, a minute later, tries again.
-            match compact_all(meta, store, args.datasource.as_deref(), &options).await {
-                Ok(reports) => {
-                    for (name, report) in reports {
-                        match report {
-                            Ok(r) if r.chunks_compacted + r.segments_dropped > 0 => {
-                                bar.suspend(|| eprintln!("{}", summary(&r)))
-                            }
-                            Ok(_) => {}
-                            Err(e) => bar.suspend(|| eprintln!("error: compaction of {name}: {e}")),
-                        }
-                    }
-                }
-                Err(e) => bar.suspend(|| eprintln!("error: compaction pass: {e}")),
-            }
+            compaction_pass(meta, store, args.datasource.as_deref(), &bar).await;
         }
         let caught_up = match &target {
             Some(t) => t.iter().all(|(k, h)| queryable.get(k).is_some_and(|c| c >= h)),
             None => args.until_caught_up && passes.is_empty(),
         };
         if caught_up {
+            // What this run published is compacted before it returns.
+            compaction_pass(meta, store, args.datasource.as_deref(), &bar).await;
             bar.finish_and_clear();
             eprintln!(
                 "caught up in {:.1} s: {indexed} indexer runs, {published} tasks published",
@@ -152,6 +139,31 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
                 }
             }
         }
+    }
+}
+
+/// One compaction pass over every configured datasource (or `only`); what it did and what
+/// failed is printed, and a failed pass is tried again by the next.
+async fn compaction_pass(
+    meta: &dyn sluice_store::metadata::MetadataStore,
+    store: &dyn sluice_store::storage::ObjectStore,
+    only: Option<&str>,
+    bar: &ProgressBar,
+) {
+    let options = CompactOptions::at(now_ms());
+    match compact_all(meta, store, only, &options).await {
+        Ok(reports) => {
+            for (name, report) in reports {
+                match report {
+                    Ok(r) if r.chunks_compacted + r.segments_dropped > 0 => {
+                        bar.suspend(|| eprintln!("{}", summary(&r)))
+                    }
+                    Ok(_) => {}
+                    Err(e) => bar.suspend(|| eprintln!("error: compaction of {name}: {e}")),
+                }
+            }
+        }
+        Err(e) => bar.suspend(|| eprintln!("error: compaction pass: {e}")),
     }
 }
 

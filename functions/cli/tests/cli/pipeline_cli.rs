@@ -40,15 +40,22 @@ async fn submit_run_until_caught_up_and_operate() {
 
     let (ok, out, err) = sluice(dir.path(), &["supervisor", "submit", "spec.json"]);
     assert!(ok && out.contains(&format!("{name}: created")), "{out}{err}");
+    let compaction = serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT0S"}).to_string();
+    std::fs::write(dir.path().join("compaction.json"), compaction).expect("config file");
+    let (ok, _, err) = sluice(dir.path(), &["compaction", "submit", "compaction.json"]);
+    assert!(ok, "{err}");
     let (ok, _, err) = sluice(dir.path(), &["run", "--until-caught-up", "--interval", "1", "--datasource", &name]);
     assert!(ok && err.contains("caught up"), "{err}");
+    // Two groups' tasks published a segment each into each of the 3 hours; the run compacted
+    // them before it returned.
+    assert!(err.contains(&format!("{name}: 3 chunks compacted (6 segments -> 3, 40 rows")), "{err}");
     assert!(dir.path().join(".sluice/metadata").is_dir(), "embedded backends under ./.sluice/");
 
     let (ok, out, err) = sluice(dir.path(), &["segments", &name, "--json"]);
     assert!(ok, "{err}");
     let segments: serde_json::Value = serde_json::from_str(&out).expect("segments JSON");
     let rows: u64 = segments.as_array().expect("list").iter().map(|s| s["numRows"].as_u64().unwrap_or(0)).sum();
-    assert_eq!(rows, 40);
+    assert_eq!((rows, segments.as_array().map(Vec::len)), (40, Some(3)), "one segment an hour: {segments}");
 
     let (ok, out, err) = sluice(dir.path(), &["supervisor", "status", &name, "--json"]);
     assert!(ok, "{err}");
