@@ -5,7 +5,6 @@ use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::{bail, Result};
 use clap::Subcommand;
-use sluice_pipeline::compact::not_built;
 use sluice_pipeline::{compaction, compaction_plan};
 use std::path::PathBuf;
 
@@ -44,9 +43,6 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
             let loaded = compaction::submit(meta, read_json(&config)?).await?;
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
-            }
-            if let Some(reason) = not_built(&loaded.config) {
-                eprintln!("warning: {reason}");
             }
             println!("{}: compaction config stored", loaded.config.data_source);
         }

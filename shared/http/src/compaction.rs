@@ -65,8 +65,7 @@ pub(super) async fn get(
 /// `POST /druid/coordinator/v1/config/compaction`: 200 with the options ignored, as warnings.
 pub(super) async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Json<Value>, ApiError> {
     let loaded = compaction::submit(s.meta.as_ref(), json_body(&body)?).await?;
-    let mut warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
-    warnings.extend(sluice_pipeline::compact::not_built(&loaded.config));
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
     Ok(axum::Json(json!({"dataSource": loaded.config.data_source, "warnings": warnings})))
 }
 

@@ -47,6 +47,10 @@ pub struct SegmentRecord {
     pub replace: Option<u64>,
     /// The merge that wrote it: a task's segments are those of the merge its publish names.
     pub merge: String,
+    /// The row changes of the compaction configuration that wrote it (Druid's
+    /// `lastCompactionState`; `None`: none asked, or written by a task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction_state: Option<String>,
     /// Set once its task or compaction is published (before that, visibility follows the
     /// publish).
     pub visible: bool,

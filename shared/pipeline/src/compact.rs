@@ -14,7 +14,7 @@ use crate::replace::{self, Begun, Guards, Published, ReplaceError, ReplaceKind, 
 use crate::retention;
 use crate::timeline::{describe, discard, segment_records, SegmentRecord};
 use serde::Serialize;
-use sluice_format::merge::{merge_into, MergeOptions};
+use sluice_format::merge::{merge_into, reindex, MergeError, MergeOptions, Reindex};
 use sluice_format::segment::Segment;
 use sluice_format::spec::retention::retained;
 use sluice_format::spec::{load_spec_value, CompactionConfig, Compression};
@@ -125,9 +125,6 @@ pub async fn compact(
         Err(DatasourceError::Unknown(_)) => None,
         Err(e) => return Err(e.into()),
     };
-    if let Some(reason) = config.as_ref().and_then(not_built) {
-        report.skipped.push(reason);
-    }
     if config.is_some() && compression.is_none() {
         report.skipped.push(format!("{datasource}: no spec, or one that no longer loads: nothing compacted"));
     }
@@ -147,9 +144,6 @@ pub async fn compact(
             }
         }
         let (Some(config), Some(compression)) = (&config, compression) else { break };
-        if not_built(config).is_some() {
-            break;
-        }
         let round = Round { guards: &guards, config, compression, options };
         for (target, segments) in units(config, &kept) {
             if options.past_deadline() {
@@ -171,26 +165,6 @@ pub async fn compact(
         replace::clean_up(meta, store, datasource, options.now_ms, options.grace_ms).await? as u64;
     report.pass_secs = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// What a configuration asks that compaction does not do yet, named (`None`: it does it all).
-pub fn not_built(config: &CompactionConfig) -> Option<String> {
-    let asked: Vec<&str> = [
-        (config.query_granularity.is_some(), "granularitySpec.queryGranularity"),
-        (config.rollup.is_some(), "granularitySpec.rollup"),
-        (config.dimensions.is_some(), "dimensionsSpec"),
-        (config.metrics.is_some(), "metricsSpec"),
-    ]
-    .into_iter()
-    .filter_map(|(set, name)| set.then_some(name))
-    .collect();
-    (!asked.is_empty()).then(|| {
-        format!(
-            "compaction of {} changing {}: not built yet (maxRowsPerSegment, skipOffsetFromLatest and a coarser segmentGranularity are applied)",
-            config.data_source,
-            asked.join(", ")
-        )
-    })
 }
 
 /// The chunks to compact, oldest first, each with the visible segments it is made of: a chunk
@@ -274,8 +248,11 @@ impl Round<'_> {
             taken.push(s.clone());
         }
         let rows: u64 = taken.iter().map(|s| s.num_rows).sum();
+        let changes = self.config.row_changes();
         let regranulated = taken.iter().any(|s| s.interval != interval);
-        if !regranulated && rows.div_ceil(self.config.max_rows_per_segment).max(1) >= taken.len() as u64 {
+        let restated = changes.is_some() && taken.iter().any(|s| s.compaction_state != changes);
+        let fewer = rows.div_ceil(self.config.max_rows_per_segment).max(1) < taken.len() as u64;
+        if !(fewer || regranulated || restated) {
             return Ok(false);
         }
         let started = Instant::now();
@@ -287,9 +264,8 @@ impl Round<'_> {
             }
             Err(Fetch::Storage(object, source)) => return Err(ReplaceError::Storage { object, source }),
         };
-        let merge_options =
-            MergeOptions { max_rows_per_segment: self.config.max_rows_per_segment, compression: self.compression };
-        let merged = tokio::task::spawn_blocking(move || merge_into(&inputs, interval, &merge_options)).await;
+        let (config, compression) = (self.config.clone(), self.compression);
+        let merged = tokio::task::spawn_blocking(move || rewrite(&inputs, interval, &config, compression)).await;
         report.merge_secs += started.elapsed().as_secs_f64();
         let outputs = match merged {
             Ok(Ok(outputs)) => outputs,
@@ -317,7 +293,7 @@ impl Round<'_> {
                 (None, Some(begun.item.id)),
                 &format!("replace{}", begun.item.id),
             ) {
-                Ok(record) => record,
+                Ok(record) => SegmentRecord { compaction_state: changes.clone(), ..record },
                 Err(e) => {
                     give_up(meta, store, datasource, &begun, &written).await;
                     report.skipped.push(format!("{datasource} {interval}: compacted segment: {e}"));
@@ -359,6 +335,31 @@ impl Round<'_> {
         }
         Ok(published)
     }
+}
+
+/// The segments of `inputs` rewritten into the chunk `interval`: merged, or re-indexed when
+/// the configuration changes the rows (`queryGranularity`, `rollup`, `dimensionsSpec`,
+/// `metricsSpec`).
+fn rewrite(
+    inputs: &[Segment],
+    interval: Interval,
+    config: &CompactionConfig,
+    compression: Compression,
+) -> Result<Vec<Vec<u8>>, MergeError> {
+    if config.row_changes().is_none() {
+        let options = MergeOptions { max_rows_per_segment: config.max_rows_per_segment, compression };
+        return merge_into(inputs, interval, &options);
+    }
+    let how = Reindex {
+        interval,
+        query_granularity: config.query_granularity,
+        rollup: config.rollup,
+        dimensions: config.dimensions.as_deref(),
+        metrics: config.metrics.as_deref(),
+        max_rows_per_segment: config.max_rows_per_segment,
+        compression,
+    };
+    reindex(inputs, &how)
 }
 
 /// A version above every replaced segment's: now, or just after the newest of them.
@@ -510,6 +511,7 @@ mod tests {
             task: None,
             replace: Some(1),
             merge: String::new(),
+            compaction_state: None,
             visible: true,
         }
     }
@@ -557,15 +559,5 @@ mod tests {
         assert_eq!(newer_version(now, &[record(0, 0, &format_iso(now - 5))]), format_iso(now));
         let ahead = format_iso(now + 60_000);
         assert_eq!(newer_version(now, &[record(0, 0, &ahead)]), format_iso(now + 60_001), "a clock behind");
-    }
-
-    #[test]
-    fn options_not_applied_yet_are_named() {
-        let c = |json| load_compaction_value(json).expect("config").config;
-        assert_eq!(not_built(&c(serde_json::json!({"dataSource": "w"}))), None);
-        let day = c(serde_json::json!({"dataSource": "w", "granularitySpec": {"segmentGranularity": "DAY"}}));
-        assert_eq!(not_built(&day), None, "a coarser granularity is applied");
-        let reason = not_built(&c(serde_json::json!({"dataSource": "w", "granularitySpec": {"rollup": true}})));
-        assert!(reason.is_some_and(|r| r.contains("granularitySpec.rollup")));
     }
 }

@@ -2,8 +2,10 @@
 //! segments, as Druid's coordinator searches for segments awaiting compaction: a chunk ending
 //! after the latest segment's end minus `skipOffsetFromLatest` is skipped (data still
 //! arriving); any other chunk awaits compaction when it holds more segments than its rows need
-//! (ceil(rows / `maxRowsPerSegment`)), or when `granularitySpec.segmentGranularity` would cut
-//! it into other chunks; the rest count as compacted. Reported in the shape of Druid's
+//! (ceil(rows / `maxRowsPerSegment`)), when `granularitySpec.segmentGranularity` would cut
+//! it into other chunks, or when one of its segments was not written under the configuration's
+//! row changes (`queryGranularity`, `rollup`, `dimensionsSpec`, `metricsSpec`: Druid's
+//! `lastCompactionState`); the rest count as compacted. Reported in the shape of Druid's
 //! `GET /druid/coordinator/v1/compaction/status`.
 
 use crate::datasource::DatasourceError;
@@ -42,7 +44,9 @@ pub struct CompactionPlan {
 
 /// Sorts `visible` segments' chunks by what `config` asks of them.
 pub fn plan(config: &CompactionConfig, visible: &[SegmentRecord]) -> CompactionPlan {
+    let changes = config.row_changes();
     let mut chunks: BTreeMap<Interval, ChunkState> = BTreeMap::new();
+    let mut restated: BTreeMap<Interval, bool> = BTreeMap::new();
     for s in visible {
         let c = chunks.entry(s.interval).or_insert(ChunkState {
             interval: s.interval,
@@ -54,6 +58,8 @@ pub fn plan(config: &CompactionConfig, visible: &[SegmentRecord]) -> CompactionP
         c.segments += 1;
         c.rows += s.num_rows;
         c.bytes += s.num_bytes;
+        // A segment not written under the configuration's row changes has yet to get them.
+        *restated.entry(s.interval).or_default() |= changes.is_some() && s.compaction_state != changes;
     }
     let mut out = CompactionPlan::default();
     let Some(latest) = chunks.keys().map(|i| i.end).max() else {
@@ -65,7 +71,7 @@ pub fn plan(config: &CompactionConfig, visible: &[SegmentRecord]) -> CompactionP
         let regranulated = config.segment_granularity.is_some_and(|g| g.bucket(interval.start) != interval);
         if interval.end > horizon {
             out.skipped.push(c);
-        } else if c.segments > c.target_segments || regranulated {
+        } else if c.segments > c.target_segments || regranulated || restated[&interval] {
             out.awaiting.push(c);
         } else {
             out.compacted.push(c);
@@ -121,6 +127,7 @@ mod tests {
             task: Some(TaskId { datasource: "w".into(), group: 0, seq: 1 }),
             replace: None,
             merge: "m".into(),
+            compaction_state: None,
             visible: true,
         }
     }
@@ -149,6 +156,20 @@ mod tests {
             (snapshot["intervalCountSkipped"].as_u64(), snapshot["bytesSkipped"].as_u64()),
             (Some(2), Some(180))
         );
+    }
+
+    #[test]
+    fn a_segment_not_written_under_the_row_changes_awaits_them() {
+        let c = config(json!({"dataSource": "w", "skipOffsetFromLatest": "PT0S",
+            "granularitySpec": {"queryGranularity": "HOUR", "rollup": true}}));
+        let changes = c.row_changes();
+        assert!(changes.is_some());
+        let done = SegmentRecord { compaction_state: changes, ..segment(1, 0, 10) };
+        let p = plan(&c, &[segment(0, 0, 10), done]);
+        assert_eq!((p.awaiting.len(), p.compacted.len()), (1, 1), "{p:?}");
+        let plain = config(json!({"dataSource": "w", "skipOffsetFromLatest": "PT0S"}));
+        assert_eq!(plain.row_changes(), None, "no row changes asked");
+        assert_eq!(plan(&plain, &[segment(0, 0, 10)]).compacted.len(), 1);
     }
 
     #[test]

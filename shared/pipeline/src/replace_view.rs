@@ -81,6 +81,7 @@ mod tests {
             task: None,
             replace,
             merge: String::new(),
+            compaction_state: None,
             visible,
         }
     }

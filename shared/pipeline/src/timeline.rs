@@ -162,6 +162,7 @@ pub fn describe(
         task: origin.0,
         replace: origin.1,
         merge: merge_id.into(),
+        compaction_state: None,
         visible: false,
         key,
     })
@@ -242,6 +243,7 @@ pub async fn realtime_segments(
                     task: Some(t.id.clone()),
                     replace: None,
                     merge: String::new(),
+                    compaction_state: None,
                     visible: true,
                 });
             }

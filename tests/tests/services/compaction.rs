@@ -227,7 +227,35 @@ async fn a_coarser_granularity_overlaps_and_compacts_into_the_day(b: Backends) {
     s.b.discard(&s.name).await;
 }
 
+/// Druid's compaction re-indexing: rolled up by hour on one dimension, 60 rows become 7 pages
+/// an hour, with every total kept; a second pass finds every segment written under the
+/// configuration and does nothing.
+async fn a_compaction_rolls_rows_up_by_hour_keeping_every_total(b: Backends) {
+    let s = published(b).await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let config = serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": "PT0S",
+        "granularitySpec": {"queryGranularity": "HOUR", "rollup": true},
+        "dimensionsSpec": {"dimensions": ["page"]}});
+    submit(meta, config).await.expect("submit");
+    let r = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!((r.chunks_compacted, r.segments_compacted, r.rows_compacted), (3, 18, 60), "{r:?}");
+    let segments = visible_segments(meta, &s.name).await.expect("timeline");
+    let rows: u64 = segments.iter().map(|r| r.num_rows).sum();
+    assert_eq!((segments.len(), rows), (3, 21), "7 pages an hour: {segments:?}");
+    assert!(segments.iter().all(|r| r.dimensions == ["page"]), "only page is kept: {segments:?}");
+    let totals = serde_json::json!({"queryType": "timeseries", "dataSource": s.name, "granularity": "all",
+        "intervals": ["2015-09-12/2015-09-13"], "aggregations": [
+            {"type": "longSum", "name": "records", "fieldName": "count"},
+            {"type": "longSum", "name": "added", "fieldName": "added"}]});
+    let answer = sluice_query::run_query(meta, store, None, &totals.to_string()).await.expect("query");
+    assert_eq!(answer[0]["result"], serde_json::json!({"records": 60, "added": 1770}), "{answer}");
+    let again = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!(again.chunks_compacted, 0, "every segment has the configuration's rows: {again:?}");
+    s.b.discard(&s.name).await;
+}
+
 sluice_integration::on_backends!(
+    a_compaction_rolls_rows_up_by_hour_keeping_every_total,
     a_coarser_granularity_overlaps_and_compacts_into_the_day,
     small_segments_are_replaced_and_cleaned_up_after_the_grace,
     rows_appended_while_a_compaction_runs_stay_visible,

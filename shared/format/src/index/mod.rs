@@ -8,7 +8,7 @@ mod persist;
 use crate::aggregate::{cell_heap_bytes, Aggregator, MetricCell};
 use crate::granularity::Granularity;
 use crate::input::DimPlan;
-use crate::row::Row;
+use crate::row::{DimValue, Row};
 use crate::spec::{DatasourceSpec, DimensionType, MultiValueHandling};
 use crate::time::Interval;
 use dims::DimColumn;
@@ -51,6 +51,14 @@ pub struct DimMeta {
     pub multi_value_handling: MultiValueHandling,
     /// Discovered rather than declared (sorted by name at persist).
     pub discovered: bool,
+}
+
+/// Where a row goes in the index.
+enum Slot {
+    /// An equal row (rolling up), by index.
+    Existing(usize),
+    /// A new row at this (truncated) time.
+    New(i64),
 }
 
 /// An incremental index of one time chunk.
@@ -118,21 +126,68 @@ impl IncrementalIndex {
     /// Adds a row whose dimensions follow `plan` (the parser's dimension list). The row's
     /// time must lie in the index's interval.
     pub fn add(&mut self, row: Row, plan: &[DimPlan]) {
-        debug_assert!(self.interval.contains(row.time), "row outside the index interval");
+        let Row { dims, metrics: inputs, time: raw_time } = row;
+        match self.locate(raw_time, dims, plan) {
+            Slot::Existing(r) => {
+                for (agg, (cells, input)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&inputs)) {
+                    let cell = &mut cells[r];
+                    let before = cell_heap_bytes(cell);
+                    agg.fold(cell, input, raw_time);
+                    self.metric_heap = self.metric_heap + cell_heap_bytes(cell) - before;
+                }
+            }
+            Slot::New(time) => {
+                self.times.push(time);
+                for (i, (agg, cells)) in self.config.aggregators.iter().zip(self.metrics.iter_mut()).enumerate() {
+                    let cell = agg.init(inputs.get(i).unwrap_or(&crate::value::Value::Null), raw_time);
+                    self.metric_heap += cell_heap_bytes(&cell);
+                    cells.push(cell);
+                }
+            }
+        }
+    }
+
+    /// Adds a row of aggregated metric states, one per aggregator (a segment's row being
+    /// re-indexed): combined into an equal row when rolling up. The row's time must lie in
+    /// the index's interval.
+    pub fn add_states(&mut self, time: i64, dims: Vec<DimValue>, states: Vec<MetricCell>, plan: &[DimPlan]) {
+        debug_assert_eq!(states.len(), self.config.aggregators.len(), "one state per aggregator");
+        match self.locate(time, dims, plan) {
+            Slot::Existing(r) => {
+                for (agg, (cells, state)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&states)) {
+                    let cell = &mut cells[r];
+                    let before = cell_heap_bytes(cell);
+                    agg.combine(cell, state);
+                    self.metric_heap = self.metric_heap + cell_heap_bytes(cell) - before;
+                }
+            }
+            Slot::New(time) => {
+                self.times.push(time);
+                for (cells, state) in self.metrics.iter_mut().zip(states) {
+                    self.metric_heap += cell_heap_bytes(&state);
+                    cells.push(state);
+                }
+            }
+        }
+    }
+
+    /// Pushes a row's dimension values and finds its row: an equal row's when rolling up
+    /// (the values pushed are taken back), else a new one whose time and metrics the caller
+    /// pushes.
+    fn locate(&mut self, raw_time: i64, values: Vec<DimValue>, plan: &[DimPlan]) -> Slot {
+        debug_assert!(self.interval.contains(raw_time), "row outside the index interval");
         if self.meta.len() < plan.len() {
             self.add_dimensions(&plan[self.meta.len()..]);
         }
         self.num_ingested += 1;
-        let time = self.config.query_granularity.floor(row.time);
-        let Row { dims: values, metrics: inputs, time: raw_time } = row;
+        let time = self.config.query_granularity.floor(raw_time);
         debug_assert!(values.len() <= self.dims.len(), "row has more dimensions than its plan");
         let mut values = values.into_iter();
         if !self.config.rollup {
             for col in &mut self.dims {
                 col.push(values.next().unwrap_or_default());
             }
-            self.push_new(time, &inputs, raw_time);
-            return;
+            return Slot::New(time);
         }
         self.key_buf.clear();
         self.key_buf.push(time as u64);
@@ -154,19 +209,13 @@ impl IncrementalIndex {
             for col in &mut self.dims {
                 col.pop();
             }
-            for (agg, (cells, input)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&inputs)) {
-                let cell = &mut cells[r as usize];
-                let before = cell_heap_bytes(cell);
-                agg.fold(cell, input, raw_time);
-                self.metric_heap = self.metric_heap + cell_heap_bytes(cell) - before;
-            }
-            return;
+            return Slot::Existing(r as usize);
         }
         let r = self.times.len() as u32;
         self.keys.extend_from_slice(&self.key_buf);
         let (keys, hasher) = (&self.keys, &self.hasher);
         self.rollup.insert_unique(hash, r, |&r| hasher.hash_one(key_of(keys, r as usize, width)));
-        self.push_new(time, &inputs, raw_time);
+        Slot::New(time)
     }
 
     /// Appends dimensions first seen now: earlier rows hold null for them, and their rollup
@@ -208,15 +257,6 @@ impl IncrementalIndex {
 
     fn key_width(&self) -> usize {
         1 + self.dims.iter().map(|d| if matches!(d, DimColumn::Str(_)) { 1 } else { 2 }).sum::<usize>()
-    }
-
-    fn push_new(&mut self, time: i64, inputs: &[crate::value::Value], raw_time: i64) {
-        self.times.push(time);
-        for (i, (agg, cells)) in self.config.aggregators.iter().zip(self.metrics.iter_mut()).enumerate() {
-            let cell = agg.init(inputs.get(i).unwrap_or(&crate::value::Value::Null), raw_time);
-            self.metric_heap += cell_heap_bytes(&cell);
-            cells.push(cell);
-        }
     }
 
     /// Estimated bytes held by the index, from the capacities of its buffers.

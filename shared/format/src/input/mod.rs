@@ -71,6 +71,13 @@ pub struct DimPlan {
     slot: usize,
 }
 
+impl DimPlan {
+    /// A declared dimension outside any parser (rows re-indexed from segments).
+    pub fn declared(name: &str, kind: DimensionType, multi_value_handling: MultiValueHandling) -> Self {
+        DimPlan { name: name.into(), kind, multi_value_handling, discovered: false, slot: usize::MAX }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum MetricInput {
     None,

@@ -10,7 +10,10 @@
 
 mod gather;
 mod order;
+mod reindex;
 mod schema;
+
+pub use reindex::{reindex, Reindex};
 
 use crate::aggregate::Aggregator;
 use crate::segment::access::Columns;

@@ -54,6 +54,24 @@ pub struct CompactionConfig {
     pub json: Value,
 }
 
+impl CompactionConfig {
+    /// What the configuration asks compaction to change in the rows (`queryGranularity`,
+    /// `rollup`, `dimensionsSpec`, `metricsSpec`) as canonical JSON text, recorded on the
+    /// segments a compaction writes (Druid's `lastCompactionState`): a segment without it, or
+    /// with another, is not compacted yet. `None` when it asks for none of them.
+    pub fn row_changes(&self) -> Option<String> {
+        let g = &self.json["granularitySpec"];
+        let changes = serde_json::json!({
+            "queryGranularity": g.get("queryGranularity"),
+            "rollup": g.get("rollup"),
+            "dimensions": self.json["dimensionsSpec"].get("dimensions"),
+            "metricsSpec": self.json.get("metricsSpec"),
+        });
+        let asked = changes.as_object().is_some_and(|o| o.values().any(|v| !v.is_null()));
+        asked.then(|| changes.to_string())
+    }
+}
+
 /// A checked configuration and what in it is ignored.
 #[derive(Debug, Clone)]
 pub struct LoadedCompaction {

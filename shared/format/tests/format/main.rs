@@ -7,4 +7,5 @@ mod common;
 mod json_fields;
 mod merge_properties;
 mod merge_single;
+mod reindex;
 mod segment_golden;

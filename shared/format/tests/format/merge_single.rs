@@ -8,7 +8,7 @@ use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 
 /// Druid's Wikipedia tutorial spec, as shipped (rollup off) or rolled up by hour with metrics.
-fn wikipedia(rollup: bool) -> DatasourceSpec {
+pub(crate) fn wikipedia(rollup: bool) -> DatasourceSpec {
     let text = std::fs::read_to_string(data_path("specs/wikipedia-kafka-supervisor.json")).expect("spec");
     let mut json: serde_json::Value = serde_json::from_str(&text).expect("spec JSON");
     if rollup {

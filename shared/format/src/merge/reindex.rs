@@ -1,0 +1,123 @@
+//! Re-indexing for compaction: the rows of segments within one time chunk indexed again under a
+//! compaction configuration's `queryGranularity`, `rollup`, `dimensionsSpec` and `metricsSpec`
+//! (Druid's compaction task re-ingests its input segments the same way), then written as
+//! segments of at most `maxRowsPerSegment` rows. Rows keep their aggregated metric states:
+//! rolled up, equal rows combine them as the merge does. `metricsSpec` keeps or drops the
+//! segments' own metrics; a new aggregation over them is refused, naming it.
+
+use super::schema::merged_dimension_order;
+use super::{merge_into, MergeError, MergeOptions};
+use crate::granularity::Granularity;
+use crate::index::{IncrementalIndex, IndexConfig};
+use crate::input::DimPlan;
+use crate::row::DimValue;
+use crate::segment::{ColumnType, Segment};
+use crate::spec::{AggregatorSpec, Compression, DimensionSchema, DimensionType};
+use crate::time::Interval;
+
+/// What a re-index changes; `None` keeps what the segments have.
+#[derive(Debug, Clone, Copy)]
+pub struct Reindex<'a> {
+    /// The time chunk of the output.
+    pub interval: Interval,
+    /// Timestamp truncation.
+    pub query_granularity: Option<Granularity>,
+    /// Whether equal rows are combined.
+    pub rollup: Option<bool>,
+    /// The output's dimensions, in order (a dimension the segments lack is null).
+    pub dimensions: Option<&'a [DimensionSchema]>,
+    /// The output's metrics: some of the segments' own, by their spec.
+    pub metrics: Option<&'a [AggregatorSpec]>,
+    /// Most rows per output segment.
+    pub max_rows_per_segment: u64,
+    /// Compression of the output.
+    pub compression: Compression,
+}
+
+/// Indexes the rows of `inputs` again as `how` says; returns the output segments' bytes.
+pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<Vec<u8>>, MergeError> {
+    let first = inputs.first().ok_or(MergeError::Empty)?;
+    let incompatible = |seg: &Segment, reason: String| MergeError::Incompatible { object: seg.object().into(), reason };
+    let source = first.aggregators();
+    for seg in inputs {
+        let d = seg.directory();
+        if d.interval.start < how.interval.start || d.interval.end > how.interval.end {
+            return Err(incompatible(seg, format!("interval {} is not within {}", d.interval, how.interval)));
+        }
+        if seg.aggregators().iter().map(|a| &a.spec).ne(source.iter().map(|a| &a.spec)) {
+            return Err(incompatible(seg, "metrics differ from the other inputs'".into()));
+        }
+    }
+    let selected: Vec<usize> = match how.metrics {
+        None => (0..source.len()).collect(),
+        Some(specs) => specs
+            .iter()
+            .map(|spec| {
+                source.iter().position(|a| a.spec == *spec).ok_or_else(|| {
+                    incompatible(
+                        first,
+                        format!(
+                            "metricsSpec {:?}: not one of the segments' metrics; a new aggregation over them is not built",
+                            spec.name()
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let columns = merged_dimension_order(inputs)?;
+    let plan: Vec<DimPlan> = match how.dimensions {
+        None => columns.iter().map(|(name, kind, mvh)| DimPlan::declared(name, dimension_type(*kind), *mvh)).collect(),
+        Some(dims) => {
+            for d in dims {
+                if let Some((_, kind, _)) = columns.iter().find(|(name, _, _)| *name == d.name) {
+                    if dimension_type(*kind) != d.kind {
+                        let reason = format!("dimensionsSpec {:?}: changing a dimension's type is not built", d.name);
+                        return Err(incompatible(first, reason));
+                    }
+                }
+            }
+            dims.iter().map(|d| DimPlan::declared(&d.name, d.kind, d.multi_value_handling)).collect()
+        }
+    };
+    let config = IndexConfig {
+        aggregators: selected.iter().map(|&i| source[i].clone()).collect(),
+        rollup: how.rollup.unwrap_or_else(|| inputs.iter().all(|s| s.directory().rollup)),
+        query_granularity: how.query_granularity.unwrap_or(first.directory().query_granularity),
+        segment_granularity: Granularity::All,
+    };
+    let mut index = IncrementalIndex::new(config, how.interval);
+    for seg in inputs {
+        let names: Vec<&str> = seg.directory().columns[1..]
+            .iter()
+            .filter(|c| c.kind != ColumnType::Metric)
+            .map(|c| c.name.as_str())
+            .collect();
+        let from: Vec<Option<usize>> = plan.iter().map(|p| names.iter().position(|n| *n == p.name)).collect();
+        for (time, values, cells) in seg.read_rows()? {
+            let dims: Vec<DimValue> = from.iter().map(|i| i.map_or(DimValue::Null, |i| values[i].clone())).collect();
+            let states = selected.iter().map(|&i| cells[i].clone()).collect();
+            index.add_states(time, dims, states, &plan);
+        }
+    }
+    if index.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bytes = index.persist(how.compression)?;
+    if index.num_rows() as u64 <= how.max_rows_per_segment {
+        return Ok(vec![bytes]);
+    }
+    let whole = Segment::from_bytes(first.object(), bytes)?;
+    let options = MergeOptions { max_rows_per_segment: how.max_rows_per_segment, compression: how.compression };
+    merge_into(&[whole], how.interval, &options)
+}
+
+/// The dimension type of a segment column.
+fn dimension_type(kind: ColumnType) -> DimensionType {
+    match kind {
+        ColumnType::Long => DimensionType::Long,
+        ColumnType::Float => DimensionType::Float,
+        ColumnType::Double => DimensionType::Double,
+        _ => DimensionType::String,
+    }
+}
