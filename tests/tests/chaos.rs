@@ -6,7 +6,7 @@
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
 //! partitions regrouped, or with daily chunks over hourly ones), real-time tasks (half the
 //! schedules), compaction passes beside the ingestion (two at once, or beside a query; some
-//! into daily chunks, some re-indexing rows by hour) with retention rules dropping an hour in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
+//! into daily chunks or cutting daily ones into hours, some re-indexing rows by hour) with retention rules dropping an hour in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
 //! count every row at most once; at the end every record is visible exactly once (none of a
 //! dropped hour), the committed offsets equal the high watermarks, and a last compaction pass
 //! leaves no chunk awaiting compaction.
@@ -192,8 +192,10 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     if compaction {
         let mut config =
             serde_json::json!({"dataSource": name, "skipOffsetFromLatest": "PT0S", "maxRowsPerSegment": max_rows});
-        if daily && rng.chance(0.5) {
-            config["granularitySpec"] = serde_json::json!({"segmentGranularity": "DAY"});
+        if daily {
+            // Hourly chunks compacted into days, or the spec's daily chunks cut back into hours.
+            let granularity = if rng.chance(0.5) { "DAY" } else { "HOUR" };
+            config["granularitySpec"] = serde_json::json!({"segmentGranularity": granularity});
         }
         if rng.chance(0.3) {
             // Re-indexed by hour and rolled up: ids are unique, so each row stays a row.

@@ -14,6 +14,7 @@ use crate::replace::{self, Begun, Guards, Published, ReplaceError, ReplaceKind, 
 use crate::retention;
 use crate::timeline::{describe, discard, segment_records, SegmentRecord};
 use serde::Serialize;
+use sluice_format::granularity::Granularity;
 use sluice_format::merge::{merge_into, reindex, MergeError, MergeOptions, Reindex};
 use sluice_format::segment::Segment;
 use sluice_format::spec::retention::retained;
@@ -145,17 +146,12 @@ pub async fn compact(
         }
         let (Some(config), Some(compression)) = (&config, compression) else { break };
         let round = Round { guards: &guards, config, compression, options };
-        for (target, segments) in units(config, &kept) {
+        for (span, segments) in units(config, &kept) {
             if options.past_deadline() {
                 report.skipped.push(format!("{datasource}: the pass reached its deadline; the next one goes on"));
                 break;
             }
-            match segments {
-                Ok(segments) => {
-                    progress |= round.compact_chunk(meta, store, datasource, target, segments, &mut report).await?
-                }
-                Err(reason) => report.skipped.push(reason),
-            }
+            progress |= round.compact_chunk(meta, store, datasource, span, segments, &mut report).await?;
         }
         if !progress {
             break;
@@ -168,27 +164,24 @@ pub async fn compact(
 }
 
 /// The chunks to compact, oldest first, each with the visible segments it is made of: a chunk
-/// awaiting compaction under its own interval, or under the configuration's
-/// `segmentGranularity` the chunk of that granularity holding it, made of every segment within
-/// it (finer chunks compacted into a coarser one). A chunk coarser than the granularity would
-/// have to be split: named, not built.
-fn units<'a>(
-    config: &CompactionConfig,
-    visible: &'a [SegmentRecord],
-) -> Vec<(Interval, Result<Vec<&'a SegmentRecord>, String>)> {
-    let mut out: BTreeMap<Interval, Result<Vec<&SegmentRecord>, String>> = BTreeMap::new();
+/// awaiting compaction under its own interval; under the configuration's `segmentGranularity`,
+/// the coarser chunk holding it, made of every segment within it (finer chunks compacted into
+/// a coarser one), or for a chunk coarser than the granularity the span of the finer chunks it
+/// is cut into.
+fn units<'a>(config: &CompactionConfig, visible: &'a [SegmentRecord]) -> Vec<(Interval, Vec<&'a SegmentRecord>)> {
+    let mut out: BTreeMap<Interval, Vec<&SegmentRecord>> = BTreeMap::new();
     for chunk in plan(config, visible).awaiting {
-        let target = config.segment_granularity.map_or(chunk.interval, |g| g.bucket(chunk.interval.start));
-        if chunk.interval.end > target.end {
-            let reason = format!(
-                "{} {}: splitting a chunk into finer {:?} chunks is not built yet",
-                config.data_source, chunk.interval, config.segment_granularity
-            );
-            out.insert(chunk.interval, Err(reason));
-            continue;
-        }
-        out.entry(target).or_insert_with(|| {
-            Ok(visible.iter().filter(|s| target.start <= s.interval.start && s.interval.end <= target.end).collect())
+        let c = chunk.interval;
+        let span = config.segment_granularity.map_or(c, |g| {
+            let first = g.bucket(c.start);
+            if c.end <= first.end {
+                first
+            } else {
+                Interval::new(first.start, g.bucket(c.end - 1).end)
+            }
+        });
+        out.entry(span).or_insert_with(|| {
+            visible.iter().filter(|s| span.start <= s.interval.start && s.interval.end <= span.end).collect()
         });
     }
     out.into_iter().collect()
@@ -249,7 +242,8 @@ impl Round<'_> {
         }
         let rows: u64 = taken.iter().map(|s| s.num_rows).sum();
         let changes = self.config.row_changes();
-        let regranulated = taken.iter().any(|s| s.interval != interval);
+        let split = split_by(self.config, interval);
+        let regranulated = split.is_some() || taken.iter().any(|s| s.interval != interval);
         let restated = changes.is_some() && taken.iter().any(|s| s.compaction_state != changes);
         let fewer = rows.div_ceil(self.config.max_rows_per_segment).max(1) < taken.len() as u64;
         if !(fewer || regranulated || restated) {
@@ -279,24 +273,27 @@ impl Round<'_> {
             }
         };
         let version = newer_version(self.options.now_ms, &taken);
-        let intervals = vec![interval];
+        let mut intervals: Vec<Interval> = outputs.iter().map(|(i, _)| *i).collect();
+        intervals.dedup();
         let begun =
             replace::begin(meta, datasource, ReplaceKind::Compact, &taken, intervals, self.options.now_ms).await?;
-        let mut written = Vec::new();
-        for (partition, bytes) in outputs.into_iter().enumerate() {
+        let mut written: Vec<SegmentRecord> = Vec::new();
+        for (chunk, bytes) in outputs {
+            let partition = written.iter().filter(|w| w.interval == chunk).count() as u32;
+            let origin = (None, Some(begun.item.id));
             let record = match describe(
                 datasource,
-                interval,
+                chunk,
                 &version,
-                partition as u32,
+                partition,
                 &bytes,
-                (None, Some(begun.item.id)),
+                origin,
                 &format!("replace{}", begun.item.id),
             ) {
                 Ok(record) => SegmentRecord { compaction_state: changes.clone(), ..record },
                 Err(e) => {
                     give_up(meta, store, datasource, &begun, &written).await;
-                    report.skipped.push(format!("{datasource} {interval}: compacted segment: {e}"));
+                    report.skipped.push(format!("{datasource} {chunk}: compacted segment: {e}"));
                     return Ok(false);
                 }
             };
@@ -304,7 +301,7 @@ impl Round<'_> {
                 if self.options.now_ms + MAX_REPLACE_RUN_MS <= now_ms() {
                     return Err(ReplaceError::Metadata(DatasourceError::Metadata(
                         sluice_store::metadata::MetaError::Invalid(format!(
-                            "compaction of {datasource} {interval} ran past {} minutes",
+                            "compaction of {datasource} {chunk} ran past {} minutes",
                             MAX_REPLACE_RUN_MS / 60_000
                         )),
                     )));
@@ -337,21 +334,29 @@ impl Round<'_> {
     }
 }
 
-/// The segments of `inputs` rewritten into the chunk `interval`: merged, or re-indexed when
-/// the configuration changes the rows (`queryGranularity`, `rollup`, `dimensionsSpec`,
-/// `metricsSpec`).
+/// The granularity a compaction of `span` cuts it by: the configuration's, when `span` is
+/// coarser than it.
+fn split_by(config: &CompactionConfig, span: Interval) -> Option<Granularity> {
+    config.segment_granularity.filter(|g| g.bucket(span.start) != span)
+}
+
+/// The segments of `inputs` rewritten into the chunk `span` (or the finer chunks it is cut
+/// into): merged, or re-indexed when the configuration changes the rows (`queryGranularity`,
+/// `rollup`, `dimensionsSpec`, `metricsSpec`) or cuts the chunk.
 fn rewrite(
     inputs: &[Segment],
-    interval: Interval,
+    span: Interval,
     config: &CompactionConfig,
     compression: Compression,
-) -> Result<Vec<Vec<u8>>, MergeError> {
-    if config.row_changes().is_none() {
+) -> Result<Vec<(Interval, Vec<u8>)>, MergeError> {
+    let split = split_by(config, span);
+    if config.row_changes().is_none() && split.is_none() {
         let options = MergeOptions { max_rows_per_segment: config.max_rows_per_segment, compression };
-        return merge_into(inputs, interval, &options);
+        return Ok(merge_into(inputs, span, &options)?.into_iter().map(|b| (span, b)).collect());
     }
     let how = Reindex {
-        interval,
+        interval: span,
+        split,
         query_granularity: config.query_granularity,
         rollup: config.rollup,
         dimensions: config.dimensions.as_deref(),
@@ -528,7 +533,7 @@ mod tests {
     }
 
     #[test]
-    fn finer_chunks_are_compacted_into_the_coarser_chunk_holding_them() {
+    fn chunks_are_compacted_into_the_coarser_chunk_holding_them_or_cut_into_finer_ones() {
         const HOUR: i64 = 3_600_000;
         let hourly = |hour: i64, p: u32| SegmentRecord {
             interval: Interval::new(hour * HOUR, (hour + 1) * HOUR),
@@ -545,12 +550,14 @@ mod tests {
         // Day 0: hours 0 and 5 and the day's own segment; day 1: hour 30.
         let visible = vec![hourly(0, 0), hourly(0, 1), hourly(5, 0), daily(0), hourly(30, 0)];
         let got: Vec<(Interval, usize)> =
-            units(&config("DAY"), &visible).into_iter().map(|(t, s)| (t, s.expect("built").len())).collect();
+            units(&config("DAY"), &visible).into_iter().map(|(t, s)| (t, s.len())).collect();
         let day = |d: i64| Interval::new(d * 24 * HOUR, (d + 1) * 24 * HOUR);
         assert_eq!(got, vec![(day(0), 4), (day(1), 1)], "every segment within its day, once per day");
         let coarse = [daily(0)];
         let finer = units(&config("HOUR"), &coarse);
-        assert!(matches!(&finer[..], [(_, Err(reason))] if reason.contains("not built")), "{finer:?}");
+        assert_eq!(finer.iter().map(|(t, s)| (*t, s.len())).collect::<Vec<_>>(), vec![(day(0), 1)], "cut by hour");
+        assert_eq!(split_by(&config("HOUR"), day(0)), config("HOUR").segment_granularity);
+        assert_eq!(split_by(&config("DAY"), day(0)), None);
     }
 
     #[test]

@@ -199,7 +199,8 @@ async fn what_an_abandoned_compaction_wrote_is_never_visible_and_cleaned_up(b: B
 
 /// The spec resubmitted with daily chunks while hourly ones exist: tasks append day segments
 /// that overlap the hours and hide nothing (each row once); compaction to `DAY` then replaces
-/// hours and day segments alike with one segment of the day.
+/// hours and day segments alike with one segment of the day, and compaction to `HOUR` cuts it
+/// back into hours.
 async fn a_coarser_granularity_overlaps_and_compacts_into_the_day(b: Backends) {
     let mut s = published(b).await;
     let b = s.b.clone();
@@ -223,6 +224,17 @@ async fn a_coarser_granularity_overlaps_and_compacts_into_the_day(b: Backends) {
     let compacted = visible_segments(meta, &s.name).await.expect("timeline");
     assert_eq!(compacted.len(), 1, "{compacted:?}");
     assert_eq!(compacted[0].interval.end - compacted[0].interval.start, 24 * HOUR);
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected());
+
+    // And back: the day cut into hourly chunks, each row in its hour.
+    let config = serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": "PT0S",
+        "granularitySpec": {"segmentGranularity": "HOUR"}});
+    submit(meta, config).await.expect("submit");
+    let r = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!((r.chunks_compacted, r.segments_compacted, r.segments_written), (1, 1, 3), "{r:?}");
+    assert_eq!(per_chunk(meta, &s.name).await, [1, 1, 1]);
+    let hours = visible_segments(meta, &s.name).await.expect("timeline");
+    assert!(hours.iter().all(|r| r.interval.end - r.interval.start == HOUR), "{hours:?}");
     assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected());
     s.b.discard(&s.name).await;
 }

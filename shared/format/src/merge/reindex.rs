@@ -14,12 +14,16 @@ use crate::row::DimValue;
 use crate::segment::{ColumnType, Segment};
 use crate::spec::{AggregatorSpec, Compression, DimensionSchema, DimensionType};
 use crate::time::Interval;
+use std::collections::BTreeMap;
 
 /// What a re-index changes; `None` keeps what the segments have.
 #[derive(Debug, Clone, Copy)]
 pub struct Reindex<'a> {
-    /// The time chunk of the output.
+    /// The time chunk of the output (the span of the chunks it is cut into, with `split`).
     pub interval: Interval,
+    /// Cuts the output into chunks of this granularity (a coarser chunk compacted into finer
+    /// ones).
+    pub split: Option<Granularity>,
     /// Timestamp truncation.
     pub query_granularity: Option<Granularity>,
     /// Whether equal rows are combined.
@@ -34,8 +38,9 @@ pub struct Reindex<'a> {
     pub compression: Compression,
 }
 
-/// Indexes the rows of `inputs` again as `how` says; returns the output segments' bytes.
-pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<Vec<u8>>, MergeError> {
+/// Indexes the rows of `inputs` again as `how` says; returns the output segments' chunks and
+/// bytes, in time order.
+pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u8>)>, MergeError> {
     let first = inputs.first().ok_or(MergeError::Empty)?;
     let incompatible = |seg: &Segment, reason: String| MergeError::Incompatible { object: seg.object().into(), reason };
     let source = first.aggregators();
@@ -86,7 +91,7 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<Vec<u8>>, MergeE
         query_granularity: how.query_granularity.unwrap_or(first.directory().query_granularity),
         segment_granularity: Granularity::All,
     };
-    let mut index = IncrementalIndex::new(config, how.interval);
+    let mut indexes: BTreeMap<i64, IncrementalIndex> = BTreeMap::new();
     for seg in inputs {
         let names: Vec<&str> = seg.directory().columns[1..]
             .iter()
@@ -95,21 +100,25 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<Vec<u8>>, MergeE
             .collect();
         let from: Vec<Option<usize>> = plan.iter().map(|p| names.iter().position(|n| *n == p.name)).collect();
         for (time, values, cells) in seg.read_rows()? {
+            let chunk = how.split.map_or(how.interval, |g| g.bucket(time));
+            let index = indexes.entry(chunk.start).or_insert_with(|| IncrementalIndex::new(config.clone(), chunk));
             let dims: Vec<DimValue> = from.iter().map(|i| i.map_or(DimValue::Null, |i| values[i].clone())).collect();
             let states = selected.iter().map(|&i| cells[i].clone()).collect();
             index.add_states(time, dims, states, &plan);
         }
     }
-    if index.is_empty() {
-        return Ok(Vec::new());
-    }
-    let bytes = index.persist(how.compression)?;
-    if index.num_rows() as u64 <= how.max_rows_per_segment {
-        return Ok(vec![bytes]);
-    }
-    let whole = Segment::from_bytes(first.object(), bytes)?;
     let options = MergeOptions { max_rows_per_segment: how.max_rows_per_segment, compression: how.compression };
-    merge_into(&[whole], how.interval, &options)
+    let mut out = Vec::new();
+    for index in indexes.into_values() {
+        let bytes = index.persist(how.compression)?;
+        if index.num_rows() as u64 <= how.max_rows_per_segment {
+            out.push((index.interval(), bytes));
+            continue;
+        }
+        let whole = Segment::from_bytes(first.object(), bytes)?;
+        out.extend(merge_into(&[whole], index.interval(), &options)?.into_iter().map(|b| (index.interval(), b)));
+    }
+    Ok(out)
 }
 
 /// The dimension type of a segment column.

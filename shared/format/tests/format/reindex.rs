@@ -52,6 +52,7 @@ fn totals(segments: &[Segment], dim: &str) -> BTreeMap<String, (i64, i64, i64)> 
 fn by_day<'a>(segment: &Segment, spec: &DatasourceSpec, dims: Option<&'a [DimensionSchema]>) -> Reindex<'a> {
     Reindex {
         interval: segment.directory().interval,
+        split: None,
         query_granularity: Some(Granularity::from_name("day").expect("day")),
         rollup: Some(true),
         dimensions: dims,
@@ -67,7 +68,7 @@ fn rolled_up_by_day_on_one_dimension_every_total_is_kept() {
     let channel: Vec<DimensionSchema> =
         serde_json::from_value(serde_json::json!([{"name": "channel"}])).expect("dimensions");
     let out = reindex(std::slice::from_ref(&hourly), &by_day(&hourly, &spec, Some(&channel))).expect("reindex");
-    let daily: Vec<Segment> = out.into_iter().map(|b| Segment::from_bytes("daily", b).expect("open")).collect();
+    let daily: Vec<Segment> = out.into_iter().map(|(_, b)| Segment::from_bytes("daily", b).expect("open")).collect();
     let expected = totals(std::slice::from_ref(&hourly), "channel");
     assert_eq!(totals(&daily, "channel"), expected, "every channel's totals");
     let rows: usize = daily.iter().map(Segment::num_rows).sum();
@@ -78,8 +79,27 @@ fn rolled_up_by_day_on_one_dimension_every_total_is_kept() {
     let small = Reindex { max_rows_per_segment: 10, ..by_day(&hourly, &spec, Some(&channel)) };
     let parts = reindex(std::slice::from_ref(&hourly), &small).expect("reindex");
     assert_eq!(parts.len(), expected.len().div_ceil(10));
-    let parts: Vec<Segment> = parts.into_iter().map(|b| Segment::from_bytes("part", b).expect("open")).collect();
+    let parts: Vec<Segment> = parts.into_iter().map(|(_, b)| Segment::from_bytes("part", b).expect("open")).collect();
     assert_eq!(totals(&parts, "channel"), expected);
+}
+
+#[test]
+fn a_day_split_into_hours_keeps_every_row_in_its_hour() {
+    let (spec, hourly) = hourly_day();
+    let hour = Granularity::from_name("hour").expect("hour");
+    let how = Reindex { split: Some(hour), query_granularity: None, rollup: None, ..by_day(&hourly, &spec, None) };
+    let out = reindex(std::slice::from_ref(&hourly), &how).expect("reindex");
+    let hours: Vec<(sluice_format::time::Interval, Segment)> =
+        out.into_iter().map(|(i, b)| (i, Segment::from_bytes("hour", b).expect("open"))).collect();
+    assert!(hours.len() > 1 && hours.windows(2).all(|w| w[0].0.end <= w[1].0.start), "hours in order");
+    for (interval, segment) in &hours {
+        assert_eq!((segment.directory().interval, hour.bucket(interval.start)), (*interval, *interval));
+        let rows = segment.read_rows().expect("rows");
+        assert!(rows.iter().all(|(t, _, _)| interval.contains(*t)), "{interval}: every row in its hour");
+    }
+    let segments: Vec<Segment> = hours.into_iter().map(|(_, s)| s).collect();
+    assert_eq!(segments.iter().map(Segment::num_rows).sum::<usize>(), hourly.num_rows(), "the same rows");
+    assert_eq!(totals(&segments, "page"), totals(std::slice::from_ref(&hourly), "page"));
 }
 
 #[test]
