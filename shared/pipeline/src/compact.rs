@@ -2,8 +2,9 @@
 //! retention rules: segments the rules drop are replaced by nothing, and each time chunk the
 //! compaction configuration finds awaiting compaction ([`crate::compaction_plan`]) has its
 //! segments merged (the merger's merge) into ceil(rows / `maxRowsPerSegment`) segments of a
-//! newer version that replace exactly them ([`crate::replace`]). Rows tasks append meanwhile
-//! stay visible beside. Then finished replaces are cleaned up after the grace period.
+//! newer version that replace exactly them ([`crate::replace`]), or re-indexed when the
+//! configuration changes the rows or cuts the chunk into finer ones. Rows tasks append
+//! meanwhile stay visible beside. Then finished replaces are cleaned up after the grace period.
 
 use crate::compaction;
 use crate::compaction_plan::plan;
@@ -100,7 +101,7 @@ pub struct CompactReport {
     pub replaces_cleaned: u64,
     /// Chunks left as they are, with why (not built, incompatible or corrupt segments).
     pub skipped: Vec<String>,
-    /// Seconds spent merging.
+    /// Seconds spent merging or re-indexing (the segments read, not yet written).
     pub merge_secs: f64,
     /// Seconds the whole pass took.
     pub pass_secs: f64,
@@ -249,7 +250,6 @@ impl Round<'_> {
         if !(fewer || regranulated || restated) {
             return Ok(false);
         }
-        let started = Instant::now();
         let inputs = match fetch(store, &taken).await {
             Ok(inputs) => inputs,
             Err(Fetch::Corrupt(reason)) => {
@@ -259,6 +259,7 @@ impl Round<'_> {
             Err(Fetch::Storage(object, source)) => return Err(ReplaceError::Storage { object, source }),
         };
         let (config, compression) = (self.config.clone(), self.compression);
+        let started = Instant::now();
         let merged = tokio::task::spawn_blocking(move || rewrite(&inputs, interval, &config, compression)).await;
         report.merge_secs += started.elapsed().as_secs_f64();
         let outputs = match merged {
