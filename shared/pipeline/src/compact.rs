@@ -28,6 +28,9 @@ use std::time::Instant;
 
 /// Bytes of segments one compaction reads at most (they are merged in memory).
 pub const MAX_INPUT_BYTES: u64 = 512 << 20;
+/// Rows one re-indexing compaction reads at most (each segment's rows are decoded in memory,
+/// and the index holds what they roll up to).
+pub const MAX_REINDEX_ROWS: u64 = 2_000_000;
 /// Rounds of a pass at most: a chunk with more segments than one compaction takes is
 /// compacted in parts, one per round.
 const MAX_ROUNDS: usize = 8;
@@ -230,20 +233,24 @@ impl Round<'_> {
         report: &mut CompactReport,
     ) -> Result<bool, CompactError> {
         segments.sort_by_key(|s| (s.num_rows, s.sk()));
-        let mut bytes = 0;
+        let changes = self.config.row_changes();
+        let split = split_by(self.config, interval);
+        let reindexed = changes.is_some() || split.is_some();
+        let (mut bytes, mut rows) = (0, 0);
         let mut starts = BTreeSet::new();
         let mut taken: Vec<SegmentRecord> = Vec::new();
         for s in segments.into_iter().take(MAX_REPLACED) {
             bytes += s.num_bytes;
+            rows += s.num_rows;
             starts.insert(s.interval.start);
-            if (bytes > MAX_INPUT_BYTES && taken.len() >= 2) || starts.len() > MAX_GUARDS {
+            // A merge needs two segments, a re-index one.
+            let too_big = bytes > MAX_INPUT_BYTES || (reindexed && rows > MAX_REINDEX_ROWS);
+            if (too_big && taken.len() >= if reindexed { 1 } else { 2 }) || starts.len() > MAX_GUARDS {
                 break;
             }
             taken.push(s.clone());
         }
         let rows: u64 = taken.iter().map(|s| s.num_rows).sum();
-        let changes = self.config.row_changes();
-        let split = split_by(self.config, interval);
         let regranulated = split.is_some() || taken.iter().any(|s| s.interval != interval);
         let restated = changes.is_some() && taken.iter().any(|s| s.compaction_state != changes);
         let fewer = rows.div_ceil(self.config.max_rows_per_segment).max(1) < taken.len() as u64;
