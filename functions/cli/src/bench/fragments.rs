@@ -4,12 +4,11 @@
 //! chunk's rows in time order) into embedded stores; then a compaction pass (the one `sluice
 //! compact` and the compactor function run) compacts it, on one core, through metered stores.
 //! Printed: the segments before and after against ceil(rows / `maxRowsPerSegment`), the pass's
-//! rows per second, its requests and its cost per million rows at the compactor's memory, and
+//! rows per second and its requests (`bench cost` prices them), and
 //! the query benchmark's five queries over both layouts in one run. Both layouts must give the
 //! same answers; the run fails if they do not. `--out` writes the figures for `bench cost`.
 
 use super::billing::Billing;
-use super::prices;
 use super::query::{best_run, queries};
 use super::segment::{build_indexes, parse_all};
 use super::{default_sample, Sample, TUTORIAL_SPEC};
@@ -78,19 +77,6 @@ pub struct CompactionRun {
     pub meters: Meters,
 }
 
-impl CompactionRun {
-    /// Dollars per million rows compacted by the compactor function (`COMPACTOR_MB`).
-    pub fn cost_per_million_rows(&self) -> f64 {
-        let m = &self.meters;
-        let stretch = (prices::LAMBDA_MB_PER_VCPU / COMPACTOR_MB).max(1.0);
-        let lambda = self.pass_secs * stretch * COMPACTOR_MB / 1024.0 * prices::LAMBDA_GB_SECOND;
-        let dynamodb =
-            m.read_units / 1e6 * prices::DYNAMODB_MILLION_READS + m.write_units / 1e6 * prices::DYNAMODB_MILLION_WRITES;
-        let s3 = m.s3_gets as f64 / 1e3 * prices::S3_THOUSAND_GETS + m.s3_puts as f64 / 1e3 * prices::S3_THOUSAND_PUTS;
-        (lambda + dynamodb + s3) * 1e6 / self.rows.max(1) as f64
-    }
-}
-
 /// Memory of the compactor function in `template.yaml`.
 pub const COMPACTOR_MB: f64 = 2048.0;
 
@@ -132,7 +118,7 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
         run.segments_before, run.segments_after, run.segments_target
     );
     println!(
-        "compaction pass, one core: {:.2} s ({:.2} s merging), {:.0} rows/s, {} rows merged; {} S3 GETs, {} PUTs, {:.0} DynamoDB read and {:.0} write units: ${:.4} per million rows at {COMPACTOR_MB} MB",
+        "compaction pass, one core: {:.2} s ({:.2} s merging), {:.0} rows/s, {} rows merged; {} S3 GETs, {} PUTs, {:.0} DynamoDB read and {:.0} write units (its cost: `bench cost`)",
         run.pass_secs,
         run.merge_secs,
         num_rows as f64 / run.pass_secs,
@@ -141,7 +127,6 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
         run.meters.s3_puts,
         run.meters.read_units,
         run.meters.write_units,
-        run.cost_per_million_rows()
     );
     if let Some(out) = &args.out {
         std::fs::write(out, serde_json::to_string_pretty(&run)? + "\n")?;
