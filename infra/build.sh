@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the five functions (four binaries: api serves two) with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
+# Builds the six functions (five binaries: api serves two) with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
 # one `bootstrap` per function (SAM_BUILD_MODE=debug: a debug build, as the tests use). Extra
 # arguments go to sam build (e.g. --parameter-overrides).
 set -euo pipefail

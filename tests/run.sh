@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Sluice's whole test suite on a fresh machine: checks that no crate's modules depend on
-# each other in a cycle (tests/module_cycles.py), lints the SAM template and builds the four
+# each other in a cycle (tests/module_cycles.py), lints the SAM template and builds the
 # Lambda functions with `sam build` in debug mode (infra/, tools from PyPI) while localstack/up.sh installs
 # what the tests need (the tansu broker, moto_server, DuckDB and pydruid, cached under
 # ~/.cache/sluice) and starts them on 127.0.0.1; then runs every test of the workspace (the
@@ -31,7 +31,7 @@ infra/lint.sh
 phase "template lint"
 # The functions are built by `sam build` as a deployment builds them (cargo-lambda, Zig's
 # linker, the template's architecture), in debug mode: the tests run these binaries, and a
-# release build's thin LTO of four binaries is most of a CI run's build time. infra/deploy.sh
+# release build's thin LTO of five binaries is most of a CI run's build time. infra/deploy.sh
 # builds for release.
 SAM_BUILD_MODE=debug infra/build.sh
 phase "sam build"

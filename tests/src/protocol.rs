@@ -62,6 +62,23 @@ impl Setup {
         ids
     }
 
+    /// Supervisor passes and jobs in this process until the datasource is caught up (40 passes
+    /// at most, or the test fails).
+    pub async fn catch_up(&self) {
+        let (meta, store) = (self.b.meta.as_ref(), self.b.store.as_ref());
+        let passes = sluice_pipeline::runner::run_until_caught_up(
+            meta,
+            store,
+            Some(&self.name),
+            40,
+            std::time::Duration::from_secs(60),
+            |_, _| {},
+        )
+        .await
+        .expect("pipeline");
+        assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
+    }
+
     /// The task items of the datasource, by group and sequence.
     pub async fn tasks(&self) -> Vec<TaskItem> {
         sluice_pipeline::task::tasks(self.b.meta.as_ref(), &self.name).await.expect("tasks")

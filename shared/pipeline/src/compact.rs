@@ -13,7 +13,7 @@ use crate::keys::datasource_pk;
 use crate::replace::MAX_REPLACE_RUN_MS;
 use crate::replace::{self, Begun, Guards, Published, ReplaceError, ReplaceKind, MAX_GUARDS, MAX_REPLACED};
 use crate::retention;
-use crate::timeline::{describe, discard, segment_records, SegmentRecord};
+use crate::timeline::{describe, discard, mark_visible, segment_records, SegmentRecord};
 use serde::Serialize;
 use sluice_format::granularity::Granularity;
 use sluice_format::merge::{merge_into, reindex, MergeError, MergeOptions, Reindex};
@@ -21,7 +21,7 @@ use sluice_format::segment::Segment;
 use sluice_format::spec::retention::retained;
 use sluice_format::spec::{load_spec_value, CompactionConfig, Compression};
 use sluice_format::time::{format_iso, now_ms, Interval};
-use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -141,9 +141,7 @@ pub async fn compact(
             visible.into_iter().partition(|s| retained(&rules, s.interval, options.now_ms));
         let mut progress = false;
         for batch in batches(&doomed) {
-            if replace_with(meta, store, datasource, ReplaceKind::Drop, batch, &[], &guards, &mut report, options)
-                .await?
-            {
+            if drop_segments(meta, store, datasource, batch, &guards, &mut report, options).await? {
                 report.segments_dropped += batch.len() as u64;
                 progress = true;
             }
@@ -232,7 +230,7 @@ impl Round<'_> {
         mut segments: Vec<&SegmentRecord>,
         report: &mut CompactReport,
     ) -> Result<bool, CompactError> {
-        segments.sort_by_key(|s| (s.num_rows, s.sk()));
+        segments.sort_by_cached_key(|s| (s.num_rows, s.sk()));
         let changes = self.config.row_changes();
         let split = split_by(self.config, interval);
         let reindexed = changes.is_some() || split.is_some();
@@ -307,12 +305,10 @@ impl Round<'_> {
             };
             let wrote = async {
                 if self.options.now_ms + MAX_REPLACE_RUN_MS <= now_ms() {
-                    return Err(ReplaceError::Metadata(DatasourceError::Metadata(
-                        sluice_store::metadata::MetaError::Invalid(format!(
-                            "compaction of {datasource} {chunk} ran past {} minutes",
-                            MAX_REPLACE_RUN_MS / 60_000
-                        )),
-                    )));
+                    return Err(ReplaceError::from(MetaError::Invalid(format!(
+                        "compaction of {datasource} {chunk} ran past {} minutes",
+                        MAX_REPLACE_RUN_MS / 60_000
+                    ))));
                 }
                 store
                     .put_if_absent(&record.key, bytes.into())
@@ -387,21 +383,18 @@ fn newer_version(now_ms: i64, replaced: &[SegmentRecord]) -> String {
     }
 }
 
-/// Begins and publishes a replace with no segments of its own (a drop); false on a conflict.
-#[allow(clippy::too_many_arguments)]
-async fn replace_with(
+/// Drops `segments` (a replace with no segments of its own); false on a conflict.
+async fn drop_segments(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     datasource: &str,
-    kind: ReplaceKind,
-    replaced: &[SegmentRecord],
-    written: &[SegmentRecord],
+    segments: &[SegmentRecord],
     guards: &Guards,
     report: &mut CompactReport,
     options: &CompactOptions,
 ) -> Result<bool, CompactError> {
-    let begun = replace::begin(meta, datasource, kind, replaced, Vec::new(), options.now_ms).await?;
-    replace_publish(meta, store, datasource, &begun, replaced, written, guards, options, report).await
+    let begun = replace::begin(meta, datasource, ReplaceKind::Drop, segments, Vec::new(), options.now_ms).await?;
+    replace_publish(meta, store, datasource, &begun, segments, &[], guards, options, report).await
 }
 
 /// Publishes a begun replace and marks its segments visible; on a conflict abandons it and
@@ -420,12 +413,8 @@ async fn replace_publish(
 ) -> Result<bool, CompactError> {
     match replace::publish(meta, datasource, begun, replaced, guards, options.now_ms).await? {
         Published::Done => {
-            let pk = datasource_pk(datasource);
             for r in written {
-                let marked = SegmentRecord { visible: true, ..r.clone() };
-                if let Err(e) =
-                    meta.put(Item::new(&pk, r.sk(), crate::datasource::to_json(&marked)), Condition::Exists).await
-                {
+                if let Err(e) = mark_visible(meta, datasource, r).await {
                     tracing::warn!(segment = r.sk(), error = %e, "could not mark a compacted segment visible; cleanup will");
                 }
             }
@@ -450,8 +439,8 @@ async fn give_up(
     written: &[SegmentRecord],
 ) {
     match replace::abandon(meta, datasource, &begun.item, begun.version, now_ms()).await {
-        Ok(true) => discard(meta, store, datasource, written).await,
-        Ok(false) => {}
+        Ok(Some(_)) => discard(meta, store, datasource, written).await,
+        Ok(None) => {}
         Err(e) => {
             tracing::warn!(datasource, replace = begun.item.id, error = %e, "could not abandon a replace; cleanup will")
         }

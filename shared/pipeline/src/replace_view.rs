@@ -7,6 +7,7 @@
 use crate::datasource::{parse_body, DatasourceError};
 use crate::keys::{datasource_pk, REPLACE_COUNTER_SK, REPLACE_PREFIX};
 use crate::layout::replace::{ReplaceCounter, ReplaceItem, ReplaceState};
+use crate::layout::task::TaskId;
 use crate::layout::timeline::SegmentRecord;
 use sluice_store::metadata::MetadataStore;
 use std::collections::{HashMap, HashSet};
@@ -49,10 +50,22 @@ impl ReplaceView {
         self.replaced.contains(&record.sk())
     }
 
+    /// Whether `record` is visible: its writer published it (a compaction's as this view read
+    /// its replace; a task's as `task_published` says, from the task states the reader read)
+    /// and no published replace names it.
+    pub fn visible(&self, record: &SegmentRecord, task_published: impl FnOnce(&TaskId) -> bool) -> bool {
+        let written = match (&record.task, record.replace) {
+            (_, Some(id)) => self.written_visible(id, record),
+            (Some(task), None) => task_published(task),
+            (None, None) => false,
+        };
+        written && !self.replaced(record)
+    }
+
     /// Whether the segment written by replace `id` is visible as far as its replace goes: it
     /// was read published, or it was cleaned up (numbered below the counter, not found) after
     /// its segments were marked visible.
-    pub fn written_visible(&self, id: u64, record: &SegmentRecord) -> bool {
+    fn written_visible(&self, id: u64, record: &SegmentRecord) -> bool {
         if id >= self.next {
             return false;
         }
@@ -103,5 +116,12 @@ mod tests {
             view.written_visible(2, &record(7, Some(2), true)) && !view.written_visible(2, &record(8, Some(2), false))
         );
         assert!(!view.written_visible(3, &record(9, Some(3), true)), "begun after the read: unpublished in full");
+        // The whole rule: a task's record as its task was read, a compaction's as its replace,
+        // and neither when a published replace names it.
+        let task = TaskId { datasource: "w".into(), group: 0, seq: 1 };
+        let by_task = |p| SegmentRecord { task: Some(task.clone()), ..record(p, None, true) };
+        assert!(!view.visible(&by_task(0), |_| true), "replaced: hidden whatever its task");
+        assert!(view.visible(&by_task(1), |t| *t == task) && !view.visible(&by_task(1), |_| false));
+        assert!(view.visible(&record(5, Some(0), false), |_| false), "a compaction's follows its replace");
     }
 }

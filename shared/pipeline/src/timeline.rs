@@ -75,12 +75,7 @@ pub async fn segment_records(
     Ok(records
         .into_iter()
         .map(|r| {
-            let written = match (&r.task, r.replace) {
-                (_, Some(id)) => view.written_visible(id, &r),
-                (Some(task), None) => r.visible || published.get(task).is_some_and(|m| *m == r.merge),
-                (None, None) => false,
-            };
-            let visible = written && !view.replaced(&r);
+            let visible = view.visible(&r, |task| r.visible || published.get(task).is_some_and(|m| *m == r.merge));
             (r, visible)
         })
         .collect())
@@ -118,6 +113,17 @@ fn in_order(records: impl Iterator<Item = SegmentRecord>) -> Vec<SegmentRecord> 
     let mut out: Vec<SegmentRecord> = records.collect();
     out.sort_by(|a, b| (a.interval, &a.version, a.partition).cmp(&(b.interval, &b.version, b.partition)));
     out
+}
+
+/// Marks a segment record visible (after its task's or compaction's publish), if it still
+/// exists: `ConditionFailed` when it was deleted since it was read.
+pub async fn mark_visible(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    record: &SegmentRecord,
+) -> Result<u64, MetaError> {
+    let marked = SegmentRecord { visible: true, ..record.clone() };
+    meta.put(Item::new(datasource_pk(datasource), record.sk(), to_json(&marked)), Condition::Exists).await
 }
 
 /// Deletes segments that were never visible (a lost race, a failed merge or compaction).
@@ -205,16 +211,11 @@ pub async fn realtime_segments(
             continue;
         }
         let visible = records.into_iter().filter(|r| {
-            let written = match (&r.task, r.replace) {
-                (_, Some(id)) => view.written_visible(id, r),
-                (Some(task), None) => match states.get(task) {
-                    Some(Some(merge)) => *merge == r.merge,
-                    Some(None) => false,
-                    None => r.visible,
-                },
-                (None, None) => false,
-            };
-            written && !view.replaced(r)
+            view.visible(r, |task| match states.get(task) {
+                Some(Some(merge)) => *merge == r.merge,
+                Some(None) => false,
+                None => r.visible,
+            })
         });
         let mut out = in_order(visible);
         let mut covered: Vec<(i32, i64, i64)> = Vec::new();

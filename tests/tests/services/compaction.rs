@@ -23,22 +23,8 @@ const HOUR: i64 = 3_600_000;
 /// 60 records over three hourly chunks, published by six tasks of 10: six segments per chunk.
 async fn published(b: Backends) -> Setup {
     let s = Setup::new(b, 1, 60, 1, 10, serde_json::json!({})).await;
-    catch_up(&s).await;
+    s.catch_up().await;
     s
-}
-
-async fn catch_up(s: &Setup) {
-    let passes = run_until_caught_up(
-        s.b.meta.as_ref(),
-        s.b.store.as_ref(),
-        Some(&s.name),
-        40,
-        Duration::from_secs(60),
-        |_, _| {},
-    )
-    .await
-    .expect("pipeline");
-    assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
 }
 
 async fn configure(meta: &dyn MetadataStore, name: &str) {
@@ -210,7 +196,7 @@ async fn a_coarser_granularity_overlaps_and_compacts_into_the_day(b: Backends) {
     spec["spec"]["dataSchema"]["granularitySpec"]["segmentGranularity"] = "day".into();
     sluice_pipeline::datasource::submit(meta, spec, now_ms()).await.expect("resubmit");
     s.produce_more(30).await;
-    catch_up(&s).await;
+    s.catch_up().await;
     let segments = visible_segments(meta, &s.name).await.expect("timeline");
     let days = segments.iter().filter(|r| r.interval.end - r.interval.start == 24 * HOUR).count();
     assert!(days > 0 && days < segments.len(), "day segments beside hour segments: {segments:?}");

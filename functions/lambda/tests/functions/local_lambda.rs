@@ -80,7 +80,7 @@ struct Pipeline {
 }
 
 impl Pipeline {
-    /// The four functions on `metadata` and `storage`.
+    /// The functions of `template.yaml` on `metadata` and `storage`.
     async fn start(metadata: &str, storage: &str, kafka_secret: Option<&str>) -> Self {
         let logs = tempfile::tempdir().expect("temp dir");
         let mut service = LambdaService::new(logs.path()).await;

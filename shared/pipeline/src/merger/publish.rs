@@ -4,7 +4,7 @@ use crate::datasource::{parse_body, to_json, DatasourceError, OffsetsItem};
 use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, offsets_sk};
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
-use crate::timeline::{allocate_partitions, describe, discard, SegmentRecord};
+use crate::timeline::{allocate_partitions, describe, discard, mark_visible, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, TuningSettings};
@@ -343,14 +343,12 @@ impl Publish<'_> {
         }
         tracing::info!(task = %id, segments = written.len(), "published");
         let mut segments = Vec::with_capacity(written.len());
-        for mut r in written {
-            r.visible = true;
-            let item = Item::new(datasource_pk(&id.datasource), r.sk(), to_json(&r));
-            if let Err(e) = meta.put(item, Condition::Exists).await {
+        for r in written {
+            if let Err(e) = mark_visible(meta, &id.datasource, &r).await {
                 // Visible anyway through the published task; cleanup marks it later.
                 tracing::warn!(segment = r.sk(), error = %e, "could not mark a published segment visible");
             }
-            segments.push(r);
+            segments.push(SegmentRecord { visible: true, ..r });
         }
         if let Some(invoker) = invoker {
             let next = TaskId { seq: id.seq + 1, ..id.clone() };

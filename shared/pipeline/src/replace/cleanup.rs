@@ -7,10 +7,10 @@
 //! below the counter knows its segments are marked and the ones it replaced are gone.
 
 use super::{abandon, ReplaceError, ReplaceItem, ReplaceState, MAX_REPLACE_RUN_MS};
-use crate::datasource::{parse_body, to_json};
+use crate::datasource::parse_body;
 use crate::keys::{datasource_pk, replace_sk, REPLACE_PREFIX};
-use crate::timeline::{read_records, SegmentRecord};
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+use crate::timeline::{mark_visible, read_records, SegmentRecord};
+use sluice_store::metadata::{Condition, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::HashMap;
 
@@ -30,8 +30,7 @@ pub async fn clean_up(
         let finished_long_ago = r.finished_ms.is_some_and(|f| f + grace_ms <= now_ms);
         let overdue = r.state == ReplaceState::Running && r.created_ms + MAX_REPLACE_RUN_MS + grace_ms <= now_ms;
         if overdue {
-            if abandon(meta, datasource, &r, item.version, now_ms).await? {
-                let version = item.version + 1;
+            if let Some(version) = abandon(meta, datasource, &r, item.version, now_ms).await? {
                 let abandoned = ReplaceItem { state: ReplaceState::Abandoned, finished_ms: Some(now_ms), ..r };
                 due.push((abandoned, version));
             }
@@ -49,8 +48,11 @@ pub async fn clean_up(
         let own = records.values().filter(|s| s.replace == Some(r.id));
         if r.state == ReplaceState::Published {
             for s in own.filter(|s| !s.visible) {
-                let marked = SegmentRecord { visible: true, ..s.clone() };
-                meta.put(Item::new(&pk, s.sk(), to_json(&marked)), Condition::Exists).await?;
+                match mark_visible(meta, datasource, s).await {
+                    // Replaced by a later compaction and deleted since it was read.
+                    Ok(_) | Err(MetaError::ConditionFailed { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
             }
             for sk in &r.replaces {
                 if let Some(s) = records.get(sk) {

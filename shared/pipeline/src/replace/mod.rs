@@ -176,19 +176,19 @@ pub async fn publish(
 }
 
 /// Marks a running replace abandoned, fenced by the version read: it can no longer publish.
-/// False when it changed (published, or abandoned already).
+/// Returns the item's new version, or `None` when it changed (published, or abandoned already).
 pub async fn abandon(
     meta: &dyn MetadataStore,
     datasource: &str,
     item: &ReplaceItem,
     version: u64,
     now_ms: i64,
-) -> Result<bool, DatasourceError> {
+) -> Result<Option<u64>, DatasourceError> {
     let abandoned = ReplaceItem { state: ReplaceState::Abandoned, finished_ms: Some(now_ms), ..item.clone() };
     let put = Item::new(datasource_pk(datasource), replace_sk(item.id), to_json(&abandoned));
     match meta.put(put, Condition::Version(version)).await {
-        Ok(_) => Ok(true),
-        Err(MetaError::ConditionFailed { .. }) => Ok(false),
+        Ok(version) => Ok(Some(version)),
+        Err(MetaError::ConditionFailed { .. }) => Ok(None),
         Err(e) => Err(e.into()),
     }
 }

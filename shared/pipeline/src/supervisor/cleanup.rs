@@ -5,11 +5,10 @@
 //! leaves work the next pass finishes; nothing a visible segment references is deleted.
 
 use super::{SupervisorError, SupervisorOptions};
-use crate::datasource::{parse_body, to_json};
-use crate::keys::{datasource_pk, hydrant_task_prefix, SEGMENT_PREFIX};
+use crate::keys::{datasource_pk, hydrant_task_prefix};
 use crate::task::{TaskItem, TaskState};
-use crate::timeline::SegmentRecord;
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+use crate::timeline::{mark_visible, read_records};
+use sluice_store::metadata::{Condition, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
 
@@ -44,16 +43,14 @@ pub async fn clean_up(
         return Ok(0);
     }
     let pk = datasource_pk(datasource);
-    let records: Vec<SegmentRecord> =
-        meta.query(&pk, SEGMENT_PREFIX).await?.iter().map(|i| parse_body(datasource, i)).collect::<Result<_, _>>()?;
+    let records = read_records(meta, datasource).await?;
     let mut cleaned = 0;
     for (task, version) in due {
         for r in records.iter().filter(|r| r.task.as_ref() == Some(&task.id)) {
             let winner = task.state == TaskState::Published && task.published_by.as_deref() == Some(r.merge.as_str());
             if winner {
                 if !r.visible {
-                    let marked = SegmentRecord { visible: true, ..r.clone() };
-                    match meta.put(Item::new(&pk, r.sk(), to_json(&marked)), Condition::Exists).await {
+                    match mark_visible(meta, datasource, r).await {
                         // Compacted and deleted since it was read: nothing to mark.
                         Ok(_) | Err(MetaError::ConditionFailed { .. }) => {}
                         Err(e) => return Err(e.into()),
