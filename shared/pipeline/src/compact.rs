@@ -186,7 +186,15 @@ fn units<'a>(config: &CompactionConfig, visible: &'a [SegmentRecord]) -> Vec<(In
             visible.iter().filter(|s| span.start <= s.interval.start && s.interval.end <= span.end).collect()
         });
     }
-    out.into_iter().collect()
+    // Overlapping spans (a chunk cut into finer ones, and one of those) would replace the same
+    // segments and write the same chunks: one per round, the others in the next.
+    let mut chosen: Vec<(Interval, Vec<&SegmentRecord>)> = Vec::new();
+    for (span, segments) in out {
+        if chosen.iter().all(|(c, _)| c.end <= span.start || span.end <= c.start) {
+            chosen.push((span, segments));
+        }
+    }
+    chosen
 }
 
 /// Records in groups one replace can take: at most [`MAX_REPLACED`] records starting at no
@@ -230,6 +238,9 @@ impl Round<'_> {
         mut segments: Vec<&SegmentRecord>,
         report: &mut CompactReport,
     ) -> Result<bool, CompactError> {
+        // Above every version in the span: its chunks may already hold this pass's segments
+        // (a chunk compacted in parts), whose keys a new version must not repeat.
+        let version = newer_version(self.options.now_ms, segments.iter().map(|s| s.version.as_str()));
         segments.sort_by_cached_key(|s| (s.num_rows, s.sk()));
         let changes = self.config.row_changes();
         let split = split_by(self.config, interval);
@@ -278,7 +289,6 @@ impl Round<'_> {
                 return Ok(false);
             }
         };
-        let version = newer_version(self.options.now_ms, &taken);
         let mut intervals: Vec<Interval> = outputs.iter().map(|(i, _)| *i).collect();
         intervals.dedup();
         let begun =
@@ -371,10 +381,10 @@ fn rewrite(
     reindex(inputs, &how)
 }
 
-/// A version above every replaced segment's: now, or just after the newest of them.
-fn newer_version(now_ms: i64, replaced: &[SegmentRecord]) -> String {
+/// A version above every one of `versions`: now, or just after the newest of them.
+fn newer_version<'a>(now_ms: i64, versions: impl Iterator<Item = &'a str>) -> String {
     let now = format_iso(now_ms);
-    match replaced.iter().map(|s| s.version.as_str()).max() {
+    match versions.max() {
         Some(top) if top >= now.as_str() => {
             let top_ms = sluice_format::time::parse_iso_instant(top).unwrap_or(now_ms);
             format_iso(top_ms.max(now_ms) + 1)
@@ -554,14 +564,21 @@ mod tests {
         let finer = units(&config("HOUR"), &coarse);
         assert_eq!(finer.iter().map(|(t, s)| (*t, s.len())).collect::<Vec<_>>(), vec![(day(0), 1)], "cut by hour");
         assert_eq!(split_by(&config("HOUR"), day(0)), config("HOUR").segment_granularity);
+        let overlapping = [daily(0), hourly(0, 0), hourly(0, 1)];
+        let one: Vec<(Interval, usize)> =
+            units(&config("HOUR"), &overlapping).into_iter().map(|(t, s)| (t, s.len())).collect();
+        assert_eq!(one, vec![(Interval::new(0, HOUR), 2)], "the day is cut in the next round");
         assert_eq!(split_by(&config("DAY"), day(0)), None);
     }
 
     #[test]
     fn compacted_versions_are_newer_than_what_they_replace() {
         let now = 1_000_000;
-        assert_eq!(newer_version(now, &[record(0, 0, &format_iso(now - 5))]), format_iso(now));
+        let older = format_iso(now - 5);
+        assert_eq!(newer_version(now, [older.as_str()].into_iter()), format_iso(now));
         let ahead = format_iso(now + 60_000);
-        assert_eq!(newer_version(now, &[record(0, 0, &ahead)]), format_iso(now + 60_001), "a clock behind");
+        assert_eq!(newer_version(now, [ahead.as_str()].into_iter()), format_iso(now + 60_001), "a clock behind");
+        let this_pass = format_iso(now);
+        assert_eq!(newer_version(now, [this_pass.as_str()].into_iter()), format_iso(now + 1), "a second part");
     }
 }
