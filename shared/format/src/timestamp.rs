@@ -133,6 +133,34 @@ fn is_integer(s: &str) -> bool {
 
 /// Translates a Joda-Time pattern into a chrono format string.
 fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, String> {
+    let pattern = joda_pattern(joda)?;
+    if !pattern.has_date {
+        return Err(format!("timestamp pattern {joda:?} has no date: expected a format name (iso, millis, posix, micro, nano, auto) or a Joda pattern such as yyyy-MM-dd HH:mm:ss"));
+    }
+    Ok(TimestampFormat::Pattern {
+        joda: joda.to_string(),
+        chrono: pattern.chrono,
+        zoned: pattern.zoned,
+        has_time: pattern.has_time,
+    })
+}
+
+/// A Joda-Time pattern translated for chrono.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JodaPattern {
+    /// The chrono format string.
+    pub chrono: String,
+    /// Reads or writes an offset (`Z`).
+    pub zoned: bool,
+    /// Has a time of day field.
+    pub has_time: bool,
+    /// Has a date field.
+    pub has_date: bool,
+}
+
+/// Translates a Joda-Time pattern (`yyyy-MM-dd HH:mm:ss`, quoted literals) into a chrono
+/// format string; a letter chrono cannot express is an error naming it.
+pub fn joda_pattern(joda: &str) -> Result<JodaPattern, String> {
     let chars: Vec<char> = joda.chars().collect();
     let mut out = String::new();
     let (mut zoned, mut has_time, mut has_date) = (false, false, false);
@@ -207,10 +235,7 @@ fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, String> {
         out.push_str(spec);
         i += n;
     }
-    if !has_date {
-        return Err(format!("timestamp pattern {joda:?} has no date: expected a format name (iso, millis, posix, micro, nano, auto) or a Joda pattern such as yyyy-MM-dd HH:mm:ss"));
-    }
-    Ok(TimestampFormat::Pattern { joda: joda.to_string(), chrono: out, zoned, has_time })
+    Ok(JodaPattern { chrono: out, zoned, has_time, has_date })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Evaluation of parsed expressions over a row, with SQL-compatible nulls.
 
-use super::{BinaryOp, Expr, Function, UnaryOp};
+use super::{BinaryOp, CastType, Expr, Function, UnaryOp};
 use crate::value::Value;
 use std::cmp::Ordering;
 
@@ -185,7 +185,30 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             Value::Long(v) => Value::Long(v.wrapping_abs()),
             other => other.as_double().map(|v| Value::Double(v.abs())).unwrap_or(Value::Null),
         },
+        Function::Cast(to) => cast(arg(0), *to),
+        Function::TimestampFormat(f) => arg(0).as_long().map(|t| f.format(t)).unwrap_or(Value::Null),
+        Function::TimestampExtract(unit, zone) => {
+            arg(0).as_long().map(|t| unit.extract(t, zone.as_deref())).unwrap_or(Value::Null)
+        }
+        Function::IsNull => Value::Long(i64::from(arg(0).is_null())),
+        Function::NotNull => Value::Long(i64::from(!arg(0).is_null())),
     }
+}
+
+fn cast(v: Value, to: CastType) -> Value {
+    let out = match to {
+        CastType::Long => match &v {
+            // A numeric string with a fraction reads as its truncation, as Druid's cast does.
+            Value::String(s) => v
+                .as_long()
+                .or_else(|| s.trim().parse::<f64>().ok().filter(|d| d.is_finite()).map(|d| d as i64))
+                .map(Value::Long),
+            _ => v.as_long().map(Value::Long),
+        },
+        CastType::Double => v.as_double().map(Value::Double),
+        CastType::String => v.as_str().map(|s| Value::String(s.into_owned())),
+    };
+    out.unwrap_or(Value::Null)
 }
 
 fn map_str(v: Value, f: impl Fn(&str) -> String) -> Value {
@@ -252,12 +275,30 @@ mod tests {
         assert_eq!(run("case_searched(x == 1, 'one')", &[("x", Value::Long(2))]), Value::Null);
         assert_eq!(run("timestamp_floor(__time, 'PT1H')", &[]), Value::Long(1_442_016_000_000));
         assert_eq!(run("lower('ABC') == 'abc' && !(1 > 2)", &[]), Value::Long(1));
+        assert_eq!(run("cast('12.7', 'LONG')", &[]), Value::Long(12));
+        assert_eq!(run("cast(x, 'DOUBLE')", &[("x", Value::Long(3))]), Value::Double(3.0));
+        assert_eq!(run("cast(x, 'STRING')", &[("x", Value::Long(3))]), Value::String("3".into()));
+        assert_eq!(run("cast('abc', 'LONG')", &[]), Value::Null);
+        assert_eq!(run("isnull(x) + notnull(y)", &[("x", Value::Null), ("y", Value::Long(1))]), Value::Long(2));
+        assert_eq!(run("timestamp_format(__time, 'yyyy-MM-dd')", &[]), Value::String("2015-09-12".into()));
+        assert_eq!(run("timestamp_extract(__time, 'MINUTE')", &[]), Value::Long(46));
+        assert_eq!(run("timestamp_extract(__time, 'HOUR', 'Asia/Kolkata')", &[]), Value::Long(6));
     }
 
     #[test]
     fn rejects_bad_expressions_with_reason() {
         let mut resolve = |_: &str| 0;
-        for bad in ["1 +", "foo(1)", "'open", "lower(1, 2)", "(1", "timestamp_floor(__time, 'PT1X')"] {
+        for bad in [
+            "1 +",
+            "foo(1)",
+            "'open",
+            "lower(1, 2)",
+            "(1",
+            "timestamp_floor(__time, 'PT1X')",
+            "cast(x, 'BLOB')",
+            "timestamp_extract(__time, 'EON')",
+            "timestamp_format(__time, 'yyyy', 'Nowhere/City')",
+        ] {
             let err = parse(bad, &mut resolve).expect_err(bad);
             assert!(err.to_string().contains(bad), "{err}");
         }

@@ -3,9 +3,11 @@
 
 mod eval;
 mod parse;
+mod time_fns;
 
 pub use eval::eval;
 pub use parse::{parse, MAX_DEPTH, MAX_TERMS};
+pub use time_fns::{time_zone, TimeFormat, TimeUnit};
 
 /// An error in an expression's text, naming the expression and what was expected.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -109,4 +111,25 @@ pub enum Function {
     CaseSearched,
     /// `abs(x)`
     Abs,
+    /// `cast(x, 'LONG' | 'DOUBLE' | 'STRING')`: null when `x` does not read as the type.
+    Cast(CastType),
+    /// `timestamp_format(t[, pattern[, timezone]])`: ISO 8601 by default.
+    TimestampFormat(Box<TimeFormat>),
+    /// `timestamp_extract(t, unit[, timezone])`.
+    TimestampExtract(TimeUnit, Option<Box<chrono_tz::Tz>>),
+    /// `isnull(x)`: 1 when `x` is null, else 0.
+    IsNull,
+    /// `notnull(x)`: 1 when `x` is not null, else 0.
+    NotNull,
+}
+
+/// The types `cast` converts to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastType {
+    /// A 64-bit integer (doubles truncated).
+    Long,
+    /// A 64-bit float.
+    Double,
+    /// A string.
+    String,
 }

@@ -1,6 +1,6 @@
 //! A precedence-climbing parser for Druid's expression syntax.
 
-use super::{BinaryOp, Expr, ExprError, Function, UnaryOp};
+use super::{BinaryOp, CastType, Expr, ExprError, Function, TimeFormat, TimeUnit, UnaryOp};
 use crate::granularity::Granularity;
 use crate::time::{parse_iso_instant, Period};
 use crate::value::Value;
@@ -246,6 +246,15 @@ impl Parser<'_> {
         }
     }
 
+    /// Argument `i` of `name`, which must be a string literal or null when given.
+    fn literal(&self, name: &str, args: &[Expr], i: usize) -> Result<Option<String>, ExprError> {
+        match args.get(i) {
+            Some(Expr::Literal(Value::String(s))) => Ok(Some(s.clone())),
+            Some(Expr::Literal(Value::Null)) | None => Ok(None),
+            _ => Err(self.error(format!("{name} argument {} must be a string literal", i + 1))),
+        }
+    }
+
     fn call(&self, name: &str, args: Vec<Expr>) -> Result<Expr, ExprError> {
         let arity = |min: usize, max: usize| -> Result<(), ExprError> {
             if args.len() < min || args.len() > max {
@@ -264,6 +273,30 @@ impl Parser<'_> {
             "if" => (arity(3, 3)?, Function::If).1,
             "abs" => (arity(1, 1)?, Function::Abs).1,
             "case_searched" => (arity(2, usize::MAX)?, Function::CaseSearched).1,
+            "isnull" => (arity(1, 1)?, Function::IsNull).1,
+            "notnull" => (arity(1, 1)?, Function::NotNull).1,
+            "cast" => {
+                arity(2, 2)?;
+                Function::Cast(match self.literal(name, &args, 1)?.map(|t| t.to_ascii_uppercase()).as_deref() {
+                    Some("LONG") => CastType::Long,
+                    Some("DOUBLE") | Some("FLOAT") => CastType::Double,
+                    Some("STRING") => CastType::String,
+                    _ => return Err(self.error("cast takes a type: 'LONG', 'DOUBLE' or 'STRING'".into())),
+                })
+            }
+            "timestamp_format" => {
+                arity(1, 3)?;
+                let (pattern, zone) = (self.literal(name, &args, 1)?, self.literal(name, &args, 2)?);
+                let format = TimeFormat::new(pattern.as_deref(), zone.as_deref()).map_err(|e| self.error(e))?;
+                Function::TimestampFormat(Box::new(format))
+            }
+            "timestamp_extract" => {
+                arity(2, 3)?;
+                let unit = self.literal(name, &args, 1)?.ok_or_else(|| self.error(format!("{name} needs a unit")))?;
+                let unit = TimeUnit::parse(&unit).map_err(|e| self.error(e))?;
+                let zone = self.literal(name, &args, 2)?.map(|z| super::time_zone(&z)).transpose();
+                Function::TimestampExtract(unit, zone.map_err(|e| self.error(e))?.map(Box::new))
+            }
             "timestamp_floor" => {
                 arity(2, 4)?;
                 let literal = |i: usize| match args.get(i) {
@@ -291,7 +324,10 @@ impl Parser<'_> {
             other => return Err(self.error(format!("function {other:?} is not supported"))),
         };
         let args = match function {
-            Function::TimestampFloor(_) => args.into_iter().take(1).collect(),
+            Function::TimestampFloor(_)
+            | Function::Cast(_)
+            | Function::TimestampFormat(_)
+            | Function::TimestampExtract(..) => args.into_iter().take(1).collect(),
             _ => args,
         };
         Ok(Expr::Call(function, args))

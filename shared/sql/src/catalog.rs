@@ -1,0 +1,82 @@
+//! The datasources SQL sees: each with visible segments, its columns read from the segments'
+//! directories (`__time` first, then by name).
+
+use crate::types::{Column, SqlType};
+use sluice_query::QuerySegment;
+use std::collections::BTreeMap;
+
+/// One visible segment, as `sys.segments` shows it.
+#[derive(Debug, Clone)]
+pub struct SegmentInfo {
+    /// Its datasource.
+    pub datasource: String,
+    /// Druid's segment id.
+    pub id: String,
+    /// Time chunk start, ISO 8601.
+    pub start: String,
+    /// Time chunk end, ISO 8601.
+    pub end: String,
+    /// Bytes.
+    pub size: u64,
+    /// Rows.
+    pub num_rows: u64,
+    /// Dimension names.
+    pub dimensions: Vec<String>,
+    /// Metric names.
+    pub metrics: Vec<String>,
+}
+
+/// The datasources' columns and segments.
+#[derive(Debug, Clone, Default)]
+pub struct Schemas {
+    /// Columns of each datasource with segments.
+    pub tables: BTreeMap<String, Vec<Column>>,
+    /// Every visible segment read.
+    pub segments: Vec<SegmentInfo>,
+}
+
+impl Schemas {
+    /// Adds a datasource from its visible segments (none: it is not a table, as in Druid).
+    pub fn add(&mut self, datasource: &str, segments: &[QuerySegment]) {
+        if segments.is_empty() {
+            return;
+        }
+        let mut columns: BTreeMap<String, SqlType> = BTreeMap::new();
+        for seg in segments {
+            let directory = seg.segment.directory();
+            let mut info = SegmentInfo {
+                datasource: datasource.to_string(),
+                id: seg.id.clone(),
+                start: sluice_format::time::format_iso(seg.interval.start),
+                end: sluice_format::time::format_iso(seg.interval.end),
+                size: seg.segment.size() as u64,
+                num_rows: seg.segment.num_rows() as u64,
+                dimensions: Vec::new(),
+                metrics: Vec::new(),
+            };
+            for entry in &directory.columns {
+                let ty = SqlType::of_column(entry);
+                match entry.kind {
+                    sluice_format::segment::ColumnType::Time => {}
+                    sluice_format::segment::ColumnType::Metric => info.metrics.push(entry.name.clone()),
+                    _ => info.dimensions.push(entry.name.clone()),
+                }
+                columns.entry(entry.name.clone()).and_modify(|known| *known = widen(known, &ty)).or_insert(ty);
+            }
+            self.segments.push(info);
+        }
+        let mut list = vec![Column::new("__time", SqlType::Timestamp)];
+        list.extend(columns.into_iter().filter(|(n, _)| n != "__time").map(|(n, t)| Column::new(n, t)));
+        self.tables.insert(datasource.to_string(), list);
+    }
+}
+
+/// The type of a column whose segments disagree: strings over numbers, doubles over longs.
+fn widen(a: &SqlType, b: &SqlType) -> SqlType {
+    match (a, b) {
+        (a, b) if a == b => a.clone(),
+        (SqlType::Varchar, _) | (_, SqlType::Varchar) => SqlType::Varchar,
+        (a, b) if a.is_numeric() && b.is_numeric() => SqlType::Double,
+        (a, _) => a.clone(),
+    }
+}

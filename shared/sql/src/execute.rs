@@ -1,0 +1,220 @@
+//! Running a plan: its native query over the datasource's segments (or over a subquery's or
+//! metadata table's rows held as a segment), then each result column read out of Druid's
+//! native result rows and typed for SQL.
+
+use crate::catalog::Schemas;
+use crate::plan::{Input, Plan, Source};
+use crate::types::SqlType;
+use crate::{Segments, SqlError};
+use serde_json::{json, Map, Value};
+use sluice_query::QuerySegment;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// When the query must be answered by, and the timeout it names.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    /// The instant.
+    pub at: Instant,
+    /// The timeout in milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// Rows being computed (boxed: a subquery's plan is run by the same function).
+pub type RowsFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<Value>>, SqlError>> + Send + 'a>>;
+
+/// The rows of `plan`.
+pub fn rows<'a>(plan: &'a Plan, source: &'a dyn Segments, schemas: &'a Schemas, deadline: Deadline) -> RowsFuture<'a> {
+    Box::pin(async move {
+        let Some(native) = &plan.native else {
+            return Ok(vec![plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source)).collect()]);
+        };
+        let query = sluice_query::parse_query(&native.to_string())?;
+        let segments: Arc<Vec<QuerySegment>> = match &plan.input {
+            Input::Table(datasource) => {
+                source.segments(datasource, &query.intervals(), query.columns().as_ref()).await?
+            }
+            Input::Inline(inner) => {
+                let inner_rows = rows(inner, source, schemas, deadline).await?;
+                Arc::new(crate::inline::segment(&inner.columns(), &inner_rows)?.into_iter().collect())
+            }
+            Input::System(table) => {
+                Arc::new(crate::inline::segment(&table.columns(), &table.rows(schemas))?.into_iter().collect())
+            }
+            Input::Nothing => Arc::new(Vec::new()),
+        };
+        let result = tokio::task::spawn_blocking(move || {
+            sluice_query::execute_until(&query, &segments, deadline.at, deadline.timeout_ms)
+        })
+        .await
+        .map_err(|e| SqlError::Query(sluice_query::QueryError::Source(format!("the query engine failed: {e}"))))??;
+        let kind = native["queryType"].as_str().unwrap_or("");
+        read_rows(plan, kind, &result)
+    })
+}
+
+/// Reads the result columns out of a native answer, then sorts and cuts what the plan does
+/// after the query.
+pub fn read_rows(plan: &Plan, kind: &str, result: &Value) -> Result<Vec<Vec<Value>>, SqlError> {
+    let computed = Computed::new(plan)?;
+    let empty = Map::new();
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    let row = |timestamp: &Value, fields: &Map<String, Value>| -> Vec<Value> {
+        plan.outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| match &o.source {
+                Source::Field(name) => sql_value(fields.get(name).unwrap_or(&Value::Null), &o.column.ty),
+                Source::Timestamp => sql_value(timestamp, &o.column.ty),
+                Source::Const(v) => v.clone(),
+                Source::Expression(_) => sql_value(&computed.eval(i, fields), &o.column.ty),
+            })
+            .collect()
+    };
+    let mut push = |timestamp: &Value, fields: &Map<String, Value>| out.push(row(timestamp, fields));
+    for entry in result.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let ts = entry.get("timestamp").unwrap_or(&Value::Null);
+        match kind {
+            "timeseries" => push(ts, entry.get("result").and_then(Value::as_object).unwrap_or(&empty)),
+            "topN" => {
+                for item in entry.get("result").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+                    push(ts, item.as_object().unwrap_or(&empty));
+                }
+            }
+            "groupBy" => push(ts, entry.get("event").and_then(Value::as_object).unwrap_or(&empty)),
+            _ => {
+                for event in entry.get("events").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+                    push(&Value::Null, event.as_object().unwrap_or(&empty));
+                }
+            }
+        }
+    }
+    if let (true, Some(fields)) = (out.is_empty(), &plan.one_row) {
+        out.push(row(&Value::Null, fields));
+    }
+    let after = &plan.after;
+    if !after.order.is_empty() {
+        out.sort_by(|a, b| {
+            after
+                .order
+                .iter()
+                .map(|&(i, descending)| {
+                    let o = compare(&a[i], &b[i]);
+                    if descending {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let offset = usize::try_from(after.offset).unwrap_or(usize::MAX).min(out.len());
+        out.drain(..offset);
+        if let Some(limit) = after.limit {
+            out.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
+    }
+    for row in &mut out {
+        row.truncate(plan.visible);
+    }
+    Ok(out)
+}
+
+/// Nulls first, then numbers, booleans and strings in their own order.
+fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a, b) {
+        (Value::Null, Value::Null) => Ordering::Equal,
+        (Value::Null, _) => Ordering::Less,
+        (_, Value::Null) => Ordering::Greater,
+        (Value::Number(x), Value::Number(y)) => {
+            x.as_f64().unwrap_or(0.0).partial_cmp(&y.as_f64().unwrap_or(0.0)).unwrap_or(Ordering::Equal)
+        }
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        _ => a.to_string().cmp(&b.to_string()),
+    }
+}
+
+/// The outputs computed from other fields of a result row, parsed once.
+struct Computed {
+    /// Per output: the expression and the fields it reads, in slot order.
+    exprs: Vec<Option<(sluice_format::expr::Expr, Vec<String>)>>,
+}
+
+impl Computed {
+    fn new(plan: &Plan) -> Result<Self, SqlError> {
+        let mut exprs = Vec::with_capacity(plan.outputs.len());
+        for o in &plan.outputs {
+            exprs.push(match &o.source {
+                Source::Expression(text) => {
+                    let mut names: Vec<String> = Vec::new();
+                    let e = sluice_format::expr::parse(text, &mut |name| {
+                        names.iter().position(|n| n == name).unwrap_or_else(|| {
+                            names.push(name.to_string());
+                            names.len() - 1
+                        })
+                    })
+                    .map_err(|e| SqlError::validation(e.to_string()))?;
+                    Some((e, names))
+                }
+                _ => None,
+            });
+        }
+        Ok(Self { exprs })
+    }
+
+    fn eval(&self, output: usize, fields: &Map<String, Value>) -> Value {
+        let Some((e, names)) = &self.exprs[output] else { return Value::Null };
+        let row: Vec<sluice_format::value::Value> = names
+            .iter()
+            .map(|n| sluice_format::value::Value::from_json(fields.get(n).cloned().unwrap_or(Value::Null)))
+            .collect();
+        value_json(sluice_format::expr::eval(e, &row, 0))
+    }
+}
+
+fn constant(source: &Source) -> Value {
+    match source {
+        Source::Const(v) => v.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// A native value typed for SQL: TIMESTAMPs as ISO 8601, BIGINTs as integers, BOOLEANs as
+/// `true`/`false`.
+pub fn sql_value(v: &Value, ty: &SqlType) -> Value {
+    match (ty, v) {
+        (_, Value::Null) => Value::Null,
+        (SqlType::Timestamp, Value::Number(n)) => match n.as_i64() {
+            Some(ms) => json!(sluice_format::time::format_iso(ms)),
+            None => v.clone(),
+        },
+        (SqlType::Bigint, Value::Number(n)) if !n.is_i64() && !n.is_u64() => {
+            n.as_f64().filter(|f| f.is_finite()).map(|f| json!(f.round() as i64)).unwrap_or(Value::Null)
+        }
+        (SqlType::Bigint, Value::String(s)) => s.parse::<i64>().map(|n| json!(n)).unwrap_or_else(|_| v.clone()),
+        (SqlType::Double | SqlType::Float, Value::Number(n)) => n.as_f64().map(|f| json!(f)).unwrap_or(Value::Null),
+        (SqlType::Double | SqlType::Float, Value::String(s)) => {
+            s.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| json!(f)).unwrap_or(Value::Null)
+        }
+        (SqlType::Boolean, Value::Number(n)) => json!(n.as_f64().is_some_and(|f| f != 0.0)),
+        _ => v.clone(),
+    }
+}
+
+/// An expression value as JSON.
+pub fn value_json(v: sluice_format::value::Value) -> Value {
+    use sluice_format::value::Value as V;
+    match v {
+        V::Null => Value::Null,
+        V::Long(x) => json!(x),
+        V::Double(x) if x.is_finite() => json!(x),
+        V::Double(_) => Value::Null,
+        V::String(s) => json!(s),
+        V::Array(items) => Value::Array(items.into_iter().map(value_json).collect()),
+    }
+}

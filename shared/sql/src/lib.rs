@@ -1,0 +1,236 @@
+//! Druid SQL over Sluice's segments, as Druid's broker answers `POST /druid/v2/sql`.
+//!
+//! ```text
+//!  request JSON -> SqlRequest (query, resultFormat, header flags, parameters, context)
+//!  SQL text --sqlparser--> one SELECT, `?` bound, EXPLAIN PLAN FOR noted          (parse)
+//!  tables named -> their columns from the visible segments' directories         (catalog)
+//!  SELECT -> Plan: one native query over a datasource, a subquery's rows or a
+//!            metadata table, and how each result column is read                   (plan)
+//!  native query -> sluice-query's engine -> rows typed for SQL                    (execute)
+//!  rows -> object / array / objectLines / arrayLines / csv                         (output)
+//! ```
+
+pub mod catalog;
+mod error;
+pub mod execute;
+pub mod inline;
+pub mod output;
+pub mod parse;
+pub mod plan;
+pub mod request;
+pub mod system;
+pub mod types;
+
+pub use error::SqlError;
+pub use output::SqlResult;
+pub use request::{ResultFormat, SqlRequest};
+
+use catalog::Schemas;
+use plan::{object_path, Input, Options, Plan};
+use serde_json::{json, Value};
+use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
+use sluice_query::{QueryError, QuerySegment, SegmentCache};
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use types::{Column, SqlType};
+
+/// Where SQL reads segments from.
+#[async_trait::async_trait]
+pub trait Segments: Send + Sync {
+    /// The datasources.
+    async fn datasources(&self) -> Result<Vec<String>, SqlError>;
+    /// The visible segments of `datasource` overlapping `intervals`, with the parts of
+    /// `columns` readable (all when `None`; an empty set reads only the directories).
+    async fn segments(
+        &self,
+        datasource: &str,
+        intervals: &[Interval],
+        columns: Option<&BTreeSet<String>>,
+    ) -> Result<Arc<Vec<QuerySegment>>, SqlError>;
+}
+
+/// The stores' segments: the metadata store's timelines and deep storage, through a cache.
+pub struct StoreSegments<'a> {
+    /// Metadata.
+    pub meta: &'a dyn MetadataStore,
+    /// Deep storage.
+    pub store: &'a dyn ObjectStore,
+    /// The local segment cache, if any.
+    pub cache: Option<&'a SegmentCache>,
+}
+
+#[async_trait::async_trait]
+impl Segments for StoreSegments<'_> {
+    async fn datasources(&self) -> Result<Vec<String>, SqlError> {
+        sluice_pipeline::datasource::list(self.meta)
+            .await
+            .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))
+    }
+
+    async fn segments(
+        &self,
+        datasource: &str,
+        intervals: &[Interval],
+        columns: Option<&BTreeSet<String>>,
+    ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
+        let segments =
+            sluice_query::load_segments(self.meta, self.store, self.cache, datasource, intervals, columns).await?;
+        Ok(Arc::new(segments))
+    }
+}
+
+/// Segments held in memory, by datasource: for tests and benchmarks.
+#[derive(Default)]
+pub struct MemorySegments {
+    /// Each datasource's segments.
+    pub tables: std::collections::BTreeMap<String, Arc<Vec<QuerySegment>>>,
+}
+
+#[async_trait::async_trait]
+impl Segments for MemorySegments {
+    async fn datasources(&self) -> Result<Vec<String>, SqlError> {
+        Ok(self.tables.keys().cloned().collect())
+    }
+
+    async fn segments(
+        &self,
+        datasource: &str,
+        _intervals: &[Interval],
+        _columns: Option<&BTreeSet<String>>,
+    ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
+        Ok(self.tables.get(datasource).cloned().unwrap_or_default())
+    }
+}
+
+/// Text cut for an error message.
+pub(crate) fn short(text: &str) -> std::borrow::Cow<'_, str> {
+    sluice_format::text::excerpt(text, 120)
+}
+
+/// Answers a SQL request: parses, reads the schemas of the tables it names, plans, runs.
+pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlResult, SqlError> {
+    let timeout_ms = timeout(request)?;
+    let deadline =
+        execute::Deadline { at: std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms), timeout_ms };
+    let work = async {
+        let parsed = parse::parse(&request.query, &request.parameters)?;
+        let schemas = schemas(source, &parsed.query).await?;
+        let plan = plan(&parsed.query, &schemas, request)?;
+        if parsed.explain {
+            return Ok(explain(&plan));
+        }
+        let rows = execute::rows(&plan, source, &schemas, deadline).await?;
+        Ok(SqlResult { columns: plan.columns(), rows })
+    };
+    match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), work).await {
+        Ok(result) => result,
+        Err(_) => Err(SqlError::Query(QueryError::Timeout(timeout_ms))),
+    }
+}
+
+/// Plans a parsed query against `schemas`.
+pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlRequest) -> Result<Plan, SqlError> {
+    if let Some(zone) = request.context.get("sqlTimeZone").and_then(Value::as_str) {
+        if !matches!(zone, "UTC" | "Etc/UTC" | "Z") {
+            return Err(SqlError::unsupported(format!("sqlTimeZone {:?} (only UTC)", short(zone))));
+        }
+    }
+    let mut context = serde_json::Map::new();
+    if let Some(t) = request.context.get("timeout") {
+        context.insert("timeout".into(), t.clone());
+    }
+    let options = Options {
+        catalog: schemas,
+        now_ms: sluice_format::time::now_ms(),
+        approximate_count_distinct: request.approximate_count_distinct(),
+        context,
+    };
+    plan::plan_query(query, &options)
+}
+
+/// The query's timeout: `context.timeout`, as for native queries.
+fn timeout(request: &SqlRequest) -> Result<u64, SqlError> {
+    let probe = json!({"queryType": "dataSourceMetadata", "dataSource": "x", "context": request.context});
+    let query = sluice_query::parse_query(&probe.to_string())?;
+    Ok(query.timeout_ms()?)
+}
+
+/// Reads the columns of every datasource the query names (every datasource when it reads a
+/// metadata table that lists them).
+pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Result<Schemas, SqlError> {
+    let mut named = BTreeSet::new();
+    let mut everything = false;
+    let _ = sqlparser::ast::visit_relations(query, |name| {
+        let path = object_path(name);
+        let lower: Vec<String> = path.iter().map(|p| p.to_ascii_lowercase()).collect();
+        match lower.as_slice() {
+            [schema, t] if schema == "information_schema" => {
+                everything |= system::SystemTable::information_schema(t).is_some_and(|s| s.needs_schemas())
+            }
+            [schema, _] if schema == "sys" => everything = true,
+            _ => {
+                named.insert(path.last().cloned().unwrap_or_default());
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let all = source.datasources().await?;
+    let mut schemas = Schemas::default();
+    let eternity = [Interval::new(ETERNITY_START, ETERNITY_END)];
+    let directories_only = BTreeSet::new();
+    for datasource in all.iter().filter(|d| everything || named.contains(*d)) {
+        let segments = source.segments(datasource, &eternity, Some(&directories_only)).await?;
+        schemas.add(datasource, &segments);
+    }
+    Ok(schemas)
+}
+
+/// EXPLAIN PLAN FOR's answer: the native query with its signature, the datasources read, and
+/// the statement type (Druid's PLAN, RESOURCES and ATTRIBUTES columns).
+fn explain(plan: &Plan) -> SqlResult {
+    let mut queries = Vec::new();
+    let mut p = Some(plan);
+    while let Some(current) = p {
+        let signature: Vec<Value> = current
+            .outputs
+            .iter()
+            .take(current.visible)
+            .map(|o| json!({"name": o.column.name, "type": o.column.ty.native_name()}))
+            .collect();
+        let mappings: Vec<Value> = current
+            .outputs
+            .iter()
+            .take(current.visible)
+            .map(|o| {
+                let source = match &o.source {
+                    plan::Source::Field(f) => json!(f),
+                    plan::Source::Timestamp => json!("__time"),
+                    plan::Source::Const(v) => v.clone(),
+                    plan::Source::Expression(e) => json!({"expression": e}),
+                };
+                json!({"queryColumn": source, "outputColumn": o.column.name})
+            })
+            .collect();
+        queries.push(json!({"query": current.native, "signature": signature, "columnMappings": mappings}));
+        p = match &current.input {
+            Input::Inline(inner) => Some(inner),
+            _ => None,
+        };
+    }
+    let resources: Vec<Value> =
+        plan.datasources().into_iter().map(|d| json!({"name": d, "type": "DATASOURCE"})).collect();
+    SqlResult {
+        columns: vec![
+            Column::new("PLAN", SqlType::Varchar),
+            Column::new("RESOURCES", SqlType::Varchar),
+            Column::new("ATTRIBUTES", SqlType::Varchar),
+        ],
+        rows: vec![vec![
+            json!(Value::Array(queries).to_string()),
+            json!(Value::Array(resources).to_string()),
+            json!(json!({"statementType": "SELECT"}).to_string()),
+        ]],
+    }
+}

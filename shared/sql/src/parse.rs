@@ -1,0 +1,231 @@
+//! SQL text to one parsed query: `EXPLAIN PLAN FOR` recognised, `?` parameters bound, and
+//! parse errors placed at their line and column.
+
+use crate::request::Parameter;
+use crate::SqlError;
+use sqlparser::ast::{
+    visit_expressions_mut, DataType, Expr, Statement, TimezoneInfo, TypedString, Value, ValueWithSpan,
+};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::{Parser, ParserError};
+use std::ops::ControlFlow;
+
+/// Deepest nesting of expressions and subqueries the parser follows.
+pub const MAX_NESTING: usize = 40;
+
+/// A parsed statement.
+#[derive(Debug)]
+pub struct Parsed {
+    /// The query.
+    pub query: sqlparser::ast::Query,
+    /// `EXPLAIN PLAN FOR` was given: the plan is the answer.
+    pub explain: bool,
+}
+
+/// Parses one SELECT statement (optionally `EXPLAIN PLAN FOR` one) and binds `parameters`.
+pub fn parse(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlError> {
+    let (explain, body, skipped) = strip_explain(text);
+    let mut statements = Parser::new(&GenericDialect {})
+        .with_recursion_limit(MAX_NESTING)
+        .try_with_sql(body)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| parse_error(e, body, skipped))?;
+    if statements.len() != 1 {
+        return Err(SqlError::Parse {
+            message: format!("expected one statement, found {}", statements.len()),
+            line: None,
+            column: None,
+        });
+    }
+    let mut query = match statements.remove(0) {
+        Statement::Query(q) => *q,
+        other => {
+            let kind = other.to_string().split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+            return Err(SqlError::unsupported(format!("{kind} statement (only SELECT queries are answered)")));
+        }
+    };
+    bind(&mut query, parameters)?;
+    Ok(Parsed { query, explain })
+}
+
+/// Splits off a leading `EXPLAIN PLAN FOR` (any case and spacing): the rest, and the text
+/// before it (to place errors in the whole text).
+fn strip_explain(text: &str) -> (bool, &str, &str) {
+    let mut rest = text.trim_start();
+    for word in ["EXPLAIN", "PLAN", "FOR"] {
+        match rest.get(..word.len()) {
+            Some(w) if w.eq_ignore_ascii_case(word) && rest[word.len()..].starts_with(char::is_whitespace) => {
+                rest = rest[word.len()..].trim_start();
+            }
+            _ => return (false, text, ""),
+        }
+    }
+    (true, rest, &text[..text.len() - rest.len()])
+}
+
+/// A parse error with its line and column in the whole text.
+fn parse_error(e: ParserError, body: &str, skipped: &str) -> SqlError {
+    let text = match &e {
+        ParserError::TokenizerError(s) | ParserError::ParserError(s) => s.clone(),
+        ParserError::RecursionLimitExceeded => {
+            return SqlError::Parse {
+                message: format!("the query nests deeper than {MAX_NESTING} levels"),
+                line: None,
+                column: None,
+            }
+        }
+    };
+    let position = text.rfind(" at Line: ").and_then(|at| {
+        let tail = &text[at + " at Line: ".len()..];
+        let (line, column) = tail.split_once(", Column: ")?;
+        Some((at, line.trim().parse::<u64>().ok()?, column.trim().parse::<u64>().ok()?))
+    });
+    let (at, line, column) = match position {
+        Some(p) => p,
+        // The text ended early: the problem is just past its end.
+        None if text.ends_with("found: EOF") => {
+            let line = body.matches('\n').count() as u64 + 1;
+            (text.len(), line, body.rsplit('\n').next().unwrap_or("").chars().count() as u64 + 1)
+        }
+        None => return SqlError::Parse { message: text, line: None, column: None },
+    };
+    // Lines of the EXPLAIN prefix come before the statement's own.
+    let extra_lines = skipped.matches('\n').count() as u64;
+    let column =
+        if line == 1 { column + skipped.rsplit('\n').next().unwrap_or("").chars().count() as u64 } else { column };
+    let line = line + extra_lines;
+    let message = format!("{} at line {line}, column {column}", &text[..at]);
+    SqlError::Parse { message, line: Some(line), column: Some(column) }
+}
+
+/// Replaces each `?` with the next parameter's value, as a literal of its type.
+fn bind(query: &mut sqlparser::ast::Query, parameters: &[Parameter]) -> Result<(), SqlError> {
+    let mut next = 0usize;
+    let mut failure = None;
+    let _ = visit_expressions_mut(query, |expr| {
+        if let Expr::Value(ValueWithSpan { value: Value::Placeholder(p), .. }) = expr {
+            if p != "?" {
+                failure = Some(SqlError::unsupported(format!("placeholder {p:?} (use ?)")));
+                return ControlFlow::Break(());
+            }
+            let Some(param) = parameters.get(next) else {
+                failure = Some(SqlError::validation(format!(
+                    "parameter {} has no value: the request gives {} parameters",
+                    next + 1,
+                    parameters.len()
+                )));
+                return ControlFlow::Break(());
+            };
+            match literal(param) {
+                Ok(e) => *expr = e,
+                Err(err) => {
+                    failure = Some(SqlError::validation(format!("parameter {}: {err}", next + 1)));
+                    return ControlFlow::Break(());
+                }
+            }
+            next += 1;
+        }
+        ControlFlow::Continue(())
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The SQL literal of a parameter.
+fn literal(p: &Parameter) -> Result<Expr, String> {
+    let value = |v: Value| Expr::Value(ValueWithSpan { value: v, span: sqlparser::tokenizer::Span::empty() });
+    let ty = p.ty.to_ascii_uppercase();
+    Ok(match (&p.value, ty.as_str()) {
+        (serde_json::Value::Null, _) => value(Value::Null),
+        (serde_json::Value::String(s), "VARCHAR" | "CHAR") => value(Value::SingleQuotedString(s.clone())),
+        (serde_json::Value::String(s), "TIMESTAMP" | "DATE") => Expr::TypedString(TypedString {
+            data_type: if ty == "DATE" { DataType::Date } else { DataType::Timestamp(None, TimezoneInfo::None) },
+            value: ValueWithSpan {
+                value: Value::SingleQuotedString(s.clone()),
+                span: sqlparser::tokenizer::Span::empty(),
+            },
+            uses_odbc_syntax: false,
+        }),
+        (
+            serde_json::Value::Number(n),
+            "BIGINT" | "INTEGER" | "SMALLINT" | "TINYINT" | "DOUBLE" | "FLOAT" | "REAL" | "DECIMAL",
+        ) => value(Value::Number(n.to_string(), false)),
+        (serde_json::Value::Number(n), "TIMESTAMP") => {
+            let ms = n.as_i64().ok_or("a TIMESTAMP number must be milliseconds")?;
+            Expr::Function(millis_call(ms))
+        }
+        (serde_json::Value::Bool(b), "BOOLEAN") => value(Value::Boolean(*b)),
+        (v, _) => return Err(format!("a {} value cannot be {v}", crate::short(&p.ty))),
+    })
+}
+
+/// `MILLIS_TO_TIMESTAMP(ms)`.
+fn millis_call(ms: i64) -> sqlparser::ast::Function {
+    use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName};
+    sqlparser::ast::Function {
+        name: ObjectName::from(vec![Ident::new("MILLIS_TO_TIMESTAMP")]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(ValueWithSpan {
+                value: Value::Number(ms.to_string(), false),
+                span: sqlparser::tokenizer::Span::empty(),
+            })))],
+            clauses: vec![],
+        }),
+        within_group: vec![],
+        filter: None,
+        null_treatment: None,
+        over: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_errors_name_line_and_column_in_the_whole_text() {
+        let Err(SqlError::Parse { message, line, column }) = parse("SELECT FROM t WHERE", &[]) else {
+            panic!("parse error expected");
+        };
+        assert_eq!(line, Some(1), "{message}");
+        assert!(column.is_some() && message.contains("line 1, column"), "{message}");
+        let Err(SqlError::Parse { line, column, .. }) = parse("EXPLAIN PLAN FOR\nSELECT a FROM t WHERE", &[]) else {
+            panic!("parse error expected");
+        };
+        assert_eq!((line, column), (Some(2), Some(22)));
+    }
+
+    #[test]
+    fn explain_is_recognised_and_other_statements_refused() {
+        assert!(parse("explain  plan for SELECT 1", &[]).expect("explain").explain);
+        assert!(!parse("SELECT 1", &[]).expect("select").explain);
+        let err = parse("DROP TABLE t", &[]).expect_err("drop");
+        assert!(matches!(err, SqlError::Unsupported(_)) && err.to_string().contains("DROP"), "{err}");
+        assert!(parse("SELECT 1; SELECT 2", &[]).is_err());
+    }
+
+    #[test]
+    fn parameters_bind_in_order_and_must_all_be_given() {
+        let p = |ty: &str, v: serde_json::Value| Parameter { ty: ty.into(), value: v };
+        let parsed = parse(
+            "SELECT a FROM t WHERE b = ? AND c > ? AND __time >= ?",
+            &[p("VARCHAR", "x'y".into()), p("BIGINT", 5.into()), p("TIMESTAMP", "2015-09-12 00:00:00".into())],
+        )
+        .expect("bound");
+        let text = parsed.query.to_string();
+        assert!(text.contains("b = 'x''y' AND c > 5 AND __time >= TIMESTAMP '2015-09-12 00:00:00'"), "{text}");
+        let err = parse("SELECT a FROM t WHERE b = ? AND c = ?", &[p("VARCHAR", "x".into())]).expect_err("missing");
+        assert!(err.to_string().contains("parameter 2"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowing() {
+        let deep = format!("SELECT {}1{} FROM t", "(".repeat(5_000), ")".repeat(5_000));
+        assert!(matches!(parse(&deep, &[]), Err(SqlError::Parse { .. })));
+    }
+}

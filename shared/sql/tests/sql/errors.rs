@@ -1,0 +1,78 @@
+//! Bad SQL, unknown tables and columns, and unsupported constructs: each a named error of
+//! the kind Druid answers (parse, validation, unsupported).
+
+use super::*;
+
+fn check(text: &str, kind: fn(&SqlError) -> bool, mentions: &str) {
+    let err = sql_error(text);
+    assert!(kind(&err), "{text}: wrong kind {err:?}");
+    assert!(err.to_string().contains(mentions), "{text}: {err} does not mention {mentions:?}");
+}
+
+fn parse(e: &SqlError) -> bool {
+    matches!(e, SqlError::Parse { .. })
+}
+fn validation(e: &SqlError) -> bool {
+    matches!(e, SqlError::Validation(_))
+}
+fn unsupported(e: &SqlError) -> bool {
+    matches!(e, SqlError::Unsupported(_))
+}
+
+#[test]
+fn parse_errors_name_their_position() {
+    for (text, mentions) in [
+        ("SELECT FROM wikipedia WHERE", "line 1, column"),
+        ("SELECT channel FROM wikipedia WHERE (added > 1", "line 1"),
+        ("SELEC 1", "SELEC"),
+    ] {
+        check(text, parse, mentions);
+    }
+    let SqlError::Parse { line, column, .. } = sql_error("SELECT a,\n  b FROM t WHERE ==") else { panic!("parse") };
+    assert_eq!((line, column), (Some(2), Some(18)));
+}
+
+#[test]
+fn unknown_tables_and_columns_are_named() {
+    for (text, mentions) in [
+        ("SELECT * FROM nowhere", "nowhere"),
+        ("SELECT nothing FROM wikipedia", "nothing"),
+        ("SELECT w.page FROM wikipedia AS x", "'w'"),
+        ("SELECT COUNT(*) FROM wikipedia WHERE nothing = 1", "nothing"),
+        ("SELECT page, COUNT(*) FROM wikipedia GROUP BY channel", "page"),
+        ("SELECT SUM(page) FROM wikipedia", "SUM of a VARCHAR"),
+        ("SELECT page FROM wikipedia WHERE SUM(added) > 1", "aggregate function SUM"),
+        ("SELECT page FROM wikipedia GROUP BY 3", "ordinal 3"),
+        ("SELECT page FROM wikipedia LIMIT -1", "LIMIT"),
+    ] {
+        check(text, validation, mentions);
+    }
+}
+
+#[test]
+fn unsupported_constructs_are_named() {
+    for (text, mentions) in [
+        ("SELECT a.page FROM wikipedia a JOIN wikipedia b ON a.page = b.page", "JOIN"),
+        ("SELECT page FROM wikipedia UNION SELECT page FROM wikipedia", "UNION"),
+        ("WITH t AS (SELECT 1) SELECT * FROM t", "WITH"),
+        ("SELECT page FROM wikipedia ORDER BY added", "ORDER BY on anything but __time"),
+        ("SELECT ROW_NUMBER() OVER (ORDER BY added) FROM wikipedia", "window"),
+        ("SELECT COUNT(*) FROM wikipedia WHERE page IN (SELECT page FROM wikipedia)", ""),
+        ("INSERT INTO wikipedia VALUES (1)", "INSERT"),
+        ("SELECT MEDIAN(added) FROM wikipedia", "MEDIAN"),
+        ("SELECT channel, COUNT(*) FROM wikipedia GROUP BY channel ORDER BY 2 NULLS LAST", "NULLS LAST"),
+    ] {
+        check(text, unsupported, mentions);
+    }
+    let mut r = SqlRequest::new("SELECT COUNT(DISTINCT page) FROM wikipedia");
+    r.context.insert("useApproximateCountDistinct".into(), false.into());
+    let err = answer(&r).expect_err("exact distinct");
+    assert!(unsupported(&err) && err.to_string().contains("useApproximateCountDistinct"), "{err}");
+}
+
+#[test]
+fn errors_carry_druid_error_classes() {
+    assert_eq!(sql_error("SELECT FROM").druid_kind().0, "SQL parse failed");
+    assert_eq!(sql_error("SELECT * FROM nowhere").druid_kind().0, "Plan validation failed");
+    assert_eq!(sql_error("SELECT 1 UNION SELECT 2").druid_kind().0, "Unsupported operation");
+}
