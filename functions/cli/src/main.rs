@@ -12,6 +12,7 @@ mod retention;
 mod run;
 mod segments;
 mod serve;
+mod sql;
 mod supervisor;
 
 use clap::{Parser, Subcommand};
@@ -53,6 +54,8 @@ enum Command {
     Segments(segments::SegmentsArgs),
     /// Runs a Druid native query (a file, or - for standard input) and prints the JSON result.
     Query(query::QueryArgs),
+    /// Answers Druid SQL (the text, or - for standard input) and prints a table or a result format.
+    Sql(sql::SqlArgs),
     /// Serves Druid's HTTP API (POST /druid/v2, /druid/indexer/v1/supervisor) on the backends.
     Serve(serve::ServeArgs),
     /// Streams Druid's Wikipedia sample through an in-process Kafka into segments and queries
@@ -80,6 +83,7 @@ fn main() -> anyhow::Result<()> {
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
         Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),
+        Command::Sql(a) => runtime()?.block_on(sql::run(a, &cli.backends)),
         Command::Serve(a) => runtime()?.block_on(serve::run(a, &cli.backends)),
         Command::Demo(a) => runtime()?.block_on(demo::run(a)),
     }

@@ -4,6 +4,7 @@
 //! | method, path | what |
 //! | --- | --- |
 //! | `POST /druid/v2` (`?pretty`) | a native query; Druid's result JSON |
+//! | `POST /druid/v2/sql` | a Druid SQL request; rows in its `resultFormat` |
 //! | `GET /druid/v2/datasources` | datasource names |
 //! | `GET /status/health` | `true` |
 //! | `GET`, `POST /druid/indexer/v1/supervisor` | list; submit a spec (`{"id": ...}`) |
@@ -16,7 +17,7 @@
 //! | `POST /druid/coordinator/v1/rules/{dataSource}` | set a datasource's retention rules |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
-//! invalid query or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
+//! invalid query, SQL or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
 //! query's timeout. [`router_for`] serves the reads or the writes only ([`Routes`]: the api
 //! and operations functions); a local server wraps the routes in [`LocalGuard`]'s checks (403,
 //! 415).
@@ -24,6 +25,7 @@
 mod compaction;
 mod guard;
 mod retention;
+mod sql;
 
 pub use guard::LocalGuard;
 
@@ -99,6 +101,8 @@ pub fn router_for(state: ApiState, routes: Routes) -> Router {
         r = r
             .route("/druid/v2", post(query))
             .route("/druid/v2/", post(query))
+            .route("/druid/v2/sql", post(sql::query))
+            .route("/druid/v2/sql/", post(sql::query))
             .route("/druid/v2/datasources", get(datasources));
     }
     r = match routes {

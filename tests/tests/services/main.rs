@@ -17,3 +17,4 @@ mod query_sources;
 mod realtime;
 mod regroup;
 mod sdk_errors;
+mod sql_oracle;

@@ -17,13 +17,14 @@ use sluice_query::{execute, load_segments, parse_query};
 use sluice_store::faults::Rng;
 use std::time::Duration;
 
-const COUNTRIES: [Option<&str>; 7] = [Some("US"), Some("DE"), Some("FR"), Some("IN"), Some("BR"), Some("JP"), None];
-const DEVICES: [&str; 4] = ["mobile", "desktop", "tablet", "tv"];
+pub(super) const COUNTRIES: [Option<&str>; 7] =
+    [Some("US"), Some("DE"), Some("FR"), Some("IN"), Some("BR"), Some("JP"), None];
+pub(super) const DEVICES: [&str; 4] = ["mobile", "desktop", "tablet", "tv"];
 /// 2015-09-12T00:00:00Z.
-const START: i64 = 1_442_016_000_000;
+pub(super) const START: i64 = 1_442_016_000_000;
 
 /// One random row, as JSON for Kafka and for DuckDB.
-fn row(rng: &mut Rng) -> Value {
+pub(super) fn row(rng: &mut Rng) -> Value {
     let t = START + rng.below(3 * 86_400_000) as i64;
     let country = COUNTRIES[rng.below(7) as usize];
     let n = if rng.chance(0.1) { Value::Null } else { json!(rng.below(200)) };
@@ -32,7 +33,7 @@ fn row(rng: &mut Rng) -> Value {
            "n": n, "bytes": rng.below(100_000), "latency": latency})
 }
 
-fn spec(datasource: &str, topic: &str, bootstrap: &str) -> Value {
+pub(super) fn spec(datasource: &str, topic: &str, bootstrap: &str) -> Value {
     json!({"type": "kafka", "spec": {
         "dataSchema": {
             "dataSource": datasource,
@@ -62,7 +63,7 @@ fn granularity(rng: &mut Rng) -> (Value, Option<String>) {
     }
 }
 
-fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
@@ -254,7 +255,7 @@ fn rows_of(case: &Case, answer: &Value) -> Vec<Vec<Value>> {
     out
 }
 
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
         _ => a == b,

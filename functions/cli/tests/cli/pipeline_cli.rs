@@ -141,6 +141,13 @@ async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
         .expect("run pydruid");
     assert!(out.status.success(), "pydruid: {}", String::from_utf8_lossy(&out.stderr));
     let got: Value = serde_json::from_slice(&out.stdout).expect("pydruid's JSON");
+    let out = Command::new(&python)
+        .arg(format!("{ROOT}/tests/pydruid/sql_queries.py"))
+        .args([&url, &name])
+        .output()
+        .expect("run pydruid's DB-API and SQLAlchemy dialect");
+    assert!(out.status.success(), "pydruid SQL: {}", String::from_utf8_lossy(&out.stderr));
+    let sql: Value = serde_json::from_slice(&out.stdout).expect("pydruid's SQL JSON");
     // What a web page the operator visits could send is refused: a form, another host's name,
     // and (off unless asked for) the state-changing routes.
     let address = url.trim_start_matches("http://").trim_end_matches('/');
@@ -171,4 +178,38 @@ async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
         .map(|r| json!([r["event"]["channel"], r["event"]["added"]]))
         .collect();
     assert_eq!(Value::Array(channels), documented_answer("wikipedia-channels-by-added.json"), "{}", got["groupby"]);
+
+    // The same tutorial in SQL, through pydruid's DB-API and SQLAlchemy dialect.
+    assert_eq!(sql["description"], json!(["page", "Edits"]));
+    let by_count = |rows: Vec<(Value, Value)>| {
+        let mut keys: Vec<String> = rows.iter().map(|(page, n)| format!("{n}|{page}")).collect();
+        keys.sort();
+        keys
+    };
+    let top: Vec<(Value, Value)> =
+        sql["top_pages"].as_array().expect("top pages").iter().map(|r| (r[0].clone(), r[1].clone())).collect();
+    let documented: Vec<(Value, Value)> = documented_answer("wikipedia-top-pages.json")["result"]
+        .as_array()
+        .expect("documented")
+        .iter()
+        .map(|r| (r["page"].clone(), r["count"].clone()))
+        .collect();
+    assert_eq!(by_count(top), by_count(documented), "ties may come in any order; the pages and counts may not");
+    let hours = sql["deleted_by_hour"].as_array().expect("hours");
+    assert_eq!(hours.len(), 24, "{hours:?}");
+    for (h, row) in hours.iter().enumerate() {
+        assert_eq!(row[0], json!(format!("2015-09-12T{h:02}:00:00.000Z")));
+        assert_eq!(row[1], hourly[h], "hour {h}");
+    }
+    assert_eq!(sql["channels"], documented_answer("wikipedia-channels-by-added.json"));
+    assert!(sql["parameterised"].as_i64().is_some_and(|n| n > 0 && n < 11_549), "{}", sql["parameterised"]);
+    let error = sql["error"].as_str().expect("a ProgrammingError");
+    assert!(error.contains("Plan validation failed") && error.contains("nothing"), "{error}");
+    assert_eq!(sql["tables"], json!([name]));
+    assert_eq!(sql["has_table"], json!(true));
+    assert!(sql["schemas"].as_array().is_some_and(|s| s.contains(&json!("druid"))), "{}", sql["schemas"]);
+    let columns = &sql["columns"];
+    assert!(columns["__time"].as_str().is_some_and(|t| t.contains("TIMESTAMP")), "{columns}");
+    assert!(columns["channel"].as_str().is_some_and(|t| t.contains("VARCHAR") || t.contains("STRING")), "{columns}");
+    assert!(columns["added"].as_str().is_some_and(|t| t.contains("BIGINT")), "{columns}");
 }

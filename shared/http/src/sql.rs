@@ -1,0 +1,30 @@
+//! `POST /druid/v2/sql`: Druid's SQL request answered in the result format it asks for, or
+//! Druid's error JSON (400 for SQL that does not parse, plan or is not supported).
+
+use super::{ApiError, ApiState};
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use sluice_sql::{run_sql, SqlError, SqlRequest, StoreSegments};
+use std::sync::Arc;
+
+/// Answers a SQL request.
+pub async fn query(State(s): State<Arc<ApiState>>, body: String) -> Result<Response, ApiError> {
+    let request = SqlRequest::parse(&body)?;
+    let source = StoreSegments { meta: s.meta.as_ref(), store: s.store.as_ref(), cache: s.cache.as_ref() };
+    let result = run_sql(&source, &request).await?;
+    let body = result.render(&request);
+    Ok(([(header::CONTENT_TYPE, request.result_format.content_type())], body).into_response())
+}
+
+impl From<SqlError> for ApiError {
+    fn from(e: SqlError) -> Self {
+        let (error, class, client) = e.druid_kind();
+        let status = match &e {
+            SqlError::Query(sluice_query::QueryError::Timeout(_)) => StatusCode::GATEWAY_TIMEOUT,
+            _ if client => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, error, class, e.to_string())
+    }
+}
