@@ -55,7 +55,30 @@ async fn reads_and_writes_are_served_apart() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, _) = call_routes(&s, Routes::Reads, "POST", "/druid/v2", query).await;
     assert_eq!(status, StatusCode::OK);
+    let sql = r#"{"query": "SELECT 1 AS one"}"#;
+    let (status, body) = call_routes(&s, Routes::Writes, "POST", "/druid/v2/sql", sql).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, body) = call_routes(&s, Routes::Reads, "POST", "/druid/v2/sql", sql).await;
+    assert_eq!((status, body), (StatusCode::OK, json!([{"one": 1}])));
     assert!(Routes::from_name(Some("everything")).is_err());
+}
+
+#[tokio::test]
+async fn sql_errors_are_druid_error_json() {
+    let (s, _dir) = state().await;
+    for (body, status, error, mentions) in [
+        (r#"{"query": "SELECT FROM nowhere WHERE"}"#, StatusCode::BAD_REQUEST, "SQL parse failed", "line 1, column"),
+        (r#"{"query": "SELECT * FROM nowhere"}"#, StatusCode::BAD_REQUEST, "Plan validation failed", "nowhere"),
+        (r#"{"query": "SELECT 1 UNION SELECT 2"}"#, StatusCode::BAD_REQUEST, "Unsupported operation", "UNION"),
+        (r#"{"sql": "SELECT 1"}"#, StatusCode::BAD_REQUEST, "Invalid request", "query"),
+        (r#"{"query": "SELECT 1", "resultFormat": "xml"}"#, StatusCode::BAD_REQUEST, "Invalid request", "xml"),
+    ] {
+        let (got, json) = call(&s, "POST", "/druid/v2/sql", body).await;
+        assert_eq!(got, status, "{body}: {json}");
+        assert_eq!(json["error"], error, "{body}: {json}");
+        assert!(json["errorClass"].is_string(), "{json}");
+        assert!(json["errorMessage"].as_str().is_some_and(|m| m.contains(mentions)), "{body}: {json}");
+    }
 }
 
 #[tokio::test]

@@ -237,6 +237,15 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     .await
     .expect("query in this process");
     assert_eq!(top, direct, "the api function answers as the library does");
+    // Druid SQL through the api function: the same count, and a parse error as Druid's JSON.
+    let sql = json!({"query": format!("SELECT COUNT(*) AS n FROM \"{name}\""), "resultFormat": "array"});
+    let (status, body) = pipeline.http("POST", "/druid/v2/sql", &sql.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body, json!([[records.len()]]));
+    let (status, body) = pipeline.http("POST", "/druid/v2/sql", r#"{"query": "SELECT page FROM"}"#).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"], "SQL parse failed", "{body}");
+    assert!(body["errorMessage"].as_str().is_some_and(|m| m.contains("line 1, column")), "{body}");
 
     // A bad query is Druid's error JSON with 400; a bad event is a non-retryable error naming the field.
     let (status, body) = pipeline.http("POST", "/druid/v2", r#"{"queryType":"topN","dataSource":"x"}"#).await;
