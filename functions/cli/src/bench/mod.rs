@@ -11,6 +11,7 @@ mod pipeline;
 mod prices;
 mod process;
 mod query;
+mod query_sql;
 mod realtime_steady;
 mod rig;
 mod segment;

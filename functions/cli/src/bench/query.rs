@@ -38,10 +38,11 @@ pub struct QueryArgs {
     json: bool,
 }
 
-/// One benchmark query in Druid JSON and in both peers' SQL.
+/// One benchmark query in Druid JSON, in Druid SQL, and in both peers' SQL.
 pub(super) struct BenchQuery {
     pub(super) name: &'static str,
     pub(super) druid: Value,
+    sql: &'static str,
     duckdb: &'static str,
     chdb: &'static str,
 }
@@ -54,6 +55,7 @@ pub(super) fn queries() -> Vec<BenchQuery> {
             druid: json!({"queryType": "topN", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
                 "filter": {"type": "selector", "dimension": "channel", "value": "#en.wikipedia"},
                 "dimension": "page", "metric": "count", "threshold": 10, "aggregations": [{"type": "count", "name": "count"}]}),
+            sql: r#"SELECT page, COUNT(*) AS "count" FROM wikipedia WHERE channel = '#en.wikipedia' GROUP BY page ORDER BY "count" DESC LIMIT 10"#,
             duckdb: "SELECT page, count(*) AS c FROM wiki WHERE channel = '#en.wikipedia' GROUP BY page ORDER BY c DESC, page LIMIT 10",
             chdb: "SELECT page, count(*) AS c FROM wiki WHERE channel = '#en.wikipedia' GROUP BY page ORDER BY c DESC, page LIMIT 10",
         },
@@ -62,6 +64,7 @@ pub(super) fn queries() -> Vec<BenchQuery> {
             druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "hour",
                 "context": {"skipEmptyBuckets": true},
                 "aggregations": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "added", "fieldName": "added"}]}),
+            sql: r#"SELECT TIME_FLOOR(__time, 'PT1H') AS h, COUNT(*) AS "count", SUM(added) AS added FROM wikipedia GROUP BY 1"#,
             duckdb: "SELECT date_trunc('hour', __time) AS h, count(*), sum(added) FROM wiki GROUP BY h ORDER BY h",
             chdb: "SELECT toStartOfHour(__time) AS h, count(*), sum(added) FROM wiki GROUP BY h ORDER BY h",
         },
@@ -70,6 +73,7 @@ pub(super) fn queries() -> Vec<BenchQuery> {
             druid: json!({"queryType": "groupBy", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
                 "dimensions": ["channel", "namespace"],
                 "aggregations": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "delta", "fieldName": "delta"}]}),
+            sql: r#"SELECT channel, namespace, COUNT(*) AS "count", SUM(delta) AS delta FROM wikipedia GROUP BY channel, namespace"#,
             duckdb: "SELECT channel, namespace, count(*), sum(delta) FROM wiki GROUP BY channel, namespace ORDER BY channel NULLS FIRST, namespace NULLS FIRST",
             chdb: "SELECT channel, namespace, count(*), sum(delta) FROM wiki GROUP BY channel, namespace ORDER BY channel NULLS FIRST, namespace NULLS FIRST",
         },
@@ -77,6 +81,7 @@ pub(super) fn queries() -> Vec<BenchQuery> {
             name: "count(*) over everything",
             druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
                 "aggregations": [{"type": "count", "name": "count"}]}),
+            sql: r#"SELECT COUNT(*) AS "count" FROM wikipedia"#,
             duckdb: "SELECT count(*) FROM wiki",
             chdb: "SELECT count(*) FROM wiki",
         },
@@ -84,6 +89,7 @@ pub(super) fn queries() -> Vec<BenchQuery> {
             name: "sum(added) over everything (a full column scan)",
             druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
                 "aggregations": [{"type": "longSum", "name": "added", "fieldName": "added"}]}),
+            sql: r#"SELECT SUM(added) AS added FROM wikipedia"#,
             duckdb: "SELECT sum(added) FROM wiki",
             chdb: "SELECT sum(added) FROM wiki",
         },
@@ -116,15 +122,20 @@ pub fn run(args: QueryArgs) -> Result<()> {
     }
     segments.sort_by_key(|s| s.interval);
     let segment_bytes: usize = segments.iter().map(|s| s.segment.size()).sum();
+    let segments = std::sync::Arc::new(segments);
 
     let list = queries();
     let sluice = list.iter().map(|q| best_run(q, &segments, args.repeat)).collect::<Result<Vec<_>>>()?;
+    let sql = list
+        .iter()
+        .map(|q| super::query_sql::measure(q.sql, &q.druid, segments.clone(), args.repeat))
+        .collect::<Result<Vec<_>>>()?;
 
     let peers = match &args.python {
         None => None,
         Some(python) => Some(run_peers(python, &segments, &list, args.repeat, dir.path())?),
     };
-    report(&args, num_rows, segments.len(), segment_bytes, &list, &sluice, peers.as_ref())
+    report(&args, num_rows, segments.len(), segment_bytes, &list, &sluice, &sql, peers.as_ref())
 }
 
 /// The best time of `repeat` runs of `q` over `segments`, in ms, and its answer.
@@ -188,16 +199,20 @@ fn report(
     segment_bytes: usize,
     list: &[BenchQuery],
     sluice: &[(f64, Value)],
+    sql: &[super::query_sql::SqlTimes],
     peers: Option<&Value>,
 ) -> Result<()> {
     let mut results = Vec::new();
-    for (q, (ms, answer)) in list.iter().zip(sluice) {
+    for ((q, (ms, answer)), s) in list.iter().zip(sluice).zip(sql) {
         let peer = peers.map(|p| &p["queries"][q.name]);
         let duckdb_ms = peer.and_then(|p| p["duckdb_ms"].as_f64());
         let chdb_ms = peer.and_then(|p| p["chdb_ms"].as_f64());
         results.push(json!({
             "query": q.name, "sluice_ms": ms, "duckdb_ms": duckdb_ms, "chdb_ms": chdb_ms,
             "sluice_rows_per_sec": rows as f64 / (ms / 1000.0),
+            "sql": q.sql, "sql_query_type": s.query_type, "sql_rows": s.rows,
+            "sql_ms": s.total_ms, "sql_plan_ms": s.plan_ms, "sql_catalog_ms": s.catalog_ms, "sql_over_native": s.total_ms / ms,
+            "native_served_ms": s.native_served_ms, "sql_over_native_served": s.total_ms / s.native_served_ms,
             "sluice_first": first_row(answer),
             "duckdb_first": peer.map(|p| p["duckdb_first"].clone()),
             "chdb_first": peer.map(|p| p["chdb_first"].clone()),
@@ -248,6 +263,27 @@ fn report(
             ratio("duckdb_ms"),
             ratio("chdb_ms")
         );
+    }
+    println!(
+        "Druid SQL form of each query, same run (native served: its JSON parsed, the engine on a blocking thread, as the API serves both)"
+    );
+    println!(
+        "  {:<52} {:>8} {:>10} {:>10} {:>15} {:>8} {:>10}",
+        "query", "sql ms", "sql/native", "served ms", "sql/served", "plan ms", "columns ms"
+    );
+    for r in out["queries"].as_array().into_iter().flatten() {
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        println!(
+            "  {:<52} {:>8.2} {:>9.2}x {:>10.2} {:>14.2}x {:>8.3} {:>10.3}",
+            r["query"].as_str().unwrap_or("").chars().take(52).collect::<String>(),
+            f("sql_ms"),
+            f("sql_over_native"),
+            f("native_served_ms"),
+            f("sql_over_native_served"),
+            f("sql_plan_ms"),
+            f("sql_catalog_ms"),
+        );
+        println!("    planned as {}: {}", r["sql_query_type"].as_str().unwrap_or(""), r["sql"].as_str().unwrap_or(""));
     }
     for r in out["queries"].as_array().into_iter().flatten() {
         println!(
