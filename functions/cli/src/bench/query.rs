@@ -135,7 +135,8 @@ pub fn run(args: QueryArgs) -> Result<()> {
         None => None,
         Some(python) => Some(run_peers(python, &segments, &list, args.repeat, dir.path())?),
     };
-    report(&args, num_rows, segments.len(), segment_bytes, &list, &sluice, &sql, peers.as_ref())
+    let layout = Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes };
+    report(&args, &layout, &list, &sluice, &sql, peers.as_ref())
 }
 
 /// The best time of `repeat` runs of `q` over `segments`, in ms, and its answer.
@@ -192,16 +193,22 @@ fn first_row(answer: &Value) -> Vec<String> {
     obj.map(|o| o.values().map(text).collect()).unwrap_or_default()
 }
 
+/// The rows and segments the queries run over.
+struct Layout {
+    rows: usize,
+    segments: usize,
+    bytes: usize,
+}
+
 fn report(
     args: &QueryArgs,
-    rows: usize,
-    num_segments: usize,
-    segment_bytes: usize,
+    layout: &Layout,
     list: &[BenchQuery],
     sluice: &[(f64, Value)],
     sql: &[super::query_sql::SqlTimes],
     peers: Option<&Value>,
 ) -> Result<()> {
+    let (rows, num_segments, segment_bytes) = (layout.rows, layout.segments, layout.bytes);
     let mut results = Vec::new();
     for ((q, (ms, answer)), s) in list.iter().zip(sluice).zip(sql) {
         let peer = peers.map(|p| &p["queries"][q.name]);
