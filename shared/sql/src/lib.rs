@@ -147,7 +147,7 @@ pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlReque
         approximate_count_distinct: request.approximate_count_distinct(),
         context,
     };
-    plan::plan_query(query, &options)
+    stacker::grow(parse::PARSER_STACK, || plan::plan_query(query, &options))
 }
 
 /// The query's timeout: `context.timeout`, as for native queries.

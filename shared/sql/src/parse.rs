@@ -12,6 +12,12 @@ use std::ops::ControlFlow;
 
 /// Deepest nesting of expressions and subqueries the parser follows.
 pub const MAX_NESTING: usize = 40;
+/// Most tokens a statement may have.
+pub const MAX_TOKENS: usize = 100_000;
+/// Deepest expression accepted, counting the operators in a row along with the parentheses
+/// around them: a chain of operators parses into a tree as deep as it is long, and planning,
+/// printing and dropping the tree recurse once per level.
+pub const MAX_DEPTH: usize = 200;
 
 /// A parsed statement.
 #[derive(Debug)]
@@ -22,9 +28,18 @@ pub struct Parsed {
     pub explain: bool,
 }
 
+/// Stack the parser runs on: sqlparser's recursive descent takes tens of kilobytes a level
+/// in a debug build, more than a 2 MiB thread holds at [`MAX_NESTING`] levels.
+pub const PARSER_STACK: usize = 32 << 20;
+
 /// Parses one SELECT statement (optionally `EXPLAIN PLAN FOR` one) and binds `parameters`.
 pub fn parse(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlError> {
+    stacker::grow(PARSER_STACK, || parse_on_stack(text, parameters))
+}
+
+fn parse_on_stack(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlError> {
     let (explain, body, skipped) = strip_explain(text);
+    check_size(body)?;
     let mut statements = Parser::new(&GenericDialect {})
         .with_recursion_limit(MAX_NESTING)
         .try_with_sql(body)
@@ -46,6 +61,71 @@ pub fn parse(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlError> {
     };
     bind(&mut query, parameters)?;
     Ok(Parsed { query, explain })
+}
+
+/// Refuses, before building a syntax tree, a statement of more than [`MAX_TOKENS`] tokens or
+/// with an expression deeper than [`MAX_DEPTH`] (operators in a row, plus parentheses).
+fn check_size(text: &str) -> Result<(), SqlError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&GenericDialect {}, text).tokenize().map_err(|e| SqlError::Parse {
+        message: e.to_string(),
+        line: Some(e.location.line),
+        column: Some(e.location.column),
+    })?;
+    let words = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).count();
+    if words > MAX_TOKENS {
+        return Err(SqlError::Parse {
+            message: format!("the statement has {words} tokens, more than {MAX_TOKENS}"),
+            line: None,
+            column: None,
+        });
+    }
+    // Operators in a row at each level of parentheses open along the way.
+    let (mut open, mut run) = (Vec::<usize>::new(), 0usize);
+    for t in &tokens {
+        match t {
+            Token::LParen | Token::LBracket => {
+                open.push(run + 1);
+                run = 0;
+            }
+            Token::RParen | Token::RBracket => run = open.pop().unwrap_or(0),
+            Token::Comma => run = 0,
+            Token::Word(w)
+                if matches!(
+                    w.keyword,
+                    Keyword::SELECT
+                        | Keyword::FROM
+                        | Keyword::WHERE
+                        | Keyword::GROUP
+                        | Keyword::HAVING
+                        | Keyword::ORDER
+                        | Keyword::LIMIT
+                        | Keyword::OFFSET
+                        | Keyword::WHEN
+                        | Keyword::THEN
+                        | Keyword::ELSE
+                ) =>
+            {
+                run = 0
+            }
+            Token::Word(w) if matches!(w.keyword, Keyword::AND | Keyword::OR | Keyword::NOT | Keyword::IS) => run += 1,
+            Token::Whitespace(_) | Token::Word(_) | Token::Number(..) | Token::SingleQuotedString(_) => {}
+            Token::Placeholder(_) | Token::Period | Token::DoubleQuotedString(_) => {}
+            _ => run += 1,
+        }
+        let depth = open.iter().sum::<usize>() + run;
+        if depth > MAX_DEPTH || open.len() > MAX_NESTING {
+            return Err(SqlError::Parse {
+                message: format!(
+                    "an expression nests deeper than {MAX_DEPTH} levels (operators in a row and parentheses)"
+                ),
+                line: None,
+                column: None,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Splits off a leading `EXPLAIN PLAN FOR` (any case and spacing): the rest, and the text
@@ -225,7 +305,22 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_refused_not_overflowing() {
-        let deep = format!("SELECT {}1{} FROM t", "(".repeat(5_000), ")".repeat(5_000));
-        assert!(matches!(parse(&deep, &[]), Err(SqlError::Parse { .. })));
+        let n = 50_000;
+        for deep in [
+            format!("SELECT {}1{} FROM t", "(".repeat(n), ")".repeat(n)),
+            format!("SELECT {} FROM t", vec!["a"; n].join(" + ")),
+            format!("SELECT a FROM t WHERE {}", vec!["a = 1"; n].join(" OR ")),
+            format!("SELECT {}1 FROM t", "- ".repeat(n)),
+            format!("SELECT {}1{} FROM t", "ABS(".repeat(n), ")".repeat(n)),
+            format!("SELECT a FROM t WHERE {}", vec!["NOT"; n].join(" ") + " a"),
+        ] {
+            let err = parse(&deep, &[]).expect_err("too deep");
+            assert!(matches!(err, SqlError::Parse { .. }), "{err}");
+            assert!(err.to_string().len() < 200, "{err}");
+        }
+        let fine = format!("SELECT {} FROM t", vec!["a"; MAX_DEPTH].join(" + "));
+        assert!(parse(&fine, &[]).is_ok(), "a chain at the limit");
+        let wide = format!("SELECT a FROM t WHERE a IN ({})", vec!["1"; 20_000].join(", "));
+        assert!(parse(&wide, &[]).is_ok(), "long IN lists are flat");
     }
 }

@@ -123,6 +123,39 @@ fn granularity(rng: &mut fastrand::Rng) -> Value {
     }
 }
 
+/// One hostile Druid SQL request: deep or long expressions, huge lists and strings, nested
+/// subqueries, extremes in every place a value goes, and garbage.
+fn sql(rng: &mut fastrand::Rng) -> Value {
+    let n = rng.usize(1..20_000);
+    let text = match rng.u8(0..12) {
+        0 => format!("SELECT {}added{} FROM wikipedia", "(".repeat(n), ")".repeat(n)),
+        1 => format!("SELECT {} FROM wikipedia", vec!["added"; n].join(" + ")),
+        2 => format!("SELECT COUNT(*) FROM wikipedia WHERE {}", vec!["page = 'x'"; n].join(" OR ")),
+        3 => format!("SELECT COUNT(*) FROM wikipedia WHERE page IN ({})", vec!["'p'"; n].join(", ")),
+        4 => format!("SELECT COUNT(*) FROM wikipedia WHERE page LIKE '{}'", "%_".repeat(n)),
+        5 => format!("SELECT {} FROM wikipedia LIMIT 1", vec!["page"; n.min(5_000)].join(", ")),
+        6 => {
+            let depth = rng.usize(1..60);
+            format!("{}SELECT COUNT(*) AS c FROM wikipedia{}", "SELECT c FROM (".repeat(depth), ")".repeat(depth))
+        }
+        7 => format!("SELECT TIME_FLOOR(__time, 'P{}Y'), COUNT(*) FROM wikipedia GROUP BY 1", rng.u64(..)),
+        8 => format!("SELECT SUBSTRING(page, {}, {}) FROM wikipedia LIMIT {}", rng.i64(..), rng.i64(..), rng.u64(..)),
+        9 => format!("SELECT page FROM wikipedia WHERE __time > TIMESTAMP '{}' LIMIT 5", "9".repeat(n.min(500))),
+        10 => format!("SELECT CASE {} END FROM wikipedia LIMIT 1", "WHEN added > 1 THEN 'x' ".repeat(n.min(5_000))),
+        _ => (0..n.min(2_000))
+            .map(|_| ["SELECT", "(", ")", ",", "'", "\"", "FROM", "*", "?", ";", "--", "x"][rng.usize(0..12)])
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let mut body = json!({"query": text});
+    if rng.u8(0..4) == 0 {
+        body["resultFormat"] = extreme(rng);
+        body["parameters"] = json!([{"type": "VARCHAR", "value": extreme(rng)}]);
+        body["context"] = json!({"timeout": extreme(rng)});
+    }
+    body
+}
+
 /// One hostile query: a well-formed skeleton with some fields replaced by extremes.
 fn query(rng: &mut fastrand::Rng) -> Value {
     let kind = ["timeseries", "topN", "groupBy", "scan", "timeBoundary", "segmentMetadata"][rng.usize(0..6)];
@@ -243,10 +276,10 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
     let mut by_status: BTreeMap<u16, usize> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
     for case in 0..cases {
-        let (path, body) = if rng.u8(0..5) == 0 {
-            ("/druid/indexer/v1/supervisor", spec(&mut rng))
-        } else {
-            ("/druid/v2", query(&mut rng))
+        let (path, body) = match rng.u8(0..5) {
+            0 => ("/druid/indexer/v1/supervisor", spec(&mut rng)),
+            1 => ("/druid/v2/sql", sql(&mut rng)),
+            _ => ("/druid/v2", query(&mut rng)),
         };
         let text = body.to_string();
         let started = Instant::now();
@@ -255,6 +288,12 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
         slowest = slowest.max(took);
         let (status, reply) =
             answer.unwrap_or_else(|e| panic!("seed {seed} case {case}: {e} after {took:?}: {text:.500}"));
+        // SQL answers in its result format: only errors and the default format are JSON.
+        if path.ends_with("/sql") && status == 200 {
+            assert!(took < ANSWER_WITHIN, "seed {seed} case {case}: {took:?}");
+            *by_status.entry(status).or_default() += 1;
+            continue;
+        }
         let parsed: Value = serde_json::from_str(&reply).unwrap_or_else(|e| {
             panic!("seed {seed} case {case}: {status} with a body that is not JSON ({e}): {reply:.300}")
         });

@@ -13,6 +13,10 @@ use sqlparser::ast::{BinaryOperator as B, Expr, InTarget, UnaryOperator};
 
 /// The native filter of condition `e`.
 pub fn filter(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Value, SqlError> {
+    stacker::maybe_grow(super::scalar::RED_ZONE, super::scalar::STACK_GROWTH, || condition(e, scope, virtuals))
+}
+
+fn condition(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Value, SqlError> {
     if let Some(sub) = scope.substitute {
         if let Some(s) = sub(e)? {
             return Ok(expression(&s));
@@ -20,11 +24,13 @@ pub fn filter(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Va
     }
     Ok(match e {
         Expr::Nested(inner) => filter(inner, scope, virtuals)?,
-        Expr::BinaryOp { left, op: B::And, right } => {
-            json!({"type": "and", "fields": [filter(left, scope, virtuals)?, filter(right, scope, virtuals)?]})
-        }
-        Expr::BinaryOp { left, op: B::Or, right } => {
-            json!({"type": "or", "fields": [filter(left, scope, virtuals)?, filter(right, scope, virtuals)?]})
+        Expr::BinaryOp { op: op @ (B::And | B::Or), .. } => {
+            // A chain of one operator is one flat list of fields, not a nest as deep as it is long.
+            let mut fields = Vec::new();
+            for operand in chain(e, op) {
+                fields.push(filter(operand, scope, virtuals)?);
+            }
+            json!({"type": if *op == B::And { "and" } else { "or" }, "fields": fields})
         }
         Expr::UnaryOp { op: UnaryOperator::Not, expr } => {
             json!({"type": "not", "field": filter(expr, scope, virtuals)?})
@@ -115,6 +121,24 @@ pub fn filter(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Va
             }
         }
     })
+}
+
+/// The operands of a chain of `op` (`a AND b AND c`, parenthesised or not), left to right.
+fn chain<'e>(e: &'e Expr, op: &B) -> Vec<&'e Expr> {
+    let (mut out, mut pending) = (Vec::new(), vec![e]);
+    while let Some(x) = pending.pop() {
+        match x {
+            Expr::BinaryOp { left, op: o, right } if o == op => {
+                pending.push(right);
+                pending.push(left);
+            }
+            Expr::Nested(inner) if matches!(inner.as_ref(), Expr::BinaryOp { op: o, .. } if o == op) => {
+                pending.push(inner)
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn is_comparison(op: &B) -> bool {

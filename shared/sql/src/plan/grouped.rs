@@ -214,6 +214,10 @@ impl Grouping<'_, '_> {
 
     /// Arithmetic over aggregates and constants.
     fn post(&self, e: &Expr) -> Result<Post, SqlError> {
+        stacker::maybe_grow(super::scalar::RED_ZONE, super::scalar::STACK_GROWTH, || self.post_step(e))
+    }
+
+    fn post_step(&self, e: &Expr) -> Result<Post, SqlError> {
         match e {
             Expr::Nested(inner) => self.post(inner),
             Expr::Function(f) if super::aggregate::is_aggregate(&function_name(f)) => {

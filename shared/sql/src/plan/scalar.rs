@@ -71,6 +71,11 @@ impl Scalar {
     }
 }
 
+/// Stack left below which a recursive step first grows the stack.
+pub const RED_ZONE: usize = 128 * 1024;
+/// How much a recursive step grows the stack by when it runs short.
+pub const STACK_GROWTH: usize = 4 * 1024 * 1024;
+
 /// Druid expression text of a string literal.
 pub fn quote_string(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
@@ -114,6 +119,12 @@ impl Scope<'_> {
 
     /// Translates `e`.
     pub fn scalar(&self, e: &Expr) -> Result<Scalar, SqlError> {
+        // Expressions are at most MAX_DEPTH deep (checked before parsing), but a debug build's
+        // frames are large: grow the stack rather than overflow it.
+        stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || self.translate(e))
+    }
+
+    fn translate(&self, e: &Expr) -> Result<Scalar, SqlError> {
         if let Some(sub) = self.substitute {
             if let Some(s) = sub(e)? {
                 return Ok(s);

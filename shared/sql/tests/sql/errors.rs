@@ -76,3 +76,23 @@ fn errors_carry_druid_error_classes() {
     assert_eq!(sql_error("SELECT * FROM nowhere").druid_kind().0, "Plan validation failed");
     assert_eq!(sql_error("SELECT 1 UNION SELECT 2").druid_kind().0, "Unsupported operation");
 }
+
+#[test]
+fn expressions_at_the_depth_limit_plan_and_run_deeper_ones_are_refused() {
+    let depth = sluice_sql::parse::MAX_DEPTH;
+    let chain = vec!["added"; depth - 10].join(" + ");
+    let ors = vec!["channel = '#en.wikipedia'"; depth / 2 - 5].join(" OR ");
+    let nested = format!("{}added{}", "ABS(".repeat(30), ")".repeat(30));
+    for text in [
+        format!("SELECT SUM({chain}) FROM wikipedia"),
+        format!("SELECT COUNT(*) FROM wikipedia WHERE {ors}"),
+        format!("SELECT {nested} AS x FROM wikipedia LIMIT 1"),
+        format!("SELECT COUNT(*) FROM wikipedia WHERE {chain} > 0 HAVING COUNT(*) > 0"),
+    ] {
+        assert!(!sql(&text).is_empty(), "{text:.80}");
+    }
+    let too_deep = format!("SELECT SUM({}) FROM wikipedia", vec!["added"; depth + 1].join(" + "));
+    check(&too_deep, parse, "deeper than");
+    let wide = format!("SELECT COUNT(*) FROM wikipedia WHERE page IN ({})", vec!["'x'"; 20_000].join(", "));
+    assert_eq!(sql(&wide), vec![vec![serde_json::json!(0)]]);
+}
