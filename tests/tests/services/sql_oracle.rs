@@ -1,6 +1,6 @@
 //! Druid SQL against an oracle: the query oracle's random rows go through the whole pipeline,
 //! random SQL from a grammar (grouping keys, aggregates and arithmetic over them, filters,
-//! time ranges, HAVING, ORDER BY with LIMIT, scans) runs through Sluice's SQL on the published
+//! time ranges, HAVING, ORDER BY with LIMIT, one key ranked by an aggregate, scans) runs through Sluice's SQL on the published
 //! segments and through DuckDB over the same rows (`tests/oracle/duckdb_oracle.py`, a view of
 //! the same name and columns). The text is the same but for the time functions (TIME_FLOOR
 //! and FLOOR ... TO become time_bucket and date_trunc). Answers must agree (doubles to 1e-9).
@@ -105,20 +105,41 @@ fn condition(rng: &mut Rng, depth: u32) -> Text {
     })
 }
 
+/// How an answer is compared.
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    /// Row for row.
+    Ordered,
+    /// As multisets.
+    Unordered,
+    /// The top `k` by the last column: DuckDB answers every group; Sluice's rows must be
+    /// groups of it, with the `k` largest values of the last column in order (ties at the
+    /// cut may pick either group).
+    Top(usize),
+}
+
 /// A random query: grouped (keys, aggregates, maybe HAVING, ordered by every key, maybe
-/// first by an aggregate with a LIMIT), an aggregate over everything, or a scan.
-fn query(rng: &mut Rng, table: &str) -> (Text, bool) {
+/// first by an aggregate with a LIMIT), one key ranked by an aggregate (a topN), an aggregate
+/// over everything, or a scan.
+fn query(rng: &mut Rng, table: &str) -> (Text, Check) {
     let filter = if rng.chance(0.8) { format!(" WHERE {}", condition(rng, 2).sluice) } else { String::new() };
     let mut aggs: Vec<&str> = (0..1 + rng.below(3)).map(|_| aggregate(rng)).collect();
     aggs.dedup();
-    match rng.below(5) {
+    match rng.below(6) {
         0 => {
             let cols = ["__time", "country", "device", "n", "bytes", "latency"];
             let first = rng.below(4) as usize;
             let text = format!("SELECT {} FROM {table}{filter}", cols[first..first + 3].join(", "));
-            (Text::same(text), false)
+            (Text::same(text), Check::Unordered)
         }
-        1 => (Text::same(format!("SELECT {} FROM {table}{filter}", aggs.join(", "))), true),
+        1 => (Text::same(format!("SELECT {} FROM {table}{filter}", aggs.join(", "))), Check::Ordered),
+        2 => {
+            let key = ["country", "device", "\"user\""][rng.below(3) as usize];
+            let metric = ["COUNT(*)", "SUM(bytes)", "MAX(latency)"][rng.below(3) as usize];
+            let k = 1 + rng.below(8) as usize;
+            let head = format!("SELECT {key}, {metric} AS m FROM {table}{filter} GROUP BY 1");
+            (Text { sluice: format!("{head} ORDER BY m DESC LIMIT {k}"), duck: head }, Check::Top(k))
+        }
         _ => {
             let mut keys: Vec<Text> = Vec::new();
             for _ in 0..1 + rng.below(2) {
@@ -145,7 +166,7 @@ fn query(rng: &mut Rng, table: &str) -> (Text, bool) {
             );
             let text =
                 Text { sluice: format!("SELECT {}{tail}", head.sluice), duck: format!("SELECT {}{tail}", head.duck) };
-            (text, true)
+            (text, Check::Ordered)
         }
     }
 }
@@ -193,7 +214,7 @@ async fn random_sql_agrees_with_duckdb() {
     assert!(passes.iter().all(|p| p.caught_up), "caught up");
 
     let table = format!("\"{datasource}\"");
-    let cases: Vec<(Text, bool)> = (0..queries).map(|_| query(&mut rng, &table)).collect();
+    let cases: Vec<(Text, Check)> = (0..queries).map(|_| query(&mut rng, &table)).collect();
     let dir = tempfile::tempdir().expect("temp dir");
     let rows_path = dir.path().join("rows.jsonl");
     std::fs::write(&rows_path, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).expect("rows file");
@@ -214,19 +235,33 @@ async fn random_sql_agrees_with_duckdb() {
     let source = StoreSegments { meta: b.meta.as_ref(), store: b.store.as_ref(), cache: None };
     let mut kinds = std::collections::BTreeMap::<String, usize>::new();
     let mut answered = 0;
-    for ((text, ordered), want) in cases.iter().zip(&expected) {
+    for ((text, check), want) in cases.iter().zip(&expected) {
         let answer = run_sql(&source, &SqlRequest::new(text.sluice.clone()))
             .await
             .unwrap_or_else(|e| panic!("seed {seed}: {}\nfailed: {e}", text.sluice));
         let mut got: Vec<Vec<Value>> = answer.rows.iter().map(|r| r.iter().map(normal).collect()).collect();
         let mut want: Vec<Vec<Value>> = want.iter().map(|r| r.iter().map(normal).collect()).collect();
-        if !ordered {
-            got.sort_by_key(|r| Value::Array(r.clone()).to_string());
-            want.sort_by_key(|r| Value::Array(r.clone()).to_string());
-        }
+        let same_row = |g: &Vec<Value>, w: &Vec<Value>| g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b));
         answered += usize::from(!got.is_empty());
-        let agree = got.len() == want.len()
-            && got.iter().zip(&want).all(|(g, w)| g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b)));
+        let agree = match check {
+            Check::Ordered | Check::Unordered => {
+                if *check == Check::Unordered {
+                    got.sort_by_key(|r| Value::Array(r.clone()).to_string());
+                    want.sort_by_key(|r| Value::Array(r.clone()).to_string());
+                }
+                got.len() == want.len() && got.iter().zip(&want).all(|(g, w)| same_row(g, w))
+            }
+            Check::Top(k) => {
+                // Nulls rank last (a group whose metric is null only makes the cut if needed).
+                let value = |r: &Vec<Value>| r.last().and_then(Value::as_f64).unwrap_or(f64::NEG_INFINITY);
+                let mut best: Vec<f64> = want.iter().map(value).collect();
+                best.sort_by(|a, b| b.total_cmp(a));
+                best.truncate(*k);
+                got.len() == best.len()
+                    && got.iter().map(value).zip(&best).all(|(a, b)| same(&Value::from(a), &Value::from(*b)) || a == *b)
+                    && got.iter().all(|g| want.iter().any(|w| same_row(g, w)))
+            }
+        };
         assert!(agree, "seed {seed}: {}\nDuckDB: {}\nsluice: {got:?}\nduckdb: {want:?}", text.sluice, text.duck);
         let explain =
             run_sql(&source, &SqlRequest::new(format!("EXPLAIN PLAN FOR {}", text.sluice))).await.expect("explain");
@@ -235,5 +270,5 @@ async fn random_sql_agrees_with_duckdb() {
     }
     eprintln!("{} SQL queries agreed with DuckDB ({answered} with rows), planned as {kinds:?}", cases.len());
     assert!(answered * 2 > cases.len(), "most queries find rows: {answered} of {}", cases.len());
-    assert!(kinds.len() >= 3, "the grammar reaches timeseries, groupBy and scan: {kinds:?}");
+    assert!(kinds.len() >= 4, "the grammar reaches timeseries, topN, groupBy and scan: {kinds:?}");
 }
