@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// Answers a SQL request.
 pub async fn query(State(s): State<Arc<ApiState>>, body: String) -> Result<Response, ApiError> {
     let request = SqlRequest::parse(&body)?;
-    let source = StoreSegments { meta: s.meta.as_ref(), store: s.store.as_ref(), cache: s.cache.as_ref() };
+    let source = StoreSegments::new(s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref());
     let result = run_sql(&source, &request).await?;
     let body = result.render(&request);
     Ok(([(header::CONTENT_TYPE, request.result_format.content_type())], body).into_response())

@@ -51,14 +51,23 @@ pub trait Segments: Send + Sync {
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError>;
 }
 
-/// The stores' segments: the metadata store's timelines and deep storage, through a cache.
+/// The stores' segments for one request: the metadata store's timelines and deep storage,
+/// through a cache. With a cache, a datasource's segments opened whole to read its columns
+/// are kept for the query that follows (the engine picks those in its intervals), so the
+/// timeline is read once per request.
 pub struct StoreSegments<'a> {
-    /// Metadata.
-    pub meta: &'a dyn MetadataStore,
-    /// Deep storage.
-    pub store: &'a dyn ObjectStore,
-    /// The local segment cache, if any.
-    pub cache: Option<&'a SegmentCache>,
+    meta: &'a dyn MetadataStore,
+    store: &'a dyn ObjectStore,
+    cache: Option<&'a SegmentCache>,
+    opened: std::sync::Mutex<std::collections::BTreeMap<String, Arc<Vec<QuerySegment>>>>,
+}
+
+impl<'a> StoreSegments<'a> {
+    /// Segments of `meta`'s timelines in `store`, downloaded into `cache` when given (else
+    /// only the parts a query needs, with ranged reads).
+    pub fn new(meta: &'a dyn MetadataStore, store: &'a dyn ObjectStore, cache: Option<&'a SegmentCache>) -> Self {
+        Self { meta, store, cache, opened: Default::default() }
+    }
 }
 
 #[async_trait::async_trait]
@@ -75,9 +84,20 @@ impl Segments for StoreSegments<'_> {
         intervals: &[Interval],
         columns: Option<&BTreeSet<String>>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
+        let known = self.opened.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(datasource).cloned();
+        if let Some(whole) = known {
+            return Ok(whole);
+        }
         let segments =
             sluice_query::load_segments(self.meta, self.store, self.cache, datasource, intervals, columns).await?;
-        Ok(Arc::new(segments))
+        let segments = Arc::new(segments);
+        // Opened whole from the cache, over all time: good for any query of this request.
+        let all_time = intervals.iter().any(|i| i.start <= ETERNITY_START && i.end >= ETERNITY_END);
+        if self.cache.is_some() && all_time {
+            let mut o = self.opened.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            o.insert(datasource.to_string(), segments.clone());
+        }
+        Ok(segments)
     }
 }
 

@@ -299,12 +299,14 @@ impl Scope<'_> {
             }
             "TIMESTAMP" => {
                 return match (&s.ty, &s.constant) {
+                    // Superset writes CAST(__time AS TIMESTAMP): the column itself.
+                    (SqlType::Timestamp, _) => Ok(s),
                     (_, Some(Const::Str(text))) => {
                         Ok(Scalar::constant(Const::Long(parse_timestamp(text)?), SqlType::Timestamp))
                     }
                     (t, _) if t.is_numeric() => Ok(Scalar { ty: SqlType::Timestamp, column: None, ..s }),
                     _ => Err(SqlError::unsupported("CAST of a non-constant string AS TIMESTAMP (use TIME_PARSE)")),
-                }
+                };
             }
             "DATE" => return self.time_floor(x, "P1D"),
             _ => return Err(SqlError::unsupported(format!("CAST AS {}", crate::short(&target)))),

@@ -170,6 +170,11 @@ fn time_grouping_in_group_by_with_other_keys() {
     assert_eq!(rows[0][0], json!("2015-09-12T00:00:00.000Z"));
     assert_eq!(rows[7][0], json!("2015-09-12T18:00:00.000Z"));
     assert_eq!(rows.iter().map(|r| r[2].as_i64().expect("n")).sum::<i64>(), 39_244);
+    // As Superset writes it: the cast of __time is __time.
+    let superset =
+        sql("SELECT TIME_FLOOR(CAST(__time AS TIMESTAMP), 'PT6H') AS t, isRobot, COUNT(*) FROM druid.wikipedia \
+        WHERE CAST(__time AS TIMESTAMP) >= TIMESTAMP '2015-09-12 00:00:00' GROUP BY 1, 2 ORDER BY 1, 2 LIMIT 10000");
+    assert_eq!(superset, rows);
     let by_day = sql("SELECT DATE_TRUNC('day', __time), COUNT(*) FROM wikipedia GROUP BY 1");
     assert_eq!(by_day, vec![vec![json!("2015-09-12T00:00:00.000Z"), json!(39_244)]]);
 }
