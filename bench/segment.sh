@@ -25,4 +25,6 @@ print(f"  parquet (DuckDB {p['duckdb']}, zstd) {p['parquet_bytes'] / rows:8.1f} 
 for codec in ("lz4", "zstd"):
     ratio = s[f"segment_bytes_{codec}"] / p["parquet_bytes"]
     print(f"  segment ({codec}) / parquet (zstd)  {ratio:8.2f}x")
+sparse = s["sparse_segment_bytes_zstd"] / p["parquet_bytes"]
+print(f"  segment (zstd) without bitmaps on {', '.join(s['without_bitmaps'])} / parquet (zstd)  {sparse:8.2f}x")
 PY

@@ -61,7 +61,7 @@ fn decode_everything(bytes: Vec<u8>) -> Result<usize, String> {
     let rows = seg.read_rows().map_err(|e| e.to_string())?;
     for col in &seg.directory().columns {
         if let Ok(s) = seg.string_column(col) {
-            for b in s.bitmaps.all().map_err(|e| e.to_string())? {
+            for b in s.bitmaps.map(|b| b.all()).transpose().map_err(|e| e.to_string())?.unwrap_or_default() {
                 seg.bitmap(&b, &col.name).map_err(|e| e.to_string())?;
             }
         }

@@ -90,25 +90,43 @@ pub struct StringDim<'s> {
     pub ids: Vec<u32>,
     /// Multi-valued rows: row `r`'s ids are `ids[offsets[r]..offsets[r + 1]]`.
     pub offsets: Option<Vec<u32>>,
-    bitmaps: BytesPart<'s>,
+    bitmaps: Option<BytesPart<'s>>,
     object: &'s str,
     name: String,
 }
 
+/// The block of `bitmaps` holding value `i`.
+fn block_of(bitmaps: &BytesPart<'_>, i: usize) -> usize {
+    let (mut lo, mut hi) = (0, bitmaps.num_blocks());
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if bitmaps.block_first(mid) <= i {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl StringDim<'_> {
-    /// The rows holding any of `ids` (sorted ascending), as the union of their bitmaps.
+    /// The rows holding any of `ids` (sorted ascending), as the union of their bitmaps, or
+    /// found in the ids column when the dimension has no bitmaps (`createBitmapIndex: false`).
     pub fn rows_with(&self, ids: &[u32]) -> Result<RoaringBitmap, FormatError> {
+        let Some(bitmaps) = &self.bitmaps else {
+            return Ok(self.scan_for(ids));
+        };
         let mut out = RoaringBitmap::new();
         let mut block = BytesBlock::default();
         let mut loaded = usize::MAX;
         for &id in ids {
             let i = id as usize;
-            if i >= self.bitmaps.len() {
+            if i >= bitmaps.len() {
                 return Err(FormatError::new(self.object, format!("column {:?}: no bitmap for id {id}", self.name)));
             }
             if loaded == usize::MAX || i < block.first() || i >= block.first() + block.len() {
-                let b = self.block_of(i);
-                self.bitmaps.block(b, &mut block)?;
+                let b = block_of(bitmaps, i);
+                bitmaps.block(b, &mut block)?;
                 loaded = b;
             }
             let bitmap = RoaringBitmap::deserialize_from(block.get(i - block.first())).map_err(|e| {
@@ -119,17 +137,30 @@ impl StringDim<'_> {
         Ok(out)
     }
 
-    fn block_of(&self, i: usize) -> usize {
-        let (mut lo, mut hi) = (0, self.bitmaps.num_blocks());
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if self.bitmaps.block_first(mid) <= i {
-                lo = mid;
-            } else {
-                hi = mid;
+    /// The rows holding any of `ids`, read from the ids column.
+    fn scan_for(&self, ids: &[u32]) -> RoaringBitmap {
+        let mut wanted = vec![false; self.dictionary.len() + 1];
+        for &id in ids {
+            if let Some(w) = wanted.get_mut(id as usize) {
+                *w = true;
             }
         }
-        lo
+        let hit = |id: &u32| wanted.get(*id as usize).copied().unwrap_or(false);
+        match &self.offsets {
+            None => self.ids.iter().enumerate().filter(|(_, id)| hit(id)).map(|(r, _)| r as u32).collect(),
+            Some(offsets) => (0..offsets.len().saturating_sub(1))
+                .filter(|&r| {
+                    let range = &self.ids[offsets[r] as usize..offsets[r + 1] as usize];
+                    // A row without values is null: id 0.
+                    if range.is_empty() {
+                        hit(&0)
+                    } else {
+                        range.iter().any(hit)
+                    }
+                })
+                .map(|r| r as u32)
+                .collect(),
+        }
     }
 
     /// The ids of row `row`.

@@ -106,10 +106,25 @@ fn analyze(seg: &Segment, entry: &ColumnEntry) -> Result<Value, QueryError> {
     let (cardinality, min, max, has_nulls) = if entry.kind == ColumnType::String {
         let dict = seg.dictionary(&entry.name).map_err(QueryError::Segment)?;
         let nulls = seg.string_column(entry).map_err(QueryError::Segment)?;
-        let null_rows = !nulls.bitmaps.is_empty() && {
-            let mut block = sluice_format::segment::parts::BytesBlock::default();
-            nulls.bitmaps.block(0, &mut block).map_err(QueryError::Segment)?;
-            !seg.bitmap(block.get(0), &entry.name).map_err(QueryError::Segment)?.is_empty()
+        let null_rows = match nulls.bitmaps {
+            Some(bitmaps) => {
+                !bitmaps.is_empty() && {
+                    let mut block = sluice_format::segment::parts::BytesBlock::default();
+                    bitmaps.block(0, &mut block).map_err(QueryError::Segment)?;
+                    !seg.bitmap(block.get(0), &entry.name).map_err(QueryError::Segment)?.is_empty()
+                }
+            }
+            // Without bitmaps: a null row is id 0 (or a multi-value row without values).
+            None => {
+                let ids = nulls.ids.all_longs().map_err(QueryError::Segment)?;
+                match nulls.offsets {
+                    None => ids.contains(&0),
+                    Some(o) => {
+                        let offsets = o.all_longs().map_err(QueryError::Segment)?;
+                        offsets.windows(2).any(|w| w[0] == w[1]) || ids.contains(&0)
+                    }
+                }
+            }
         };
         (json!(dict.len()), json!(dict.first()), json!(dict.last()), null_rows)
     } else {

@@ -103,7 +103,7 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
         let n = args.per_chunk.clamp(1, chunk.len());
         for k in 0..n {
             let part = chunk[k * chunk.len() / n..(k + 1) * chunk.len() / n].to_vec();
-            for index in build_indexes(&config, part, &parser) {
+            for index in build_indexes(&config, part, parser.dimensions()) {
                 let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
                 fragments.extend(merge(&[hydrant], &options)?.into_iter().map(|b| (index.interval(), b)));
             }

@@ -1,5 +1,6 @@
-//! `sluice bench query`: four Druid queries over Druid's Wikipedia sample repeated to ~400k
-//! rows (a filtered topN, a timeseries by hour, a groupBy on two dimensions, a full count),
+//! `sluice bench query`: six Druid queries over Druid's Wikipedia sample repeated to ~400k
+//! rows (a filtered topN, a timeseries by hour, a groupBy on two dimensions, a full count, a
+//! count filtered on one page, a full column sum),
 //! single-threaded, beside the same queries in DuckDB over zstd Parquet and in chdb over a
 //! MergeTree table, measured in the same run (`bench/query_peers.py`, run with `--python`).
 
@@ -33,6 +34,10 @@ pub struct QueryArgs {
     /// without it only Sluice is measured.
     #[arg(long, env = "SLUICE_BENCH_PYTHON")]
     python: Option<PathBuf>,
+    /// String dimensions written without bitmaps (Druid's `createBitmapIndex: false`), e.g.
+    /// `comment,page,user`: what the queries cost on that layout.
+    #[arg(long, value_delimiter = ',')]
+    without_bitmaps: Vec<String>,
     /// Prints one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -86,6 +91,15 @@ pub(super) fn queries() -> Vec<BenchQuery> {
             chdb: "SELECT count(*) FROM wiki",
         },
         BenchQuery {
+            name: "count of one page (a filter on a 35,000-value dimension)",
+            druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
+                "filter": {"type": "selector", "dimension": "page", "value": "Jeremy Corbyn"},
+                "aggregations": [{"type": "count", "name": "count"}]}),
+            sql: r#"SELECT COUNT(*) AS "count" FROM wikipedia WHERE page = 'Jeremy Corbyn'"#,
+            duckdb: "SELECT count(*) FROM wiki WHERE page = 'Jeremy Corbyn'",
+            chdb: "SELECT count(*) FROM wiki WHERE page = 'Jeremy Corbyn'",
+        },
+        BenchQuery {
             name: "sum(added) over everything (a full column scan)",
             druid: json!({"queryType": "timeseries", "dataSource": "wikipedia", "intervals": interval, "granularity": "all",
                 "aggregations": [{"type": "longSum", "name": "added", "fieldName": "added"}]}),
@@ -107,7 +121,11 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let mut segments = Vec::new();
     let options = MergeOptions { max_rows_per_segment: 5_000_000, compression: spec.tuning.index };
-    for (i, index) in build_indexes(&config, rows, &parser).iter().enumerate() {
+    for (i, index) in
+        build_indexes(&config, rows, &super::segment::without_bitmaps(parser.dimensions(), &args.without_bitmaps))
+            .iter()
+            .enumerate()
+    {
         let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
         for (p, bytes) in merge(&[hydrant], &options)?.into_iter().enumerate() {
             let path = dir.path().join(format!("segment-{i}-{p}.seg"));

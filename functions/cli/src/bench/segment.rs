@@ -4,7 +4,7 @@
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use sluice_format::index::{IncrementalIndex, IndexConfig};
-use sluice_format::input::{Parsed, RecordParser};
+use sluice_format::input::{DimPlan, Parsed, RecordParser};
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::row::{DimValue, Row};
 use sluice_format::segment::{Codec, Segment};
@@ -36,9 +36,25 @@ pub struct SegmentArgs {
     /// Writes the merged segment (zstd) to this file.
     #[arg(long)]
     write_segment: Option<PathBuf>,
+    /// String dimensions measured a second time written without bitmaps (Druid's
+    /// `createBitmapIndex: false`): by default the three with more than 10,000 values.
+    #[arg(long, value_delimiter = ',', default_value = "comment,page,user")]
+    without_bitmaps: Vec<String>,
     /// Prints one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// `plans` with `names` written without bitmaps.
+pub(super) fn without_bitmaps(plans: &[DimPlan], names: &[String]) -> Vec<DimPlan> {
+    plans
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.bitmap_index &= !names.contains(&p.name);
+            p
+        })
+        .collect()
 }
 
 pub(super) fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, RecordParser)> {
@@ -58,7 +74,7 @@ pub(super) fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(V
     Ok((rows, parser))
 }
 
-pub(super) fn build_indexes(config: &IndexConfig, rows: Vec<Row>, parser: &RecordParser) -> Vec<IncrementalIndex> {
+pub(super) fn build_indexes(config: &IndexConfig, rows: Vec<Row>, plans: &[DimPlan]) -> Vec<IncrementalIndex> {
     let mut indexes: Vec<IncrementalIndex> = Vec::new();
     for row in rows {
         let pos = match indexes.iter().position(|i| i.interval().contains(row.time)) {
@@ -68,7 +84,7 @@ pub(super) fn build_indexes(config: &IndexConfig, rows: Vec<Row>, parser: &Recor
                 indexes.len() - 1
             }
         };
-        indexes[pos].add(row, parser.dimensions());
+        indexes[pos].add(row, plans);
     }
     indexes
 }
@@ -86,7 +102,7 @@ pub fn run(args: SegmentArgs) -> Result<()> {
     let (index_time, indexes) = best(args.repeat, || {
         let copy = rows.clone();
         let start = Instant::now();
-        let built = build_indexes(&config, copy, &parser);
+        let built = build_indexes(&config, copy, parser.dimensions());
         Ok((start.elapsed(), built))
     })
     .map(|(_, (t, i))| (t, i))?;
@@ -118,6 +134,19 @@ pub fn run(args: SegmentArgs) -> Result<()> {
     let breakdown = part_sizes(&Segment::from_bytes("merged-zstd", merged_zstd_bytes[0].clone())?);
     let merged_rows = chunk_rows.len();
 
+    // The same hydrants with some dimensions written without bitmaps.
+    let plans = without_bitmaps(parser.dimensions(), &args.without_bitmaps);
+    let mut sparse = Vec::new();
+    for (i, part) in chunk_rows.chunks(per).enumerate() {
+        let mut index = IncrementalIndex::new(config.clone(), main_chunk);
+        part.iter().for_each(|r| index.add(r.clone(), &plans));
+        sparse.push(Segment::from_bytes(&format!("hydrant-{i}"), index.persist(Compression::default())?)?);
+    }
+    let (sparse_merge_time, _) = best(args.repeat, || Ok(merge(&sparse, &options(Codec::Lz4))?))?;
+    let sparse_zstd_bytes = merge(&sparse, &options(Codec::Zstd))?;
+    let sparse_zstd: usize = sparse_zstd_bytes.iter().map(Vec::len).sum();
+    let sparse_breakdown = part_sizes(&Segment::from_bytes("sparse-zstd", sparse_zstd_bytes[0].clone())?);
+
     if let Some(path) = &args.export_rows {
         let seg = Segment::from_bytes("merged", merged[0].clone())?;
         export_rows(&seg, path)?;
@@ -143,6 +172,11 @@ pub fn run(args: SegmentArgs) -> Result<()> {
         "segment_bytes_per_row_lz4": merged_lz4 as f64 / merged_rows as f64,
         "segment_bytes_per_row_zstd": merged_zstd as f64 / merged_rows as f64,
         "segment_zstd_bytes_by_part": breakdown,
+        "without_bitmaps": args.without_bitmaps,
+        "sparse_merge_rows_per_s": rate(merged_rows, sparse_merge_time),
+        "sparse_segment_bytes_zstd": sparse_zstd,
+        "sparse_segment_bytes_per_row_zstd": sparse_zstd as f64 / merged_rows as f64,
+        "sparse_segment_zstd_bytes_by_part": sparse_breakdown,
     });
     if args.json {
         println!("{report}");
@@ -167,6 +201,12 @@ pub fn run(args: SegmentArgs) -> Result<()> {
         );
         println!("  segment size (lz4)      {:>12.1} bytes/row ({merged_lz4} bytes)", f("segment_bytes_per_row_lz4"));
         println!("  segment size (zstd)     {:>12.1} bytes/row ({merged_zstd} bytes)", f("segment_bytes_per_row_zstd"));
+        println!("  without bitmaps on {}:", args.without_bitmaps.join(", "));
+        println!("    merge {} hydrants      {:>12.0} rows/s", sparse.len(), f("sparse_merge_rows_per_s"));
+        println!(
+            "    segment size (zstd)   {:>12.1} bytes/row ({sparse_zstd} bytes)",
+            f("sparse_segment_bytes_per_row_zstd")
+        );
     }
     Ok(())
 }

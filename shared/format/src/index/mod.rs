@@ -51,6 +51,8 @@ pub struct DimMeta {
     pub multi_value_handling: MultiValueHandling,
     /// Discovered rather than declared (sorted by name at persist).
     pub discovered: bool,
+    /// Segments keep a bitmap per value.
+    pub bitmap_index: bool,
 }
 
 /// Where a row goes in the index.
@@ -229,6 +231,7 @@ impl IncrementalIndex {
                 kind: p.kind,
                 multi_value_handling: p.multi_value_handling,
                 discovered: p.discovered,
+                bitmap_index: p.bitmap_index,
             });
             self.dims.push(DimColumn::new(p.kind, self.times.len()));
             match p.kind {

@@ -92,6 +92,7 @@ impl IncrementalIndex {
                 kind: meta.kind,
                 multi_value_handling: meta.multi_value_handling,
                 dictionary: Arc::new(dictionary),
+                bitmap_index: meta.bitmap_index,
             });
             sorted.push(s);
         }

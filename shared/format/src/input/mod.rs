@@ -68,13 +68,22 @@ pub struct DimPlan {
     pub multi_value_handling: MultiValueHandling,
     /// Whether it was discovered rather than declared.
     pub discovered: bool,
+    /// Whether segments keep a bitmap per value (`createBitmapIndex`, strings only).
+    pub bitmap_index: bool,
     slot: usize,
 }
 
 impl DimPlan {
     /// A declared dimension outside any parser (rows re-indexed from segments).
     pub fn declared(name: &str, kind: DimensionType, multi_value_handling: MultiValueHandling) -> Self {
-        DimPlan { name: name.into(), kind, multi_value_handling, discovered: false, slot: usize::MAX }
+        DimPlan {
+            name: name.into(),
+            kind,
+            multi_value_handling,
+            discovered: false,
+            bitmap_index: true,
+            slot: usize::MAX,
+        }
     }
 }
 
@@ -151,6 +160,7 @@ impl RecordParser {
                 kind: d.kind,
                 multi_value_handling: d.multi_value_handling,
                 discovered: false,
+                bitmap_index: d.create_bitmap_index != Some(false),
                 slot,
             });
         }
@@ -190,6 +200,7 @@ impl RecordParser {
                         kind: DimensionType::String,
                         multi_value_handling: MultiValueHandling::SortedArray,
                         discovered: true,
+                        bitmap_index: true,
                         slot,
                     });
                 }
@@ -237,6 +248,7 @@ impl RecordParser {
                 kind: DimensionType::String,
                 multi_value_handling: MultiValueHandling::SortedArray,
                 discovered: true,
+                bitmap_index: true,
                 slot: s,
             });
         }

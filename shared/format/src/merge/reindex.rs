@@ -72,7 +72,16 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
     };
     let columns = merged_dimension_order(inputs)?;
     let plan: Vec<DimPlan> = match how.dimensions {
-        None => columns.iter().map(|(name, kind, mvh)| DimPlan::declared(name, dimension_type(*kind), *mvh)).collect(),
+        None => columns
+            .iter()
+            .map(|(name, kind, mvh)| {
+                let mut plan = DimPlan::declared(name, dimension_type(*kind), *mvh);
+                // The inputs' choice of bitmap index carries over, as in a merge.
+                let mut having = inputs.iter().filter_map(|s| s.column(name)).peekable();
+                plan.bitmap_index = having.peek().is_none() || having.any(|c| c.parts.contains_key("bitmaps"));
+                plan
+            })
+            .collect(),
         Some(dims) => {
             for d in dims {
                 if let Some((_, kind, _)) = columns.iter().find(|(name, _, _)| *name == d.name) {
@@ -82,7 +91,13 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
                     }
                 }
             }
-            dims.iter().map(|d| DimPlan::declared(&d.name, d.kind, d.multi_value_handling)).collect()
+            dims.iter()
+                .map(|d| {
+                    let mut plan = DimPlan::declared(&d.name, d.kind, d.multi_value_handling);
+                    plan.bitmap_index = d.create_bitmap_index != Some(false);
+                    plan
+                })
+                .collect()
         }
     };
     let config = IndexConfig {

@@ -42,8 +42,9 @@ pub struct StringColumn<'a> {
     pub ids: NumericPart<'a>,
     /// Multi-value rows: `num_rows + 1` offsets into `ids`.
     pub offsets: Option<NumericPart<'a>>,
-    /// One portable Roaring bitmap per id (id 0: the null rows).
-    pub bitmaps: BytesPart<'a>,
+    /// One portable Roaring bitmap per id (id 0: the null rows); none when the dimension
+    /// was written without them (`createBitmapIndex: false`).
+    pub bitmaps: Option<BytesPart<'a>>,
 }
 
 impl Segment {
@@ -219,15 +220,29 @@ impl Segment {
             return Err(self.err(format!("column {:?} is not a string dimension", col.name)));
         }
         let dictionary = BytesPart::open(self.part(col, "dictionary")?, &self.object, "dictionary")?;
-        let bitmaps = BytesPart::open(self.part(col, "bitmaps")?, &self.object, "bitmaps")?;
-        if bitmaps.len() != dictionary.len() + 1 || col.cardinality.is_some_and(|c| c as usize != dictionary.len()) {
+        if col.cardinality.is_some_and(|c| c as usize != dictionary.len()) {
             return Err(self.err(format!(
-                "column {:?}: {} bitmaps for {} dictionary values",
+                "column {:?}: cardinality {:?} but {} dictionary values",
                 col.name,
-                bitmaps.len(),
+                col.cardinality,
                 dictionary.len()
             )));
         }
+        let bitmaps = match col.parts.contains_key("bitmaps") {
+            false => None,
+            true => {
+                let bitmaps = BytesPart::open(self.part(col, "bitmaps")?, &self.object, "bitmaps")?;
+                if bitmaps.len() != dictionary.len() + 1 {
+                    return Err(self.err(format!(
+                        "column {:?}: {} bitmaps for {} dictionary values",
+                        col.name,
+                        bitmaps.len(),
+                        dictionary.len()
+                    )));
+                }
+                Some(bitmaps)
+            }
+        };
         let offsets = if col.multi_value {
             Some(self.numeric(col, "offsets", KIND_LONGS, Some(self.num_rows() + 1))?)
         } else {

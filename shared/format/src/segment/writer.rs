@@ -25,6 +25,8 @@ pub struct DimLayout {
     pub multi_value_handling: MultiValueHandling,
     /// Sorted dictionary the codes refer to (string dimensions).
     pub dictionary: Arc<Vec<String>>,
+    /// A bitmap per value is written (string dimensions; `createBitmapIndex`).
+    pub bitmap_index: bool,
 }
 
 /// The columns of a segment being written.
@@ -336,7 +338,8 @@ impl SegmentWriter {
                     let ids_part = ids.finish();
                     let offsets_part = offsets.map(LongsEncoder::finish);
                     let multi = offsets_part.is_some();
-                    let index = StringIndex::build(&ids_part, offsets_part.as_deref(), cardinality, dc)?;
+                    let index =
+                        StringIndex::build(&ids_part, offsets_part.as_deref(), cardinality, layout.bitmap_index, dc)?;
                     let mut dict = BytesEncoder::new(dc);
                     for &c in &index.used {
                         dict.push(layout.dictionary[c as usize - 1].as_bytes());
@@ -346,7 +349,9 @@ impl SegmentWriter {
                     if let Some(o) = offsets_part {
                         add(&mut parts, "offsets", o);
                     }
-                    add(&mut parts, "bitmaps", index.bitmaps);
+                    if let Some(bitmaps) = index.bitmaps {
+                        add(&mut parts, "bitmaps", bitmaps);
+                    }
                     entry.multi_value = multi;
                     entry.multi_value_handling = Some(layout.multi_value_handling);
                     entry.cardinality = Some(index.used.len() as u32);
@@ -427,11 +432,12 @@ fn add_nulls(
 }
 
 /// A string column's index, built from its ids once all rows are written: the codes in use,
-/// the ids renumbered when some dictionary values went unused, and one bitmap per id.
+/// the ids renumbered when some dictionary values went unused, and one bitmap per id unless
+/// the dimension has none (`createBitmapIndex: false`).
 struct StringIndex {
     used: Vec<u32>,
     ids: Option<Vec<u8>>,
-    bitmaps: Vec<u8>,
+    bitmaps: Option<Vec<u8>>,
 }
 
 impl StringIndex {
@@ -439,35 +445,18 @@ impl StringIndex {
         ids_part: &[u8],
         offsets_part: Option<&[u8]>,
         cardinality: usize,
+        with_bitmaps: bool,
         codec: Codec,
     ) -> Result<Self, FormatError> {
         let err = |e: String| FormatError::new("new segment", e);
         let ids = NumericPart::open(ids_part, KIND_LONGS, "new segment", "ids")?.all_longs()?;
-        // The row of each id: one id per row, or as the offsets say for multi-value rows.
-        let row_of: Option<Vec<u32>> = match offsets_part {
-            None => None,
-            Some(o) => {
-                let offsets = NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
-                let mut rows = Vec::with_capacity(ids.len());
-                for (r, w) in offsets.windows(2).enumerate() {
-                    rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
-                }
-                Some(rows)
-            }
-        };
-        // Counting sort of rows by id: each id's rows come out ascending.
+        // Rows per id, then where each id's rows start in id order.
         let mut start = vec![0usize; cardinality + 2];
         for &c in &ids {
             start[c as usize + 1] += 1;
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
-        }
-        let mut sorted = vec![0u32; ids.len()];
-        let mut fill = start.clone();
-        for (i, &c) in ids.iter().enumerate() {
-            sorted[fill[c as usize]] = row_of.as_ref().map_or(i as u32, |rows| rows[i]);
-            fill[c as usize] += 1;
         }
         let used: Vec<u32> = (1..=cardinality as u32).filter(|&c| start[c as usize + 1] > start[c as usize]).collect();
         let renumbered = if used.len() == cardinality {
@@ -481,6 +470,28 @@ impl StringIndex {
             ids.iter().for_each(|&c| out.push(remap[c as usize]));
             Some(out.finish())
         };
+        if !with_bitmaps {
+            return Ok(Self { used, ids: renumbered, bitmaps: None });
+        }
+        // The row of each id: one id per row, or as the offsets say for multi-value rows.
+        let row_of: Option<Vec<u32>> = match offsets_part {
+            None => None,
+            Some(o) => {
+                let offsets = NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
+                let mut rows = Vec::with_capacity(ids.len());
+                for (r, w) in offsets.windows(2).enumerate() {
+                    rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
+                }
+                Some(rows)
+            }
+        };
+        // Counting sort of rows by id: each id's rows come out ascending.
+        let mut sorted = vec![0u32; ids.len()];
+        let mut fill = start.clone();
+        for (i, &c) in ids.iter().enumerate() {
+            sorted[fill[c as usize]] = row_of.as_ref().map_or(i as u32, |rows| rows[i]);
+            fill[c as usize] += 1;
+        }
         let mut bitmaps = BytesEncoder::new(codec);
         let mut buf = Vec::new();
         for c in std::iter::once(0).chain(used.iter().copied()) {
@@ -492,6 +503,6 @@ impl StringIndex {
             bitmap.serialize_into(&mut buf).map_err(|e| err(e.to_string()))?;
             bitmaps.push(&buf);
         }
-        Ok(Self { used, ids: renumbered, bitmaps: bitmaps.finish() })
+        Ok(Self { used, ids: renumbered, bitmaps: Some(bitmaps.finish()) })
     }
 }

@@ -77,3 +77,35 @@ fn hourly_segments_merged_into_their_day_match_the_day_indexed_whole() {
     let err = merge_into(&segments, hour, &options).expect_err("inputs outside the chunk");
     assert!(err.to_string().contains("is not within"), "{err}");
 }
+
+/// `createBitmapIndex: false`: the dimension's parts carry no bitmaps through persist, a merge
+/// of such hydrants and the merge-of-one shortcut; merged with a segment that has them, the
+/// bitmaps are rebuilt; the rows are the same either way.
+#[test]
+fn dimensions_without_bitmaps_stay_without_through_merges() {
+    let lines: Vec<String> = wikipedia_lines().into_iter().take(4_000).collect();
+    let with = wikipedia(false);
+    let mut without = with.clone();
+    for d in without.dimensions.iter_mut().filter(|d| d.name == "page" || d.name == "user") {
+        d.create_bitmap_index = Some(false);
+    }
+    let hydrants = |spec: &DatasourceSpec| -> Vec<Segment> {
+        let (indexes, _) = index_records(spec, lines.iter().map(|l| l.as_bytes()));
+        let (_, index) = indexes.into_iter().max_by_key(|(_, i)| i.num_rows()).expect("a chunk");
+        vec![Segment::from_bytes("h", index.persist(spec.tuning.index).expect("persist")).expect("open")]
+    };
+    let options = MergeOptions { max_rows_per_segment: u64::MAX, compression: with.tuning.index };
+    let (a, b) = (hydrants(&with), hydrants(&without));
+    let parts = |seg: &Segment, name: &str| seg.column(name).expect("column").parts.contains_key("bitmaps");
+    assert!(parts(&a[0], "page") && !parts(&b[0], "page") && !parts(&b[0], "user") && parts(&b[0], "channel"));
+    let merged = Segment::from_bytes("m", merge(&b, &options).expect("merge").remove(0)).expect("open");
+    assert!(!parts(&merged, "page") && parts(&merged, "channel"), "a merge keeps the choice");
+    crate::common::check_bitmaps(&merged);
+    let mixed = Segment::from_bytes("x", merge(&[a[0].clone(), b[0].clone()], &options).expect("merge").remove(0))
+        .expect("open");
+    assert!(parts(&mixed, "page"), "an input with bitmaps brings them back");
+    crate::common::check_bitmaps(&mixed);
+    assert_eq!(crate::common::comparable(&a[0]), crate::common::comparable(&b[0]), "the same rows");
+    let smaller = |s: &Segment| s.size();
+    assert!(smaller(&b[0]) < smaller(&a[0]), "{} < {}", b[0].size(), a[0].size());
+}

@@ -20,12 +20,28 @@ const RECORDS: &[&str] = &[
 
 fn segments() -> &'static [QuerySegment] {
     static SEGMENTS: OnceLock<Vec<QuerySegment>> = OnceLock::new();
-    SEGMENTS.get_or_init(|| {
+    SEGMENTS.get_or_init(|| build(true))
+}
+
+/// The same rows with `city` and `tags` written without bitmaps (`createBitmapIndex: false`).
+fn segments_without_bitmaps() -> &'static [QuerySegment] {
+    static SEGMENTS: OnceLock<Vec<QuerySegment>> = OnceLock::new();
+    SEGMENTS.get_or_init(|| build(false))
+}
+
+fn build(bitmaps: bool) -> Vec<QuerySegment> {
+    {
+        let dims = if bitmaps {
+            json!(["city", "tags", {"name": "n", "type": "long"}])
+        } else {
+            json!([{"name": "city", "createBitmapIndex": false}, {"name": "tags", "createBitmapIndex": false},
+                   {"name": "n", "type": "long"}])
+        };
         let spec = json!({"type": "kafka", "spec": {
             "dataSchema": {
                 "dataSource": "t",
                 "timestampSpec": {"column": "ts", "format": "iso"},
-                "dimensionsSpec": {"dimensions": ["city", "tags", {"name": "n", "type": "long"}]},
+                "dimensionsSpec": {"dimensions": dims},
                 "metricsSpec": [
                     {"type": "count", "name": "count"},
                     {"type": "doubleSum", "name": "v", "fieldName": "v"},
@@ -47,7 +63,7 @@ fn segments() -> &'static [QuerySegment] {
                 QuerySegment { id: format!("t_{interval}"), interval, segment }
             })
             .collect()
-    })
+    }
 }
 
 fn query(text: Value) -> Value {
@@ -220,4 +236,70 @@ fn a_query_past_its_deadline_stops_at_the_next_segment() {
         let in_time = execute_until(&parsed, segments(), Instant::now() + Duration::from_secs(60), 60_000);
         assert_eq!(in_time.expect("in time"), execute(&parsed, segments()).expect("runs"), "{}", q["queryType"]);
     }
+}
+
+#[test]
+fn dimensions_without_bitmaps_answer_every_filter_alike() {
+    let without = segments_without_bitmaps();
+    for seg in without {
+        for name in ["city", "tags"] {
+            let col = seg.segment.column(name).expect("column");
+            assert!(!col.parts.contains_key("bitmaps"), "{name} has no bitmaps");
+        }
+        assert!(seg
+            .segment
+            .column("user")
+            .is_none_or(|c| c.parts.contains_key("bitmaps") || c.kind != sluice_format::segment::ColumnType::String));
+    }
+    let filters = [
+        json!({"type": "selector", "dimension": "city", "value": "Paris"}),
+        json!({"type": "selector", "dimension": "city", "value": null}),
+        json!({"type": "in", "dimension": "city", "values": ["Oslo", "Lima", null]}),
+        json!({"type": "like", "dimension": "city", "pattern": "%s%"}),
+        json!({"type": "regex", "dimension": "city", "pattern": "^[OL]"}),
+        json!({"type": "null", "column": "city"}),
+        json!({"type": "not", "field": {"type": "equals", "column": "city", "matchValueType": "STRING", "matchValue": "Oslo"}}),
+        json!({"type": "range", "column": "city", "matchValueType": "STRING", "lower": "M"}),
+        json!({"type": "selector", "dimension": "tags", "value": "a"}),
+        json!({"type": "in", "dimension": "tags", "values": ["b", "c"]}),
+        json!({"type": "null", "column": "tags"}),
+        json!({"type": "or", "fields": [{"type": "selector", "dimension": "tags", "value": "c"},
+                                        {"type": "selector", "dimension": "city", "value": "Paris"}]}),
+    ];
+    for filter in filters {
+        for q in [
+            json!({"queryType": "timeseries", "granularity": "all", "filter": filter,
+                   "aggregations": [{"type": "count", "name": "rows"}, {"type": "doubleSum", "name": "v", "fieldName": "v"}]}),
+            json!({"queryType": "groupBy", "granularity": "all", "filter": filter, "dimensions": ["city", "tags"],
+                   "aggregations": [{"type": "count", "name": "rows"}]}),
+            json!({"queryType": "scan", "filter": filter, "columns": ["city", "tags", "n"], "order": "ascending"}),
+        ] {
+            let mut q = q;
+            q["dataSource"] = json!("t");
+            q["intervals"] = json!(["2020-01-01/2020-01-03"]);
+            let parsed = parse_query(&q.to_string()).expect("query parses");
+            let with = execute(&parsed, segments()).expect("with bitmaps");
+            let without = execute(&parsed, without).expect("without bitmaps");
+            assert_eq!(strip_ids(with), strip_ids(without), "{q}");
+        }
+    }
+    let meta = json!({"queryType": "segmentMetadata", "dataSource": "t", "merge": true});
+    let parsed = parse_query(&meta.to_string()).expect("parses");
+    let (a, b) = (execute(&parsed, segments()).expect("meta"), execute(&parsed, without).expect("meta"));
+    for col in ["city", "tags"] {
+        assert_eq!(a[0]["columns"][col]["hasNulls"], b[0]["columns"][col]["hasNulls"], "{col}: {a} {b}");
+        assert_eq!(a[0]["columns"][col]["cardinality"], b[0]["columns"][col]["cardinality"], "{col}");
+    }
+}
+
+/// An answer without segment ids and sizes (which differ between the two layouts).
+fn strip_ids(mut v: Value) -> Value {
+    if let Some(items) = v.as_array_mut() {
+        for item in items {
+            if let Some(o) = item.as_object_mut() {
+                o.remove("segmentId");
+            }
+        }
+    }
+    v
 }
