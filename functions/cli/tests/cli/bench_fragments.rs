@@ -14,7 +14,7 @@ fn both_layouts_answer_alike() {
         out.starts_with("3000 rows of one day: 60 segments as a stream leaves them; compaction left 1 (target"),
         "{out}"
     );
-    assert_eq!(out.lines().filter(|l| l.ends_with('x')).count(), 5, "a line per query: {out}");
+    assert_eq!(out.lines().filter(|l| l.ends_with('x')).count(), 6, "a line per benchmark query: {out}");
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("c.json")).expect("--out")).expect("JSON");
     assert_eq!((run["segmentsBefore"].as_u64(), run["segmentsAfter"].as_u64()), (Some(60), Some(1)), "{run}");
