@@ -173,7 +173,7 @@ impl Computed {
             .iter()
             .map(|n| sluice_format::value::Value::from_json(fields.get(n).cloned().unwrap_or(Value::Null)))
             .collect();
-        value_json(sluice_format::expr::eval(e, &row, 0))
+        sluice_query::json::value_json(&sluice_format::expr::eval(e, &row, 0))
     }
 }
 
@@ -203,18 +203,5 @@ pub fn sql_value(v: &Value, ty: &SqlType) -> Value {
         }
         (SqlType::Boolean, Value::Number(n)) => json!(n.as_f64().is_some_and(|f| f != 0.0)),
         _ => v.clone(),
-    }
-}
-
-/// An expression value as JSON.
-pub fn value_json(v: sluice_format::value::Value) -> Value {
-    use sluice_format::value::Value as V;
-    match v {
-        V::Null => Value::Null,
-        V::Long(x) => json!(x),
-        V::Double(x) if x.is_finite() => json!(x),
-        V::Double(_) => Value::Null,
-        V::String(s) => json!(s),
-        V::Array(items) => Value::Array(items.into_iter().map(value_json).collect()),
     }
 }

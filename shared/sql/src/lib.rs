@@ -131,7 +131,7 @@ pub(crate) fn short(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Answers a SQL request: parses, reads the schemas of the tables it names, plans, runs.
 pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlResult, SqlError> {
-    let timeout_ms = timeout(request)?;
+    let timeout_ms = sluice_query::model::timeout_ms(&request.context)?;
     let deadline =
         execute::Deadline { at: std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms), timeout_ms };
     let work = async {
@@ -168,13 +168,6 @@ pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlReque
         context,
     };
     stacker::grow(parse::PARSER_STACK, || plan::plan_query(query, &options))
-}
-
-/// The query's timeout: `context.timeout`, as for native queries.
-fn timeout(request: &SqlRequest) -> Result<u64, SqlError> {
-    let probe = json!({"queryType": "dataSourceMetadata", "dataSource": "x", "context": request.context});
-    let query = sluice_query::parse_query(&probe.to_string())?;
-    Ok(query.timeout_ms()?)
 }
 
 /// Reads the columns of every datasource the query names (every datasource when it reads a

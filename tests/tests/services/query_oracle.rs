@@ -262,25 +262,25 @@ pub(super) fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn random_queries_agree_with_duckdb() {
-    let bootstrap = required_env("SLUICE_KAFKA");
-    let python = required_env("SLUICE_PYTHON");
-    let queries: usize = std::env::var("SLUICE_ORACLE_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
+/// The run's seed: `SLUICE_ORACLE_SEED`, or the clock; printed so that a run can be repeated.
+pub(super) fn oracle_seed(what: &str) -> u64 {
     let seed: u64 = std::env::var("SLUICE_ORACLE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7)
     });
-    eprintln!("oracle seed {seed} (SLUICE_ORACLE_SEED={seed} repeats this run)");
-    let mut rng = Rng::new(seed);
+    eprintln!("{what} seed {seed} (SLUICE_ORACLE_SEED={seed} repeats this run)");
+    seed
+}
 
-    // Random rows through the whole pipeline.
-    let rows: Vec<Value> = (0..3000).map(|_| row(&mut rng)).collect();
-    let topic = create_topic(&bootstrap, "oracle", 3).await;
+/// `rows` produced round-robin to a new topic of `partitions` partitions and ingested through
+/// the whole pipeline (supervisor, indexers, merger) into a new datasource named from `prefix`.
+pub(super) async fn ingest(rows: &[Value], partitions: i32, prefix: &str) -> (Backends, String) {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, prefix, partitions).await;
     let records: Vec<(i32, Vec<u8>)> =
-        rows.iter().enumerate().map(|(i, r)| ((i % 3) as i32, r.to_string().into_bytes())).collect();
+        rows.iter().enumerate().map(|(i, r)| (i as i32 % partitions, r.to_string().into_bytes())).collect();
     produce(&bootstrap, &topic, &records).await;
     let b = Backends::local().await;
-    let datasource = unique("oracle");
+    let datasource = unique(prefix);
     submit(b.meta.as_ref(), spec(&datasource, &topic, &bootstrap), 0).await.expect("submit");
     let passes = run_until_caught_up(
         b.meta.as_ref(),
@@ -293,6 +293,39 @@ async fn random_queries_agree_with_duckdb() {
     .await
     .expect("pipeline");
     assert!(passes.iter().all(|p| p.caught_up), "caught up");
+    (b, datasource)
+}
+
+/// DuckDB's answers to `queries` over `rows` (`tests/oracle/duckdb_oracle.py`, with the Python
+/// of `SLUICE_PYTHON`), over table `r` or also a view named `view` as Sluice's SQL sees it.
+pub(super) fn duckdb(rows: &[Value], queries: &[&str], view: Option<&str>) -> Vec<Vec<Vec<Value>>> {
+    let python = required_env("SLUICE_PYTHON");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rows_path = dir.path().join("rows.jsonl");
+    std::fs::write(&rows_path, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).expect("rows file");
+    let sql_path = dir.path().join("queries.json");
+    std::fs::write(&sql_path, serde_json::to_string(queries).expect("json")).expect("queries file");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oracle/duckdb_oracle.py");
+    let out = std::process::Command::new(&python)
+        .arg(script)
+        .arg(&rows_path)
+        .arg(&sql_path)
+        .args(view)
+        .output()
+        .expect("run DuckDB");
+    assert!(out.status.success(), "DuckDB: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("DuckDB answers")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn random_queries_agree_with_duckdb() {
+    let queries: usize = std::env::var("SLUICE_ORACLE_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
+    let seed = oracle_seed("oracle");
+    let mut rng = Rng::new(seed);
+
+    // Random rows through the whole pipeline.
+    let rows: Vec<Value> = (0..3000).map(|_| row(&mut rng)).collect();
+    let (b, datasource) = ingest(&rows, 3, "oracle").await;
     let all = [Interval::new(START - 86_400_000, START + 5 * 86_400_000)];
     let segments =
         load_segments(b.meta.as_ref(), b.store.as_ref(), None, &datasource, &all, None).await.expect("segments");
@@ -300,17 +333,8 @@ async fn random_queries_agree_with_duckdb() {
 
     // The same queries through Sluice and DuckDB.
     let cases: Vec<Case> = (0..queries).map(|_| case(&mut rng, &datasource)).collect();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let rows_path = dir.path().join("rows.jsonl");
-    std::fs::write(&rows_path, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).expect("rows file");
-    let sql_path = dir.path().join("queries.json");
-    std::fs::write(&sql_path, serde_json::to_string(&cases.iter().map(|c| &c.sql).collect::<Vec<_>>()).expect("json"))
-        .expect("queries file");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oracle/duckdb_oracle.py");
-    let out =
-        std::process::Command::new(&python).arg(script).arg(&rows_path).arg(&sql_path).output().expect("run DuckDB");
-    assert!(out.status.success(), "DuckDB: {}", String::from_utf8_lossy(&out.stderr));
-    let expected: Vec<Vec<Vec<Value>>> = serde_json::from_slice(&out.stdout).expect("DuckDB answers");
+    let texts: Vec<&str> = cases.iter().map(|c| c.sql.as_str()).collect();
+    let expected = duckdb(&rows, &texts, None);
 
     let mut kinds = std::collections::BTreeMap::new();
     for (case, want) in cases.iter().zip(&expected) {

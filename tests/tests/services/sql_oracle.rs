@@ -7,16 +7,10 @@
 //!
 //! `SLUICE_SQL_ORACLE_QUERIES` (default 150) and `SLUICE_ORACLE_SEED` choose the run.
 
-use super::query_oracle::{quote, row, same, spec, COUNTRIES, DEVICES};
+use super::query_oracle::{duckdb, ingest, oracle_seed, quote, row, same, COUNTRIES, DEVICES};
 use serde_json::Value;
-use sluice_integration::indexing::Backends;
-use sluice_integration::kafka::{create_topic, produce};
-use sluice_integration::{required_env, unique};
-use sluice_pipeline::datasource::submit;
-use sluice_pipeline::runner::run_until_caught_up;
 use sluice_sql::{run_sql, SqlRequest, StoreSegments};
 use sluice_store::faults::Rng;
-use std::time::Duration;
 
 /// A SQL text for Sluice and the same for DuckDB.
 #[derive(Clone)]
@@ -184,56 +178,20 @@ fn normal(v: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn random_sql_agrees_with_duckdb() {
-    let bootstrap = required_env("SLUICE_KAFKA");
-    let python = required_env("SLUICE_PYTHON");
     let queries: usize = std::env::var("SLUICE_SQL_ORACLE_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(150);
-    let seed: u64 = std::env::var("SLUICE_ORACLE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7)
-    });
-    eprintln!("SQL oracle seed {seed} (SLUICE_ORACLE_SEED={seed} repeats this run)");
+    let seed = oracle_seed("SQL oracle");
     let mut rng = Rng::new(seed);
 
     let rows: Vec<Value> = (0..2000).map(|_| row(&mut rng)).collect();
-    let topic = create_topic(&bootstrap, "sqloracle", 2).await;
-    let records: Vec<(i32, Vec<u8>)> =
-        rows.iter().enumerate().map(|(i, r)| ((i % 2) as i32, r.to_string().into_bytes())).collect();
-    produce(&bootstrap, &topic, &records).await;
-    let b = Backends::local().await;
-    let datasource = unique("sqloracle");
-    submit(b.meta.as_ref(), spec(&datasource, &topic, &bootstrap), 0).await.expect("submit");
-    let passes = run_until_caught_up(
-        b.meta.as_ref(),
-        b.store.as_ref(),
-        Some(&datasource),
-        50,
-        Duration::from_secs(60),
-        |_, _| {},
-    )
-    .await
-    .expect("pipeline");
-    assert!(passes.iter().all(|p| p.caught_up), "caught up");
-
+    let (b, datasource) = ingest(&rows, 2, "sqloracle").await;
     let table = format!("\"{datasource}\"");
     let cases: Vec<(Text, Check)> = (0..queries).map(|_| query(&mut rng, &table)).collect();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let rows_path = dir.path().join("rows.jsonl");
-    std::fs::write(&rows_path, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).expect("rows file");
-    let sql_path = dir.path().join("queries.json");
     let duck: Vec<&str> = cases.iter().map(|(t, _)| t.duck.as_str()).collect();
-    std::fs::write(&sql_path, serde_json::to_string(&duck).expect("json")).expect("queries file");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oracle/duckdb_oracle.py");
-    let out = std::process::Command::new(&python)
-        .arg(script)
-        .arg(&rows_path)
-        .arg(&sql_path)
-        .arg(&datasource)
-        .output()
-        .expect("run DuckDB");
-    assert!(out.status.success(), "DuckDB: {}", String::from_utf8_lossy(&out.stderr));
-    let expected: Vec<Vec<Vec<Value>>> = serde_json::from_slice(&out.stdout).expect("DuckDB answers");
+    let expected = duckdb(&rows, &duck, Some(&datasource));
 
     // Every other query through a segment cache (segments whole, kept for the request), the
     // rest with ranged reads of the parts each query needs.
+    let dir = tempfile::tempdir().expect("temp dir");
     let cache = sluice_query::SegmentCache::new(dir.path().join("cache"));
     let mut kinds = std::collections::BTreeMap::<String, usize>::new();
     let mut answered = 0;

@@ -134,20 +134,18 @@ async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
         .expect("serve prints its address");
     std::thread::spawn(move || lines.for_each(drop));
 
-    let out = Command::new(&python)
-        .arg(format!("{ROOT}/tests/pydruid/tutorial_queries.py"))
-        .args([&url, &name])
-        .output()
-        .expect("run pydruid");
-    assert!(out.status.success(), "pydruid: {}", String::from_utf8_lossy(&out.stderr));
-    let got: Value = serde_json::from_slice(&out.stdout).expect("pydruid's JSON");
-    let out = Command::new(&python)
-        .arg(format!("{ROOT}/tests/pydruid/sql_queries.py"))
-        .args([&url, &name])
-        .output()
-        .expect("run pydruid's DB-API and SQLAlchemy dialect");
-    assert!(out.status.success(), "pydruid SQL: {}", String::from_utf8_lossy(&out.stderr));
-    let sql: Value = serde_json::from_slice(&out.stdout).expect("pydruid's SQL JSON");
+    // A script of tests/pydruid/ against the server: what it prints.
+    let pydruid = |script: &str| -> Value {
+        let out = Command::new(&python)
+            .arg(format!("{ROOT}/tests/pydruid/{script}"))
+            .args([&url, &name])
+            .output()
+            .unwrap_or_else(|e| panic!("run {script}: {e}"));
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script} printed no JSON: {e}"))
+    };
+    let got = pydruid("tutorial_queries.py");
+    let sql = pydruid("sql_queries.py");
     // What a web page the operator visits could send is refused: a form, another host's name,
     // and (off unless asked for) the state-changing routes.
     let address = url.trim_start_matches("http://").trim_end_matches('/');

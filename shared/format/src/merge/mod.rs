@@ -127,9 +127,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
             .into_iter()
             .zip(dictionaries)
             .map(|((name, kind, multi_value_handling), dictionary)| DimLayout {
-                // Bitmaps are kept unless no input that has the column has them.
-                bitmap_index: inputs.iter().filter_map(|s| s.column(&name)).next().is_none()
-                    || inputs.iter().filter_map(|s| s.column(&name)).any(|c| c.parts.contains_key("bitmaps")),
+                bitmap_index: schema::keeps_bitmaps(inputs, &name),
                 name,
                 kind: match kind {
                     ColumnType::Long => DimensionType::Long,

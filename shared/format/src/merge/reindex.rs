@@ -5,7 +5,7 @@
 //! rolled up, equal rows combine them as the merge does. `metricsSpec` keeps or drops the
 //! segments' own metrics; a new aggregation over them is refused, naming it.
 
-use super::schema::merged_dimension_order;
+use super::schema::{keeps_bitmaps, merged_dimension_order};
 use super::{merge_into, MergeError, MergeOptions};
 use crate::granularity::Granularity;
 use crate::index::{IncrementalIndex, IndexConfig};
@@ -76,9 +76,7 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
             .iter()
             .map(|(name, kind, mvh)| {
                 let mut plan = DimPlan::declared(name, dimension_type(*kind), *mvh);
-                // The inputs' choice of bitmap index carries over, as in a merge.
-                let mut having = inputs.iter().filter_map(|s| s.column(name)).peekable();
-                plan.bitmap_index = having.peek().is_none() || having.any(|c| c.parts.contains_key("bitmaps"));
+                plan.bitmap_index = keeps_bitmaps(inputs, name);
                 plan
             })
             .collect(),

@@ -58,6 +58,13 @@ pub fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnT
     Ok(order)
 }
 
+/// Whether the merged column `name` gets a bitmap per value: unless no input that has the
+/// column has them (`createBitmapIndex: false` carries over through merges and re-indexing).
+pub fn keeps_bitmaps(inputs: &[Segment], name: &str) -> bool {
+    let mut having = inputs.iter().filter_map(|s| s.column(name)).peekable();
+    having.peek().is_none() || having.any(|c| c.parts.contains_key("bitmaps"))
+}
+
 /// K-way merges sorted dictionaries into their sorted union, returning it with each input's
 /// table from local id (0 null, k value k-1) to merged code.
 pub fn merge_dictionaries(locals: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<u32>>) {

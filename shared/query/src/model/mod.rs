@@ -82,23 +82,7 @@ impl Query {
     /// up to the server's maximum) and an error above the maximum, as Druid refuses a timeout
     /// over `druid.server.http.maxQueryTimeout`.
     pub fn timeout_ms(&self) -> Result<u64, QueryError> {
-        let Some(value) = self.context().get("timeout") else {
-            return Ok(DEFAULT_TIMEOUT_MS);
-        };
-        let millis = match value {
-            serde_json::Value::Number(n) => n.as_u64(),
-            serde_json::Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        };
-        match millis {
-            Some(0) => Ok(MAX_TIMEOUT_MS),
-            Some(ms) if ms <= MAX_TIMEOUT_MS => Ok(ms),
-            Some(ms) => Err(QueryError::invalid(
-                "context.timeout",
-                format!("{ms} ms is over this server's maximum of {MAX_TIMEOUT_MS} ms"),
-            )),
-            None => Err(QueryError::invalid("context.timeout", "expected milliseconds (a number)")),
-        }
+        timeout_ms(self.context())
     }
 
     /// The intervals the query reads.
@@ -112,6 +96,29 @@ impl Query {
             Query::SegmentMetadata(q) => Intervals::or_eternity(q.intervals.as_ref()),
             Query::DataSourceMetadata(_) => Intervals::or_eternity(None),
         }
+    }
+}
+
+/// The timeout a query context asks for, in milliseconds: `timeout` (a number or numeric
+/// string), [`DEFAULT_TIMEOUT_MS`] when absent, [`MAX_TIMEOUT_MS`] for 0 and an error above the
+/// maximum. Native and SQL queries read it alike.
+pub fn timeout_ms(context: &serde_json::Map<String, serde_json::Value>) -> Result<u64, QueryError> {
+    let Some(value) = context.get("timeout") else {
+        return Ok(DEFAULT_TIMEOUT_MS);
+    };
+    let millis = match value {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    };
+    match millis {
+        Some(0) => Ok(MAX_TIMEOUT_MS),
+        Some(ms) if ms <= MAX_TIMEOUT_MS => Ok(ms),
+        Some(ms) => Err(QueryError::invalid(
+            "context.timeout",
+            format!("{ms} ms is over this server's maximum of {MAX_TIMEOUT_MS} ms"),
+        )),
+        None => Err(QueryError::invalid("context.timeout", "expected milliseconds (a number)")),
     }
 }
 

@@ -419,8 +419,7 @@ impl Scope<'_> {
                 for i in 1..args.len() {
                     call.push_str(&format!(", {}", text(i)?.map(|s| quote_string(&s)).unwrap_or_else(|| "null".into())));
                 }
-                validate(&call, ")")?;
-                Ok(Scalar::computed(call + ")", SqlType::Varchar))
+                checked(call + ")", SqlType::Varchar)
             }
             "TIME_EXTRACT" => {
                 arity(2, 3)?;
@@ -430,8 +429,7 @@ impl Scope<'_> {
                 if let Some(z) = text(2)? {
                     call.push_str(&format!(", {}", quote_string(&z)));
                 }
-                validate(&call, ")")?;
-                Ok(Scalar::computed(call + ")", SqlType::Bigint))
+                checked(call + ")", SqlType::Bigint)
             }
             "MILLIS_TO_TIMESTAMP" => {
                 arity(1, 1)?;
@@ -453,10 +451,11 @@ impl Scope<'_> {
     }
 }
 
-/// Checks that a Druid expression call parses (pattern, unit and time zone arguments).
-fn validate(call: &str, close: &str) -> Result<(), SqlError> {
-    let text = format!("{call}{close}");
-    sluice_format::expr::parse(&text, &mut |_| 0).map(|_| ()).map_err(|e| SqlError::validation(e.reason))
+/// A Druid expression call, once it parses (its pattern, unit and time zone arguments are
+/// read when it is parsed).
+fn checked(call: String, ty: SqlType) -> Result<Scalar, SqlError> {
+    sluice_format::expr::parse(&call, &mut |_| 0).map_err(|e| SqlError::validation(e.reason))?;
+    Ok(Scalar::computed(call, ty))
 }
 
 /// `a` made comparable with `b`: a string constant against a TIMESTAMP reads as a time.

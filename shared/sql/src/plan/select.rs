@@ -249,7 +249,7 @@ fn constants(parts: &Parts<'_>) -> Result<Plan, SqlError> {
             Some(c) => c.json(),
             None => {
                 let e = sluice_format::expr::parse(&s.expr, &mut |_| 0).map_err(|e| SqlError::validation(e.reason))?;
-                crate::execute::value_json(sluice_format::expr::eval(&e, &[], 0))
+                sluice_query::json::value_json(&sluice_format::expr::eval(&e, &[], 0))
             }
         };
         outputs.push(Output { column: Column::new(&item.name, s.ty), source: Source::Const(value) });

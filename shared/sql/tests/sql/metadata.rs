@@ -42,5 +42,7 @@ fn sys_segments_lists_the_visible_segments() {
     let total: u64 = wikipedia().tables["wikipedia"].iter().map(|s| s.segment.num_rows() as u64).sum();
     assert_eq!(rows, vec![vec![json!("wikipedia"), json!(segments), json!(total)]]);
     let first = sql("SELECT \"start\", \"end\", version, partition_num FROM sys.segments LIMIT 1");
-    assert!(first.is_empty() || first[0][0].as_str().is_some());
+    let (start, end) = (first[0][0].as_str().expect("start"), first[0][1].as_str().expect("end"));
+    assert!(start < end && start.starts_with("2015-09-12T"), "{first:?}");
+    assert_eq!((first[0][2].clone(), first[0][3].clone()), (json!("v1"), json!(0)), "{first:?}");
 }
