@@ -30,7 +30,8 @@ python3 tests/module_cycles.py
 infra/lint.sh
 phase "template lint"
 # The functions are built by `sam build` as a deployment builds them (cargo-lambda, Zig's
-# linker, the template's architecture), in debug mode: the tests run these binaries, and a
+# linker, the template's architecture: arm64, cross-built with infra/cross.sh's tools and run
+# by the local Lambda test under qemu-user), in debug mode: the tests run these binaries, and a
 # release build's thin LTO of five binaries is most of a CI run's build time. infra/deploy.sh
 # builds for release.
 SAM_BUILD_MODE=debug infra/build.sh

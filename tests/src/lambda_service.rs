@@ -147,7 +147,7 @@ impl LambdaService {
             let _ = axum::serve(listener, app).await;
         }));
         let log = std::fs::File::create(self.logs.join(format!("{name}.log"))).expect("log file");
-        let mut command = Command::new(&config.binary);
+        let mut command = command_for(&config.binary);
         command
             .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("AWS_LAMBDA_RUNTIME_API", runtime_addr.to_string())
@@ -348,4 +348,25 @@ async fn init_error(State((shared, name)): State<(Arc<Shared>, String)>, body: B
     }
     shared.changed.notify_waiters();
     StatusCode::ACCEPTED
+}
+
+/// ELF's machine number of 64-bit ARM.
+const EM_AARCH64: u16 = 183;
+
+/// The command running `binary`: itself, or under qemu-user when it is an arm64 binary (the
+/// template's default architecture) and this host is not (`SLUICE_QEMU_AARCH64`, default
+/// `qemu-aarch64-static`, with Debian's arm64 cross libraries as its root).
+fn command_for(binary: &FsPath) -> Command {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    let read = std::fs::File::open(binary).and_then(|mut f| f.read_exact(&mut header));
+    let arm64 =
+        read.is_ok() && header[..4] == *b"\x7fELF" && u16::from_le_bytes([header[18], header[19]]) == EM_AARCH64;
+    if !arm64 || std::env::consts::ARCH == "aarch64" {
+        return Command::new(binary);
+    }
+    let qemu = std::env::var("SLUICE_QEMU_AARCH64").unwrap_or_else(|_| "qemu-aarch64-static".into());
+    let mut command = Command::new(qemu);
+    command.arg("-L").arg("/usr/aarch64-linux-gnu").arg(binary);
+    command
 }

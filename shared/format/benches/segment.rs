@@ -54,6 +54,28 @@ fn kernels(c: &mut Criterion) {
             }
         })
     });
+    // The indexing task's loop without Kafka: parse each record and index its row, the
+    // row's strings handed back to the parser.
+    g.bench_function("parse_and_index", |b| {
+        b.iter(|| {
+            let mut p = RecordParser::new(&spec).expect("parser");
+            let (mut out, mut spare) = (Vec::new(), Vec::new());
+            let mut indexes: std::collections::BTreeMap<i64, IncrementalIndex> = Default::default();
+            for l in &lines {
+                p.parse_record(l.as_bytes(), &mut out);
+                for o in out.drain(..) {
+                    if let Ok(Parsed::Row { row, .. }) = o {
+                        let chunk = config.segment_granularity.bucket(row.time);
+                        let index =
+                            indexes.entry(chunk.start).or_insert_with(|| IncrementalIndex::new(config.clone(), chunk));
+                        index.add_recycling(row, p.dimensions(), &mut spare);
+                    }
+                }
+                p.recycle(&mut spare);
+            }
+            indexes
+        })
+    });
     g.throughput(Throughput::Elements(day_rows.len() as u64));
     g.bench_function("index_build", |b| {
         b.iter_batched(

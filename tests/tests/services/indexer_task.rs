@@ -8,7 +8,7 @@ use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::required_env;
 use sluice_kafka::OffsetRange;
 use sluice_pipeline::indexer::{run_task, IndexerError, TaskOptions, TaskOutcome, TaskReport};
-use sluice_pipeline::task::{TaskId, TaskItem, TaskState};
+use sluice_pipeline::task::{Checkpoint, TaskId, TaskItem, TaskState};
 use sluice_store::metadata::Intercepted;
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use std::collections::BTreeMap;
@@ -59,6 +59,17 @@ async fn exact_ranges(b: Backends) {
     assert_eq!(report.positions, BTreeMap::from([(0, 25), (1, 0), (2, 30)]));
     assert_eq!((report.meters.processed, report.meters.unparseable, report.num_records_read), (50, 0, 50));
     assert!(report.hydrants.len() >= 50 / 7, "maxRowsInMemory 7 persists often: {} hydrants", report.hydrants.len());
+    // Persists ran beside reading: each checkpoint, with those before it, holds exactly the
+    // records before its positions (a row per record), never the reader's later positions.
+    let (starts, mut rows) = (BTreeMap::from([(0, 5), (1, 0), (2, 0)]), 0);
+    let checkpoints = b.meta.query(&id.pk(), &id.checkpoint_prefix()).await.expect("checkpoints");
+    assert!(checkpoints.len() >= 50 / 7, "a checkpoint per persist: {}", checkpoints.len());
+    for item in checkpoints {
+        let c: Checkpoint = serde_json::from_value(item.body).expect("a checkpoint");
+        rows += c.hydrants.iter().map(|h| h.num_rows).sum::<u64>();
+        let read: i64 = c.positions.iter().map(|(p, &at)| at - starts[p]).sum();
+        assert_eq!(rows, read as u64, "checkpoint {} holds the records before its positions", c.n);
+    }
     let mut expected: Vec<String> =
         (5..25).map(|o| format!("0-{o}")).chain((0..30).map(|o| format!("2-{o}"))).collect();
     expected.sort();

@@ -239,6 +239,14 @@ pub fn markdown(report: &PipelineReport) -> String {
             100.0 * c.sluice() / c.druid
         ));
     }
+    let top = model.monthly(RATES[RATES.len() - 1]);
+    out.push_str(&format!(
+        "\nLambda at {:.0} rows/s on x86_64 instead: {} a month ({:.2}x arm64's {}).\n",
+        top.rate,
+        dollars(top.lambda * prices::LAMBDA_X86_64_GB_SECOND / prices::LAMBDA_GB_SECOND),
+        prices::LAMBDA_X86_64_GB_SECOND / prices::LAMBDA_GB_SECOND,
+        dollars(top.lambda)
+    ));
     out
 }
 

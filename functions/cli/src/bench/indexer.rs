@@ -72,6 +72,7 @@ pub(super) struct Pass {
     pub read_index_secs: f64,
     pub persist_secs: f64,
     pub upload_secs: f64,
+    pub persist_wait_secs: f64,
     pub metadata_secs: f64,
     pub hydrants: u64,
     pub hydrant_bytes: u64,
@@ -294,6 +295,7 @@ fn add_times(pass: &mut Pass, t: &StageTimes) {
     pass.read_index_secs += t.read_index.as_secs_f64();
     pass.persist_secs += t.persist.as_secs_f64();
     pass.upload_secs += t.upload.as_secs_f64();
+    pass.persist_wait_secs += t.persist_wait.as_secs_f64();
     pass.metadata_secs += t.metadata.as_secs_f64();
 }
 
@@ -336,8 +338,14 @@ fn print(args: &IndexerArgs, speed: &Pass, memory: &[(u64, Pass)]) -> Result<()>
         speed.task_secs
     );
     println!(
-        "  of which consumer open {:.2} s, read+parse+index {:.2} s, persist {:.2} s, upload {:.2} s, metadata {:.2} s",
-        speed.open_secs, speed.read_index_secs, speed.persist_secs, speed.upload_secs, speed.metadata_secs
+        "  of which consumer open {:.2} s, read+parse+index {:.2} s, metadata {:.2} s; persist {:.2} s and upload {:.2} s \
+         beside reading but for the last, waiting for them after a read step {:.2} s",
+        speed.open_secs,
+        speed.read_index_secs,
+        speed.metadata_secs,
+        speed.persist_secs,
+        speed.upload_secs,
+        speed.persist_wait_secs
     );
     println!("indexing task / raw consume: {:.0}%", 100.0 * rate / raw_rate);
     println!(
@@ -358,15 +366,20 @@ fn print(args: &IndexerArgs, speed: &Pass, memory: &[(u64, Pass)]) -> Result<()>
             "memory passes, each in a fresh process: {} rows over {} partitions, maxRowsInMemory out of the way",
             args.memory_rows, args.memory_partitions
         );
-        println!("{:<22} {:>10} {:>22} {:>12}", "maxBytesInMemory", "hydrants", "peak task memory", "over budget");
+        println!(
+            "{:<18} {:>9} {:>20} {:>12} {:>10} {:>22}",
+            "maxBytesInMemory", "hydrants", "peak task memory", "over budget", "rows/s", "waiting for persists"
+        );
         for (budget, p) in memory {
             let peak = p.peak_task_rss as f64 / MIB as f64;
             println!(
-                "{:<22} {:>10} {:>18.0} MiB {:>8.0} MiB",
+                "{:<18} {:>9} {:>16.0} MiB {:>8.0} MiB {:>10.0} {:>20.2} s",
                 format!("{budget} MiB"),
                 p.hydrants,
                 peak,
-                peak - *budget as f64
+                peak - *budget as f64,
+                p.rows as f64 / p.task_secs,
+                p.persist_wait_secs
             );
         }
     }

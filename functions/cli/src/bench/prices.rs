@@ -1,12 +1,18 @@
 //! Public AWS prices the cost model uses: region us-east-1 (N. Virginia), on-demand, as
-//! published on AWS's pricing pages in November 2025. Change them here; the cost table of
-//! `docs/benchmarks.md` is recomputed from them by a test.
+//! published on AWS's pricing pages in November 2025 (Lambda at arm64, the template's default
+//! architecture). Change them here; the cost tables of `docs/benchmarks.md` are recomputed
+//! from them by tests.
 
 /// Where and when the prices were read.
-pub const SOURCE: &str = "us-east-1, on-demand list prices as published by AWS in November 2025";
+pub const SOURCE: &str = "us-east-1, on-demand list prices as published by AWS in November 2025, Lambda on arm64";
 
 /// Lambda, x86_64: per GB-second of duration.
-pub const LAMBDA_GB_SECOND: f64 = 0.000_016_666_7;
+pub const LAMBDA_X86_64_GB_SECOND: f64 = 0.000_016_666_7;
+/// Lambda, arm64 (Graviton): per GB-second of duration, 20% below x86_64.
+pub const LAMBDA_ARM64_GB_SECOND: f64 = 0.000_013_333_4;
+/// Lambda at the template's default architecture (arm64), per GB-second. The model's
+/// per-row seconds are measured on x86_64: Graviton's speed is not measured here.
+pub const LAMBDA_GB_SECOND: f64 = LAMBDA_ARM64_GB_SECOND;
 /// Lambda: per million requests.
 pub const LAMBDA_MILLION_REQUESTS: f64 = 0.20;
 /// Lambda allocates one vCPU per 1,769 MB of memory.

@@ -21,7 +21,7 @@ pub struct Dictionary {
 
 impl Dictionary {
     /// The id of `s`, inserting it when new.
-    pub fn intern(&mut self, s: String) -> u32 {
+    pub fn intern(&mut self, s: &str) -> u32 {
         // Low-cardinality columns often repeat the previous value: skip the hash for it.
         if let Some(v) = self.values.get(self.last as usize) {
             if **v == *s {
@@ -33,15 +33,15 @@ impl Dictionary {
         id
     }
 
-    fn lookup_or_insert(&mut self, s: String) -> u32 {
-        let hash = self.hasher.hash_one(s.as_str());
+    fn lookup_or_insert(&mut self, s: &str) -> u32 {
+        let hash = self.hasher.hash_one(s);
         let values = &self.values;
         if let Some(&id) = self.table.find(hash, |&id| *values[id as usize] == *s) {
             return id;
         }
         let id = self.values.len() as u32;
         self.value_bytes += s.len();
-        self.values.push(s.into_boxed_str());
+        self.values.push(s.into());
         let values = &self.values;
         let hasher = &self.hasher;
         self.table.insert_unique(hash, id, |&id| hasher.hash_one(&*values[id as usize]));
@@ -76,12 +76,18 @@ pub struct StrColumn {
 }
 
 impl StrColumn {
-    /// Encodes a row's value (interning it) and returns its code.
-    pub fn encode(&mut self, v: DimValue) -> u32 {
+    /// Encodes a row's value (interning it) and returns its code; the value's strings go to
+    /// `spare` for reuse.
+    pub fn encode(&mut self, v: DimValue, spare: &mut Vec<String>) -> u32 {
         match v {
-            DimValue::Str(s) => self.dict.intern(s) + 1,
+            DimValue::Str(s) => {
+                let id = self.dict.intern(&s);
+                spare.push(s);
+                id + 1
+            }
             DimValue::Multi(values) => {
-                let ids: Vec<u32> = values.into_iter().map(|s| self.dict.intern(s)).collect();
+                let ids: Vec<u32> = values.iter().map(|s| self.dict.intern(s)).collect();
+                spare.extend(values);
                 let hash = self.combo_hasher.hash_one(&ids);
                 let combos = &self.combos;
                 if let Some(&k) = self.combo_table.find(hash, |&k| *combos[k as usize] == *ids) {
@@ -96,9 +102,9 @@ impl StrColumn {
                 MULTI | k
             }
             DimValue::Null => 0,
-            DimValue::Long(x) => self.dict.intern(x.to_string()) + 1,
-            DimValue::Double(x) => self.dict.intern(crate::value::format_double(x)) + 1,
-            DimValue::Float(x) => self.dict.intern(crate::value::format_double(x as f64)) + 1,
+            DimValue::Long(x) => self.dict.intern(&x.to_string()) + 1,
+            DimValue::Double(x) => self.dict.intern(&crate::value::format_double(x)) + 1,
+            DimValue::Float(x) => self.dict.intern(&crate::value::format_double(x as f64)) + 1,
         }
     }
 
@@ -136,11 +142,12 @@ impl DimColumn {
         }
     }
 
-    /// Appends a row's value and returns its rollup key words.
-    pub fn push(&mut self, v: DimValue) -> (u64, u64) {
+    /// Appends a row's value and returns its rollup key words; strings it no longer needs go
+    /// to `spare`.
+    pub fn push(&mut self, v: DimValue, spare: &mut Vec<String>) -> (u64, u64) {
         match self {
             DimColumn::Str(c) => {
-                let code = c.encode(v);
+                let code = c.encode(v, spare);
                 c.codes.push(code);
                 (code as u64, 0)
             }

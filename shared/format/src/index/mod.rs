@@ -78,6 +78,8 @@ pub struct IncrementalIndex {
     hasher: foldhash::fast::FixedState,
     metric_heap: usize,
     num_ingested: u64,
+    /// Strings of rows added without a caller to hand them to, dropped after each row.
+    spare: Vec<String>,
 }
 
 impl IncrementalIndex {
@@ -97,6 +99,7 @@ impl IncrementalIndex {
             hasher: foldhash::fast::FixedState::default(),
             metric_heap: 0,
             num_ingested: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -128,8 +131,17 @@ impl IncrementalIndex {
     /// Adds a row whose dimensions follow `plan` (the parser's dimension list). The row's
     /// time must lie in the index's interval.
     pub fn add(&mut self, row: Row, plan: &[DimPlan]) {
+        let mut spare = std::mem::take(&mut self.spare);
+        self.add_recycling(row, plan, &mut spare);
+        spare.clear();
+        self.spare = spare;
+    }
+
+    /// [`add`](Self::add), handing the row's strings to `spare` once interned, for the
+    /// parser to read the next rows into without allocating.
+    pub fn add_recycling(&mut self, row: Row, plan: &[DimPlan], spare: &mut Vec<String>) {
         let Row { dims, metrics: inputs, time: raw_time } = row;
-        match self.locate(raw_time, dims, plan) {
+        match self.locate(raw_time, dims, plan, spare) {
             Slot::Existing(r) => {
                 for (agg, (cells, input)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&inputs)) {
                     let cell = &mut cells[r];
@@ -154,7 +166,11 @@ impl IncrementalIndex {
     /// the index's interval.
     pub fn add_states(&mut self, time: i64, dims: Vec<DimValue>, states: Vec<MetricCell>, plan: &[DimPlan]) {
         debug_assert_eq!(states.len(), self.config.aggregators.len(), "one state per aggregator");
-        match self.locate(time, dims, plan) {
+        let mut spare = std::mem::take(&mut self.spare);
+        let slot = self.locate(time, dims, plan, &mut spare);
+        spare.clear();
+        self.spare = spare;
+        match slot {
             Slot::Existing(r) => {
                 for (agg, (cells, state)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&states)) {
                     let cell = &mut cells[r];
@@ -176,7 +192,7 @@ impl IncrementalIndex {
     /// Pushes a row's dimension values and finds its row: an equal row's when rolling up
     /// (the values pushed are taken back), else a new one whose time and metrics the caller
     /// pushes.
-    fn locate(&mut self, raw_time: i64, values: Vec<DimValue>, plan: &[DimPlan]) -> Slot {
+    fn locate(&mut self, raw_time: i64, values: Vec<DimValue>, plan: &[DimPlan], spare: &mut Vec<String>) -> Slot {
         debug_assert!(self.interval.contains(raw_time), "row outside the index interval");
         if self.meta.len() < plan.len() {
             self.add_dimensions(&plan[self.meta.len()..]);
@@ -187,14 +203,14 @@ impl IncrementalIndex {
         let mut values = values.into_iter();
         if !self.config.rollup {
             for col in &mut self.dims {
-                col.push(values.next().unwrap_or_default());
+                col.push(values.next().unwrap_or_default(), spare);
             }
             return Slot::New(time);
         }
         self.key_buf.clear();
         self.key_buf.push(time as u64);
         for col in &mut self.dims {
-            let (a, b) = col.push(values.next().unwrap_or_default());
+            let (a, b) = col.push(values.next().unwrap_or_default(), spare);
             self.key_buf.push(a);
             if !matches!(col, DimColumn::Str(_)) {
                 self.key_buf.push(b);

@@ -44,7 +44,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_> {
             };
             match slot {
                 Some(s) => {
-                    let v = map.next_value_seed(ValueSeed)?;
+                    let v = map.next_value_seed(ValueSeed { pool: &mut p.pool })?;
                     p.set(s, v);
                 }
                 None => {
@@ -115,10 +115,13 @@ impl<'de> Visitor<'de> for KeySeed {
     }
 }
 
-/// A field value as [`Value::from_json`] would convert it, without the intermediate tree.
-struct ValueSeed;
+/// A field value as [`Value::from_json`] would convert it, without the intermediate tree;
+/// strings are read into emptied ones from `pool` when it has any.
+struct ValueSeed<'p> {
+    pool: &'p mut Vec<String>,
+}
 
-impl<'de> DeserializeSeed<'de> for ValueSeed {
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -126,7 +129,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed {
     }
 }
 
-impl<'de> Visitor<'de> for ValueSeed {
+impl<'de> Visitor<'de> for ValueSeed<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -158,7 +161,9 @@ impl<'de> Visitor<'de> for ValueSeed {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
+        let mut s = self.pool.pop().unwrap_or_default();
+        s.push_str(v);
+        Ok(Value::String(s))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
@@ -167,7 +172,7 @@ impl<'de> Visitor<'de> for ValueSeed {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element_seed(ValueSeed)? {
+        while let Some(item) = seq.next_element_seed(ValueSeed { pool: &mut *self.pool })? {
             items.push(item);
         }
         Ok(Value::Array(items))

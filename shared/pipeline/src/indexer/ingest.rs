@@ -35,6 +35,8 @@ pub struct Ingester {
     since_check: u64,
     last_persist: Instant,
     out: Vec<Result<Parsed, ParseError>>,
+    /// Strings of rows indexed, handed back to the parser.
+    spare: Vec<String>,
     /// The task's row meters.
     pub meters: RowMeters,
     /// The error that stopped ingestion, if any.
@@ -57,6 +59,7 @@ impl Ingester {
             since_check: 0,
             last_persist: Instant::now(),
             out: Vec::new(),
+            spare: Vec::new(),
             meters,
             fatal: None,
         })
@@ -104,7 +107,7 @@ impl Ingester {
                     let index =
                         self.indexes.entry(chunk.start).or_insert_with(|| IncrementalIndex::new(config.clone(), chunk));
                     let before = index.num_rows();
-                    index.add(row, self.parser.dimensions());
+                    index.add_recycling(row, self.parser.dimensions(), &mut self.spare);
                     self.num_rows += (index.num_rows() - before) as u64;
                     self.meters.processed(bytes, p, o, &errors)?;
                     bytes = 0;
@@ -115,6 +118,7 @@ impl Ingester {
             }
         }
         self.out = out;
+        self.parser.recycle(&mut self.spare);
         Ok(())
     }
 

@@ -90,10 +90,12 @@ pub struct StageTimes {
     pub open: Duration,
     /// Reading, parsing and indexing records.
     pub read_index: Duration,
-    /// Persisting indexes to hydrant bytes.
+    /// Persisting indexes to hydrant bytes (beside reading, but for the last hand-over).
     pub persist: Duration,
-    /// Uploading hydrants.
+    /// Uploading hydrants (beside reading, but for the last hand-over).
     pub upload: Duration,
+    /// Waiting after a read step for the previous hand-over's persist, upload and checkpoint.
+    pub persist_wait: Duration,
     /// Claims and checkpoints.
     pub metadata: Duration,
 }

@@ -5,7 +5,9 @@
 //!  fold ckpt# items -> hydrants so far, positions   -- resume reads only the rest
 //!  loop: read records -> parse -> index per chunk   (blocking thread, one consumer)
 //!        until persist due | deadline - reserve | every range ends
-//!        persist the indexes -> hydrants -> put_if_absent under a key unique to the attempt
+//!        hand the indexes over with the positions, ends, resets and meters of the pause
+//!        beside the next read step: persist -> hydrants -> put_if_absent under a key
+//!        unique to the attempt; then, in hand-over order,
 //!        transact [ckpt# Absent (parts: Absent ...), task# Version(v)]
 //!                                                   -- fails: lease lost, nothing visible
 //!  -> Complete (hydrants + end offsets) | Incomplete (continue later)
@@ -13,7 +15,9 @@
 //!
 //! Records before a checkpoint's positions are in its hydrants (or were counted and dropped);
 //! records after them are read again by the next attempt, so a kill at any instruction loses
-//! nothing and duplicates nothing.
+//! nothing and duplicates nothing. One hand-over at most is persisting while the next step
+//! reads (Druid's default `maxPendingPersists` 0), and a checkpoint records the pause's
+//! positions, never the reader's later ones.
 
 use super::failure::Failure;
 use super::realtime::{closing, records_read, CloseReason, Realtime};
@@ -64,8 +68,19 @@ pub async fn run_task(
     };
     let progress = load_progress(meta, id).await?;
     times.metadata += started.elapsed();
-    let mut attempt =
-        Attempt { meta, store, id, claim, progress, times, num_checkpoints: 0, options: *options, started };
+    let next_hydrant = progress.hydrants.len() as u32;
+    let mut attempt = Attempt {
+        meta,
+        store,
+        id,
+        claim,
+        progress,
+        times,
+        num_checkpoints: 0,
+        next_hydrant,
+        options: *options,
+        started,
+    };
     match attempt.run().await {
         Ok(outcome) => Ok(outcome),
         Err(Failure::LeaseLost) => Ok(TaskOutcome::LeaseLost { attempt: attempt.claim.item.attempt }),
@@ -201,14 +216,37 @@ struct Persisted {
     bytes: Vec<u8>,
 }
 
-/// One step of reading on the blocking pool: what it ended with, and what it persisted.
+/// One step of reading on the blocking pool: what it ended with, and the indexes it filled.
 struct Step {
     reader: RangeReader,
     ingester: Ingester,
     stop: Result<Stop, ReadError>,
-    persisted: Vec<Persisted>,
+    indexes: Vec<IncrementalIndex>,
     read_index: Duration,
+}
+
+/// The task as of a pause: what the checkpoint of the indexes taken then records.
+struct Pause {
+    positions: BTreeMap<i32, i64>,
+    ends: BTreeMap<i32, i64>,
+    resets: Vec<ResetEvent>,
+    meters: RowMeters,
+}
+
+/// Persisting and uploading one hand-over's hydrants.
+type PendingWork<'s> = std::pin::Pin<Box<dyn Future<Output = Result<Uploaded, Failure>> + Send + 's>>;
+
+/// A hand-over being persisted and uploaded beside the next read step.
+struct Pending<'s> {
+    pause: Pause,
+    work: PendingWork<'s>,
+}
+
+/// Hydrants of one hand-over on deep storage, and the time spent on them.
+struct Uploaded {
+    hydrants: Vec<HydrantRef>,
     persist: Duration,
+    upload: Duration,
 }
 
 struct Attempt<'a> {
@@ -219,11 +257,13 @@ struct Attempt<'a> {
     progress: Progress,
     times: StageTimes,
     num_checkpoints: u32,
+    /// The number of the next hydrant this attempt writes (its keys are unique to it).
+    next_hydrant: u32,
     options: TaskOptions,
     started: Instant,
 }
 
-impl Attempt<'_> {
+impl<'a> Attempt<'a> {
     async fn run(&mut self) -> Result<TaskOutcome, Failure> {
         let spec = load_spec_value(self.claim.item.spec.clone())
             .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?
@@ -256,6 +296,7 @@ impl Attempt<'_> {
         let mut realtime = Realtime::for_task(&spec, &self.claim.item);
         let (mut last_record, mut delivered) = (Instant::now(), reader.delivered());
         let mut ingester = Some(ingester);
+        let mut pending: Option<Pending<'a>> = None;
         loop {
             // A real-time task's step also ends when its checkpoint period does.
             let step_deadline = match &realtime {
@@ -266,18 +307,20 @@ impl Attempt<'_> {
                 None => read_deadline,
             };
             let cancel = Arc::new(AtomicBool::new(false));
-            let read =
-                read_step(reader, ingester.take().expect("ingester present"), step_deadline, compression, &cancel);
-            let step = match renewing(self.meta, self.id, &mut self.claim, &self.options, read).await {
-                Ok(step) => step?,
-                Err(lost) => {
+            let read = read_step(reader, ingester.take().expect("ingester present"), step_deadline, &cancel);
+            let step = match self.read_beside(read, &mut pending).await {
+                Ok(step) => step,
+                Err(failure) => {
                     // The reading thread stops at its next record; what it read is dropped.
                     cancel.store(true, Ordering::Relaxed);
-                    return Err(lost);
+                    return Err(failure);
                 }
             };
+            // The hand-over before this step is checkpointed before this step's is made.
+            let waiting = Instant::now();
+            self.finish(pending.take()).await?;
+            self.times.persist_wait += waiting.elapsed();
             self.times.read_index += step.read_index;
-            self.times.persist += step.persist;
             reader = step.reader;
             let stop = match step.stop {
                 Ok(stop) => stop,
@@ -310,37 +353,100 @@ impl Attempt<'_> {
                 };
                 if close.is_some() {
                     state = TaskState::Complete;
-                } else if step.persisted.is_empty() && reader.positions() == self.last_positions() {
+                } else if step.indexes.is_empty() && reader.positions() == self.last_positions() {
                     // Nothing new since the last checkpoint: the heartbeats hold the lease.
                     ingester = Some(step.ingester);
                     continue;
                 }
             }
-            let started = Instant::now();
-            let attempt = self.claim.item.attempt;
-            let first = self.progress.hydrants.len() as u32;
-            let upload = upload(self.store, self.id, attempt, first, step.persisted);
-            let hydrants = renewing(self.meta, self.id, &mut self.claim, &self.options, upload).await??;
-            self.times.upload += started.elapsed();
-            let next = self.checkpoint(hydrants, &reader, &step.ingester.meters, state, close).await?;
-            if state != TaskState::Running {
-                let read = reader.delivered() - start_delivered;
-                let mut r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
-                r.next = next;
-                r.open = realtime.is_some();
-                tracing::info!(task = %self.id, attempt = r.attempt, ?state, ?close, records = read, hydrants = r.hydrants.len(), "attempt ends");
-                // Closing a consumer waits for librdkafka's threads to wind down (a few hundred
-                // ms): the attempt's result does not wait for it.
-                std::thread::spawn(move || drop(reader));
-                return Ok(if state == TaskState::Complete {
-                    TaskOutcome::Complete(r)
-                } else {
-                    TaskOutcome::Incomplete(r)
-                });
+            let pause = Pause {
+                positions: reader.positions().clone(),
+                ends: reader.ends().clone(),
+                resets: self.all_resets(&reader),
+                meters: step.ingester.meters.clone(),
+            };
+            let work = self.hand_over(step.indexes, compression);
+            if state == TaskState::Running {
+                // Persisted and uploaded while the next step reads.
+                pending = Some(Pending { pause, work });
+                realtime = realtime.filter(|_| self.claim.item.is_open());
+                ingester = Some(step.ingester);
+                continue;
             }
-            realtime = realtime.filter(|_| self.claim.item.is_open());
-            ingester = Some(step.ingester);
+            let uploaded = renewing(self.meta, self.id, &mut self.claim, &self.options, work).await??;
+            self.times.persist += uploaded.persist;
+            self.times.upload += uploaded.upload;
+            let next = self.checkpoint(uploaded.hydrants, pause, state, close).await?;
+            let read = reader.delivered() - start_delivered;
+            let mut r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
+            r.next = next;
+            r.open = realtime.is_some();
+            tracing::info!(task = %self.id, attempt = r.attempt, ?state, ?close, records = read, hydrants = r.hydrants.len(), "attempt ends");
+            // Closing a consumer waits for librdkafka's threads to wind down (a few hundred
+            // ms): the attempt's result does not wait for it.
+            std::thread::spawn(move || drop(reader));
+            return Ok(if state == TaskState::Complete {
+                TaskOutcome::Complete(r)
+            } else {
+                TaskOutcome::Incomplete(r)
+            });
         }
+    }
+
+    /// Waits for a read step while the previous hand-over is persisted, uploaded and then
+    /// checkpointed beside it, renewing the lease every heartbeat.
+    async fn read_beside(
+        &mut self,
+        read: impl Future<Output = Result<Step, Failure>>,
+        pending: &mut Option<Pending<'a>>,
+    ) -> Result<Step, Failure> {
+        tokio::pin!(read);
+        let every = self.options.heartbeat();
+        let mut next = tokio::time::Instant::now() + every;
+        loop {
+            let persisting = async {
+                match pending.as_mut() {
+                    Some(p) => p.work.as_mut().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                step = &mut read => return step,
+                uploaded = persisting => {
+                    let pause = pending.take().expect("a pending hand-over").pause;
+                    self.checkpoint_uploaded(uploaded?, pause).await?;
+                    // The checkpoint renewed the lease.
+                    next = tokio::time::Instant::now() + every;
+                }
+                () = tokio::time::sleep_until(next) => {
+                    renew(self.meta, self.id, &mut self.claim, &self.options).await?;
+                    next = tokio::time::Instant::now() + every;
+                }
+            }
+        }
+    }
+
+    /// Finishes a pending hand-over: its hydrants uploaded, then its checkpoint.
+    async fn finish(&mut self, pending: Option<Pending<'a>>) -> Result<(), Failure> {
+        let Some(Pending { pause, work }) = pending else {
+            return Ok(());
+        };
+        let uploaded = renewing(self.meta, self.id, &mut self.claim, &self.options, work).await??;
+        self.checkpoint_uploaded(uploaded, pause).await
+    }
+
+    async fn checkpoint_uploaded(&mut self, uploaded: Uploaded, pause: Pause) -> Result<(), Failure> {
+        self.times.persist += uploaded.persist;
+        self.times.upload += uploaded.upload;
+        self.checkpoint(uploaded.hydrants, pause, TaskState::Running, None).await.map(|_| ())
+    }
+
+    /// Starts persisting and uploading indexes taken at a pause; they are numbered now, so
+    /// hand-overs in flight never share a key.
+    fn hand_over(&mut self, indexes: Vec<IncrementalIndex>, compression: Compression) -> PendingWork<'a> {
+        let first = self.next_hydrant;
+        self.next_hydrant += indexes.len() as u32;
+        Box::pin(persist_upload(self.store, self.id, self.claim.item.attempt, first, indexes, compression))
     }
 
     /// The positions of the last checkpoint, or the task's starts.
@@ -373,30 +479,20 @@ impl Attempt<'_> {
     async fn checkpoint(
         &mut self,
         hydrants: Vec<HydrantRef>,
-        reader: &RangeReader,
-        meters: &RowMeters,
+        pause: Pause,
         state: TaskState,
         close: Option<CloseReason>,
     ) -> Result<Option<TaskId>, Failure> {
         let started = Instant::now();
         let attempt = self.claim.item.attempt;
-        let positions = reader.positions().clone();
-        let mut ends = reader.ends().clone();
+        let Pause { positions, mut ends, resets, meters } = pause;
         if close.is_some() {
             for (p, end) in ends.iter_mut().filter(|(_, e)| **e == OPEN_END) {
                 *end = positions.get(p).copied().unwrap_or(*end);
             }
         }
-        let checkpoint = Checkpoint {
-            attempt,
-            n: self.num_checkpoints,
-            part: 0,
-            hydrants,
-            positions,
-            ends,
-            meters: meters.clone(),
-            resets: self.all_resets(reader),
-        };
+        let checkpoint =
+            Checkpoint { attempt, n: self.num_checkpoints, part: 0, hydrants, positions, ends, meters, resets };
         let mut task = self.claim.item.clone();
         let positions = checkpoint.positions.clone();
         match state {
@@ -571,34 +667,43 @@ async fn open_reader(
     })
 }
 
-/// Uploads one persist's hydrants under keys unique to the attempt, numbered from `first`.
-async fn upload(
+/// Persists the indexes of one hand-over, one time chunk at a time on the blocking pool, and
+/// uploads each hydrant under a key unique to the attempt, numbered from `first`.
+async fn persist_upload(
     store: &dyn ObjectStore,
     id: &TaskId,
     attempt: u32,
     first: u32,
-    persisted: Vec<Persisted>,
-) -> Result<Vec<HydrantRef>, Failure> {
-    let mut hydrants = Vec::with_capacity(persisted.len());
-    for (i, p) in persisted.into_iter().enumerate() {
+    indexes: Vec<IncrementalIndex>,
+    compression: Compression,
+) -> Result<Uploaded, Failure> {
+    let mut out =
+        Uploaded { hydrants: Vec::with_capacity(indexes.len()), persist: Duration::ZERO, upload: Duration::ZERO };
+    for (i, index) in indexes.into_iter().enumerate() {
+        let started = Instant::now();
+        let p = tokio::task::spawn_blocking(move || persist(index, compression))
+            .await
+            .map_err(|e| Failure::Fatal(format!("the persisting thread panicked: {e}")))??;
+        out.persist += started.elapsed();
+        let started = Instant::now();
         let key = id.hydrant_key(attempt, p.chunk, first + i as u32);
         let num_bytes = p.bytes.len() as u64;
         store
             .put_if_absent(&key, p.bytes.into())
             .await
             .map_err(|source| Failure::Retryable(Box::new(IndexerError::Storage { id: id.clone(), source })))?;
-        hydrants.push(HydrantRef { key, chunk: p.chunk, num_rows: p.num_rows, num_bytes });
+        out.upload += started.elapsed();
+        out.hydrants.push(HydrantRef { key, chunk: p.chunk, num_rows: p.num_rows, num_bytes });
     }
-    Ok(hydrants)
+    Ok(out)
 }
 
-/// Reads on the blocking pool until the step stops, then persists the indexes there too.
+/// Reads on the blocking pool until the step stops, and takes the indexes it filled.
 /// Once `cancel` is set the step ends at the next record.
 async fn read_step(
     mut reader: RangeReader,
     mut ingester: Ingester,
     deadline: Option<Instant>,
-    compression: Compression,
     cancel: &Arc<AtomicBool>,
 ) -> Result<Step, Failure> {
     let cancel = Arc::clone(cancel);
@@ -610,18 +715,11 @@ async fn read_step(
             }
             ingester.ingest(r)
         });
-        let read_index = started.elapsed();
-        let started = Instant::now();
-        let mut persisted = Vec::new();
-        if stop.is_ok() {
-            for index in ingester.take_indexes() {
-                persisted.push(persist(index, compression)?);
-            }
-        }
-        Ok(Step { reader, ingester, stop, persisted, read_index, persist: started.elapsed() })
+        let indexes = if stop.is_ok() { ingester.take_indexes() } else { Vec::new() };
+        Step { reader, ingester, stop, indexes, read_index: started.elapsed() }
     })
     .await
-    .map_err(|e| Failure::Fatal(format!("the indexing thread panicked: {e}")))?
+    .map_err(|e| Failure::Fatal(format!("the indexing thread panicked: {e}")))
 }
 
 fn persist(index: IncrementalIndex, compression: Compression) -> Result<Persisted, Failure> {

@@ -89,8 +89,10 @@ pub(super) fn resolve_tuning(
         }
         max_parse_exceptions = 0;
     }
-    let ignored: [(&str, bool); 14] = [
-        ("maxPendingPersists", t.max_pending_persists.is_some()),
+    if t.max_pending_persists.is_some_and(|n| n > 0) {
+        warn(f("maxPendingPersists"), "one persist runs beside reading (Druid's default 0); more are not queued");
+    }
+    let ignored: [(&str, bool); 13] = [
         ("handoffConditionTimeout", t.handoff_condition_timeout.is_some()),
         ("skipSequenceNumberAvailabilityCheck", t.skip_sequence_number_availability_check.is_some()),
         ("workerThreads", t.worker_threads.is_some()),
