@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The indexer's rows/s and Lambda cost per million rows against the function's memory size.
+# The indexer's rows/s and Lambda cost per row against the function's memory size.
 # Lambda gives a function min(M / 1,769, 6) vCPUs for M MB: each size runs `sluice bench
 # indexer` in a cgroup (v1 `cpu` controller, root) whose CFS quota is that share of a core, so
 # its threads (the indexing thread, the persist beside it, librdkafka's, and the in-process
 # mock broker's, which a deployed indexer does not carry) get the CPU time Lambda would give.
 # Sizes above this machine's cores are skipped. Prints, per size, the speed pass (one persist
-# per task) and a pass persisting every 16 MiB (persists beside reading), with the cost per
-# million rows at the x86_64 and arm64 GB-second prices of `functions/cli/src/bench/prices.rs`
-# (arm64 at the speed measured here: Graviton is not measured).
+# per task) and a pass persisting every 16 MiB (persists beside reading): rows/s, GB-seconds
+# per million rows, and dollars per billion rows at the x86_64 and arm64 GB-second prices of
+# `functions/cli/src/bench/prices.rs` (arm64 at the speed measured here: Graviton's is not).
 #
 #   bench/memory_sweep.sh [SIZES_MB...]      (default: 512 1024 1769 2654 3538)
 set -euo pipefail
@@ -28,7 +28,7 @@ work=$(mktemp -d)
 group="$cgroups/sluice-sweep-$$"
 mkdir "$group"
 trap 'rmdir "$group" 2>/dev/null || true; rm -rf "$work"' EXIT
-echo "memory_mb vcpus pass rows_per_sec usd_per_million_rows_x86_64 usd_per_million_rows_arm64"
+echo "memory_mb vcpus pass rows_per_sec gb_seconds_per_million_rows usd_per_billion_rows_x86_64 usd_per_billion_rows_arm64"
 for mb in "${sizes[@]}"; do
   vcpus=$(python3 -c "print(min($mb / 1769, 6))")
   if python3 -c "import sys; sys.exit(0 if $vcpus <= $cores else 1)"; then :; else
@@ -36,7 +36,8 @@ for mb in "${sizes[@]}"; do
     continue
   fi
   period=$(cat "$group/cpu.cfs_period_us")
-  python3 -c "print(int($vcpus * $period))" > "$group/cpu.cfs_quota_us"
+  quota=$(python3 -c "print(int($vcpus * $period))")
+  echo "$quota" > "$group/cpu.cfs_quota_us"
   (cd "$work" && rm -rf .sluice && echo $BASHPID > "$group/cgroup.procs" \
     && exec "$sluice" bench indexer --memory-budgets 16 --json 2>/dev/null) > "$work/out.json"
   python3 - "$mb" "$vcpus" "$x86" "$arm" "$work/out.json" <<'EOF'
@@ -46,6 +47,6 @@ out = json.load(open(sys.argv[5]))
 for name, p in [("speed", out["speed"]), ("16MiB", out["memory"][0]["pass"])]:
     rate = p["rows"] / p["task_secs"]
     gb_secs = mb / 1024 * 1e6 / rate
-    print(f"{mb:.0f} {vcpus:.2f} {name} {rate:.0f} {gb_secs * x86:.4f} {gb_secs * arm:.4f}")
+    print(f"{mb:.0f} {vcpus:.2f} {name} {rate:.0f} {gb_secs:.2f} {gb_secs * x86 * 1e3:.3f} {gb_secs * arm * 1e3:.3f}")
 EOF
 done
