@@ -12,7 +12,8 @@
 //! leaves no chunk awaiting compaction.
 //!
 //! `SLUICE_CHAOS_SCHEDULES` sets the number of randomized schedules (8 by default, as in CI;
-//! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run.
+//! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run, `SLUICE_CHAOS_ONLY=k`
+//! its schedule k alone, and `RUST_LOG` prints the pipeline's log.
 
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
@@ -409,6 +410,11 @@ async fn every_record_exactly_once_under_faults() {
         std::env::var("SLUICE_CHAOS_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| now() as u64);
     // Replays schedule k of a run alone, exactly as the run had it.
     let only: Option<usize> = std::env::var("SLUICE_CHAOS_ONLY").ok().and_then(|v| v.parse().ok());
+    if std::env::var_os("RUST_LOG").is_some() {
+        // The pipeline's own log, for a replay: `RUST_LOG=sluice_pipeline=info`.
+        let filter = tracing_subscriber::EnvFilter::from_default_env();
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    }
     eprintln!("chaos: {schedules} schedules, SLUICE_CHAOS_SEED={base}");
     let counts = FaultCounts::default();
     let started = Instant::now();

@@ -17,7 +17,7 @@ pub use reindex::{reindex, Reindex};
 
 use crate::aggregate::Aggregator;
 use crate::segment::access::Columns;
-use crate::segment::{ColumnType, DimLayout, FormatError, Segment, SegmentLayout};
+use crate::segment::{ColumnType, DimLayout, FormatError, Segment, SegmentLayout, StoredDictionary};
 use crate::spec::{Compression, DimensionType};
 use crate::time::Interval;
 use std::sync::Arc;
@@ -96,11 +96,11 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
             dictionaries.push(Vec::new());
             continue;
         }
-        let locals: Vec<Vec<String>> = inputs
+        let locals: Vec<StoredDictionary> = inputs
             .iter()
-            .map(|s| if s.column(name).is_some() { s.dictionary(name) } else { Ok(Vec::new()) })
+            .map(|s| if s.column(name).is_some() { s.stored_dictionary(name) } else { Ok(Default::default()) })
             .collect::<Result<_, _>>()?;
-        let (dictionary, tables) = schema::merge_dictionaries(locals);
+        let (dictionary, tables) = schema::merge_dictionaries(&locals);
         dictionaries.push(dictionary);
         for (i, table) in tables.into_iter().enumerate() {
             remaps[i].push(table);

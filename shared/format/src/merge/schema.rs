@@ -2,7 +2,7 @@
 //! dictionaries (a k-way merge of the inputs' sorted dictionaries).
 
 use super::MergeError;
-use crate::segment::{ColumnType, Segment};
+use crate::segment::{ColumnType, Segment, StoredDictionary};
 use crate::spec::MultiValueHandling;
 use std::collections::HashMap;
 
@@ -67,7 +67,8 @@ pub fn keeps_bitmaps(inputs: &[Segment], name: &str) -> bool {
 
 /// K-way merges sorted dictionaries into their sorted union, returning it with each input's
 /// table from local id (0 null, k value k-1) to merged code.
-pub fn merge_dictionaries(locals: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<u32>>) {
+pub fn merge_dictionaries(locals: &[StoredDictionary]) -> (Vec<String>, Vec<Vec<u32>>) {
+    use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut tables: Vec<Vec<u32>> = locals
         .iter()
@@ -77,21 +78,21 @@ pub fn merge_dictionaries(locals: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<u32
             t
         })
         .collect();
-    let mut iters: Vec<std::vec::IntoIter<String>> = locals.into_iter().map(Vec::into_iter).collect();
-    let mut heap = BinaryHeap::new();
-    for (i, it) in iters.iter_mut().enumerate() {
-        if let Some(v) = it.next() {
-            heap.push(std::cmp::Reverse((v, i)));
-        }
-    }
+    // (value, input, its index): values are borrowed, each copied once into the union.
+    let mut heap: BinaryHeap<Reverse<(&str, usize, usize)>> =
+        locals.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, l)| Reverse((l.get(0), i, 0))).collect();
     let mut merged: Vec<String> = Vec::new();
-    while let Some(std::cmp::Reverse((v, i))) = heap.pop() {
-        if merged.last() != Some(&v) {
-            merged.push(v);
+    // The smallest head is replaced in place by its input's next value: one sift per value.
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((v, i, k)) = *top;
+        if merged.last().map(String::as_str) != Some(v) {
+            merged.push(v.to_string());
         }
         tables[i].push(merged.len() as u32);
-        if let Some(next) = iters[i].next() {
-            heap.push(std::cmp::Reverse((next, i)));
+        if k + 1 < locals[i].len() {
+            *top = Reverse((locals[i].get(k + 1), i, k + 1));
+        } else {
+            std::collections::binary_heap::PeekMut::pop(top);
         }
     }
     (merged, tables)

@@ -3,6 +3,7 @@
 //! specified in `docs/segment-format.md`.
 
 pub mod access;
+mod dictionary;
 pub mod directory;
 pub mod parts;
 mod reader;
@@ -10,6 +11,7 @@ mod rows;
 mod writer;
 
 pub use crate::codec::Codec;
+pub use dictionary::StoredDictionary;
 pub use directory::{ColumnEntry, ColumnType, Directory};
 pub use reader::{Segment, StringColumn};
 pub use rows::{DimBuf, RowBuf, RowCursor};

@@ -4,7 +4,7 @@
 use super::access::{Columns, Key};
 use super::directory::ColumnType;
 use super::reader::Segment;
-use super::FormatError;
+use super::{FormatError, StoredDictionary};
 use crate::aggregate::{Aggregator, MetricCell};
 use crate::row::DimValue;
 
@@ -91,19 +91,14 @@ pub type DecodedRow = (i64, Vec<DimValue>, Vec<MetricCell>);
 impl Segment {
     /// The decoded dictionary of string column `name`, checked to be sorted and UTF-8.
     pub fn dictionary(&self, name: &str) -> Result<Vec<String>, FormatError> {
+        Ok(self.stored_dictionary(name)?.iter().map(String::from).collect())
+    }
+
+    /// The dictionary of string column `name` as stored, checked to be sorted and UTF-8.
+    pub fn stored_dictionary(&self, name: &str) -> Result<StoredDictionary, FormatError> {
         let col = self.column(name).ok_or_else(|| FormatError::new(self.object(), format!("no column {name:?}")))?;
         let s = self.string_column(col)?;
-        let mut out: Vec<String> = Vec::with_capacity(s.dictionary.len().min(1 << 20));
-        for v in s.dictionary.all()? {
-            let v = String::from_utf8(v).map_err(|_| {
-                FormatError::new(self.object(), format!("column {name:?}: dictionary value is not UTF-8"))
-            })?;
-            if out.last().is_some_and(|prev| *prev >= v) {
-                return Err(FormatError::new(self.object(), format!("column {name:?}: dictionary is not sorted")));
-            }
-            out.push(v);
-        }
-        Ok(out)
+        StoredDictionary::read(&s.dictionary, self.object(), name)
     }
 
     /// The aggregators of the segment's metric columns.

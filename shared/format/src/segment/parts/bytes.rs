@@ -110,6 +110,12 @@ impl BytesBlock {
         self.len() == 0
     }
 
+    /// Every value of the block back to back, with where each one ends in it.
+    pub fn values(&self) -> (&[u8], &[u32]) {
+        let end = self.offsets.last().map_or(0, |&e| e as usize);
+        (&self.raw[self.values_at..self.values_at + end], self.offsets.get(1..).unwrap_or_default())
+    }
+
     /// Value `j` of the block (0-based within the block).
     pub fn get(&self, j: usize) -> &[u8] {
         &self.raw[self.values_at + self.offsets[j] as usize..self.values_at + self.offsets[j + 1] as usize]
