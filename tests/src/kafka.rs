@@ -36,6 +36,50 @@ pub async fn produce(bootstrap: &str, topic: &str, records: &[(i32, Vec<u8>)]) {
         let record = FutureRecord::<(), _>::to(topic).partition(*p).payload(value);
         deliveries.push(producer.send_result(record).map_err(|(e, _)| e).expect("enqueue a record"));
     }
+    acknowledged(topic, deliveries).await;
+}
+
+/// A record with everything Kafka carries besides its value.
+pub struct FullRecord {
+    /// Partition.
+    pub partition: i32,
+    /// Key, if any.
+    pub key: Option<Vec<u8>>,
+    /// Headers in order (`None`: a null value).
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+    /// The producer's timestamp (ms).
+    pub timestamp: i64,
+    /// Value (`None`: a tombstone).
+    pub value: Option<Vec<u8>>,
+}
+
+/// Writes `records` in order, keys, headers and timestamps included, and waits for every
+/// acknowledgement.
+pub async fn produce_full(bootstrap: &str, topic: &str, records: &[FullRecord]) {
+    use rdkafka::message::{Header, OwnedHeaders};
+    let _producing = LOG_EDITS.read().await;
+    let producer: FutureProducer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().expect("producer");
+    let mut deliveries = Vec::with_capacity(records.len());
+    for r in records {
+        let headers = r
+            .headers
+            .iter()
+            .fold(OwnedHeaders::new(), |h, (key, value)| h.insert(Header { key, value: value.as_deref() }));
+        let mut record =
+            FutureRecord::<[u8], [u8]>::to(topic).partition(r.partition).timestamp(r.timestamp).headers(headers);
+        if let Some(k) = &r.key {
+            record = record.key(k.as_slice());
+        }
+        if let Some(v) = &r.value {
+            record = record.payload(v.as_slice());
+        }
+        deliveries.push(producer.send_result(record).map_err(|(e, _)| e).expect("enqueue a record"));
+    }
+    acknowledged(topic, deliveries).await;
+}
+
+/// Waits for every delivery, in order; a failed one fails the test.
+async fn acknowledged(topic: &str, deliveries: Vec<rdkafka::producer::DeliveryFuture>) {
     for (n, delivery) in deliveries.into_iter().enumerate() {
         match delivery.await {
             Ok(Ok(_)) => {}

@@ -58,7 +58,7 @@ fn open(path: &Path) -> Result<Box<dyn BufRead>> {
 /// for the partition and the line number for the offset, so meters and parse exceptions name
 /// where a record came from.
 fn record(file: usize, line: u64, bytes: &[u8]) -> Record<'_> {
-    Record { partition: file as i32, offset: line as i64, payload: Some(bytes), timestamp: None }
+    Record::value(file as i32, line as i64, Some(bytes), None)
 }
 
 /// Persists the ingester's indexes as hydrants of their time chunks.

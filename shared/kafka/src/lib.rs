@@ -17,7 +17,7 @@ pub use sluice_format::offsets::{OffsetRange, ResetEvent};
 use std::collections::BTreeMap;
 
 /// A record delivered to the handler.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Record<'a> {
     /// Partition.
     pub partition: i32,
@@ -27,6 +27,39 @@ pub struct Record<'a> {
     pub payload: Option<&'a [u8]>,
     /// The record's timestamp, if it has one (ms).
     pub timestamp: Option<i64>,
+    /// The record's key, if it has one.
+    pub key: Option<&'a [u8]>,
+    /// The record's headers, if it has any.
+    pub headers: Option<&'a rdkafka::message::BorrowedHeaders>,
+    /// The record's topic.
+    pub topic: &'a str,
+}
+
+impl std::fmt::Debug for Record<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Record")
+            .field("topic", &self.topic)
+            .field("partition", &self.partition)
+            .field("offset", &self.offset)
+            .field("timestamp", &self.timestamp)
+            .field("key", &self.key.map(<[u8]>::len))
+            .field("payload", &self.payload.map(<[u8]>::len))
+            .field("headers", &self.header_pairs().len())
+            .finish()
+    }
+}
+
+impl<'a> Record<'a> {
+    /// A record with only a value and a timestamp (tests and tools).
+    pub fn value(partition: i32, offset: i64, payload: Option<&'a [u8]>, timestamp: Option<i64>) -> Self {
+        Self { partition, offset, payload, timestamp, key: None, headers: None, topic: "" }
+    }
+
+    /// The headers as (name, value) pairs, in order.
+    pub fn header_pairs(&self) -> Vec<(&'a str, Option<&'a [u8]>)> {
+        use rdkafka::message::Headers;
+        self.headers.map_or_else(Vec::new, |h| h.iter().map(|h| (h.key, h.value)).collect())
+    }
 }
 
 /// What to do with requested offsets outside a partition's watermarks (the spec's

@@ -187,6 +187,9 @@ impl RangeReader {
                             offset: o,
                             payload: m.payload(),
                             timestamp: m.timestamp().to_millis(),
+                            key: m.key(),
+                            headers: m.headers(),
+                            topic: m.topic(),
                         };
                         flow =
                             handler(record).map_err(|reason| ReadError::Handler { partition: p, offset: o, reason })?;

@@ -7,6 +7,7 @@ mod bad_urls;
 mod compaction;
 mod coordinator_config;
 mod indexer_task;
+mod kafka_columns;
 mod kafka_faults;
 mod kafka_gaps;
 mod kafka_range;

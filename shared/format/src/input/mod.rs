@@ -5,6 +5,7 @@
 mod delimited;
 pub mod flatten;
 mod json_fields;
+mod kafka;
 mod values;
 
 use crate::expr::{self, Expr};
@@ -15,6 +16,8 @@ use crate::timestamp::TimestampFormat;
 use crate::value::Value;
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
+use kafka::KafkaInput;
+pub use kafka::KafkaMeta;
 use std::collections::HashSet;
 use values::{dim_value, metric_value};
 
@@ -124,6 +127,11 @@ pub struct RecordParser {
     scratch: Vec<Value>,
     /// Emptied strings that JSON string values are read into instead of new allocations.
     pool: Vec<String>,
+    /// The `kafka` format's columns beside the value's.
+    kafka: Option<KafkaInput>,
+    /// The current record's Kafka columns (slot, value): the first of a slot wins, and a
+    /// field of the value wins over them.
+    meta: Vec<(usize, Value)>,
 }
 
 /// Strings kept for reuse at most, and the largest capacity kept: a few hundred KiB.
@@ -155,6 +163,8 @@ impl RecordParser {
             filter: None,
             scratch: Vec::new(),
             pool: Vec::new(),
+            kafka: spec.input_format.kafka_columns().map(KafkaInput::new).transpose()?,
+            meta: Vec::new(),
         };
         p.ts_slot = p.slot(&spec.timestamp.column);
         p.not_dimensions.insert(spec.timestamp.column.clone());
@@ -275,8 +285,70 @@ impl RecordParser {
         s
     }
 
+    /// Whether the spec's `kafka` format reads a record's timestamp, topic, key or headers:
+    /// then records go through [`RecordParser::parse_kafka_record`].
+    pub fn reads_kafka_columns(&self) -> bool {
+        self.kafka.is_some()
+    }
+
     /// Parses one record (which may hold several rows) and appends an outcome per row.
     pub fn parse_record(&mut self, bytes: &[u8], out: &mut Vec<Result<Parsed, ParseError>>) {
+        self.meta.clear();
+        self.parse_value(bytes, out);
+    }
+
+    /// Parses one record's value as [`RecordParser::parse_record`] does, each row with the
+    /// `kafka` format's columns from `meta` (Druid's `kafka` input format). A key that does
+    /// not parse makes the record unparseable.
+    pub fn parse_kafka_record(
+        &mut self,
+        value: &[u8],
+        meta: &KafkaMeta<'_>,
+        out: &mut Vec<Result<Parsed, ParseError>>,
+    ) {
+        self.meta.clear();
+        if let Some(mut kafka) = self.kafka.take() {
+            let columns = self.kafka_columns(&mut kafka, meta);
+            self.kafka = Some(kafka);
+            if let Err(e) = columns {
+                out.push(Err(e));
+                return;
+            }
+        }
+        self.parse_value(value, out);
+        self.meta.clear();
+    }
+
+    /// Fills `meta` for one record: headers (the last of a name wins, as in Druid's map), then
+    /// the timestamp, topic and key unless a header took their name.
+    fn kafka_columns(&mut self, kafka: &mut KafkaInput, meta: &KafkaMeta<'_>) -> Result<(), ParseError> {
+        if let Some((prefix, encoding)) = kafka.columns.headers.clone() {
+            for (name, value) in meta.headers.iter().rev() {
+                if let Some(bytes) = value {
+                    let slot = self.input_slot(&format!("{prefix}{name}"));
+                    self.meta.push((slot, Value::String(encoding.decode(bytes))));
+                }
+            }
+        }
+        if let Some(ts) = meta.timestamp {
+            let slot = self.input_slot(&kafka.columns.timestamp);
+            self.meta.push((slot, Value::Long(ts)));
+        }
+        // Kafka names no topic "": a record read from a file has none.
+        if !meta.topic.is_empty() {
+            let slot = self.input_slot(&kafka.columns.topic);
+            self.meta.push((slot, Value::String(meta.topic.to_string())));
+        }
+        if let (Some(key), Some((name, _))) = (meta.key, kafka.columns.key.clone()) {
+            if let Some(v) = kafka.key_value(key)? {
+                let slot = self.input_slot(&name);
+                self.meta.push((slot, v));
+            }
+        }
+        Ok(())
+    }
+
+    fn parse_value(&mut self, bytes: &[u8], out: &mut Vec<Result<Parsed, ParseError>>) {
         if bytes.len() > MAX_RECORD_BYTES {
             out.push(Err(ParseError::new(format!(
                 "record of {} bytes exceeds the {} byte limit",
@@ -391,6 +463,13 @@ impl RecordParser {
     }
 
     fn finish_row(&mut self) -> Result<Parsed, ParseError> {
+        for i in 0..self.meta.len() {
+            let slot = self.meta[i].0;
+            if self.scratch.get(slot).is_none_or(Value::is_null) {
+                let v = self.meta[i].1.clone();
+                self.set(slot, v);
+            }
+        }
         let mut time = match self.scratch.get(self.ts_slot).filter(|v| !v.is_null()) {
             Some(ts) => self.ts_format.read(ts).map_err(ParseError::new)?,
             None => match self.missing_ts {
@@ -460,5 +539,7 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
+#[cfg(test)]
+mod kafka_tests;
 #[cfg(test)]
 mod tests;

@@ -22,16 +22,84 @@ pub enum InputFormat {
     /// Tab- (or `delimiter`-) separated values.
     #[serde(rename_all = "camelCase")]
     Tsv(Delimited),
-    /// Druid's `kafka` wrapper format: the value is parsed with `valueFormat`.
+    /// Druid's `kafka` wrapper format: the value is parsed with `valueFormat`, and the record's
+    /// Kafka timestamp, topic, key (with `keyFormat`) and headers (with `headerFormat`) become
+    /// columns too; a field of the value wins over a column of the same name.
     #[serde(rename_all = "camelCase")]
     Kafka {
         /// Format of the record value.
         value_format: Box<InputFormat>,
-        /// Header, key and timestamp columns: not supported.
-        header_format: Option<serde_json::Value>,
-        /// Key format: not supported.
-        key_format: Option<serde_json::Value>,
+        /// How header values are decoded; without it, headers are not read.
+        header_format: Option<HeaderFormat>,
+        /// How the key is parsed (its first column is the key column); without it, the key is
+        /// not read.
+        key_format: Option<Box<InputFormat>>,
+        /// Prefix of header columns (default `kafka.header.`).
+        #[serde(alias = "headerLabelPrefix")]
+        header_column_prefix: Option<String>,
+        /// Name of the key column (default `kafka.key`).
+        key_column_name: Option<String>,
+        /// Name of the record timestamp column, in milliseconds (default `kafka.timestamp`).
+        timestamp_column_name: Option<String>,
+        /// Name of the topic column (default `kafka.topic`).
+        topic_column_name: Option<String>,
     },
+}
+
+/// `headerFormat` of the `kafka` input format: header values as strings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderFormat {
+    /// `string`, the only type Druid has.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Character set of the values: `UTF-8` (default), `ISO-8859-1` or `US-ASCII`.
+    pub encoding: Option<String>,
+}
+
+/// The columns the `kafka` input format adds beside the value's fields, names resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaColumns {
+    /// The record timestamp column.
+    pub timestamp: String,
+    /// The topic column.
+    pub topic: String,
+    /// The key column and the key's format, when the key is read.
+    pub key: Option<(String, InputFormat)>,
+    /// The header columns' prefix and the values' encoding, when headers are read.
+    pub headers: Option<(String, HeaderEncoding)>,
+}
+
+/// How header values become strings (invalid bytes become U+FFFD, as Java decodes them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderEncoding {
+    /// UTF-8.
+    Utf8,
+    /// ISO-8859-1: each byte one character.
+    Latin1,
+    /// US-ASCII.
+    Ascii,
+}
+
+impl HeaderEncoding {
+    /// The encoding named `name` (Java's charset names, case-insensitive).
+    pub fn named(name: &str) -> Option<Self> {
+        match name.to_ascii_uppercase().replace('_', "-").as_str() {
+            "UTF-8" | "UTF8" => Some(Self::Utf8),
+            "ISO-8859-1" | "LATIN1" | "ISO8859-1" => Some(Self::Latin1),
+            "US-ASCII" | "ASCII" => Some(Self::Ascii),
+            _ => None,
+        }
+    }
+
+    /// Decodes a header value.
+    pub fn decode(self, bytes: &[u8]) -> String {
+        match self {
+            Self::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
+            Self::Latin1 => bytes.iter().map(|&b| b as char).collect(),
+            Self::Ascii => bytes.iter().map(|&b| if b.is_ascii() { b as char } else { '\u{FFFD}' }).collect(),
+        }
+    }
 }
 
 /// Options of the delimited (CSV/TSV) formats.
@@ -74,6 +142,32 @@ impl InputFormat {
         } else {
             InputFormat::Csv(d)
         }
+    }
+
+    /// The columns the `kafka` format adds (`None` for the other formats).
+    pub fn kafka_columns(&self) -> Option<KafkaColumns> {
+        let InputFormat::Kafka {
+            header_format,
+            key_format,
+            header_column_prefix,
+            key_column_name,
+            timestamp_column_name,
+            topic_column_name,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let or = |name: &Option<String>, default: &str| name.clone().unwrap_or_else(|| default.to_string());
+        Some(KafkaColumns {
+            timestamp: or(timestamp_column_name, "kafka.timestamp"),
+            topic: or(topic_column_name, "kafka.topic"),
+            key: key_format.as_ref().map(|f| (or(key_column_name, "kafka.key"), (**f).clone())),
+            headers: header_format.as_ref().map(|h| {
+                let encoding = h.encoding.as_deref().and_then(HeaderEncoding::named).unwrap_or(HeaderEncoding::Utf8);
+                (or(header_column_prefix, "kafka.header."), encoding)
+            }),
+        })
     }
 
     /// The format that parses record values (unwrapping `kafka`).

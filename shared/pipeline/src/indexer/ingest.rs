@@ -7,7 +7,7 @@
 
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
 use sluice_format::index::{IncrementalIndex, IndexConfig};
-use sluice_format::input::{ParseError, Parsed, RecordParser};
+use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser};
 use sluice_format::spec::{DatasourceSpec, TuningSettings};
 use sluice_kafka::{Flow, Record};
 use std::collections::BTreeMap;
@@ -94,7 +94,14 @@ impl Ingester {
         let mut bytes = payload.len();
         // The buffer is lent out for the loop and put back, so records reuse its allocation.
         let mut out = std::mem::take(&mut self.out);
-        self.parser.parse_record(payload, &mut out);
+        if self.parser.reads_kafka_columns() {
+            let headers = record.header_pairs();
+            let meta =
+                KafkaMeta { topic: record.topic, timestamp: record.timestamp, key: record.key, headers: &headers };
+            self.parser.parse_kafka_record(payload, &meta, &mut out);
+        } else {
+            self.parser.parse_record(payload, &mut out);
+        }
         for outcome in out.drain(..) {
             match outcome {
                 Ok(Parsed::Row { row, errors }) => {
@@ -165,7 +172,7 @@ mod tests {
     }
 
     fn record(offset: i64, payload: &[u8]) -> Record<'_> {
-        Record { partition: 1, offset, payload: Some(payload), timestamp: None }
+        Record::value(1, offset, Some(payload), None)
     }
 
     #[test]
@@ -179,7 +186,7 @@ mod tests {
         ing.ingest(record(3, br#"{"ts": 500, "page": "late"}"#)).expect("thrown away");
         ing.ingest(record(4, b"not json")).expect("unparseable");
         ing.ingest(record(5, br#"{"ts": 99999999999999999, "page": "far"}"#)).expect("out of range");
-        ing.ingest(Record { partition: 1, offset: 6, payload: None, timestamp: None }).expect("tombstone");
+        ing.ingest(Record::value(1, 6, None, None)).expect("tombstone");
         let m = &ing.meters;
         assert_eq!((m.processed, m.processed_with_error, m.thrown_away, m.unparseable), (3, 1, 1, 3));
         let offsets: Vec<i64> = m.saved_exceptions.iter().map(|e| e.offset).collect();

@@ -6,7 +6,7 @@ use crate::spec::aggregator::AggregatorSpec;
 use crate::spec::data_schema::{
     DataSchemaJson, DimensionSchema, DimensionType, DimensionsSpec, GranularitySpec, TimestampSpec, TransformSpec,
 };
-use crate::spec::input_format::InputFormat;
+use crate::spec::input_format::{HeaderEncoding, InputFormat};
 use crate::spec::SpecError;
 use crate::time::parse_iso_instant;
 use std::collections::HashSet;
@@ -80,12 +80,31 @@ pub(super) fn input_format(
             ))
         }
     };
-    if let InputFormat::Kafka { header_format, key_format, .. } = &input_format {
-        if header_format.is_some() || key_format.is_some() {
-            warn(
-                f("ioConfig.inputFormat.headerFormat"),
-                "Kafka header and key columns are not implemented; only the value is parsed",
-            );
+    if let InputFormat::Kafka { value_format, header_format, key_format, .. } = &input_format {
+        if matches!(**value_format, InputFormat::Kafka { .. }) {
+            return Err(SpecError::field(f("ioConfig.inputFormat.valueFormat"), "a kafka format cannot nest another"));
+        }
+        if let Some(h) = header_format {
+            if h.kind != "string" {
+                return Err(SpecError::field(
+                    f("ioConfig.inputFormat.headerFormat.type"),
+                    format!("header format {:?} is not supported: use string", h.kind),
+                ));
+            }
+            if let Some(e) = h.encoding.as_deref().filter(|e| HeaderEncoding::named(e).is_none()) {
+                return Err(SpecError::field(
+                    f("ioConfig.inputFormat.headerFormat.encoding"),
+                    format!("encoding {e:?} is not supported: use UTF-8, ISO-8859-1 or US-ASCII"),
+                ));
+            }
+        }
+        if let Some(k) = key_format {
+            if matches!(**k, InputFormat::Kafka { .. }) {
+                return Err(SpecError::field(
+                    f("ioConfig.inputFormat.keyFormat"),
+                    "a kafka format cannot nest another",
+                ));
+            }
         }
     }
     if let InputFormat::Json { flatten_spec: Some(fs), feature_spec, .. } = input_format.value_format() {
