@@ -6,6 +6,7 @@ pub mod indexing;
 pub mod kafka;
 pub mod lambda_service;
 pub mod protocol;
+pub mod schema_registry;
 pub mod wikipedia;
 
 pub use sluice_store::testsuite::unique;

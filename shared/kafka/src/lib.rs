@@ -5,10 +5,12 @@
 //! at or past `end` is never delivered.
 
 mod reader;
+mod registry;
 mod settings;
 mod topic;
 
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
+pub use registry::HttpSchemaRegistry;
 pub use settings::{is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, PREFETCH_KBYTES};
 pub use topic::{commit_group_offsets, partition_watermarks, Watermarks};
 

@@ -44,6 +44,9 @@ impl KafkaInput {
             Some(InputFormat::Csv(d)) => Some(KeyDecoder::Delimited(DelimitedDecoder::new(d, b',')?)),
             Some(InputFormat::Tsv(d)) => Some(KeyDecoder::Delimited(DelimitedDecoder::new(d, b'\t')?)),
             Some(InputFormat::Kafka { .. }) => return Err("keyFormat: a kafka format cannot nest another".into()),
+            Some(InputFormat::AvroStream { .. }) => {
+                return Err("keyFormat: avro_stream keys are not supported yet".into())
+            }
         };
         Ok(Self { columns, key })
     }

@@ -2,6 +2,7 @@
 //! transforms and filter -> a [`Row`] whose dimensions and metric inputs are laid out for the
 //! incremental index. Bad records give a [`ParseError`] with a reason, never a panic.
 
+mod avro;
 mod delimited;
 pub mod flatten;
 mod json_fields;
@@ -11,14 +12,17 @@ mod values;
 use crate::expr::{self, Expr};
 use crate::filter::RowFilter;
 use crate::row::{DimValue, Row};
-use crate::spec::{AggregatorSpec, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
+use crate::spec::{AggregatorSpec, AvroBytesDecoder, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
 use crate::timestamp::TimestampFormat;
 use crate::value::Value;
+use avro::AvroDecoder;
+pub use avro::{AvroError, SchemaRegistry};
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
 use kafka::KafkaInput;
 pub use kafka::KafkaMeta;
 use std::collections::HashSet;
+use std::sync::Arc;
 use values::{dim_value, metric_value};
 
 /// Largest record accepted, in bytes; larger records are unparseable.
@@ -35,11 +39,14 @@ pub const MAX_TIME: i64 = 253_402_300_799_999;
 pub struct ParseError {
     /// What is wrong, naming the field when there is one.
     pub reason: String,
+    /// The record could not be parsed now (its Avro schema unavailable from the registry),
+    /// not because of what it holds: the read fails and is retried, the record is not counted.
+    pub retry: bool,
 }
 
 impl ParseError {
     fn new(reason: impl Into<String>) -> Self {
-        Self { reason: reason.into() }
+        Self { reason: reason.into(), retry: false }
     }
 }
 
@@ -107,6 +114,7 @@ enum Target {
 enum Decoder {
     Json(Option<Flattener>),
     Delimited(DelimitedDecoder),
+    Avro(AvroDecoder, Option<Flattener>),
 }
 
 /// Parses records of one datasource into rows.
@@ -139,8 +147,15 @@ const POOL_STRINGS: usize = 1_024;
 const POOL_STRING_BYTES: usize = 256;
 
 impl RecordParser {
-    /// Builds a parser for a resolved spec; the error names the part of the spec at fault.
+    /// Builds a parser for a resolved spec; the error names the part of the spec at fault. A
+    /// spec reading Avro through a schema registry needs [`RecordParser::with_registry`].
     pub fn new(spec: &DatasourceSpec) -> Result<Self, String> {
+        Self::with_registry(spec, None)
+    }
+
+    /// Builds a parser whose Avro writer schemas come from `registry` (the spec's
+    /// `schema_registry` decoder).
+    pub fn with_registry(spec: &DatasourceSpec, registry: Option<Arc<dyn SchemaRegistry>>) -> Result<Self, String> {
         let mut p = RecordParser {
             names: Vec::new(),
             slots: hashbrown::HashMap::default(),
@@ -234,6 +249,20 @@ impl RecordParser {
             InputFormat::Csv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b',')?),
             InputFormat::Tsv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b'\t')?),
             InputFormat::Kafka { .. } => return Err("nested kafka inputFormat".into()),
+            InputFormat::AvroStream { avro_bytes_decoder, binary_as_string, flatten_spec } => {
+                let flattener = flatten_spec.as_ref().map(Flattener::new).transpose()?;
+                let decoder = match (avro_bytes_decoder, registry) {
+                    (AvroBytesDecoder::SchemaInline { schema }, _) => AvroDecoder::inline(schema, *binary_as_string)
+                        .map_err(|e| format!("ioConfig.inputFormat.avroBytesDecoder.schema: {e}"))?,
+                    (AvroBytesDecoder::SchemaRegistry { capacity, .. }, Some(r)) => {
+                        AvroDecoder::registry(r, capacity.unwrap_or(100), *binary_as_string)
+                    }
+                    (AvroBytesDecoder::SchemaRegistry { .. }, None) => {
+                        return Err("avro_stream with a schema_registry decoder needs a registry client here".into())
+                    }
+                };
+                Decoder::Avro(decoder, flattener)
+            }
         };
         Ok(p)
     }
@@ -357,6 +386,15 @@ impl RecordParser {
             ))));
             return;
         }
+        if let Decoder::Avro(avro, _) = &mut self.decoder {
+            let row = match avro.decode(bytes) {
+                Ok(obj) => self.json_row(obj),
+                Err(AvroError::Unparseable(reason)) => Err(ParseError::new(reason)),
+                Err(AvroError::Unavailable(reason)) => Err(ParseError { reason, retry: true }),
+            };
+            out.push(row);
+            return;
+        }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             out.push(Err(ParseError::new("empty record")));
             return;
@@ -398,6 +436,8 @@ impl RecordParser {
                     out.push(r);
                 }
             }
+            // Decoded above, before any text check.
+            Decoder::Avro(..) => {}
         }
     }
 
@@ -436,7 +476,7 @@ impl RecordParser {
     fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
         self.reset_scratch();
         let fields = match &self.decoder {
-            Decoder::Json(Some(f)) => f.flatten(&obj),
+            Decoder::Json(Some(f)) | Decoder::Avro(_, Some(f)) => f.flatten(&obj),
             _ => obj.into_iter().collect(),
         };
         for (k, v) in fields {
@@ -539,6 +579,8 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
+#[cfg(test)]
+mod avro_tests;
 #[cfg(test)]
 mod kafka_tests;
 #[cfg(test)]

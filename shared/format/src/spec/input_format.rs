@@ -44,6 +44,43 @@ pub enum InputFormat {
         /// Name of the topic column (default `kafka.topic`).
         topic_column_name: Option<String>,
     },
+    /// Druid's `avro_stream`: each value one Avro datum.
+    #[serde(rename = "avro_stream", rename_all = "camelCase")]
+    AvroStream {
+        /// Where the writer schema comes from.
+        avro_bytes_decoder: AvroBytesDecoder,
+        /// Bytes and fixed values as UTF-8 text rather than base64 (default false).
+        #[serde(default)]
+        binary_as_string: bool,
+        /// Nested field flattening, as for JSON.
+        flatten_spec: Option<FlattenSpec>,
+    },
+}
+
+/// `avroBytesDecoder`: where an Avro value's writer schema comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AvroBytesDecoder {
+    /// Confluent's wire format (magic byte 0, schema id), the schema from a registry.
+    #[serde(rename_all = "camelCase")]
+    SchemaRegistry {
+        /// The registry's URL.
+        url: Option<String>,
+        /// Several URLs, tried in order.
+        urls: Option<Vec<String>>,
+        /// Schemas kept in memory (default 100).
+        capacity: Option<usize>,
+        /// Client settings: `basic.auth.credentials.source` `USER_INFO` with
+        /// `basic.auth.user.info` `user:password` (kept secret).
+        config: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+        /// HTTP headers sent with every request (kept secret).
+        headers: Option<std::collections::BTreeMap<String, String>>,
+    },
+    /// One schema for every record; the value is the bare datum.
+    SchemaInline {
+        /// The Avro schema (JSON).
+        schema: serde_json::Value,
+    },
 }
 
 /// `headerFormat` of the `kafka` input format: header values as strings.

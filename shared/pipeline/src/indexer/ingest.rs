@@ -7,10 +7,11 @@
 
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
 use sluice_format::index::{IncrementalIndex, IndexConfig};
-use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser};
-use sluice_format::spec::{DatasourceSpec, TuningSettings};
-use sluice_kafka::{Flow, Record};
+use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser, SchemaRegistry};
+use sluice_format::spec::{DatasourceSpec, InputFormat, TuningSettings};
+use sluice_kafka::{Flow, HttpSchemaRegistry, Record};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often (in rows) the memory estimate and the persist period are checked.
@@ -20,6 +21,29 @@ const CHECK_EVERY: u64 = 64;
 /// checkpoint lists them, so records spread over many chunks (a poison batch of far-apart
 /// timestamps) are persisted every this many chunks and every checkpoint stays a few items.
 pub const MAX_CHUNKS_IN_MEMORY: usize = 1_000;
+
+/// Why a record stopped ingestion.
+enum Stopped {
+    /// Past `maxParseExceptions`: the task fails.
+    Fatal(TooManyParseExceptions),
+    /// It cannot be parsed now: the read is retried.
+    Retry(String),
+}
+
+impl From<TooManyParseExceptions> for Stopped {
+    fn from(e: TooManyParseExceptions) -> Self {
+        Stopped::Fatal(e)
+    }
+}
+
+/// The schema registry the spec's Avro decoder names, if any.
+fn schema_registry(spec: &DatasourceSpec) -> Result<Option<Arc<dyn SchemaRegistry>>, String> {
+    let InputFormat::AvroStream { avro_bytes_decoder, .. } = spec.input_format.value_format() else {
+        return Ok(None);
+    };
+    let registry = HttpSchemaRegistry::for_decoder(avro_bytes_decoder)?;
+    Ok(registry.map(|r| Arc::new(r) as Arc<dyn SchemaRegistry>))
+}
 
 /// The indexes of one task between persists, and its meters.
 #[derive(Debug)]
@@ -48,7 +72,7 @@ impl Ingester {
     pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, String> {
         let t: &TuningSettings = &spec.tuning;
         Ok(Self {
-            parser: RecordParser::new(spec)?,
+            parser: RecordParser::with_registry(spec, schema_registry(spec)?)?,
             config: IndexConfig::from_spec(spec),
             window,
             max_rows: t.max_rows_in_memory.max(1),
@@ -77,19 +101,24 @@ impl Ingester {
 
     /// Ingests one record; pauses when the indexes must be persisted, and fails (recording
     /// the error in `fatal`) past `maxParseExceptions`.
+    /// A record that cannot be parsed now (its Avro schema unavailable) fails the read
+    /// without `fatal`: the attempt is retried from its last checkpoint, the record uncounted.
     pub fn ingest(&mut self, record: Record<'_>) -> Result<Flow, String> {
-        if let Err(e) = self.ingest_record(record) {
-            let message = e.to_string();
-            self.fatal = Some(e);
-            return Err(message);
+        match self.ingest_record(record) {
+            Ok(()) => Ok(if self.must_persist() { Flow::Pause } else { Flow::Continue }),
+            Err(Stopped::Retry(reason)) => Err(reason),
+            Err(Stopped::Fatal(e)) => {
+                let message = e.to_string();
+                self.fatal = Some(e);
+                Err(message)
+            }
         }
-        Ok(if self.must_persist() { Flow::Pause } else { Flow::Continue })
     }
 
-    fn ingest_record(&mut self, record: Record<'_>) -> Result<(), TooManyParseExceptions> {
+    fn ingest_record(&mut self, record: Record<'_>) -> Result<(), Stopped> {
         let (p, o) = (record.partition, record.offset);
         let Some(payload) = record.payload else {
-            return self.meters.unparseable(p, o, "record has no value (tombstone)".into());
+            return Ok(self.meters.unparseable(p, o, "record has no value (tombstone)".into())?);
         };
         let mut bytes = payload.len();
         // The buffer is lent out for the loop and put back, so records reuse its allocation.
@@ -121,6 +150,8 @@ impl Ingester {
                 }
                 Ok(Parsed::Filtered) => self.meters.thrown_away(),
                 Ok(Parsed::Skipped) => {}
+                // The buffer goes with the failed read: the next record allocates another.
+                Err(e) if e.retry => return Err(Stopped::Retry(e.reason)),
                 Err(e) => self.meters.unparseable(p, o, e.reason)?,
             }
         }

@@ -1,0 +1,258 @@
+//! Avro values (Druid's `avro_stream` input format): a record's value is one Avro datum, its
+//! writer schema given inline (`schema_inline`) or named by the Confluent wire format's schema
+//! id and fetched from a schema registry (`schema_registry`, cached by id). Each datum becomes a
+//! JSON object, flattened by `flattenSpec` as JSON is: unions as the branch they hold, enums
+//! and UUIDs as strings, bytes and fixed as base64 (or text with `binaryAsString`), logical
+//! types as the numbers they stand for (dates in days, times and timestamps in their unit,
+//! decimals scaled to doubles).
+
+use apache_avro::schema::{Name, ResolvedSchema, Schema};
+use apache_avro::types::Value as Avro;
+use base64::Engine;
+use serde_json::{Map, Number, Value as Json};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Nesting of records, arrays, maps and unions a datum may have.
+const MAX_DEPTH: usize = 64;
+
+/// Where writer schemas come from by id: Confluent's schema registry.
+pub trait SchemaRegistry: Send + Sync + std::fmt::Debug {
+    /// The schema text (Avro JSON) of `id`. An error (no such id, the registry unreachable)
+    /// fails the read to be retried: the record is never dropped for it.
+    fn schema(&self, id: u32) -> Result<String, String>;
+}
+
+/// Why a datum was not decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AvroError {
+    /// The record is unparseable: counted and kept with its partition, offset and reason.
+    Unparseable(String),
+    /// Its schema could not be had now: the read fails and is retried.
+    Unavailable(String),
+}
+
+/// A writer schema with its named types.
+#[derive(Debug)]
+struct WriterSchema {
+    schema: Schema,
+    names: HashMap<Name, Schema>,
+}
+
+impl WriterSchema {
+    fn parse(text: &str) -> Result<Self, String> {
+        let schema = Schema::parse_str(text).map_err(|e| format!("invalid Avro schema: {e}"))?;
+        let names = ResolvedSchema::try_from(&schema)
+            .map_err(|e| format!("invalid Avro schema: {e}"))?
+            .get_names()
+            .iter()
+            .map(|(n, s)| (n.clone(), (*s).clone()))
+            .collect();
+        let writer = Self { schema, names };
+        writer.refuse_recursion(&writer.schema, &mut Vec::new())?;
+        Ok(writer)
+    }
+
+    /// Decoding a recursive type recurses as deep as the data nests: such schemas are refused.
+    fn refuse_recursion<'a>(&'a self, schema: &'a Schema, open: &mut Vec<&'a Name>) -> Result<(), String> {
+        match schema {
+            Schema::Ref { name } => {
+                if open.contains(&name) {
+                    return Err(format!("the Avro schema's type {} refers to itself, which is not supported", name));
+                }
+                match self.names.get(name) {
+                    Some(s) => self.refuse_recursion(s, open),
+                    None => Err(format!("the Avro schema refers to an unknown type {name}")),
+                }
+            }
+            Schema::Record(r) => {
+                open.push(&r.name);
+                let checked = r.fields.iter().try_for_each(|f| self.refuse_recursion(&f.schema, open));
+                open.pop();
+                checked
+            }
+            Schema::Array(a) => self.refuse_recursion(&a.items, open),
+            Schema::Map(m) => self.refuse_recursion(&m.types, open),
+            Schema::Union(u) => u.variants().iter().try_for_each(|v| self.refuse_recursion(v, open)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where a record's writer schema comes from.
+#[derive(Debug)]
+enum Source {
+    Inline(WriterSchema),
+    Registry { registry: Arc<dyn SchemaRegistry>, cache: HashMap<u32, Arc<WriterSchema>>, capacity: usize },
+}
+
+/// Decodes record values of one datasource.
+#[derive(Debug)]
+pub(super) struct AvroDecoder {
+    source: Source,
+    binary_as_string: bool,
+}
+
+impl AvroDecoder {
+    /// A decoder with the writer schema `schema` (Avro JSON) for every record.
+    pub fn inline(schema: &serde_json::Value, binary_as_string: bool) -> Result<Self, String> {
+        let writer = WriterSchema::parse(&schema.to_string())?;
+        Ok(Self { source: Source::Inline(writer), binary_as_string })
+    }
+
+    /// A decoder reading the Confluent wire format, schemas from `registry` (at most
+    /// `capacity` kept).
+    pub fn registry(registry: Arc<dyn SchemaRegistry>, capacity: usize, binary_as_string: bool) -> Self {
+        Self {
+            source: Source::Registry { registry, cache: HashMap::new(), capacity: capacity.max(1) },
+            binary_as_string,
+        }
+    }
+
+    /// One record value as a JSON object.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, AvroError> {
+        let binary_as_string = self.binary_as_string;
+        match &mut self.source {
+            Source::Inline(w) => to_object(w, bytes, binary_as_string),
+            Source::Registry { registry, cache, capacity } => {
+                let (id, datum) = confluent_frame(bytes)?;
+                let writer = match cache.get(&id) {
+                    Some(w) => w.clone(),
+                    None => {
+                        let text = registry
+                            .schema(id)
+                            .map_err(|e| AvroError::Unavailable(format!("schema {id} from the registry: {e}")))?;
+                        let w = WriterSchema::parse(&text)
+                            .map_err(|e| AvroError::Unparseable(format!("schema {id}: {e}")))?;
+                        if cache.len() >= *capacity {
+                            cache.clear();
+                        }
+                        let w = Arc::new(w);
+                        cache.insert(id, w.clone());
+                        w
+                    }
+                };
+                to_object(&writer, datum, binary_as_string)
+            }
+        }
+    }
+}
+
+/// Splits the Confluent wire format: magic byte 0, the schema id (4 bytes, big-endian), the datum.
+fn confluent_frame(bytes: &[u8]) -> Result<(u32, &[u8]), AvroError> {
+    match bytes {
+        [0, a, b, c, d, datum @ ..] => Ok((u32::from_be_bytes([*a, *b, *c, *d]), datum)),
+        [magic, ..] if *magic != 0 => Err(AvroError::Unparseable(format!(
+            "not in the schema registry's wire format: magic byte {magic}, expected 0"
+        ))),
+        _ => Err(AvroError::Unparseable(format!(
+            "{} bytes are too short for the schema registry's framing",
+            bytes.len()
+        ))),
+    }
+}
+
+fn to_object(writer: &WriterSchema, mut datum: &[u8], binary_as_string: bool) -> Result<Map<String, Json>, AvroError> {
+    let value = apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
+        .map_err(|e| AvroError::Unparseable(format!("Avro datum does not decode: {e}")))?;
+    if !datum.is_empty() {
+        return Err(AvroError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
+    }
+    let convert = Convert { writer, binary_as_string };
+    match convert.json(value, &writer.schema, 0).map_err(AvroError::Unparseable)? {
+        Json::Object(obj) => Ok(obj),
+        other => Err(AvroError::Unparseable(format!("the Avro datum is not a record but {other}"))),
+    }
+}
+
+struct Convert<'a> {
+    writer: &'a WriterSchema,
+    binary_as_string: bool,
+}
+
+impl Convert<'_> {
+    fn json(&self, value: Avro, schema: &Schema, depth: usize) -> Result<Json, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("the Avro datum nests deeper than {MAX_DEPTH} levels"));
+        }
+        let schema = match schema {
+            Schema::Ref { name } => self.writer.names.get(name).ok_or_else(|| format!("unknown Avro type {name}"))?,
+            s => s,
+        };
+        let number = |f: f64| Number::from_f64(f).map_or(Json::Null, Json::Number);
+        Ok(match value {
+            Avro::Null => Json::Null,
+            Avro::Boolean(b) => Json::Bool(b),
+            Avro::Int(v) | Avro::Date(v) | Avro::TimeMillis(v) => Json::from(v),
+            Avro::Long(v)
+            | Avro::TimeMicros(v)
+            | Avro::TimestampMillis(v)
+            | Avro::TimestampMicros(v)
+            | Avro::TimestampNanos(v)
+            | Avro::LocalTimestampMillis(v)
+            | Avro::LocalTimestampMicros(v)
+            | Avro::LocalTimestampNanos(v) => Json::from(v),
+            Avro::Float(v) => number(v as f64),
+            Avro::Double(v) => number(v),
+            Avro::Bytes(b) | Avro::Fixed(_, b) => self.binary(&b),
+            Avro::String(s) | Avro::Enum(_, s) => Json::String(s),
+            Avro::Uuid(u) => Json::String(u.to_string()),
+            Avro::Union(i, v) => {
+                let Schema::Union(u) = schema else { return Err("an Avro union without its schema".into()) };
+                let branch =
+                    u.variants().get(i as usize).ok_or_else(|| format!("Avro union branch {i} is out of range"))?;
+                self.json(*v, branch, depth + 1)?
+            }
+            Avro::Array(items) => {
+                let Schema::Array(a) = schema else { return Err("an Avro array without its schema".into()) };
+                Json::Array(items.into_iter().map(|v| self.json(v, &a.items, depth + 1)).collect::<Result<_, _>>()?)
+            }
+            Avro::Map(entries) => {
+                let Schema::Map(m) = schema else { return Err("an Avro map without its schema".into()) };
+                let mut sorted: Vec<(String, Avro)> = entries.into_iter().collect();
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut out = Map::new();
+                for (k, v) in sorted {
+                    out.insert(k, self.json(v, &m.types, depth + 1)?);
+                }
+                Json::Object(out)
+            }
+            Avro::Record(fields) => {
+                let Schema::Record(r) = schema else { return Err("an Avro record without its schema".into()) };
+                let mut out = Map::new();
+                for ((name, v), f) in fields.into_iter().zip(&r.fields) {
+                    out.insert(name, self.json(v, &f.schema, depth + 1)?);
+                }
+                Json::Object(out)
+            }
+            Avro::Decimal(d) => {
+                let Schema::Decimal(s) = schema else { return Err("an Avro decimal without its schema".into()) };
+                let bytes = Vec::<u8>::try_from(&d).map_err(|e| format!("Avro decimal: {e}"))?;
+                number(unscaled(&bytes)? / 10f64.powi(s.scale as i32))
+            }
+            Avro::BigDecimal(d) => d.to_string().parse::<f64>().map_or(Json::Null, number),
+            Avro::Duration(d) => serde_json::json!({
+                "months": u32::from(d.months()), "days": u32::from(d.days()), "millis": u32::from(d.millis())
+            }),
+        })
+    }
+
+    fn binary(&self, bytes: &[u8]) -> Json {
+        if self.binary_as_string {
+            Json::String(String::from_utf8_lossy(bytes).into_owned())
+        } else {
+            Json::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+        }
+    }
+}
+
+/// A decimal's unscaled value: big-endian two's complement, up to 16 bytes.
+fn unscaled(bytes: &[u8]) -> Result<f64, String> {
+    if bytes.len() > 16 {
+        return Err(format!("Avro decimal of {} bytes is wider than 128 bits", bytes.len()));
+    }
+    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+    let mut wide = [if negative { 0xff } else { 0 }; 16];
+    wide[16 - bytes.len()..].copy_from_slice(bytes);
+    Ok(i128::from_be_bytes(wide) as f64)
+}

@@ -1,0 +1,221 @@
+//! `avro_stream` values: inline schemas, the schema registry's wire format, schema evolution,
+//! logical types, and what makes a record unparseable or the read retried.
+
+use super::*;
+use crate::row::DimValue;
+use crate::spec::load_spec_value;
+use apache_avro::types::Value as Avro;
+use apache_avro::{to_avro_datum, Schema};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const V1: &str = r#"{"type": "record", "name": "Edit", "namespace": "wiki", "fields": [
+    {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "page", "type": "string"},
+    {"name": "user", "type": ["null", "string"], "default": null},
+    {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["EDIT", "NEW"]}},
+    {"name": "geo", "type": {"type": "record", "name": "Geo", "fields": [{"name": "country", "type": "string"}]}},
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "added", "type": "int"},
+    {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+    {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+    {"name": "raw", "type": "bytes"}]}"#;
+
+/// Version 2 adds a field (with a default, as a compatible evolution does).
+const V2: &str = r##"{"type": "record", "name": "Edit", "namespace": "wiki", "fields": [
+    {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "page", "type": "string"},
+    {"name": "channel", "type": "string", "default": "#en"}]}"##;
+
+fn v1_datum(page: &str, user: Option<&str>) -> Vec<u8> {
+    let schema = Schema::parse_str(V1).expect("schema");
+    let record = Avro::Record(vec![
+        ("ts".into(), Avro::TimestampMillis(1_442_016_000_000)),
+        ("page".into(), Avro::String(page.into())),
+        (
+            "user".into(),
+            Avro::Union(u32::from(user.is_some()), Box::new(user.map_or(Avro::Null, |u| Avro::String(u.into())))),
+        ),
+        ("kind".into(), Avro::Enum(1, "NEW".into())),
+        ("geo".into(), Avro::Record(vec![("country".into(), Avro::String("FR".into()))])),
+        ("tags".into(), Avro::Array(vec![Avro::String("b".into()), Avro::String("a".into())])),
+        ("added".into(), Avro::Int(36)),
+        ("price".into(), Avro::Decimal(apache_avro::Decimal::from(vec![0x30, 0x39]))),
+        ("day".into(), Avro::Date(16_690)),
+        ("raw".into(), Avro::Bytes(vec![1, 2, 255])),
+    ]);
+    to_avro_datum(&schema, record).expect("encode")
+}
+
+fn v2_datum(page: &str, channel: &str) -> Vec<u8> {
+    let schema = Schema::parse_str(V2).expect("schema");
+    let record = Avro::Record(vec![
+        ("ts".into(), Avro::TimestampMillis(1_442_019_600_000)),
+        ("page".into(), Avro::String(page.into())),
+        ("channel".into(), Avro::String(channel.into())),
+    ]);
+    to_avro_datum(&schema, record).expect("encode")
+}
+
+/// The Confluent wire format: magic byte 0, the schema id, the datum.
+fn framed(id: u32, datum: &[u8]) -> Vec<u8> {
+    let mut out = vec![0];
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(datum);
+    out
+}
+
+/// A registry in memory that counts its requests; `down` makes it unreachable.
+#[derive(Debug, Default)]
+struct Registry {
+    schemas: Mutex<Vec<(u32, String)>>,
+    requests: AtomicUsize,
+    down: std::sync::atomic::AtomicBool,
+}
+
+impl SchemaRegistry for Registry {
+    fn schema(&self, id: u32) -> Result<String, String> {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        if self.down.load(Ordering::SeqCst) {
+            return Err("connection refused".into());
+        }
+        let schemas = self.schemas.lock().expect("schemas");
+        schemas.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone()).ok_or_else(|| format!("no schema {id} (404)"))
+    }
+}
+
+fn spec(decoder: serde_json::Value, dims: serde_json::Value) -> DatasourceSpec {
+    let format = json!({"type": "avro_stream", "avroBytesDecoder": decoder, "flattenSpec": {"fields": [
+        {"type": "path", "name": "country", "expr": "$.geo.country"}]}});
+    let spec = json!({"type": "kafka", "spec": {
+        "dataSchema": {"dataSource": "t", "timestampSpec": {"column": "ts", "format": "millis"},
+            "dimensionsSpec": {"dimensions": dims}, "metricsSpec": [{"type": "longSum", "name": "added", "fieldName": "added"}],
+            "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
+        "ioConfig": {"topic": "t", "inputFormat": format, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
+    load_spec_value(spec).expect("spec").spec
+}
+
+fn parse(p: &mut RecordParser, bytes: &[u8]) -> Result<Parsed, ParseError> {
+    let mut out = Vec::new();
+    p.parse_record(bytes, &mut out);
+    assert_eq!(out.len(), 1, "one row per Avro record: {out:?}");
+    out.remove(0)
+}
+
+fn dims(p: &RecordParser, parsed: &Result<Parsed, ParseError>) -> (i64, Vec<(String, DimValue)>) {
+    let Ok(Parsed::Row { row, errors }) = parsed else { panic!("expected a row, got {parsed:?}") };
+    assert!(errors.is_empty(), "{errors:?}");
+    (row.time, p.dimensions().iter().enumerate().map(|(i, d)| (d.name.clone(), row.dim(i).clone())).collect())
+}
+
+fn s(v: &str) -> DimValue {
+    DimValue::Str(v.into())
+}
+
+#[test]
+fn inline_schemas_decode_nested_records_unions_enums_and_logical_types() {
+    let schema: serde_json::Value = serde_json::from_str(V1).expect("schema json");
+    let dims_wanted = json!(["page", "user", "kind", "country", "tags", "price", "day", "raw"]);
+    let mut p =
+        RecordParser::new(&spec(json!({"type": "schema_inline", "schema": schema}), dims_wanted)).expect("parser");
+    let parsed = parse(&mut p, &v1_datum("Main", Some("ann")));
+    let (time, got) = dims(&p, &parsed);
+    assert_eq!(time, 1_442_016_000_000);
+    let values: Vec<DimValue> = got.into_iter().map(|(_, v)| v).collect();
+    assert_eq!(
+        values,
+        vec![
+            s("Main"),
+            s("ann"),
+            s("NEW"),
+            s("FR"),
+            DimValue::Multi(vec!["a".into(), "b".into()]),
+            s("123.45"),
+            s("16690"),
+            s("AQL/"),
+        ]
+    );
+    let Ok(Parsed::Row { row, .. }) = &parsed else { unreachable!() };
+    assert_eq!(row.metrics[0], crate::value::Value::Long(36));
+    // A null union branch is a null value.
+    let parsed = parse(&mut p, &v1_datum("Talk", None));
+    let (_, got) = dims(&p, &parsed);
+    assert_eq!(got[1], ("user".into(), DimValue::Null));
+}
+
+#[test]
+fn registry_schemas_are_fetched_once_per_id_and_two_versions_mix_in_one_range() {
+    let registry = Arc::new(Registry::default());
+    registry.schemas.lock().expect("schemas").extend([(1, V1.to_string()), (2, V2.to_string())]);
+    let decoder = json!({"type": "schema_registry", "url": "http://registry"});
+    let mut p =
+        RecordParser::with_registry(&spec(decoder, json!(["page", "channel", "country"])), Some(registry.clone()))
+            .expect("parser");
+    let mut seen = Vec::new();
+    for n in 0..10 {
+        let record = if n % 2 == 0 {
+            framed(1, &v1_datum(&format!("p{n}"), None))
+        } else {
+            framed(2, &v2_datum(&format!("p{n}"), "#fr"))
+        };
+        let parsed = parse(&mut p, &record);
+        seen.push(dims(&p, &parsed).1);
+    }
+    assert_eq!(registry.requests.load(Ordering::SeqCst), 2, "one request per schema id");
+    assert_eq!(
+        seen[0],
+        vec![("page".into(), s("p0")), ("channel".into(), DimValue::Null), ("country".into(), s("FR"))]
+    );
+    assert_eq!(
+        seen[1],
+        vec![("page".into(), s("p1")), ("channel".into(), s("#fr")), ("country".into(), DimValue::Null)]
+    );
+}
+
+#[test]
+fn an_unknown_id_or_an_unreachable_registry_retries_and_bad_bytes_are_unparseable() {
+    let registry = Arc::new(Registry::default());
+    registry.schemas.lock().expect("schemas").extend([(1, V1.to_string()), (3, "{not a schema".to_string())]);
+    let decoder = json!({"type": "schema_registry", "url": "http://registry"});
+    let mut p = RecordParser::with_registry(&spec(decoder, json!(["page"])), Some(registry.clone())).expect("parser");
+    let retried = |r: Result<Parsed, ParseError>| match r {
+        Err(e) if e.retry => e.reason,
+        other => panic!("expected a retry, got {other:?}"),
+    };
+    let unparseable = |r: Result<Parsed, ParseError>| match r {
+        Err(e) if !e.retry => e.reason,
+        other => panic!("expected an unparseable record, got {other:?}"),
+    };
+    assert!(retried(parse(&mut p, &framed(9, &v2_datum("x", "y")))).contains("schema 9 from the registry: no schema 9"));
+    registry.down.store(true, Ordering::SeqCst);
+    assert!(retried(parse(&mut p, &framed(1, &v1_datum("x", None)))).contains("connection refused"));
+    registry.down.store(false, Ordering::SeqCst);
+    let good = v1_datum("x", None);
+    assert!(matches!(parse(&mut p, &framed(1, &good)), Ok(Parsed::Row { .. })));
+    assert!(unparseable(parse(&mut p, &good[..3])).contains("magic byte"));
+    assert!(unparseable(parse(&mut p, &[0, 0, 0])).contains("too short"));
+    assert!(unparseable(parse(&mut p, &framed(1, &good[..good.len() - 4]))).contains("does not decode"));
+    let mut longer = framed(1, &good);
+    longer.push(7);
+    assert!(unparseable(parse(&mut p, &longer)).contains("1 bytes follow the Avro datum"));
+    assert!(unparseable(parse(&mut p, &framed(3, &good))).contains("schema 3: invalid Avro schema"));
+}
+
+#[test]
+fn recursive_schemas_and_registries_without_a_client_are_refused() {
+    let recursive = json!({"type": "record", "name": "Node", "fields": [
+        {"name": "ts", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]});
+    let e = RecordParser::new(&spec(json!({"type": "schema_inline", "schema": recursive}), json!([])))
+        .expect_err("refused");
+    assert!(e.contains("refers to itself"), "{e}");
+    let e = RecordParser::new(&spec(json!({"type": "schema_registry", "url": "http://r"}), json!([])))
+        .expect_err("no client");
+    assert!(e.contains("needs a registry client"), "{e}");
+    let format = json!({"type": "avro_stream", "avroBytesDecoder": {"type": "schema_registry"}});
+    let spec = json!({"type": "kafka", "spec": {"dataSchema": {"dataSource": "t", "timestampSpec": {"column": "ts"},
+        "dimensionsSpec": {"dimensions": []}}, "ioConfig": {"topic": "t", "inputFormat": format,
+        "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
+    let e = load_spec_value(spec).expect_err("no url").to_string();
+    assert!(e.contains("ioConfig.inputFormat.avroBytesDecoder.url"), "{e}");
+}

@@ -1,0 +1,62 @@
+"""Produces Avro records with Confluent's own serializer (confluent-kafka's AvroSerializer),
+which registers each schema in the registry it is given and frames each value with its id.
+
+Two versions of one subject's schema are used in one run (the second adds a field with a
+default), records alternating between them. Prints each produced row as a JSON line:
+partition, the fields written and the schema version.
+
+usage: produce_avro.py BOOTSTRAP TOPIC REGISTRY_URL COUNT
+"""
+
+import json
+import sys
+
+from confluent_kafka import Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+V1 = {
+    "type": "record", "name": "Edit", "namespace": "wiki",
+    "fields": [
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "page", "type": "string"},
+        {"name": "user", "type": ["null", "string"], "default": None},
+        {"name": "geo", "type": {"type": "record", "name": "Geo", "fields": [{"name": "country", "type": "string"}]}},
+        {"name": "added", "type": "int"},
+    ],
+}
+V2 = dict(V1, fields=V1["fields"] + [{"name": "channel", "type": "string", "default": "#en"}])
+
+# 2015-09-12T00:00:00Z, where Druid's Wikipedia sample lives.
+DAY = 1442016000000
+
+
+def main():
+    bootstrap, topic, registry_url, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    registry = SchemaRegistryClient({"url": registry_url})
+    serializers = [AvroSerializer(registry, json.dumps(v)) for v in (V1, V2)]
+    producer = Producer({"bootstrap.servers": bootstrap})
+    context = SerializationContext(topic, MessageField.VALUE)
+    rows = []
+    for n in range(count):
+        version = n % 2
+        row = {
+            "ts": DAY + (n % 3) * 3600000 + n,
+            "page": f"page-{n % 5}",
+            "user": None if n % 4 == 0 else f"user-{n % 3}",
+            "geo": {"country": ["FR", "DE", "JP"][n % 3]},
+            "added": n,
+        }
+        if version == 1:
+            row["channel"] = "#fr" if n % 4 == 1 else "#de"
+        partition = n % 2
+        producer.produce(topic, value=serializers[version](row, context), partition=partition)
+        rows.append(dict(row, partition=partition, version=version + 1))
+    producer.flush(30)
+    for row in rows:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
