@@ -1,6 +1,7 @@
 //! `sluice bench`: the figures of `docs/benchmarks.md`, measured on Druid's Wikipedia sample
 //! repeated with shifted times (dictionaries keep the sample's realistic sizes).
 
+mod avro_rows;
 mod billing;
 mod cost;
 mod cost_compaction;

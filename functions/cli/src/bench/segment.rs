@@ -99,6 +99,17 @@ pub fn run(args: SegmentArgs) -> Result<()> {
     let input_bytes: usize = records.iter().map(Vec::len).sum();
 
     let (parse_time, (rows, parser)) = best(args.repeat, || parse_all(&spec, &records))?;
+    // The same rows as Avro datums (`avro_stream`, schema inline).
+    let avro_records = super::avro_rows::encode(&records)?;
+    let mut avro_spec: serde_json::Value = serde_json::from_str(TUTORIAL_SPEC)?;
+    avro_spec["ioConfig"]["inputFormat"] = serde_json::json!({"type": "avro_stream",
+        "avroBytesDecoder": {"type": "schema_inline", "schema": super::avro_rows::schema_json()}});
+    let avro_spec = sluice_format::spec::load_spec_value(avro_spec)?.spec;
+    let (avro_parse_time, (avro_rows, _)) = best(args.repeat, || parse_all(&avro_spec, &avro_records))?;
+    if avro_rows != rows {
+        return Err(anyhow!("the Avro records parsed into other rows than the JSON ones"));
+    }
+    let avro_bytes: usize = avro_records.iter().map(Vec::len).sum();
     let (index_time, indexes) = best(args.repeat, || {
         let copy = rows.clone();
         let start = Instant::now();
@@ -160,6 +171,8 @@ pub fn run(args: SegmentArgs) -> Result<()> {
         "time_chunks": indexes.len(),
         "parse_rows_per_s": rate(n, parse_time),
         "parse_mb_per_s": input_bytes as f64 / 1e6 / parse_time.as_secs_f64(),
+        "parse_avro_rows_per_s": rate(n, avro_parse_time),
+        "avro_input_bytes": avro_bytes,
         "index_rows_per_s": rate(n, index_time),
         "persist_rows_per_s": rate(main_rows, persist_time),
         "persist_rows": main_rows,
@@ -188,6 +201,12 @@ pub fn run(args: SegmentArgs) -> Result<()> {
             args.repeat
         );
         println!("  parse JSON -> rows      {:>12.0} rows/s  ({:.1} MB/s)", f("parse_rows_per_s"), f("parse_mb_per_s"));
+        println!(
+            "  parse Avro -> rows      {:>12.0} rows/s  ({:.0} bytes/record, JSON {:.0})",
+            f("parse_avro_rows_per_s"),
+            avro_bytes as f64 / n as f64,
+            input_bytes as f64 / n as f64
+        );
         println!("  build incremental index {:>12.0} rows/s", f("index_rows_per_s"));
         println!(
             "  persist hydrant         {:>12.0} rows/s  ({main_rows} rows, {} bytes)",
