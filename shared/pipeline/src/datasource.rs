@@ -134,6 +134,10 @@ pub async fn submit(
     // connects when the deployment configures Kafka (its secret).
     sluice_kafka::ConsumerSettings::new(&loaded.spec.io.consumer_properties)
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
+    // A spec the indexers could not parse records with is refused here, not at every task.
+    sluice_format::input::RecordParser::check(&loaded.spec)
+        .and_then(|()| crate::indexer::schema_registry(&loaded.spec).map(drop))
+        .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     let (dimensions, metrics) = schema(&loaded.spec);
     let change = SchemaChange { at_ms: now_ms, dimensions, metrics };
     let pk = datasource_pk(&name);
@@ -251,5 +255,34 @@ mod tests {
         assert_eq!(item.schema_history.len(), MAX_SCHEMA_HISTORY);
         let last = format!("d{}", MAX_SCHEMA_HISTORY + 9);
         assert_eq!(item.schema_history.last().map(|c| c.dimensions.clone()), Some(vec![last]));
+    }
+
+    #[tokio::test]
+    async fn specs_the_indexers_could_not_parse_with_are_refused_at_submission() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let meta = sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display()))
+            .await
+            .expect("embedded store");
+        let recursive = serde_json::json!({"type": "record", "name": "Node", "fields": [
+            {"name": "ts", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]});
+        for (decoder, refusal) in [
+            (serde_json::json!({"type": "schema_inline", "schema": recursive}), "refers to itself"),
+            (
+                serde_json::json!({"type": "schema_registry", "url": "http://r",
+                    "config": {"basic.auth.credentials.source": "SASL_INHERIT"}}),
+                "SASL_INHERIT",
+            ),
+        ] {
+            let spec = serde_json::json!({"type": "kafka", "spec": {
+                "dataSchema": {"dataSource": "d", "timestampSpec": {"column": "ts", "format": "millis"},
+                    "dimensionsSpec": {"dimensions": []}},
+                "ioConfig": {"topic": "t", "consumerProperties": {"bootstrap.servers": "b:9092"},
+                    "inputFormat": {"type": "avro_stream", "avroBytesDecoder": decoder}}}});
+            match submit(meta.as_ref(), spec, 0).await {
+                Err(DatasourceError::InvalidSpec { reason, .. }) => assert!(reason.contains(refusal), "{reason}"),
+                other => panic!("expected the spec refused, got {other:?}"),
+            }
+        }
+        assert!(list(meta.as_ref()).await.expect("catalog").is_empty(), "nothing was stored");
     }
 }

@@ -153,6 +153,19 @@ impl RecordParser {
         Self::with_registry(spec, None)
     }
 
+    /// Checks that `spec` makes a parser (its formats, flattening, transforms and filter), as a
+    /// submission does; no schema registry is asked.
+    pub fn check(spec: &DatasourceSpec) -> Result<(), String> {
+        #[derive(Debug)]
+        struct NotAsked;
+        impl SchemaRegistry for NotAsked {
+            fn schema(&self, _: u32) -> Result<String, String> {
+                Err("no registry is asked when a spec is checked".into())
+            }
+        }
+        Self::with_registry(spec, Some(Arc::new(NotAsked))).map(drop)
+    }
+
     /// Builds a parser whose Avro writer schemas come from `registry` (the spec's
     /// `schema_registry` decoder).
     pub fn with_registry(spec: &DatasourceSpec, registry: Option<Arc<dyn SchemaRegistry>>) -> Result<Self, String> {

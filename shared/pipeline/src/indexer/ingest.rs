@@ -37,7 +37,7 @@ impl From<TooManyParseExceptions> for Stopped {
 }
 
 /// The schema registry the spec's Avro decoder names, if any.
-fn schema_registry(spec: &DatasourceSpec) -> Result<Option<Arc<dyn SchemaRegistry>>, String> {
+pub(crate) fn schema_registry(spec: &DatasourceSpec) -> Result<Option<Arc<dyn SchemaRegistry>>, String> {
     let InputFormat::AvroStream { avro_bytes_decoder, .. } = spec.input_format.value_format() else {
         return Ok(None);
     };

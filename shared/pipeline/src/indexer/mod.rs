@@ -8,6 +8,7 @@ mod outcome;
 mod realtime;
 mod run;
 
+pub(crate) use ingest::schema_registry;
 pub use ingest::Ingester;
 pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE};
 pub use run::run_task;
