@@ -96,6 +96,7 @@ pub(super) struct AvroDecoder {
 impl AvroDecoder {
     /// A decoder with the writer schema `schema` (Avro JSON) for every record.
     pub fn inline(schema: &serde_json::Value, binary_as_string: bool) -> Result<Self, String> {
+        bound_allocations();
         let writer = WriterSchema::parse(&schema.to_string())?;
         Ok(Self { source: Source::Inline(writer), binary_as_string })
     }
@@ -103,6 +104,7 @@ impl AvroDecoder {
     /// A decoder reading the Confluent wire format, schemas from `registry` (at most
     /// `capacity` kept).
     pub fn registry(registry: Arc<dyn SchemaRegistry>, capacity: usize, binary_as_string: bool) -> Self {
+        bound_allocations();
         Self {
             source: Source::Registry { registry, cache: HashMap::new(), capacity: capacity.max(1) },
             binary_as_string,
@@ -136,6 +138,13 @@ impl AvroDecoder {
             }
         }
     }
+}
+
+/// No length read from a datum may exceed a whole record: a hostile length prefix (a string of
+/// a terabyte, an array of billions of nulls) is an error, not an allocation or a long loop.
+/// The limit is the process's (the first call sets it).
+fn bound_allocations() {
+    apache_avro::util::max_allocation_bytes(super::MAX_RECORD_BYTES);
 }
 
 /// Splits the Confluent wire format: magic byte 0, the schema id (4 bytes, big-endian), the datum.

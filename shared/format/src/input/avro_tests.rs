@@ -203,6 +203,36 @@ fn an_unknown_id_or_an_unreachable_registry_retries_and_bad_bytes_are_unparseabl
 }
 
 #[test]
+fn hostile_lengths_are_unparseable_not_allocated() {
+    let schema = json!({"type": "record", "name": "R", "fields": [{"name": "ts", "type": "long"},
+        {"name": "s", "type": "string"}, {"name": "nulls", "type": {"type": "array", "items": "null"}}]});
+    let mut p =
+        RecordParser::new(&spec(json!({"type": "schema_inline", "schema": schema}), json!([]))).expect("parser");
+    // Avro longs are zigzag varints: n is written as 2n.
+    let varint = |n: u64| {
+        let (mut v, mut out) = (n << 1, Vec::new());
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    };
+    // A string of 100 MB, then an array of 100 million nulls (each zero bytes long): both under
+    // apache-avro's own default limit (512 MB), both past a record's 8 MiB.
+    let huge_string = [varint(1), varint(100_000_000)].concat();
+    let huge_array = [varint(1), varint(0), varint(100_000_000)].concat();
+    for datum in [huge_string, huge_array] {
+        match parse(&mut p, &datum) {
+            Err(e) if !e.retry => {
+                assert!(e.reason.contains("Unable to allocate 100000000 bytes (maximum allowed: 8388608)"), "{e:?}")
+            }
+            other => panic!("expected an unparseable record, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn recursive_schemas_and_registries_without_a_client_are_refused() {
     let recursive = json!({"type": "record", "name": "Node", "fields": [
         {"name": "ts", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]});
