@@ -12,6 +12,7 @@ mod kafka_columns;
 mod kafka_faults;
 mod kafka_gaps;
 mod kafka_range;
+mod msk_iam;
 mod pipeline;
 mod protocol;
 mod query_oracle;
