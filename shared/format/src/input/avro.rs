@@ -49,31 +49,41 @@ impl WriterSchema {
             .map(|(n, s)| (n.clone(), (*s).clone()))
             .collect();
         let writer = Self { schema, names };
-        writer.refuse_recursion(&writer.schema, &mut Vec::new())?;
+        writer.refuse_recursion(&writer.schema, &mut Vec::new(), &mut Default::default())?;
         Ok(writer)
     }
 
     /// Decoding a recursive type recurses as deep as the data nests: such schemas are refused.
-    fn refuse_recursion<'a>(&'a self, schema: &'a Schema, open: &mut Vec<&'a Name>) -> Result<(), String> {
+    /// Each named type is walked once (`done`), however often it is referred to.
+    fn refuse_recursion<'a>(
+        &'a self,
+        schema: &'a Schema,
+        open: &mut Vec<&'a Name>,
+        done: &mut std::collections::HashSet<&'a Name>,
+    ) -> Result<(), String> {
         match schema {
             Schema::Ref { name } => {
                 if open.contains(&name) {
-                    return Err(format!("the Avro schema's type {} refers to itself, which is not supported", name));
+                    return Err(format!("the Avro schema's type {name} refers to itself, which is not supported"));
+                }
+                if done.contains(name) {
+                    return Ok(());
                 }
                 match self.names.get(name) {
-                    Some(s) => self.refuse_recursion(s, open),
+                    Some(s) => self.refuse_recursion(s, open, done),
                     None => Err(format!("the Avro schema refers to an unknown type {name}")),
                 }
             }
             Schema::Record(r) => {
                 open.push(&r.name);
-                let checked = r.fields.iter().try_for_each(|f| self.refuse_recursion(&f.schema, open));
+                let checked = r.fields.iter().try_for_each(|f| self.refuse_recursion(&f.schema, open, done));
                 open.pop();
+                done.insert(&r.name);
                 checked
             }
-            Schema::Array(a) => self.refuse_recursion(&a.items, open),
-            Schema::Map(m) => self.refuse_recursion(&m.types, open),
-            Schema::Union(u) => u.variants().iter().try_for_each(|v| self.refuse_recursion(v, open)),
+            Schema::Array(a) => self.refuse_recursion(&a.items, open, done),
+            Schema::Map(m) => self.refuse_recursion(&m.types, open, done),
+            Schema::Union(u) => u.variants().iter().try_for_each(|v| self.refuse_recursion(v, open, done)),
             _ => Ok(()),
         }
     }

@@ -233,6 +233,26 @@ fn hostile_lengths_are_unparseable_not_allocated() {
 }
 
 #[test]
+fn types_referred_to_many_times_are_checked_once() {
+    // Ten levels of records, each with ten fields of the next: 10^10 paths, eleven types.
+    let mut level = json!({"type": "record", "name": "L10", "fields": [{"name": "v", "type": "long"}]});
+    let mut defined = vec![level.clone()];
+    for depth in (0..10).rev() {
+        let inner = format!("L{}", depth + 1);
+        let mut fields = vec![json!({"name": "f0", "type": defined.last().expect("level").clone()})];
+        fields.extend((1..10).map(|i| json!({"name": format!("f{i}"), "type": inner})));
+        level = json!({"type": "record", "name": format!("L{depth}"), "fields": fields});
+        defined.push(level.clone());
+    }
+    let mut fields = level["fields"].as_array().expect("fields").clone();
+    fields.push(json!({"name": "ts", "type": "long"}));
+    level["fields"] = fields.into();
+    let started = std::time::Instant::now();
+    RecordParser::new(&spec(json!({"type": "schema_inline", "schema": level}), json!([]))).expect("parser");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "the check walks each type once");
+}
+
+#[test]
 fn recursive_schemas_and_registries_without_a_client_are_refused() {
     let recursive = json!({"type": "record", "name": "Node", "fields": [
         {"name": "ts", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]});
