@@ -8,6 +8,7 @@ use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SignatureLocation, SigningSettings};
 use aws_sigv4::sign::v4;
 use base64::Engine;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a token is valid.
@@ -106,13 +107,6 @@ pub fn auth_token(
 
 /// Percent-encodes all but RFC 3986's unreserved characters, as SigV4 does.
 fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    utf8_percent_encode(s, UNRESERVED).to_string()
 }

@@ -237,12 +237,18 @@ mod tests {
         assert_eq!(redacted_spec(&legacy)["ioConfig"]["consumerProperties"]["sasl.password"], "<redacted>");
     }
 
-    #[tokio::test]
-    async fn the_schema_history_keeps_the_latest_changes() {
+    /// An embedded metadata store in a folder that lives as long as the guard.
+    async fn embedded() -> (tempfile::TempDir, std::sync::Arc<dyn MetadataStore>) {
         let dir = tempfile::tempdir().expect("temp dir");
         let meta = sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display()))
             .await
             .expect("embedded store");
+        (dir, meta)
+    }
+
+    #[tokio::test]
+    async fn the_schema_history_keeps_the_latest_changes() {
+        let (_dir, meta) = embedded().await;
         let path = format!("{}/../../data/specs/wikipedia-kafka-supervisor.json", env!("CARGO_MANIFEST_DIR"));
         let mut spec: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("spec JSON");
@@ -259,10 +265,7 @@ mod tests {
 
     #[tokio::test]
     async fn specs_the_indexers_could_not_parse_with_are_refused_at_submission() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let meta = sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display()))
-            .await
-            .expect("embedded store");
+        let (_dir, meta) = embedded().await;
         let recursive = serde_json::json!({"type": "record", "name": "Node", "fields": [
             {"name": "ts", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]});
         for (decoder, refusal) in [

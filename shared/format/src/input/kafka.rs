@@ -51,18 +51,18 @@ impl KafkaInput {
         Ok(Self { columns, key })
     }
 
-    /// The key's column value; `Ok(None)` when the key gives no row.
+    /// The key's column value; `Ok(None)` when the key is not read or gives no row.
     pub fn key_value(&mut self, key: &[u8]) -> Result<Option<Value>, ParseError> {
+        let Some(decoder) = &mut self.key else { return Ok(None) };
         let text = std::str::from_utf8(key)
             .map_err(|e| ParseError::new(format!("key is not valid UTF-8 (byte {})", e.valid_up_to())))?;
-        match &mut self.key {
-            None => Ok(None),
-            Some(KeyDecoder::Json) => match serde_json::from_str::<serde_json::Value>(text) {
+        match decoder {
+            KeyDecoder::Json => match serde_json::from_str::<serde_json::Value>(text) {
                 Ok(serde_json::Value::Object(obj)) => Ok(obj.into_iter().next().map(|(_, v)| Value::from_json(v))),
                 Ok(_) => Err(ParseError::new("key: expected a JSON object")),
                 Err(e) => Err(ParseError::new(format!("key: malformed JSON: {e}"))),
             },
-            Some(KeyDecoder::Delimited(d)) => {
+            KeyDecoder::Delimited(d) => {
                 let Some(line) = text.lines().find(|l| !l.trim().is_empty()) else { return Ok(None) };
                 let row = d.decode(line).map_err(|e| ParseError::new(format!("key: {}", e.reason)))?;
                 Ok(row.and_then(|values| values.into_iter().next()))

@@ -88,6 +88,9 @@ fn a_field_of_the_value_wins_over_a_column_of_its_name() {
     // Without a value field of that name, the column fills it.
     let out = parse(&mut p, r#"{"ts": 1000}"#, &meta);
     assert_eq!(dims(&p, &out)[0].1[0], ("source".into(), s("edits")));
+    // Without keyFormat the key is not read, whatever its bytes.
+    let out = parse(&mut p, r#"{"ts": 1000}"#, &KafkaMeta { key: Some(b"\xff"), ..meta });
+    assert_eq!(dims(&p, &out)[0].1[0], ("source".into(), s("edits")));
 }
 
 #[test]

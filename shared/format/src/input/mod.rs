@@ -15,8 +15,8 @@ use crate::row::{DimValue, Row};
 use crate::spec::{AggregatorSpec, AvroBytesDecoder, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
 use crate::timestamp::TimestampFormat;
 use crate::value::Value;
-use avro::AvroDecoder;
-pub use avro::{AvroError, SchemaRegistry};
+use avro::{AvroDecoder, AvroError};
+pub use avro::SchemaRegistry;
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
 use kafka::KafkaInput;
@@ -333,6 +333,12 @@ impl RecordParser {
         self.kafka.is_some()
     }
 
+    /// Whether the `kafka` format reads headers (`headerFormat`): otherwise a record's headers
+    /// need not be collected for [`RecordParser::parse_kafka_record`].
+    pub fn reads_kafka_headers(&self) -> bool {
+        self.kafka.as_ref().is_some_and(|k| k.columns.headers.is_some())
+    }
+
     /// Parses one record (which may hold several rows) and appends an outcome per row.
     pub fn parse_record(&mut self, bytes: &[u8], out: &mut Vec<Result<Parsed, ParseError>>) {
         self.meta.clear();
@@ -364,7 +370,8 @@ impl RecordParser {
     /// Fills `meta` for one record: headers (the last of a name wins, as in Druid's map), then
     /// the timestamp, topic and key unless a header took their name.
     fn kafka_columns(&mut self, kafka: &mut KafkaInput, meta: &KafkaMeta<'_>) -> Result<(), ParseError> {
-        if let Some((prefix, encoding)) = kafka.columns.headers.clone() {
+        // `kafka` is out of `self` for the call: its settings are borrowed, not copied, per record.
+        if let Some((prefix, encoding)) = &kafka.columns.headers {
             for (name, value) in meta.headers.iter().rev() {
                 if let Some(bytes) = value {
                     let slot = self.input_slot(&format!("{prefix}{name}"));
@@ -381,9 +388,9 @@ impl RecordParser {
             let slot = self.input_slot(&kafka.columns.topic);
             self.meta.push((slot, Value::String(meta.topic.to_string())));
         }
-        if let (Some(key), Some((name, _))) = (meta.key, kafka.columns.key.clone()) {
-            if let Some(v) = kafka.key_value(key)? {
-                let slot = self.input_slot(&name);
+        if let Some(key) = meta.key {
+            if let (Some(v), Some((name, _))) = (kafka.key_value(key)?, &kafka.columns.key) {
+                let slot = self.input_slot(name);
                 self.meta.push((slot, v));
             }
         }

@@ -124,7 +124,7 @@ impl Ingester {
         // The buffer is lent out for the loop and put back, so records reuse its allocation.
         let mut out = std::mem::take(&mut self.out);
         if self.parser.reads_kafka_columns() {
-            let headers = record.header_pairs();
+            let headers = if self.parser.reads_kafka_headers() { record.header_pairs() } else { Vec::new() };
             let meta =
                 KafkaMeta { topic: record.topic, timestamp: record.timestamp, key: record.key, headers: &headers };
             self.parser.parse_kafka_record(payload, &meta, &mut out);
