@@ -48,7 +48,7 @@ wait_for() {
 # Tools: the tansu broker built from crates.io, moto_server and the AWS CLI in their own venv,
 # and in another the Python clients the tests check answers and records with: DuckDB (the query
 # oracle), pydruid (a Druid client, with its SQLAlchemy dialect), confluent-kafka (Confluent's
-# serializers, which write the Avro records of the format tests) and AWS's MSK IAM signer (the
+# serializers, which write the Avro and Protobuf records of the format tests) and AWS's MSK IAM signer (the
 # tokens Sluice makes are checked against its).
 tansu="$cache/tools/bin/tansu"
 if [[ ! -x "$tansu" ]] || [[ "$("$tansu" --version 2>/dev/null)" != *"$tansu_version"* ]]; then
@@ -66,11 +66,11 @@ if [[ ! -x "$venv/bin/moto_server" ]] || ! "$venv/bin/python" -c "import moto, s
   "$venv/bin/pip" install --quiet "moto[server,s3,dynamodb]==$moto_version" awscli >&2
 fi
 query_venv="$cache/venv-query"
-if ! "$query_venv/bin/python" -c "import sys, importlib.metadata as m; sys.exit((m.version('duckdb'), m.version('pydruid'), m.version('sqlalchemy'), m.version('confluent-kafka'), m.version('aws-msk-iam-sasl-signer-python')) != ('$duckdb_version', '$pydruid_version', '$sqlalchemy_version', '$confluent_kafka_version', '$msk_signer_version'))" 2>/dev/null; then
+if ! "$query_venv/bin/python" -c "import sys, importlib.metadata as m, google.protobuf; sys.exit((m.version('duckdb'), m.version('pydruid'), m.version('sqlalchemy'), m.version('confluent-kafka'), m.version('aws-msk-iam-sasl-signer-python')) != ('$duckdb_version', '$pydruid_version', '$sqlalchemy_version', '$confluent_kafka_version', '$msk_signer_version'))" 2>/dev/null; then
   log "installing duckdb $duckdb_version, pydruid $pydruid_version, sqlalchemy $sqlalchemy_version, confluent-kafka $confluent_kafka_version and aws-msk-iam-sasl-signer-python $msk_signer_version into $query_venv"
   python3 -m venv "$query_venv"
   "$query_venv/bin/pip" install --quiet "duckdb==$duckdb_version" "pydruid==$pydruid_version" "sqlalchemy==$sqlalchemy_version" \
-    "confluent-kafka[avro,schemaregistry]==$confluent_kafka_version" "aws-msk-iam-sasl-signer-python==$msk_signer_version" >&2
+    "confluent-kafka[avro,protobuf,schemaregistry]==$confluent_kafka_version" "aws-msk-iam-sasl-signer-python==$msk_signer_version" >&2
 fi
 
 if alive tansu; then

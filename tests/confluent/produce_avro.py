@@ -11,10 +11,9 @@ usage: produce_avro.py BOOTSTRAP TOPIC REGISTRY_URL COUNT
 import json
 import sys
 
-from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
+from produce import produce
 
 V1 = {
     "type": "record", "name": "Edit", "namespace": "wiki",
@@ -36,10 +35,8 @@ def main():
     bootstrap, topic, registry_url, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     registry = SchemaRegistryClient({"url": registry_url})
     serializers = [AvroSerializer(registry, json.dumps(v)) for v in (V1, V2)]
-    producer = Producer({"bootstrap.servers": bootstrap})
-    context = SerializationContext(topic, MessageField.VALUE)
-    rows = []
-    for n in range(count):
+
+    def record(n, context):
         version = n % 2
         row = {
             "ts": DAY + (n % 3) * 3600000 + n,
@@ -50,12 +47,9 @@ def main():
         }
         if version == 1:
             row["channel"] = "#fr" if n % 4 == 1 else "#de"
-        partition = n % 2
-        producer.produce(topic, value=serializers[version](row, context), partition=partition)
-        rows.append(dict(row, partition=partition, version=version + 1))
-    producer.flush(30)
-    for row in rows:
-        print(json.dumps(row))
+        return serializers[version](row, context), dict(row, version=version + 1)
+
+    produce(bootstrap, topic, count, record)
 
 
 if __name__ == "__main__":

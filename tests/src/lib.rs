@@ -2,6 +2,7 @@
 //! `eval "$(localstack/up.sh)"`), unique names per test, Kafka topics, datasources and the
 //! helpers of the protocol and service tests.
 
+pub mod confluent;
 pub mod indexing;
 pub mod kafka;
 pub mod lambda_service;

@@ -1,11 +1,12 @@
-//! A client of Confluent's schema registry, as the `schema_registry` Avro decoder needs it:
-//! `GET {url}/schemas/ids/{id}` on each URL in turn, with basic auth (`basic.auth.user.info`)
-//! and headers from the spec, bounded in time and size. Credentials and headers are never
-//! printed.
+//! A client of Confluent's schema registry, as the `schema_registry` Avro and Protobuf decoders
+//! need it: `GET {url}/schemas/ids/{id}` and `GET {url}/subjects/{subject}/versions/{version}`
+//! (with `format=serialized` for Protobuf descriptors) on each URL in turn, with basic auth
+//! (`basic.auth.user.info`) and headers from the spec, bounded in time and size. Credentials
+//! and headers are never printed.
 
 use base64::Engine;
-use sluice_format::input::SchemaRegistry;
-use sluice_format::spec::AvroBytesDecoder;
+use sluice_format::input::{RegisteredSchema, SchemaAt, SchemaReference, SchemaRegistry};
+use sluice_format::spec::RegistrySettings;
 use std::time::Duration;
 
 /// Time for one request to one URL.
@@ -30,11 +31,9 @@ impl std::fmt::Debug for HttpSchemaRegistry {
 }
 
 impl HttpSchemaRegistry {
-    /// The registry a `schema_registry` decoder names (`None` for other decoders).
-    pub fn for_decoder(decoder: &AvroBytesDecoder) -> Result<Option<Self>, String> {
-        let AvroBytesDecoder::SchemaRegistry { url, urls, config, headers, .. } = decoder else {
-            return Ok(None);
-        };
+    /// The registry a `schema_registry` decoder's settings name.
+    pub fn new(settings: &RegistrySettings) -> Result<Self, String> {
+        let RegistrySettings { url, urls, config, headers, .. } = settings;
         let urls: Vec<String> = url
             .iter()
             .chain(urls.iter().flatten())
@@ -42,14 +41,14 @@ impl HttpSchemaRegistry {
             .filter(|u| !u.is_empty())
             .collect();
         if urls.is_empty() {
-            return Err("avroBytesDecoder: schema_registry needs url or urls".into());
+            return Err("schema_registry decoder: give url or urls".into());
         }
         let mut all: Vec<(String, String)> = headers.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
         let setting = |name: &str| config.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str());
         match (setting("basic.auth.credentials.source"), setting("basic.auth.user.info")) {
             (Some(source), _) if !source.eq_ignore_ascii_case("USER_INFO") => {
                 return Err(format!(
-                    "avroBytesDecoder.config: basic.auth.credentials.source {source:?} is not supported: use USER_INFO"
+                    "schema_registry config: basic.auth.credentials.source {source:?} is not supported: use USER_INFO"
                 ))
             }
             (_, Some(user_info)) => {
@@ -60,17 +59,27 @@ impl HttpSchemaRegistry {
         }
         let agent = ureq::Agent::config_builder().timeout_global(Some(REQUEST_TIMEOUT)).build().into();
         let shown = urls.iter().map(|u| without_user_info(u)).collect();
-        Ok(Some(Self { urls, shown, agent, headers: all }))
+        Ok(Self { urls, shown, agent, headers: all })
     }
 
-    fn fetch(&self, at: usize, id: u32) -> Result<String, String> {
-        let (url, shown) = (&self.urls[at], &self.shown[at]);
-        let mut request = self.agent.get(format!("{url}/schemas/ids/{id}"));
+    fn fetch(&self, index: usize, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, String> {
+        let (url, shown) = (&self.urls[index], &self.shown[index]);
+        let path = match at {
+            SchemaAt::Id(id) => format!("{url}/schemas/ids/{id}"),
+            SchemaAt::Version(subject, version) => {
+                let subject = percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
+                format!("{url}/subjects/{subject}/versions/{version}")
+            }
+        };
+        let mut request = self.agent.get(path);
+        if serialized {
+            request = request.query("format", "serialized");
+        }
         for (k, v) in &self.headers {
             request = request.header(k, v);
         }
         let mut response = request.call().map_err(|e| match e {
-            ureq::Error::StatusCode(404) => format!("{shown} has no schema {id} (404)"),
+            ureq::Error::StatusCode(404) => format!("{shown} has no {at} (404)"),
             ureq::Error::StatusCode(code) => format!("{shown} answered HTTP {code}"),
             other => format!("{shown}: {}", without_user_info(&other.to_string())),
         })?;
@@ -82,15 +91,27 @@ impl HttpSchemaRegistry {
             .map_err(|e| format!("{shown}: reading the answer: {e}"))?;
         let answer: serde_json::Value =
             serde_json::from_str(&body).map_err(|e| format!("{shown}: the answer is not JSON: {e}"))?;
-        answer["schema"].as_str().map(String::from).ok_or_else(|| format!("{shown}: the answer has no schema field"))
+        let schema = answer["schema"].as_str().ok_or_else(|| format!("{shown}: the answer has no schema field"))?;
+        let references = answer["references"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| match (r["name"].as_str(), r["subject"].as_str(), r["version"].as_i64()) {
+                (Some(name), Some(subject), Some(version)) => {
+                    Ok(SchemaReference { name: name.into(), subject: subject.into(), version })
+                }
+                _ => Err(format!("{shown}: a reference of {at} lacks its name, subject or version")),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(RegisteredSchema { schema: schema.to_string(), references })
     }
 }
 
 impl SchemaRegistry for HttpSchemaRegistry {
-    fn schema(&self, id: u32) -> Result<String, String> {
+    fn schema(&self, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, String> {
         let mut errors = Vec::new();
-        for at in 0..self.urls.len() {
-            match self.fetch(at, id) {
+        for index in 0..self.urls.len() {
+            match self.fetch(index, at, serialized) {
                 Ok(schema) => return Ok(schema),
                 Err(e) => errors.push(e),
             }
@@ -127,18 +148,16 @@ mod tests {
             without_user_info("error at https://a:b@h and http://plain/"),
             "error at https://h and http://plain/"
         );
-        let decoder: AvroBytesDecoder = serde_json::from_value(serde_json::json!({"type": "schema_registry",
+        let settings: RegistrySettings = serde_json::from_value(serde_json::json!({
             "url": "http://u:secret@reg:8081/", "config": {"basic.auth.user.info": "u:pw"}, "headers": {"X-Key": "k"}}))
-        .expect("decoder");
-        let registry = HttpSchemaRegistry::for_decoder(&decoder).expect("valid").expect("a registry");
+        .expect("settings");
+        let registry = HttpSchemaRegistry::new(&settings).expect("valid");
         let shown = format!("{registry:?}");
         assert!(!shown.contains("secret") && !shown.contains("pw") && !shown.contains("X-Key"), "{shown}");
         // Nothing listens on port 9: the error names the URL without its user info.
-        let decoder: AvroBytesDecoder = serde_json::from_value(serde_json::json!({"type": "schema_registry",
-            "urls": ["http://u:secret@127.0.0.1:9"]}))
-        .expect("decoder");
-        let e =
-            HttpSchemaRegistry::for_decoder(&decoder).expect("valid").expect("a registry").schema(1).expect_err("down");
+        let settings: RegistrySettings =
+            serde_json::from_value(serde_json::json!({"urls": ["http://u:secret@127.0.0.1:9"]})).expect("settings");
+        let e = HttpSchemaRegistry::new(&settings).expect("valid").schema(SchemaAt::Id(1), false).expect_err("down");
         assert!(e.contains("http://127.0.0.1:9") && !e.contains("secret"), "{e}");
     }
 }

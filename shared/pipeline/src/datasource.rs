@@ -135,8 +135,8 @@ pub async fn submit(
     sluice_kafka::ConsumerSettings::new(&loaded.spec.io.consumer_properties)
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     // A spec the indexers could not parse records with is refused here, not at every task.
-    sluice_format::input::RecordParser::check(&loaded.spec)
-        .and_then(|()| crate::indexer::schema_registry(&loaded.spec).map(drop))
+    crate::indexer::schema_sources(&loaded.spec)
+        .and_then(|sources| sluice_format::input::RecordParser::check(&loaded.spec, sources.descriptor_set))
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     let (dimensions, metrics) = schema(&loaded.spec);
     let change = SchemaChange { at_ms: now_ms, dimensions, metrics };
@@ -268,19 +268,30 @@ mod tests {
         let (_dir, meta) = embedded().await;
         let recursive = serde_json::json!({"type": "record", "name": "Node", "fields": [
             {"name": "ts", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]});
-        for (decoder, refusal) in [
-            (serde_json::json!({"type": "schema_inline", "schema": recursive}), "refers to itself"),
+        let dir = tempfile::tempdir().expect("dir");
+        let not_a_set = dir.path().join("not-a-set.desc");
+        std::fs::write(&not_a_set, b"\xff\xff").expect("write");
+        let avro = |decoder| serde_json::json!({"type": "avro_stream", "avroBytesDecoder": decoder});
+        let protobuf = |decoder| serde_json::json!({"type": "protobuf", "protoBytesDecoder": decoder});
+        for (format, refusal) in [
+            (avro(serde_json::json!({"type": "schema_inline", "schema": recursive})), "refers to itself"),
             (
-                serde_json::json!({"type": "schema_registry", "url": "http://r",
-                    "config": {"basic.auth.credentials.source": "SASL_INHERIT"}}),
+                avro(serde_json::json!({"type": "schema_registry", "url": "http://r",
+                    "config": {"basic.auth.credentials.source": "SASL_INHERIT"}})),
                 "SASL_INHERIT",
             ),
+            (protobuf(serde_json::json!({"type": "file", "descriptor": "/nonexistent/x.desc"})), "/nonexistent/x.desc"),
+            (
+                protobuf(serde_json::json!({"type": "file", "descriptor": not_a_set.display().to_string()})),
+                "not a Protobuf descriptor set",
+            ),
+            (protobuf(serde_json::json!({"type": "inline", "descriptorString": ""})), "holds no files"),
         ] {
             let spec = serde_json::json!({"type": "kafka", "spec": {
                 "dataSchema": {"dataSource": "d", "timestampSpec": {"column": "ts", "format": "millis"},
                     "dimensionsSpec": {"dimensions": []}},
                 "ioConfig": {"topic": "t", "consumerProperties": {"bootstrap.servers": "b:9092"},
-                    "inputFormat": {"type": "avro_stream", "avroBytesDecoder": decoder}}}});
+                    "inputFormat": format}}});
             match submit(meta.as_ref(), spec, 0).await {
                 Err(DatasourceError::InvalidSpec { reason, .. }) => assert!(reason.contains(refusal), "{reason}"),
                 other => panic!("expected the spec refused, got {other:?}"),

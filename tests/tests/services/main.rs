@@ -14,6 +14,7 @@ mod kafka_gaps;
 mod kafka_range;
 mod msk_iam;
 mod pipeline;
+mod protobuf;
 mod protocol;
 mod query_oracle;
 mod query_sources;

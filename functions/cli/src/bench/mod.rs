@@ -11,6 +11,7 @@ mod indexer;
 mod pipeline;
 mod prices;
 mod process;
+mod protobuf_rows;
 mod query;
 mod query_sql;
 mod realtime_steady;

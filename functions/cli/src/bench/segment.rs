@@ -110,6 +110,17 @@ pub fn run(args: SegmentArgs) -> Result<()> {
         return Err(anyhow!("the Avro records parsed into other rows than the JSON ones"));
     }
     let avro_bytes: usize = avro_records.iter().map(Vec::len).sum();
+    // And as Protobuf messages (`protobuf`, descriptor set inline).
+    let protobuf_records = super::protobuf_rows::encode(&records)?;
+    let mut protobuf_spec: serde_json::Value = serde_json::from_str(TUTORIAL_SPEC)?;
+    protobuf_spec["ioConfig"]["inputFormat"] =
+        serde_json::json!({"type": "protobuf", "protoBytesDecoder": super::protobuf_rows::decoder()});
+    let protobuf_spec = sluice_format::spec::load_spec_value(protobuf_spec)?.spec;
+    let (protobuf_parse_time, (protobuf_rows, _)) = best(args.repeat, || parse_all(&protobuf_spec, &protobuf_records))?;
+    if protobuf_rows != rows {
+        return Err(anyhow!("the Protobuf records parsed into other rows than the JSON ones"));
+    }
+    let protobuf_bytes: usize = protobuf_records.iter().map(Vec::len).sum();
     let (index_time, indexes) = best(args.repeat, || {
         let copy = rows.clone();
         let start = Instant::now();
@@ -173,6 +184,8 @@ pub fn run(args: SegmentArgs) -> Result<()> {
         "parse_mb_per_s": input_bytes as f64 / 1e6 / parse_time.as_secs_f64(),
         "parse_avro_rows_per_s": rate(n, avro_parse_time),
         "avro_input_bytes": avro_bytes,
+        "parse_protobuf_rows_per_s": rate(n, protobuf_parse_time),
+        "protobuf_input_bytes": protobuf_bytes,
         "index_rows_per_s": rate(n, index_time),
         "persist_rows_per_s": rate(main_rows, persist_time),
         "persist_rows": main_rows,
@@ -206,6 +219,11 @@ pub fn run(args: SegmentArgs) -> Result<()> {
             f("parse_avro_rows_per_s"),
             avro_bytes as f64 / n as f64,
             input_bytes as f64 / n as f64
+        );
+        println!(
+            "  parse Protobuf -> rows  {:>12.0} rows/s  ({:.0} bytes/record)",
+            f("parse_protobuf_rows_per_s"),
+            protobuf_bytes as f64 / n as f64
         );
         println!("  build incremental index {:>12.0} rows/s", f("index_rows_per_s"));
         println!(

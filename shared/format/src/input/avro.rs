@@ -6,6 +6,7 @@
 //! types as the numbers they stand for (dates in days, times and timestamps in their unit,
 //! decimals scaled to doubles).
 
+use super::confluent::{frame, DecodeError, SchemaAt, SchemaRegistry};
 use apache_avro::schema::{Name, ResolvedSchema, Schema};
 use apache_avro::types::Value as Avro;
 use base64::Engine;
@@ -15,22 +16,6 @@ use std::sync::Arc;
 
 /// Nesting of records, arrays, maps and unions a datum may have.
 const MAX_DEPTH: usize = 64;
-
-/// Where writer schemas come from by id: Confluent's schema registry.
-pub trait SchemaRegistry: Send + Sync + std::fmt::Debug {
-    /// The schema text (Avro JSON) of `id`. An error (no such id, the registry unreachable)
-    /// fails the read to be retried: the record is never dropped for it.
-    fn schema(&self, id: u32) -> Result<String, String>;
-}
-
-/// Why a datum was not decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AvroError {
-    /// The record is unparseable: counted and kept with its partition, offset and reason.
-    Unparseable(String),
-    /// Its schema could not be had now: the read fails and is retried.
-    Unavailable(String),
-}
 
 /// A writer schema with its named types.
 #[derive(Debug)]
@@ -122,20 +107,21 @@ impl AvroDecoder {
     }
 
     /// One record value as a JSON object.
-    pub fn decode(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, AvroError> {
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, DecodeError> {
         let binary_as_string = self.binary_as_string;
         match &mut self.source {
             Source::Inline(w) => to_object(w, bytes, binary_as_string),
             Source::Registry { registry, cache, capacity } => {
-                let (id, datum) = confluent_frame(bytes)?;
+                let (id, datum) = frame(bytes)?;
                 let writer = match cache.get(&id) {
                     Some(w) => w.clone(),
                     None => {
                         let text = registry
-                            .schema(id)
-                            .map_err(|e| AvroError::Unavailable(format!("schema {id} from the registry: {e}")))?;
+                            .schema(SchemaAt::Id(id), false)
+                            .map_err(|e| DecodeError::Unavailable(format!("schema {id} from the registry: {e}")))?
+                            .schema;
                         let w = WriterSchema::parse(&text)
-                            .map_err(|e| AvroError::Unparseable(format!("schema {id}: {e}")))?;
+                            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))?;
                         if cache.len() >= *capacity {
                             cache.clear();
                         }
@@ -157,30 +143,20 @@ fn bound_allocations() {
     apache_avro::util::max_allocation_bytes(super::MAX_RECORD_BYTES);
 }
 
-/// Splits the Confluent wire format: magic byte 0, the schema id (4 bytes, big-endian), the datum.
-fn confluent_frame(bytes: &[u8]) -> Result<(u32, &[u8]), AvroError> {
-    match bytes {
-        [0, a, b, c, d, datum @ ..] => Ok((u32::from_be_bytes([*a, *b, *c, *d]), datum)),
-        [magic, ..] if *magic != 0 => Err(AvroError::Unparseable(format!(
-            "not in the schema registry's wire format: magic byte {magic}, expected 0"
-        ))),
-        _ => Err(AvroError::Unparseable(format!(
-            "{} bytes are too short for the schema registry's framing",
-            bytes.len()
-        ))),
-    }
-}
-
-fn to_object(writer: &WriterSchema, mut datum: &[u8], binary_as_string: bool) -> Result<Map<String, Json>, AvroError> {
+fn to_object(
+    writer: &WriterSchema,
+    mut datum: &[u8],
+    binary_as_string: bool,
+) -> Result<Map<String, Json>, DecodeError> {
     let value = apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
-        .map_err(|e| AvroError::Unparseable(format!("Avro datum does not decode: {e}")))?;
+        .map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
     if !datum.is_empty() {
-        return Err(AvroError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
+        return Err(DecodeError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
     }
     let convert = Convert { writer, binary_as_string };
-    match convert.json(value, &writer.schema, 0).map_err(AvroError::Unparseable)? {
+    match convert.json(value, &writer.schema, 0).map_err(DecodeError::Unparseable)? {
         Json::Object(obj) => Ok(obj),
-        other => Err(AvroError::Unparseable(format!("the Avro datum is not a record but {other}"))),
+        other => Err(DecodeError::Unparseable(format!("the Avro datum is not a record but {other}"))),
     }
 }
 

@@ -1,14 +1,13 @@
 //! `avro_stream` values: inline schemas, the schema registry's wire format, schema evolution,
 //! logical types, and what makes a record unparseable or the read retried.
 
+use super::test_support::{dims, parse, retried, s, unparseable, MemoryRegistry};
 use super::*;
 use crate::row::DimValue;
 use crate::spec::load_spec_value;
 use apache_avro::types::Value as Avro;
 use apache_avro::{to_avro_datum, Schema};
 use serde_json::json;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 const V1: &str = r#"{"type": "record", "name": "Edit", "namespace": "wiki", "fields": [
     {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
@@ -66,25 +65,6 @@ fn framed(id: u32, datum: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A registry in memory that counts its requests; `down` makes it unreachable.
-#[derive(Debug, Default)]
-struct Registry {
-    schemas: Mutex<Vec<(u32, String)>>,
-    requests: AtomicUsize,
-    down: std::sync::atomic::AtomicBool,
-}
-
-impl SchemaRegistry for Registry {
-    fn schema(&self, id: u32) -> Result<String, String> {
-        self.requests.fetch_add(1, Ordering::SeqCst);
-        if self.down.load(Ordering::SeqCst) {
-            return Err("connection refused".into());
-        }
-        let schemas = self.schemas.lock().expect("schemas");
-        schemas.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone()).ok_or_else(|| format!("no schema {id} (404)"))
-    }
-}
-
 fn spec(decoder: serde_json::Value, dims: serde_json::Value) -> DatasourceSpec {
     let format = json!({"type": "avro_stream", "avroBytesDecoder": decoder, "flattenSpec": {"fields": [
         {"type": "path", "name": "country", "expr": "$.geo.country"}]}});
@@ -94,23 +74,6 @@ fn spec(decoder: serde_json::Value, dims: serde_json::Value) -> DatasourceSpec {
             "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
         "ioConfig": {"topic": "t", "inputFormat": format, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
     load_spec_value(spec).expect("spec").spec
-}
-
-fn parse(p: &mut RecordParser, bytes: &[u8]) -> Result<Parsed, ParseError> {
-    let mut out = Vec::new();
-    p.parse_record(bytes, &mut out);
-    assert_eq!(out.len(), 1, "one row per Avro record: {out:?}");
-    out.remove(0)
-}
-
-fn dims(p: &RecordParser, parsed: &Result<Parsed, ParseError>) -> (i64, Vec<(String, DimValue)>) {
-    let Ok(Parsed::Row { row, errors }) = parsed else { panic!("expected a row, got {parsed:?}") };
-    assert!(errors.is_empty(), "{errors:?}");
-    (row.time, p.dimensions().iter().enumerate().map(|(i, d)| (d.name.clone(), row.dim(i).clone())).collect())
-}
-
-fn s(v: &str) -> DimValue {
-    DimValue::Str(v.into())
 }
 
 #[test]
@@ -146,8 +109,9 @@ fn inline_schemas_decode_nested_records_unions_enums_and_logical_types() {
 
 #[test]
 fn registry_schemas_are_fetched_once_per_id_and_two_versions_mix_in_one_range() {
-    let registry = Arc::new(Registry::default());
-    registry.schemas.lock().expect("schemas").extend([(1, V1.to_string()), (2, V2.to_string())]);
+    let registry = Arc::new(MemoryRegistry::default());
+    registry.add_text(1, V1);
+    registry.add_text(2, V2);
     let decoder = json!({"type": "schema_registry", "url": "http://registry"});
     let mut p =
         RecordParser::with_registry(&spec(decoder, json!(["page", "channel", "country"])), Some(registry.clone()))
@@ -162,7 +126,7 @@ fn registry_schemas_are_fetched_once_per_id_and_two_versions_mix_in_one_range() 
         let parsed = parse(&mut p, &record);
         seen.push(dims(&p, &parsed).1);
     }
-    assert_eq!(registry.requests.load(Ordering::SeqCst), 2, "one request per schema id");
+    assert_eq!(registry.requests(), 2, "one request per schema id");
     assert_eq!(
         seen[0],
         vec![("page".into(), s("p0")), ("channel".into(), DimValue::Null), ("country".into(), s("FR"))]
@@ -175,22 +139,15 @@ fn registry_schemas_are_fetched_once_per_id_and_two_versions_mix_in_one_range() 
 
 #[test]
 fn an_unknown_id_or_an_unreachable_registry_retries_and_bad_bytes_are_unparseable() {
-    let registry = Arc::new(Registry::default());
-    registry.schemas.lock().expect("schemas").extend([(1, V1.to_string()), (3, "{not a schema".to_string())]);
+    let registry = Arc::new(MemoryRegistry::default());
+    registry.add_text(1, V1);
+    registry.add_text(3, "{not a schema");
     let decoder = json!({"type": "schema_registry", "url": "http://registry"});
     let mut p = RecordParser::with_registry(&spec(decoder, json!(["page"])), Some(registry.clone())).expect("parser");
-    let retried = |r: Result<Parsed, ParseError>| match r {
-        Err(e) if e.retry => e.reason,
-        other => panic!("expected a retry, got {other:?}"),
-    };
-    let unparseable = |r: Result<Parsed, ParseError>| match r {
-        Err(e) if !e.retry => e.reason,
-        other => panic!("expected an unparseable record, got {other:?}"),
-    };
     assert!(retried(parse(&mut p, &framed(9, &v2_datum("x", "y")))).contains("schema 9 from the registry: no schema 9"));
-    registry.down.store(true, Ordering::SeqCst);
+    registry.set_down(true);
     assert!(retried(parse(&mut p, &framed(1, &v1_datum("x", None)))).contains("connection refused"));
-    registry.down.store(false, Ordering::SeqCst);
+    registry.set_down(false);
     let good = v1_datum("x", None);
     assert!(matches!(parse(&mut p, &framed(1, &good)), Ok(Parsed::Row { .. })));
     assert!(unparseable(parse(&mut p, &good[..3])).contains("magic byte"));

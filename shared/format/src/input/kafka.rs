@@ -47,6 +47,7 @@ impl KafkaInput {
             Some(InputFormat::AvroStream { .. }) => {
                 return Err("keyFormat: avro_stream keys are not supported yet".into())
             }
+            Some(InputFormat::Protobuf { .. }) => return Err("keyFormat: protobuf keys are not supported yet".into()),
         };
         Ok(Self { columns, key })
     }

@@ -3,24 +3,30 @@
 //! incremental index. Bad records give a [`ParseError`] with a reason, never a panic.
 
 mod avro;
+mod confluent;
 mod delimited;
 pub mod flatten;
 mod json_fields;
 mod kafka;
+mod protobuf;
 mod values;
 
 use crate::expr::{self, Expr};
 use crate::filter::RowFilter;
 use crate::row::{DimValue, Row};
-use crate::spec::{AggregatorSpec, AvroBytesDecoder, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
+use crate::spec::{
+    AggregatorSpec, AvroBytesDecoder, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling, ProtoBytesDecoder,
+};
 use crate::timestamp::TimestampFormat;
 use crate::value::Value;
-use avro::{AvroDecoder, AvroError};
-pub use avro::SchemaRegistry;
+use avro::AvroDecoder;
+use confluent::DecodeError;
+pub use confluent::{RegisteredSchema, SchemaAt, SchemaReference, SchemaRegistry};
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
 use kafka::KafkaInput;
 pub use kafka::KafkaMeta;
+use protobuf::ProtobufDecoder;
 use std::collections::HashSet;
 use std::sync::Arc;
 use values::{dim_value, metric_value};
@@ -115,6 +121,17 @@ enum Decoder {
     Json(Option<Flattener>),
     Delimited(DelimitedDecoder),
     Avro(AvroDecoder, Option<Flattener>),
+    Protobuf(ProtobufDecoder, Option<Flattener>),
+}
+
+/// What a parser reads schemas from beside the spec: the registry a `schema_registry` decoder
+/// names, and the descriptor set a Protobuf `file` decoder names (read by the caller).
+#[derive(Debug, Clone, Default)]
+pub struct SchemaSources {
+    /// The schema registry's client.
+    pub registry: Option<Arc<dyn SchemaRegistry>>,
+    /// The bytes of the `file` decoder's descriptor set.
+    pub descriptor_set: Option<Arc<Vec<u8>>>,
 }
 
 /// Parses records of one datasource into rows.
@@ -148,27 +165,34 @@ const POOL_STRING_BYTES: usize = 256;
 
 impl RecordParser {
     /// Builds a parser for a resolved spec; the error names the part of the spec at fault. A
-    /// spec reading Avro through a schema registry needs [`RecordParser::with_registry`].
+    /// spec reading schemas from a registry or a descriptor file needs
+    /// [`RecordParser::with_sources`].
     pub fn new(spec: &DatasourceSpec) -> Result<Self, String> {
-        Self::with_registry(spec, None)
+        Self::with_sources(spec, SchemaSources::default())
     }
 
     /// Checks that `spec` makes a parser (its formats, flattening, transforms and filter), as a
-    /// submission does; no schema registry is asked.
-    pub fn check(spec: &DatasourceSpec) -> Result<(), String> {
+    /// submission does, with the `file` decoder's `descriptor_set`; no schema registry is asked.
+    pub fn check(spec: &DatasourceSpec, descriptor_set: Option<Arc<Vec<u8>>>) -> Result<(), String> {
         #[derive(Debug)]
         struct NotAsked;
         impl SchemaRegistry for NotAsked {
-            fn schema(&self, _: u32) -> Result<String, String> {
+            fn schema(&self, _: SchemaAt<'_>, _: bool) -> Result<RegisteredSchema, String> {
                 Err("no registry is asked when a spec is checked".into())
             }
         }
-        Self::with_registry(spec, Some(Arc::new(NotAsked))).map(drop)
+        Self::with_sources(spec, SchemaSources { registry: Some(Arc::new(NotAsked)), descriptor_set }).map(drop)
     }
 
-    /// Builds a parser whose Avro writer schemas come from `registry` (the spec's
-    /// `schema_registry` decoder).
+    /// Builds a parser whose writer schemas come from `registry` (the spec's `schema_registry`
+    /// decoder).
     pub fn with_registry(spec: &DatasourceSpec, registry: Option<Arc<dyn SchemaRegistry>>) -> Result<Self, String> {
+        Self::with_sources(spec, SchemaSources { registry, descriptor_set: None })
+    }
+
+    /// Builds a parser whose schemas come from `sources`.
+    pub fn with_sources(spec: &DatasourceSpec, sources: SchemaSources) -> Result<Self, String> {
+        let SchemaSources { registry, descriptor_set } = sources;
         let mut p = RecordParser {
             names: Vec::new(),
             slots: hashbrown::HashMap::default(),
@@ -267,14 +291,41 @@ impl RecordParser {
                 let decoder = match (avro_bytes_decoder, registry) {
                     (AvroBytesDecoder::SchemaInline { schema }, _) => AvroDecoder::inline(schema, *binary_as_string)
                         .map_err(|e| format!("ioConfig.inputFormat.avroBytesDecoder.schema: {e}"))?,
-                    (AvroBytesDecoder::SchemaRegistry { capacity, .. }, Some(r)) => {
-                        AvroDecoder::registry(r, capacity.unwrap_or(100), *binary_as_string)
+                    (AvroBytesDecoder::SchemaRegistry(settings), Some(r)) => {
+                        AvroDecoder::registry(r, settings.capacity.unwrap_or(100), *binary_as_string)
                     }
-                    (AvroBytesDecoder::SchemaRegistry { .. }, None) => {
+                    (AvroBytesDecoder::SchemaRegistry(_), None) => {
                         return Err("avro_stream with a schema_registry decoder needs a registry client here".into())
                     }
                 };
                 Decoder::Avro(decoder, flattener)
+            }
+            InputFormat::Protobuf { proto_bytes_decoder, flatten_spec } => {
+                let flattener = flatten_spec.as_ref().map(Flattener::new).transpose()?;
+                let at = "ioConfig.inputFormat.protoBytesDecoder";
+                let decoder = match (proto_bytes_decoder, registry) {
+                    (ProtoBytesDecoder::SchemaRegistry(settings), Some(r)) => {
+                        ProtobufDecoder::registry(r, settings.capacity.unwrap_or(100))
+                    }
+                    (ProtoBytesDecoder::SchemaRegistry(_), None) => {
+                        return Err("protobuf with a schema_registry decoder needs a registry client here".into())
+                    }
+                    (ProtoBytesDecoder::Inline { descriptor_string, proto_message_type }, _) => {
+                        use base64::Engine;
+                        let set = base64::engine::general_purpose::STANDARD
+                            .decode(descriptor_string.trim())
+                            .map_err(|e| format!("{at}.descriptorString: not base64: {e}"))?;
+                        ProtobufDecoder::descriptor_set(&set, proto_message_type.as_deref())
+                            .map_err(|e| format!("{at}.descriptorString: {e}"))?
+                    }
+                    (ProtoBytesDecoder::File { descriptor, proto_message_type }, _) => {
+                        let set = descriptor_set
+                            .ok_or_else(|| format!("{at}.descriptor {descriptor:?} was not read here"))?;
+                        ProtobufDecoder::descriptor_set(&set, proto_message_type.as_deref())
+                            .map_err(|e| format!("{at}.descriptor {descriptor:?}: {e}"))?
+                    }
+                };
+                Decoder::Protobuf(decoder, flattener)
             }
         };
         Ok(p)
@@ -406,11 +457,16 @@ impl RecordParser {
             ))));
             return;
         }
-        if let Decoder::Avro(avro, _) = &mut self.decoder {
-            let row = match avro.decode(bytes) {
+        let decoded = match &mut self.decoder {
+            Decoder::Avro(avro, _) => Some(avro.decode(bytes)),
+            Decoder::Protobuf(protobuf, _) => Some(protobuf.decode(bytes)),
+            Decoder::Json(_) | Decoder::Delimited(_) => None,
+        };
+        if let Some(decoded) = decoded {
+            let row = match decoded {
                 Ok(obj) => self.json_row(obj),
-                Err(AvroError::Unparseable(reason)) => Err(ParseError::new(reason)),
-                Err(AvroError::Unavailable(reason)) => Err(ParseError { reason, retry: true }),
+                Err(DecodeError::Unparseable(reason)) => Err(ParseError::new(reason)),
+                Err(DecodeError::Unavailable(reason)) => Err(ParseError { reason, retry: true }),
             };
             out.push(row);
             return;
@@ -457,7 +513,7 @@ impl RecordParser {
                 }
             }
             // Decoded above, before any text check.
-            Decoder::Avro(..) => {}
+            Decoder::Avro(..) | Decoder::Protobuf(..) => {}
         }
     }
 
@@ -496,7 +552,7 @@ impl RecordParser {
     fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
         self.reset_scratch();
         let fields = match &self.decoder {
-            Decoder::Json(Some(f)) | Decoder::Avro(_, Some(f)) => f.flatten(&obj),
+            Decoder::Json(Some(f)) | Decoder::Avro(_, Some(f)) | Decoder::Protobuf(_, Some(f)) => f.flatten(&obj),
             _ => obj.into_iter().collect(),
         };
         for (k, v) in fields {
@@ -603,5 +659,9 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 mod avro_tests;
 #[cfg(test)]
 mod kafka_tests;
+#[cfg(test)]
+mod protobuf_tests;
+#[cfg(test)]
+mod test_support;
 #[cfg(test)]
 mod tests;

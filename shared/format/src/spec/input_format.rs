@@ -55,6 +55,14 @@ pub enum InputFormat {
         /// Nested field flattening, as for JSON.
         flatten_spec: Option<FlattenSpec>,
     },
+    /// Druid's `protobuf`: each value one Protobuf message.
+    #[serde(rename_all = "camelCase")]
+    Protobuf {
+        /// Where the message type comes from.
+        proto_bytes_decoder: ProtoBytesDecoder,
+        /// Nested field flattening, as for JSON.
+        flatten_spec: Option<FlattenSpec>,
+    },
 }
 
 /// `avroBytesDecoder`: where an Avro value's writer schema comes from.
@@ -62,25 +70,54 @@ pub enum InputFormat {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AvroBytesDecoder {
     /// Confluent's wire format (magic byte 0, schema id), the schema from a registry.
-    #[serde(rename_all = "camelCase")]
-    SchemaRegistry {
-        /// The registry's URL.
-        url: Option<String>,
-        /// Several URLs, tried in order.
-        urls: Option<Vec<String>>,
-        /// Schemas kept in memory (default 100).
-        capacity: Option<usize>,
-        /// Client settings: `basic.auth.credentials.source` `USER_INFO` with
-        /// `basic.auth.user.info` `user:password` (kept secret).
-        config: Option<std::collections::BTreeMap<String, serde_json::Value>>,
-        /// HTTP headers sent with every request (kept secret).
-        headers: Option<std::collections::BTreeMap<String, String>>,
-    },
+    SchemaRegistry(RegistrySettings),
     /// One schema for every record; the value is the bare datum.
     SchemaInline {
         /// The Avro schema (JSON).
         schema: serde_json::Value,
     },
+}
+
+/// `protoBytesDecoder`: where a Protobuf value's message type comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ProtoBytesDecoder {
+    /// Confluent's wire format (magic byte 0, schema id, message indexes), the schema (and the
+    /// schemas it references) from a registry.
+    SchemaRegistry(RegistrySettings),
+    /// A descriptor set file (`protoc --descriptor_set_out`), read where the task runs.
+    #[serde(rename_all = "camelCase")]
+    File {
+        /// The file: a path or a `file://` URL.
+        descriptor: String,
+        /// The message type, short or full name (default: the set's first message).
+        proto_message_type: Option<String>,
+    },
+    /// A descriptor set in the spec, base64-encoded.
+    #[serde(rename_all = "camelCase")]
+    Inline {
+        /// The descriptor set, base64.
+        descriptor_string: String,
+        /// The message type, short or full name (default: the set's first message).
+        proto_message_type: Option<String>,
+    },
+}
+
+/// A `schema_registry` decoder's client settings.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrySettings {
+    /// The registry's URL.
+    pub url: Option<String>,
+    /// Several URLs, tried in order.
+    pub urls: Option<Vec<String>>,
+    /// Schemas kept in memory (default 100).
+    pub capacity: Option<usize>,
+    /// Client settings: `basic.auth.credentials.source` `USER_INFO` with
+    /// `basic.auth.user.info` `user:password` (kept secret).
+    pub config: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+    /// HTTP headers sent with every request (kept secret).
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `headerFormat` of the `kafka` input format: header values as strings.
@@ -212,6 +249,15 @@ impl InputFormat {
         match self {
             InputFormat::Kafka { value_format, .. } => value_format.value_format(),
             other => other,
+        }
+    }
+
+    /// The schema registry the value format reads its schemas from, if any.
+    pub fn registry(&self) -> Option<&RegistrySettings> {
+        match self.value_format() {
+            InputFormat::AvroStream { avro_bytes_decoder: AvroBytesDecoder::SchemaRegistry(r), .. }
+            | InputFormat::Protobuf { proto_bytes_decoder: ProtoBytesDecoder::SchemaRegistry(r), .. } => Some(r),
+            _ => None,
         }
     }
 }

@@ -17,7 +17,9 @@ pub use compaction::{load_compaction_config, load_compaction_value, CompactionCo
 pub use data_schema::{
     DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
 };
-pub use input_format::{AvroBytesDecoder, HeaderEncoding, HeaderFormat, InputFormat, KafkaColumns};
+pub use input_format::{
+    AvroBytesDecoder, HeaderEncoding, HeaderFormat, InputFormat, KafkaColumns, ProtoBytesDecoder, RegistrySettings,
+};
 pub use resolve::{
     datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig,
     TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS,

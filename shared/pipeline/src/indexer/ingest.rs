@@ -7,11 +7,10 @@
 
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
 use sluice_format::index::{IncrementalIndex, IndexConfig};
-use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser, SchemaRegistry};
-use sluice_format::spec::{DatasourceSpec, InputFormat, TuningSettings};
-use sluice_kafka::{Flow, HttpSchemaRegistry, Record};
+use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser};
+use sluice_format::spec::{DatasourceSpec, TuningSettings};
+use sluice_kafka::{Flow, Record};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often (in rows) the memory estimate and the persist period are checked.
@@ -34,15 +33,6 @@ impl From<TooManyParseExceptions> for Stopped {
     fn from(e: TooManyParseExceptions) -> Self {
         Stopped::Fatal(e)
     }
-}
-
-/// The schema registry the spec's Avro decoder names, if any.
-pub(crate) fn schema_registry(spec: &DatasourceSpec) -> Result<Option<Arc<dyn SchemaRegistry>>, String> {
-    let InputFormat::AvroStream { avro_bytes_decoder, .. } = spec.input_format.value_format() else {
-        return Ok(None);
-    };
-    let registry = HttpSchemaRegistry::for_decoder(avro_bytes_decoder)?;
-    Ok(registry.map(|r| Arc::new(r) as Arc<dyn SchemaRegistry>))
 }
 
 /// The indexes of one task between persists, and its meters.
@@ -72,7 +62,7 @@ impl Ingester {
     pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, String> {
         let t: &TuningSettings = &spec.tuning;
         Ok(Self {
-            parser: RecordParser::with_registry(spec, schema_registry(spec)?)?,
+            parser: RecordParser::with_sources(spec, super::schemas::schema_sources(spec)?)?,
             config: IndexConfig::from_spec(spec),
             window,
             max_rows: t.max_rows_in_memory.max(1),

@@ -7,10 +7,11 @@ mod ingest;
 mod outcome;
 mod realtime;
 mod run;
+mod schemas;
 
-pub(crate) use ingest::schema_registry;
 pub use ingest::Ingester;
 pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE};
 pub use run::run_task;
+pub(crate) use schemas::schema_sources;
 pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
 pub use sluice_format::window::MessageWindow;

@@ -6,7 +6,7 @@ use crate::spec::aggregator::AggregatorSpec;
 use crate::spec::data_schema::{
     DataSchemaJson, DimensionSchema, DimensionType, DimensionsSpec, GranularitySpec, TimestampSpec, TransformSpec,
 };
-use crate::spec::input_format::{AvroBytesDecoder, HeaderEncoding, InputFormat};
+use crate::spec::input_format::{HeaderEncoding, InputFormat, RegistrySettings};
 use crate::spec::SpecError;
 use crate::time::parse_iso_instant;
 use std::collections::HashSet;
@@ -107,16 +107,23 @@ pub(super) fn input_format(
             }
         }
     }
-    if let InputFormat::AvroStream { avro_bytes_decoder: AvroBytesDecoder::SchemaRegistry { url, urls, .. }, .. } =
-        input_format.value_format()
-    {
+    if let Some(RegistrySettings { url, urls, .. }) = input_format.registry() {
+        let decoder = match input_format.value_format() {
+            InputFormat::Protobuf { .. } => "protoBytesDecoder",
+            _ => "avroBytesDecoder",
+        };
         if url.is_none() && urls.as_ref().is_none_or(Vec::is_empty) {
-            return Err(SpecError::field(f("ioConfig.inputFormat.avroBytesDecoder.url"), "missing: give url or urls"));
+            return Err(SpecError::field(
+                f(&format!("ioConfig.inputFormat.{decoder}.url")),
+                "missing: give url or urls",
+            ));
         }
     }
     let (flatten_spec, feature_spec) = match input_format.value_format() {
         InputFormat::Json { flatten_spec, feature_spec, .. } => (flatten_spec.as_ref(), feature_spec.as_ref()),
-        InputFormat::AvroStream { flatten_spec, .. } => (flatten_spec.as_ref(), None),
+        InputFormat::AvroStream { flatten_spec, .. } | InputFormat::Protobuf { flatten_spec, .. } => {
+            (flatten_spec.as_ref(), None)
+        }
         _ => (None, None),
     };
     if let Some(fs) = flatten_spec {

@@ -1,0 +1,403 @@
+//! Protobuf values (Druid's `protobuf` input format): a record's value is one message, its type
+//! from a descriptor set (`file`, `inline`) or named by the Confluent wire format's schema id
+//! and message indexes and fetched from a schema registry (`schema_registry`: the schema as a
+//! serialized `FileDescriptorProto`, the files it imports by its references, the Google
+//! well-known types built in; cached by id). Each message becomes a JSON object as Druid's
+//! converter makes it: the fields that are set, by their JSON names; enums as their names;
+//! bytes as base64; 64-bit integers as numbers; wrappers as the value they wrap, `Timestamp`
+//! and `Duration` as their JSON strings, `Struct`, `Value` and `ListValue` as the JSON they
+//! hold. It is then flattened by `flattenSpec` as JSON is.
+
+use super::confluent::{frame, message_indexes, DecodeError, SchemaAt, SchemaRegistry};
+use base64::Engine;
+use prost::Message;
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, FileDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage, Value as Proto,
+};
+use prost_types::{FileDescriptorProto, FileDescriptorSet};
+use serde_json::{Map, Number, Value as Json};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Nesting of messages, lists and maps a value may have.
+const MAX_DEPTH: usize = 64;
+/// Files one registry schema may import, directly or not.
+const MAX_REFERENCED_FILES: usize = 256;
+
+/// Where a record's message type comes from.
+#[derive(Debug)]
+enum Source {
+    /// One type for every record; the value is the bare message.
+    Fixed(MessageDescriptor),
+    /// Schemas by id (or why an id's schema is unusable, so it is not fetched again).
+    Registry { registry: Arc<dyn SchemaRegistry>, cache: HashMap<u32, Result<FileDescriptor, String>>, capacity: usize },
+}
+
+/// Decodes record values of one datasource.
+#[derive(Debug)]
+pub(super) struct ProtobufDecoder {
+    source: Source,
+    /// The current record's message indexes.
+    indexes: Vec<usize>,
+}
+
+impl ProtobufDecoder {
+    /// A decoder of messages of `message_type` (default: the first message of the set's first
+    /// file that has one) from a serialized `FileDescriptorSet`.
+    pub fn descriptor_set(set: &[u8], message_type: Option<&str>) -> Result<Self, String> {
+        let set = FileDescriptorSet::decode(set).map_err(|e| format!("not a Protobuf descriptor set: {e}"))?;
+        let names: Vec<String> = set.file.iter().map(|f| f.name().to_string()).collect();
+        if names.is_empty() {
+            return Err("the descriptor set holds no files".into());
+        }
+        let mut pool = DescriptorPool::global();
+        // The well-known types are built in: the set's own copies (protoc --include_imports) are
+        // skipped rather than refused for differing in their source details.
+        let files: Vec<FileDescriptorProto> =
+            set.file.into_iter().filter(|f| pool.get_file_by_name(f.name()).is_none()).collect();
+        pool.add_file_descriptor_protos(files).map_err(|e| format!("invalid Protobuf descriptor set: {e}"))?;
+        let user: Vec<FileDescriptor> = names.iter().filter_map(|n| pool.get_file_by_name(n)).collect();
+        let message = match message_type {
+            None => user.iter().find_map(|f| f.messages().next()),
+            Some(name) => user.iter().flat_map(|f| f.messages()).find_map(|m| named(m, name, 0)),
+        };
+        let message = message.ok_or_else(|| match message_type {
+            None => "the descriptor set defines no message type".to_string(),
+            Some(name) => format!("the descriptor set has no message type {name:?}"),
+        })?;
+        Ok(Self { source: Source::Fixed(message), indexes: Vec::new() })
+    }
+
+    /// A decoder reading the Confluent wire format, schemas from `registry` (at most
+    /// `capacity` kept).
+    pub fn registry(registry: Arc<dyn SchemaRegistry>, capacity: usize) -> Self {
+        Self {
+            source: Source::Registry { registry, cache: HashMap::new(), capacity: capacity.max(1) },
+            indexes: Vec::new(),
+        }
+    }
+
+    /// One record value as a JSON object.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, DecodeError> {
+        let (message, body) = match &mut self.source {
+            Source::Fixed(m) => (m.clone(), bytes),
+            Source::Registry { registry, cache, capacity } => {
+                let (id, rest) = frame(bytes)?;
+                let body = message_indexes(rest, &mut self.indexes)?;
+                if !cache.contains_key(&id) {
+                    let file = match registry_file(registry.as_ref(), id) {
+                        Err(DecodeError::Unavailable(e)) => return Err(DecodeError::Unavailable(e)),
+                        Err(DecodeError::Unparseable(e)) => Err(e),
+                        Ok(file) => Ok(file),
+                    };
+                    if cache.len() >= *capacity {
+                        cache.clear();
+                    }
+                    cache.insert(id, file);
+                }
+                let file = cache[&id].as_ref().map_err(|e| DecodeError::Unparseable(e.clone()))?;
+                (indexed(file, &self.indexes).map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))?, body)
+            }
+        };
+        let decoded = DynamicMessage::decode(message.clone(), body)
+            .map_err(|e| DecodeError::Unparseable(format!("Protobuf {} does not decode: {e}", message.full_name())))?;
+        match Convert::message(decoded, 0).map_err(DecodeError::Unparseable)? {
+            Json::Object(obj) => Ok(obj),
+            other => Err(DecodeError::Unparseable(format!(
+                "the Protobuf {} is not an object but {other}",
+                message.full_name()
+            ))),
+        }
+    }
+}
+
+/// The message type named `name` (its name, its full name, or its name within its package)
+/// at or under `message`.
+fn named(message: MessageDescriptor, name: &str, depth: usize) -> Option<MessageDescriptor> {
+    let package = message.parent_file().package_name().to_string();
+    let within = message.full_name().strip_prefix(&package).map(|n| n.trim_start_matches('.'));
+    if message.name() == name || message.full_name() == name || within == Some(name) {
+        return Some(message);
+    }
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    message.child_messages().find_map(|m| named(m, name, depth + 1))
+}
+
+/// The message type at `indexes`: the file's top-level message, then nested ones.
+fn indexed(file: &FileDescriptor, indexes: &[usize]) -> Result<MessageDescriptor, String> {
+    let missing = || format!("no message type at indexes {indexes:?} of {}", file.name());
+    let (first, rest) = indexes.split_first().ok_or_else(missing)?;
+    let mut message = file.messages().nth(*first).ok_or_else(missing)?;
+    for i in rest {
+        let child = message.child_messages().nth(*i);
+        message = child.ok_or_else(missing)?;
+    }
+    Ok(message)
+}
+
+/// Schema `id` with the files it references, fetched from `registry`.
+fn registry_file(registry: &dyn SchemaRegistry, id: u32) -> Result<FileDescriptor, DecodeError> {
+    let unavailable = |at: SchemaAt<'_>, e: String| DecodeError::Unavailable(format!("{at} from the registry: {e}"));
+    let root = registry.schema(SchemaAt::Id(id), true).map_err(|e| unavailable(SchemaAt::Id(id), e))?;
+    let mut pool = DescriptorPool::global();
+    let mut pending = vec![(format!("schema-{id}.proto"), root, false)];
+    let mut fetched = 0;
+    let mut root_name = None;
+    // Depth first: a file is added once every file it references is (a file two others import
+    // may be fetched twice; a cycle ends at the bound on fetches).
+    while let Some((name, schema, expanded)) = pending.pop() {
+        if !expanded {
+            let references = schema.references.clone();
+            pending.push((name, schema, true));
+            for r in references.into_iter().rev() {
+                if pool.get_file_by_name(&r.name).is_some() {
+                    continue;
+                }
+                fetched += 1;
+                if fetched > MAX_REFERENCED_FILES {
+                    return Err(DecodeError::Unparseable(format!(
+                        "schema {id} references more than {MAX_REFERENCED_FILES} files"
+                    )));
+                }
+                let at = SchemaAt::Version(&r.subject, r.version);
+                let referenced = registry.schema(at, true).map_err(|e| unavailable(at, e))?;
+                pending.push((r.name, referenced, false));
+            }
+            continue;
+        }
+        // Imported by two files: added by the first.
+        if !pending.is_empty() && pool.get_file_by_name(&name).is_some() {
+            continue;
+        }
+        let bytes = base64::engine::general_purpose::STANDARD.decode(schema.schema.trim()).map_err(|e| {
+            DecodeError::Unparseable(format!("schema {id}: {name} is not a serialized file descriptor (base64: {e})"))
+        })?;
+        let mut file = FileDescriptorProto::decode(bytes.as_slice())
+            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: {name} is not a file descriptor: {e}")))?;
+        // A referenced file is imported by its reference name; the schema itself keeps its own.
+        if pending.is_empty() {
+            if file.name().is_empty() {
+                file.name = Some(name);
+            }
+            root_name = Some(file.name().to_string());
+        } else {
+            file.name = Some(name);
+        }
+        pool.add_file_descriptor_proto(file)
+            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: invalid Protobuf schema: {e}")))?;
+    }
+    root_name
+        .and_then(|n| pool.get_file_by_name(&n))
+        .ok_or_else(|| DecodeError::Unparseable(format!("schema {id}: no file descriptor")))
+}
+
+/// Messages to JSON as Druid's `ProtobufConverter` makes them, taking their values.
+struct Convert;
+
+impl Convert {
+    fn message(mut message: DynamicMessage, depth: usize) -> Result<Json, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("the Protobuf message nests deeper than {MAX_DEPTH} levels"));
+        }
+        if let Some(local) = message.descriptor().full_name().strip_prefix("google.protobuf.") {
+            if WELL_KNOWN.contains(&local) {
+                let local = local.to_string();
+                return Self::well_known(&local, message, depth);
+            }
+        }
+        let mut out = Map::new();
+        for (field, value) in message.take_fields() {
+            out.insert(field.json_name().to_string(), Self::field(&field.kind(), value, depth)?);
+        }
+        Ok(Json::Object(out))
+    }
+
+    /// A field's value: a list, a map (keys as strings, in key order) or a single value.
+    fn field(kind: &Kind, value: Proto, depth: usize) -> Result<Json, String> {
+        match value {
+            Proto::List(items) => {
+                Ok(Json::Array(items.into_iter().map(|v| Self::single(kind, v, depth + 1)).collect::<Result<_, _>>()?))
+            }
+            Proto::Map(entries) => {
+                let value_kind = kind
+                    .as_message()
+                    .map(|m| m.map_entry_value_field().kind())
+                    .ok_or("a map without its entry type")?;
+                let mut sorted: Vec<_> = entries.into_iter().collect();
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut out = Map::new();
+                for (k, v) in sorted {
+                    let key = match k {
+                        MapKey::String(s) => s,
+                        MapKey::Bool(b) => b.to_string(),
+                        MapKey::I32(n) => n.to_string(),
+                        MapKey::I64(n) => n.to_string(),
+                        MapKey::U32(n) => n.to_string(),
+                        MapKey::U64(n) => n.to_string(),
+                    };
+                    out.insert(key, Self::single(&value_kind, v, depth + 1)?);
+                }
+                Ok(Json::Object(out))
+            }
+            single => Self::single(kind, single, depth),
+        }
+    }
+
+    fn single(kind: &Kind, value: Proto, depth: usize) -> Result<Json, String> {
+        let number = |f: f64| Number::from_f64(f).map_or(Json::Null, Json::Number);
+        Ok(match value {
+            Proto::Bool(b) => Json::Bool(b),
+            Proto::I32(n) => Json::from(n),
+            Proto::I64(n) => Json::from(n),
+            Proto::U32(n) => Json::from(n),
+            Proto::U64(n) => Json::from(n),
+            Proto::F32(f) => number(f64::from(f)),
+            Proto::F64(f) => number(f),
+            Proto::String(s) => Json::String(s),
+            Proto::Bytes(b) => Json::String(base64::engine::general_purpose::STANDARD.encode(b)),
+            Proto::EnumNumber(n) => match kind.as_enum() {
+                Some(e) if e.full_name() == "google.protobuf.NullValue" => Json::Null,
+                Some(e) => e.get_value(n).map_or_else(|| Json::from(n), |v| Json::String(v.name().to_string())),
+                None => Json::from(n),
+            },
+            Proto::Message(m) => Self::message(m, depth + 1)?,
+            Proto::List(_) | Proto::Map(_) => return Err("a list or map where one value belongs".into()),
+        })
+    }
+
+    /// The well-known types Druid converts to what their JSON form holds (`local` is the name
+    /// within `google.protobuf`).
+    fn well_known(local: &str, mut message: DynamicMessage, depth: usize) -> Result<Json, String> {
+        let desc = message.descriptor();
+        let mut take = |name: &str| -> Result<(Kind, Proto), String> {
+            let field = desc.get_field_by_name(name).ok_or_else(|| format!("{} without {name}", desc.full_name()))?;
+            let value = message.take_field(&field).unwrap_or_else(|| Proto::default_value_for_field(&field));
+            Ok((field.kind(), value))
+        };
+        Ok(match local {
+            "Timestamp" => {
+                let (seconds, nanos) = seconds_nanos(&mut take)?;
+                let nanos = u32::try_from(nanos).map_err(|_| format!("Timestamp nanos {nanos} is negative"))?;
+                let time = chrono::DateTime::from_timestamp(seconds, nanos)
+                    .filter(|t| (super::MIN_TIME..=super::MAX_TIME).contains(&t.timestamp_millis()))
+                    .ok_or_else(|| format!("Timestamp {seconds}s {nanos}ns is out of range"))?;
+                Json::String(time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+            }
+            "Duration" => {
+                let (seconds, nanos) = seconds_nanos(&mut take)?;
+                Json::String(duration_text(seconds, nanos))
+            }
+            "FieldMask" => {
+                let paths = match take("paths")?.1 {
+                    Proto::List(items) => items.iter().filter_map(|p| p.as_str().map(lower_camel)).collect(),
+                    _ => Vec::new(),
+                };
+                Json::String(paths.join(","))
+            }
+            "Struct" => {
+                let (kind, value) = take("fields")?;
+                Self::field(&kind, value, depth)?
+            }
+            "ListValue" => {
+                let (kind, value) = take("values")?;
+                Self::field(&kind, value, depth)?
+            }
+            "Value" => match message.take_fields().next() {
+                None => Json::Null,
+                Some((f, v)) => Self::field(&f.kind(), v, depth)?,
+            },
+            "Any" => Self::any(message, depth)?,
+            // The wrappers: the value they wrap.
+            _ => {
+                let (kind, value) = take("value")?;
+                Self::single(&kind, value, depth)?
+            }
+        })
+    }
+
+    /// An `Any` as the JSON text of the message it holds with its `@type`, when the schema
+    /// defines that type.
+    fn any(message: DynamicMessage, depth: usize) -> Result<Json, String> {
+        let url = message.get_field_by_name("type_url").and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let value = message.get_field_by_name("value").and_then(|v| v.as_bytes().cloned()).unwrap_or_default();
+        let type_name = url.rsplit('/').next().unwrap_or_default();
+        let inner = message
+            .descriptor()
+            .parent_pool()
+            .get_message_by_name(type_name)
+            .ok_or_else(|| format!("google.protobuf.Any holds {url:?}, a type the schema does not define"))?;
+        let decoded = DynamicMessage::decode(inner, value)
+            .map_err(|e| format!("google.protobuf.Any of {url:?} does not decode: {e}"))?;
+        let mut out = Map::new();
+        out.insert("@type".into(), Json::String(url));
+        match Self::message(decoded, depth + 1)? {
+            Json::Object(fields) => out.extend(fields),
+            other => {
+                out.insert("value".into(), other);
+            }
+        }
+        Ok(Json::String(Json::Object(out).to_string()))
+    }
+}
+
+/// The well-known types converted as Druid converts them, by their name in `google.protobuf`.
+const WELL_KNOWN: [&str; 16] = [
+    "BoolValue",
+    "Int32Value",
+    "UInt32Value",
+    "Int64Value",
+    "UInt64Value",
+    "StringValue",
+    "BytesValue",
+    "FloatValue",
+    "DoubleValue",
+    "Timestamp",
+    "Duration",
+    "FieldMask",
+    "Struct",
+    "Value",
+    "ListValue",
+    "Any",
+];
+
+/// A `Timestamp`'s or `Duration`'s seconds and nanos.
+fn seconds_nanos(take: &mut impl FnMut(&str) -> Result<(Kind, Proto), String>) -> Result<(i64, i32), String> {
+    let seconds = take("seconds")?.1.as_i64().unwrap_or(0);
+    let nanos = take("nanos")?.1.as_i32().unwrap_or(0);
+    if !(-999_999_999..=999_999_999).contains(&nanos) {
+        return Err(format!("nanos {nanos} is out of range"));
+    }
+    Ok((seconds, nanos))
+}
+
+/// A `Duration` as protobuf's JSON writes it: seconds with 0, 3, 6 or 9 fraction digits, `s`
+/// (seconds and nanos share their sign).
+pub(super) fn duration_text(seconds: i64, nanos: i32) -> String {
+    let sign = if seconds < 0 || nanos < 0 { "-" } else { "" };
+    let whole = seconds.unsigned_abs();
+    match nanos.unsigned_abs() {
+        0 => format!("{sign}{whole}s"),
+        n if n % 1_000_000 == 0 => format!("{sign}{whole}.{:03}s", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{sign}{whole}.{:06}s", n / 1_000),
+        n => format!("{sign}{whole}.{n:09}s"),
+    }
+}
+
+/// `snake_case` to `lowerCamelCase`, as field masks are written in JSON.
+pub(super) fn lower_camel(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut upper = false;
+    for c in path.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
