@@ -5,6 +5,7 @@
 pub mod confluent;
 pub mod indexing;
 pub mod kafka;
+pub mod kafka_sasl;
 pub mod lambda_service;
 pub mod protocol;
 pub mod schema_registry;

@@ -17,6 +17,10 @@ pub struct FunctionSpec {
     /// Whether it connects to Kafka, or checks specs against the deployment's Kafka connection
     /// (and so reads the Kafka secret when one is configured).
     pub reads_kafka: bool,
+    /// The Amazon MSK IAM actions its Kafka requests need, granted when the template names an
+    /// MSK cluster (`MskClusterArn`): on that cluster, and on the topics and consumer groups
+    /// the template's patterns name.
+    pub kafka_cluster: &'static [&'static str],
     /// Binaries of the functions it invokes.
     pub invokes: &'static [&'static str],
 }
@@ -48,6 +52,14 @@ pub const SUPERVISOR: FunctionSpec = FunctionSpec {
         "secretsmanager:GetSecretValue",
     ],
     reads_kafka: true,
+    // Metadata and watermarks (DescribeTopic), offsets committed to each datasource's group.
+    kafka_cluster: &[
+        "kafka-cluster:Connect",
+        "kafka-cluster:DescribeCluster",
+        "kafka-cluster:DescribeTopic",
+        "kafka-cluster:DescribeGroup",
+        "kafka-cluster:AlterGroup",
+    ],
     invokes: &["indexer", "merger"],
 };
 
@@ -76,6 +88,14 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "sqs:SendMessage",
     ],
     reads_kafka: true,
+    // Watermarks and fetches; the reader's group is looked up though it joins none.
+    kafka_cluster: &[
+        "kafka-cluster:Connect",
+        "kafka-cluster:DescribeCluster",
+        "kafka-cluster:DescribeTopic",
+        "kafka-cluster:ReadData",
+        "kafka-cluster:DescribeGroup",
+    ],
     invokes: &["indexer", "merger"],
 };
 
@@ -101,6 +121,7 @@ pub const MERGER: FunctionSpec = FunctionSpec {
         "sqs:SendMessage",
     ],
     reads_kafka: false,
+    kafka_cluster: &[],
     invokes: &["merger"],
 };
 
@@ -125,6 +146,7 @@ pub const COMPACTOR: FunctionSpec = FunctionSpec {
         "s3:DeleteObject",
     ],
     reads_kafka: false,
+    kafka_cluster: &[],
     invokes: &[],
 };
 
@@ -136,6 +158,7 @@ pub const API: FunctionSpec = FunctionSpec {
     env: &[STORES[0], STORES[1], STORES[2], "SLUICE_CACHE", "SLUICE_API_ROUTES"],
     actions: &["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "s3:GetObject", "s3:ListBucket"],
     reads_kafka: false,
+    kafka_cluster: &[],
     invokes: &[],
 };
 
@@ -157,6 +180,7 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
     ],
     // A spec that sets a connection property the deployment's secret owns is refused at submit.
     reads_kafka: true,
+    kafka_cluster: &[],
     invokes: &[],
 };
 

@@ -4,6 +4,7 @@
 //! so gaps (compaction, transaction markers) end a range as well as records do, and a record
 //! at or past `end` is never delivered.
 
+mod client;
 pub mod msk_iam;
 mod reader;
 mod registry;

@@ -3,8 +3,8 @@
 //! pause (the indexing task pauses to persist and checkpoint, then reads on with the same
 //! consumer and its prefetched records).
 
+use super::client::Client;
 use super::{check_range, ConsumerSettings, OffsetRange, ReadError, ReadOutcome, Record, ResetEvent, ResetPolicy};
-use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::{Message, Offset, TopicPartitionList};
 use sluice_format::offsets::OPEN_END;
@@ -36,7 +36,7 @@ pub enum Stop {
 
 /// A consumer over exact offset ranges of one topic.
 pub struct RangeReader {
-    consumer: Option<BaseConsumer>,
+    consumer: Option<Client>,
     topic: String,
     bootstrap: String,
     positions: BTreeMap<i32, i64>,
@@ -95,9 +95,7 @@ impl RangeReader {
         if ranges.iter().all(|r| r.end == r.start) {
             return Ok(reader);
         }
-        let consumer: BaseConsumer = settings
-            .client_config_for(ranges.len())
-            .create()
+        let consumer = Client::create(settings, &settings.client_config_for(ranges.len()))
             .map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
         let timeout = settings.request_timeout();
         let mut tpl = TopicPartitionList::new();
@@ -239,7 +237,7 @@ impl RangeReader {
 
     /// Whether every range left is open and read up to its partition's high watermark (one
     /// request per partition, made only after half the stall timeout without records).
-    fn open_ranges_caught_up(&self, consumer: &BaseConsumer) -> bool {
+    fn open_ranges_caught_up(&self, consumer: &Client) -> bool {
         self.pending.iter().all(|(&p, &end)| {
             end == OPEN_END
                 && consumer
@@ -281,7 +279,7 @@ pub fn read_ranges(
 /// Gaps (compaction, transaction markers): the consumer's position can pass `end` without a
 /// record at `end - 1`.
 fn advance_over_gaps(
-    consumer: &BaseConsumer,
+    consumer: &Client,
     topic: &str,
     pending: &mut BTreeMap<i32, i64>,
     positions: &mut BTreeMap<i32, i64>,

@@ -22,7 +22,7 @@ pub fn is_secret(key: &str) -> bool {
 /// it configures Kafka.
 pub fn is_connection_property(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    ["security.", "ssl.", "ssl_", "sasl."].iter().any(|p| key.starts_with(p))
+    ["security.", "ssl.", "ssl_", "sasl.", "sluice.msk."].iter().any(|p| key.starts_with(p))
         || matches!(
             key.as_str(),
             "bootstrap.servers"
@@ -79,6 +79,8 @@ fn check_against_deployment(
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConsumerSettings {
     properties: BTreeMap<String, String>,
+    /// The region of the MSK cluster whose IAM authentication signs the OAUTHBEARER token.
+    msk_iam_region: Option<String>,
 }
 
 impl ConsumerSettings {
@@ -106,7 +108,13 @@ impl ConsumerSettings {
         // Once the handler has drained a full prefetch queue, fetch again at once (librdkafka
         // waits a whole second by default, which starves a reader slower than the network).
         properties.entry("fetch.queue.backoff.ms".into()).or_insert_with(|| "1".into());
-        Ok(Self { properties })
+        let msk_iam_region = msk_iam(&mut properties)?;
+        Ok(Self { properties, msk_iam_region })
+    }
+
+    /// The MSK cluster's region when the settings authenticate with MSK's IAM tokens.
+    pub fn msk_iam_region(&self) -> Option<&str> {
+        self.msk_iam_region.as_deref()
     }
 
     /// `text` (an error from librdkafka, which quotes property values) with every secret
@@ -159,6 +167,50 @@ impl ConsumerSettings {
     }
 }
 
+/// Amazon MSK's IAM authentication, chosen by `sasl.mechanism` `AWS_MSK_IAM` (librdkafka's
+/// `OAUTHBEARER` with Sluice's token) or by `OAUTHBEARER` with `sluice.msk.iam` `true`: the
+/// mechanism set to `OAUTHBEARER`, `security.protocol` defaulting to `SASL_SSL`, and the
+/// cluster's region (`sluice.msk.region`, else the brokers' `*.kafka.REGION.amazonaws.com`
+/// names, else `AWS_REGION`).
+fn msk_iam(properties: &mut BTreeMap<String, String>) -> Result<Option<String>, String> {
+    let key = ["sasl.mechanism", "sasl.mechanisms"].into_iter().find(|k| properties.contains_key(*k));
+    let mechanism = key.and_then(|k| properties.get(k)).map(|m| m.trim().to_ascii_uppercase());
+    let flag = properties.get("sluice.msk.iam").map(|v| v.trim().to_ascii_lowercase());
+    let enabled = match (mechanism.as_deref(), flag.as_deref()) {
+        (Some("AWS_MSK_IAM"), None | Some("true")) | (Some("OAUTHBEARER"), Some("true")) => true,
+        (_, None | Some("false")) => false,
+        (_, Some("true")) => return Err(
+            "consumerProperties.sluice.msk.iam: MSK IAM authenticates with sasl.mechanism OAUTHBEARER (or AWS_MSK_IAM)"
+                .into(),
+        ),
+        (_, Some(other)) => return Err(format!("consumerProperties.sluice.msk.iam: {other:?} is not true or false")),
+    };
+    if !enabled {
+        return Ok(None);
+    }
+    if let Some(k) = key {
+        properties.insert(k.to_string(), "OAUTHBEARER".into());
+    }
+    properties.entry("security.protocol".into()).or_insert_with(|| "SASL_SSL".into());
+    let from_brokers = properties.get("bootstrap.servers").and_then(|b| {
+        b.split(',').find_map(|host| {
+            let host = host.trim().split(':').next()?;
+            let (_, rest) = host.split_once(".kafka.").or_else(|| host.split_once(".kafka-serverless."))?;
+            rest.strip_suffix(".amazonaws.com").filter(|r| !r.is_empty() && !r.contains('.')).map(String::from)
+        })
+    });
+    let region = properties
+        .get("sluice.msk.region")
+        .cloned()
+        .or(from_brokers)
+        .or_else(|| std::env::var("AWS_REGION").ok())
+        .filter(|r| !r.trim().is_empty());
+    match region {
+        Some(r) => Ok(Some(r.trim().to_string())),
+        None => Err("MSK IAM needs the cluster's region: set consumerProperties.sluice.msk.region".into()),
+    }
+}
+
 impl fmt::Debug for ConsumerSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shown: BTreeMap<&str, &str> = self
@@ -173,6 +225,42 @@ impl fmt::Debug for ConsumerSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn msk_iam_is_chosen_by_its_mechanism_or_flag_and_finds_the_region() {
+        let settings = |pairs: &[(&str, &str)]| {
+            let props: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            ConsumerSettings::under(&props, None)
+        };
+        let brokers = "b-1.c.x1.c2.kafka.eu-west-3.amazonaws.com:9098,b-2.c.x1.c2.kafka.eu-west-3.amazonaws.com:9098";
+        let s = settings(&[("bootstrap.servers", brokers), ("sasl.mechanism", "AWS_MSK_IAM")]).expect("msk");
+        assert_eq!(s.msk_iam_region(), Some("eu-west-3"));
+        assert_eq!(s.client_config().get("sasl.mechanism"), Some("OAUTHBEARER"));
+        assert_eq!(s.client_config().get("security.protocol"), Some("SASL_SSL"));
+        let s = settings(&[
+            ("bootstrap.servers", "boot-x.c1.kafka-serverless.ap-south-1.amazonaws.com:9098"),
+            ("sasl.mechanisms", "OAUTHBEARER"),
+            ("sluice.msk.iam", "true"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+        ])
+        .expect("flag");
+        assert_eq!(s.msk_iam_region(), Some("ap-south-1"));
+        assert_eq!(s.client_config().get("security.protocol"), Some("SASL_PLAINTEXT"));
+        let s = settings(&[
+            ("bootstrap.servers", "127.0.0.1:9"),
+            ("sasl.mechanism", "aws_msk_iam"),
+            ("sluice.msk.region", "us-east-2"),
+        ])
+        .expect("region given");
+        assert_eq!(s.msk_iam_region(), Some("us-east-2"));
+        // OAUTHBEARER alone is librdkafka's (OIDC, unsecured JWT): not MSK's.
+        let s = settings(&[("bootstrap.servers", brokers), ("sasl.mechanism", "OAUTHBEARER")]).expect("oidc");
+        assert_eq!(s.msk_iam_region(), None);
+        let e = settings(&[("bootstrap.servers", brokers), ("sasl.mechanism", "PLAIN"), ("sluice.msk.iam", "true")])
+            .expect_err("flag without OAUTHBEARER");
+        assert!(e.contains("sasl.mechanism OAUTHBEARER"), "{e}");
+        assert!(is_connection_property("sluice.msk.region"));
+    }
 
     #[test]
     fn forces_exact_range_settings_and_hides_secrets() {

@@ -1,7 +1,7 @@
 //! A topic's partitions and their watermarks, as the supervisor sees them each pass.
 
+use super::client::Client;
 use super::{ConsumerSettings, ReadError};
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 
@@ -23,8 +23,8 @@ pub fn partition_watermarks(settings: &ConsumerSettings, topic: &str) -> Result<
         bootstrap: settings.bootstrap().into(),
         reason: settings.redact(&reason),
     };
-    let consumer: BaseConsumer =
-        settings.client_config().create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
+    let consumer = Client::create(settings, &settings.client_config())
+        .map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
     let timeout = settings.request_timeout();
     let metadata = consumer
         .fetch_metadata(Some(topic), timeout)
@@ -63,12 +63,10 @@ pub fn commit_group_offsets(
     };
     let mut config = settings.client_config();
     config.set("group.id", group);
-    let consumer: BaseConsumer = config.create().map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
+    let consumer = Client::create(settings, &config).map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
     let mut tpl = TopicPartitionList::new();
     for (&p, &o) in offsets {
         tpl.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| broker(e.to_string()))?;
     }
-    consumer
-        .commit(&tpl, CommitMode::Sync)
-        .map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
+    consumer.commit(&tpl).map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
 }

@@ -45,3 +45,37 @@ fn tokens_are_byte_for_byte_those_of_aws_signer_library() {
         assert_eq!(expires_ms, theirs["expires_ms"].as_i64().expect("expiry"), "{region}");
     }
 }
+
+/// A consumer of `sasl.mechanism` `AWS_MSK_IAM` offers the broker the token Sluice signs, from
+/// the credentials in the environment, for the cluster's region, at the time it connects.
+#[tokio::test(flavor = "multi_thread")]
+async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
+    use base64::Engine;
+    let listener = sluice_integration::kafka_sasl::SaslListener::start().await;
+    let properties: std::collections::BTreeMap<String, String> = [
+        ("bootstrap.servers", listener.address.as_str()),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", "AWS_MSK_IAM"),
+        ("sluice.msk.region", "eu-west-3"),
+        ("request.timeout.ms", "4000"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let settings = sluice_kafka::ConsumerSettings::new(&properties).expect("settings");
+    let failed =
+        tokio::task::spawn_blocking(move || sluice_kafka::partition_watermarks(&settings, "t")).await.expect("joined");
+    assert!(failed.is_err(), "the listener refuses every token");
+    let tokens = listener.tokens();
+    let token = tokens.first().expect("the consumer offered a token");
+    let url = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).expect("base64url");
+    let url = String::from_utf8(url).expect("a URL");
+    assert!(url.starts_with("https://kafka.eu-west-3.amazonaws.com/?Action=kafka-cluster%3AConnect&"), "{url}");
+    // The same credentials, region and signing time give the same bytes.
+    let date = url.split('&').find_map(|p| p.strip_prefix("X-Amz-Date=")).expect("signing time");
+    let at = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ").expect("date").and_utc().timestamp();
+    let credentials = AwsCredentials::from_env().expect("credentials in the environment");
+    let at = UNIX_EPOCH + Duration::from_secs(at as u64);
+    let (expected, _) = auth_token("eu-west-3", &credentials, at, sluice_kafka::msk_iam::USER_AGENT).expect("token");
+    assert_eq!(token, &expected);
+}

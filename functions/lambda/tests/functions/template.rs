@@ -146,7 +146,7 @@ fn check_function(template: &Value, spec: &FunctionSpec) {
     }
     let granted = grants(resource);
     let actions: BTreeSet<&str> = granted.iter().map(|(a, _)| a.as_str()).collect();
-    let needed: BTreeSet<&str> = spec.actions.iter().copied().collect();
+    let needed: BTreeSet<&str> = spec.actions.iter().chain(spec.kafka_cluster).copied().collect();
     assert_eq!(actions, needed, "{binary}: granted actions are exactly the needed ones");
     if actions.contains("s3:GetObject") {
         assert!(actions.contains("s3:ListBucket"), "{binary}: {MISSING_AS_404}");
@@ -160,6 +160,54 @@ fn check_function(template: &Value, spec: &FunctionSpec) {
         for r in resources {
             assert!(untag(r).as_str() != Some("*"), "{binary}: {action} on every resource");
         }
+    }
+}
+
+/// MSK IAM actions are granted only when the template names a cluster (`HasMsk`), on that
+/// cluster's ARN or the topic and group ARNs made from it, each by the action set it needs.
+#[test]
+fn msk_actions_are_granted_on_the_named_cluster_only() {
+    let template = template();
+    assert!(!template["Conditions"]["HasMsk"].is_null(), "the template has the HasMsk condition");
+    for spec in &FUNCTIONS {
+        let resource = function_resource(&template, spec);
+        let mut granted = BTreeSet::new();
+        for policy in resource["Properties"]["Policies"].as_sequence().into_iter().flatten() {
+            let conditional = match policy {
+                Value::Tagged(t) if t.tag == "!If" => {
+                    t.value.as_sequence().and_then(|s| s.first()).and_then(Value::as_str)
+                }
+                _ => None,
+            };
+            for statement in untag(policy)["Statement"].as_sequence().into_iter().flatten() {
+                let actions: Vec<&str> = match untag(&statement["Action"]) {
+                    Value::String(a) => vec![a.as_str()],
+                    Value::Sequence(list) => list.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                for action in actions.into_iter().filter(|a| a.starts_with("kafka-cluster:")) {
+                    assert_eq!(conditional, Some("HasMsk"), "{}: {action} only with an MSK cluster", spec.binary);
+                    let on = serde_yaml::to_string(&statement["Resource"]).expect("resource");
+                    assert!(on.contains("MskClusterArn"), "{}: {action} on {on}", spec.binary);
+                    let scope = if on.contains(":topic/") {
+                        "topic"
+                    } else if on.contains(":group/") {
+                        "group"
+                    } else {
+                        "cluster"
+                    };
+                    let expected = match action {
+                        "kafka-cluster:Connect" | "kafka-cluster:DescribeCluster" => "cluster",
+                        "kafka-cluster:DescribeTopic" | "kafka-cluster:ReadData" => "topic",
+                        _ => "group",
+                    };
+                    assert_eq!(scope, expected, "{}: {action} on {on}", spec.binary);
+                    granted.insert(action.to_string());
+                }
+            }
+        }
+        let needed: BTreeSet<String> = spec.kafka_cluster.iter().map(|a| a.to_string()).collect();
+        assert_eq!(granted, needed, "{}", spec.binary);
     }
 }
 
