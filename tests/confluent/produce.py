@@ -8,14 +8,15 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 
 def produce(bootstrap, topic, count, record):
-    """Produces `count` records; `record(n, context)` gives the n-th value's bytes and its row."""
+    """Produces `count` records; `record(n, contexts)` gives the n-th key's bytes (or None), its
+    value's and its row; `contexts` are the serializers' for the key and the value."""
     producer = Producer({"bootstrap.servers": bootstrap})
-    context = SerializationContext(topic, MessageField.VALUE)
+    contexts = {"key": SerializationContext(topic, MessageField.KEY), "value": SerializationContext(topic, MessageField.VALUE)}
     rows = []
     for n in range(count):
-        value, row = record(n, context)
+        key, value, row = record(n, contexts)
         partition = n % 2
-        producer.produce(topic, value=value, partition=partition)
+        producer.produce(topic, key=key, value=value, partition=partition)
         rows.append(dict(row, partition=partition))
     producer.flush(30)
     for row in rows:

@@ -2,7 +2,7 @@
 which registers each schema in the registry it is given and frames each value with its id.
 
 Two versions of one subject's schema are used in one run (the second adds a field with a
-default), records alternating between them. Prints each produced row as a JSON line:
+default), records alternating between them; keys are Avro strings. Prints each produced row as a JSON line:
 partition, the fields written and the schema version.
 
 usage: produce_avro.py BOOTSTRAP TOPIC REGISTRY_URL COUNT
@@ -35,8 +35,10 @@ def main():
     bootstrap, topic, registry_url, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     registry = SchemaRegistryClient({"url": registry_url})
     serializers = [AvroSerializer(registry, json.dumps(v)) for v in (V1, V2)]
+    # Keys are Avro strings, registered under the topic's key subject.
+    key_serializer = AvroSerializer(registry, '"string"')
 
-    def record(n, context):
+    def record(n, contexts):
         version = n % 2
         row = {
             "ts": DAY + (n % 3) * 3600000 + n,
@@ -47,7 +49,9 @@ def main():
         }
         if version == 1:
             row["channel"] = "#fr" if n % 4 == 1 else "#de"
-        return serializers[version](row, context), dict(row, version=version + 1)
+        key = f"key-{n % 7}"
+        value = serializers[version](row, contexts["value"])
+        return key_serializer(key, contexts["key"]), value, dict(row, version=version + 1, key=key)
 
     produce(bootstrap, topic, count, record)
 

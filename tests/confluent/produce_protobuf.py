@@ -75,7 +75,7 @@ def main():
     classes = [edit_class(v) for v in (1, 2)]
     serializers = [ProtobufSerializer(c, registry, {"use.deprecated.format": False}) for c in classes]
 
-    def record(n, context):
+    def record(n, contexts):
         version = n % 2
         message = classes[version]()
         message.time.seconds = DAY + (n % 3) * 3600
@@ -103,7 +103,7 @@ def main():
         if version == 1:
             message.channel = "#fr" if n % 4 == 1 else "#de"
             row["channel"] = message.channel
-        return serializers[version](message, context), dict(row, version=version + 1)
+        return None, serializers[version](message, contexts["value"]), dict(row, version=version + 1)
 
     produce(bootstrap, topic, count, record)
 

@@ -136,7 +136,7 @@ pub async fn submit(
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     // A spec the indexers could not parse records with is refused here, not at every task.
     crate::indexer::schema_sources(&loaded.spec)
-        .and_then(|sources| sluice_format::input::RecordParser::check(&loaded.spec, sources.descriptor_set))
+        .and_then(|sources| sluice_format::input::RecordParser::check(&loaded.spec, sources))
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     let (dimensions, metrics) = schema(&loaded.spec);
     let change = SchemaChange { at_ms: now_ms, dimensions, metrics };

@@ -1,7 +1,7 @@
 //! Avro on the real broker: records written by Confluent's own serializer (`confluent-kafka`'s
 //! `AvroSerializer`, which registers its schemas in the registry it is given and frames each
-//! value with the schema id), two versions of one schema in one range, read back by an
-//! indexing task whose schemas come from that registry.
+//! value with the schema id), two versions of one schema in one range and Avro keys, read back
+//! by an indexing task whose schemas come from that registry.
 
 use serde_json::Value;
 use sluice_integration::confluent::{ingest_through_registry_outage, produce_with_confluent};
@@ -21,14 +21,18 @@ async fn records_of_confluents_avro_serializer_are_ingested_across_two_schema_ve
     assert_eq!(schemas.len(), 2, "the serializer registered two versions under the topic's subject");
 
     let b = Backends::local().await;
-    let format = serde_json::json!({"type": "avro_stream",
+    // The value through the kafka format, its Avro string key a column.
+    let keys = registry.schemas(&format!("{topic}-key"));
+    assert_eq!(keys.len(), 1, "the key serializer registered the key's schema");
+    let format = serde_json::json!({"type": "kafka", "valueFormat": {"type": "avro_stream",
         "avroBytesDecoder": {"type": "schema_registry", "url": registry.url},
-        "flattenSpec": {"fields": [{"type": "path", "name": "country", "expr": "$.geo.country"}]}});
+        "flattenSpec": {"fields": [{"type": "path", "name": "country", "expr": "$.geo.country"}]}},
+        "keyFormat": {"type": "avro_stream", "avroBytesDecoder": {"type": "schema_registry", "url": registry.url}}});
     let mut spec = spec(&sluice_integration::unique("avro"), &topic, &bootstrap, format, serde_json::json!({}));
     spec["spec"]["dataSchema"]["timestampSpec"] = serde_json::json!({"column": "ts", "format": "millis"});
     spec["spec"]["dataSchema"]["dimensionsSpec"]["dimensions"] =
-        serde_json::json!(["page", "user", "country", "channel"]);
-    let ids: Vec<u32> = schemas.iter().map(|(id, _)| *id).collect();
+        serde_json::json!(["page", "user", "country", "channel", "kafka.key"]);
+    let ids: Vec<u32> = schemas.iter().chain(&keys).map(|(id, _)| *id).collect();
     let report = ingest_through_registry_outage(&b, &spec, &registry, &ids).await;
 
     // Every dimension as the producer wrote it (a v1 record has no channel; a null user is null).
@@ -43,6 +47,7 @@ async fn records_of_confluents_avro_serializer_are_ingested_across_two_schema_ve
         column("user", &|r| text(&r["user"])),
         column("country", &|r| text(&r["geo"]["country"])),
         column("channel", &|r| text(&r["channel"])),
+        column("kafka.key", &|r| text(&r["key"])),
     ] {
         assert_eq!(merged_values(b.store.as_ref(), &report.hydrants, &name).await, expected, "{name}");
     }

@@ -106,11 +106,11 @@ impl AvroDecoder {
         }
     }
 
-    /// One record value as a JSON object.
-    pub fn decode(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, DecodeError> {
+    /// One value as JSON.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Json, DecodeError> {
         let binary_as_string = self.binary_as_string;
         match &mut self.source {
-            Source::Inline(w) => to_object(w, bytes, binary_as_string),
+            Source::Inline(w) => to_json(w, bytes, binary_as_string),
             Source::Registry { registry, cache, capacity } => {
                 let (id, datum) = frame(bytes)?;
                 let writer = match cache.get(&id) {
@@ -130,7 +130,7 @@ impl AvroDecoder {
                         w
                     }
                 };
-                to_object(&writer, datum, binary_as_string)
+                to_json(&writer, datum, binary_as_string)
             }
         }
     }
@@ -143,21 +143,14 @@ fn bound_allocations() {
     apache_avro::util::max_allocation_bytes(super::MAX_RECORD_BYTES);
 }
 
-fn to_object(
-    writer: &WriterSchema,
-    mut datum: &[u8],
-    binary_as_string: bool,
-) -> Result<Map<String, Json>, DecodeError> {
+fn to_json(writer: &WriterSchema, mut datum: &[u8], binary_as_string: bool) -> Result<Json, DecodeError> {
     let value = apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
         .map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
     if !datum.is_empty() {
         return Err(DecodeError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
     }
     let convert = Convert { writer, binary_as_string };
-    match convert.json(value, &writer.schema, 0).map_err(DecodeError::Unparseable)? {
-        Json::Object(obj) => Ok(obj),
-        other => Err(DecodeError::Unparseable(format!("the Avro datum is not a record but {other}"))),
-    }
+    convert.json(value, &writer.schema, 0).map_err(DecodeError::Unparseable)
 }
 
 struct Convert<'a> {

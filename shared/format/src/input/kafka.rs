@@ -1,7 +1,10 @@
 //! The `kafka` input format's columns beside the value's fields: the record's Kafka timestamp
 //! and topic, its key parsed with `keyFormat` (the first column of the key's first row, as
-//! Druid takes it) and its headers decoded as strings under `headerColumnPrefix`.
+//! Druid takes it; an Avro or Protobuf key's first field, or the key itself when it is not a
+//! record) and its headers decoded as strings under `headerColumnPrefix`.
 
+use super::binary::{BinaryDecoder, FormatSources};
+use super::confluent::DecodeError;
 use super::delimited::DelimitedDecoder;
 use super::ParseError;
 use crate::spec::{InputFormat, KafkaColumns};
@@ -27,6 +30,8 @@ enum KeyDecoder {
     Json,
     /// A delimited row: its first column.
     Delimited(DelimitedDecoder),
+    /// An Avro or Protobuf value: a record's first field, or the value itself.
+    Binary(BinaryDecoder),
 }
 
 /// The `kafka` format's columns, resolved once per parser.
@@ -37,37 +42,48 @@ pub(super) struct KafkaInput {
 }
 
 impl KafkaInput {
-    pub fn new(columns: KafkaColumns) -> Result<Self, String> {
+    pub fn new(columns: KafkaColumns, sources: &FormatSources) -> Result<Self, String> {
         let key = match columns.key.as_ref().map(|(_, f)| f) {
             None => None,
             Some(InputFormat::Json { .. }) => Some(KeyDecoder::Json),
             Some(InputFormat::Csv(d)) => Some(KeyDecoder::Delimited(DelimitedDecoder::new(d, b',')?)),
             Some(InputFormat::Tsv(d)) => Some(KeyDecoder::Delimited(DelimitedDecoder::new(d, b'\t')?)),
             Some(InputFormat::Kafka { .. }) => return Err("keyFormat: a kafka format cannot nest another".into()),
-            Some(InputFormat::AvroStream { .. }) => {
-                return Err("keyFormat: avro_stream keys are not supported yet".into())
+            Some(format @ (InputFormat::AvroStream { .. } | InputFormat::Protobuf { .. })) => {
+                BinaryDecoder::for_format(format, sources, "ioConfig.inputFormat.keyFormat")?.map(KeyDecoder::Binary)
             }
-            Some(InputFormat::Protobuf { .. }) => return Err("keyFormat: protobuf keys are not supported yet".into()),
         };
         Ok(Self { columns, key })
     }
 
     /// The key's column value; `Ok(None)` when the key is not read or gives no row.
     pub fn key_value(&mut self, key: &[u8]) -> Result<Option<Value>, ParseError> {
-        let Some(decoder) = &mut self.key else { return Ok(None) };
-        let text = std::str::from_utf8(key)
-            .map_err(|e| ParseError::new(format!("key is not valid UTF-8 (byte {})", e.valid_up_to())))?;
-        match decoder {
-            KeyDecoder::Json => match serde_json::from_str::<serde_json::Value>(text) {
+        let text = || {
+            std::str::from_utf8(key)
+                .map_err(|e| ParseError::new(format!("key is not valid UTF-8 (byte {})", e.valid_up_to())))
+        };
+        match self.key.as_mut() {
+            None => Ok(None),
+            Some(KeyDecoder::Json) => match serde_json::from_str::<serde_json::Value>(text()?) {
                 Ok(serde_json::Value::Object(obj)) => Ok(obj.into_iter().next().map(|(_, v)| Value::from_json(v))),
                 Ok(_) => Err(ParseError::new("key: expected a JSON object")),
                 Err(e) => Err(ParseError::new(format!("key: malformed JSON: {e}"))),
             },
-            KeyDecoder::Delimited(d) => {
-                let Some(line) = text.lines().find(|l| !l.trim().is_empty()) else { return Ok(None) };
+            Some(KeyDecoder::Delimited(d)) => {
+                let Some(line) = text()?.lines().find(|l| !l.trim().is_empty()) else { return Ok(None) };
                 let row = d.decode(line).map_err(|e| ParseError::new(format!("key: {}", e.reason)))?;
                 Ok(row.and_then(|values| values.into_iter().next()))
             }
+            Some(KeyDecoder::Binary(binary)) => match binary.decode(key) {
+                Ok(serde_json::Value::Object(fields)) => {
+                    Ok(fields.into_iter().next().map(|(_, v)| Value::from_json(v)))
+                }
+                Ok(other) => Ok(Some(Value::from_json(other))),
+                Err(DecodeError::Unparseable(reason)) => Err(ParseError::new(format!("key: {reason}"))),
+                Err(DecodeError::Unavailable(reason)) => {
+                    Err(ParseError { reason: format!("key: {reason}"), retry: true })
+                }
+            },
         }
     }
 }

@@ -153,3 +153,61 @@ fn unsupported_header_formats_and_nested_kafka_formats_are_refused() {
         assert!(e.contains(&format!("ioConfig.inputFormat.{field}")), "{e}");
     }
 }
+
+#[test]
+fn avro_and_protobuf_keys_take_their_first_field_or_their_value() {
+    use super::test_support::MemoryRegistry;
+    use base64::Engine;
+    // An Avro string key, its schema inline: the key is the value.
+    let format = json!({"type": "kafka", "valueFormat": {"type": "json"}, "keyColumnName": "id",
+        "keyFormat": {"type": "avro_stream", "avroBytesDecoder": {"type": "schema_inline", "schema": "string"}}});
+    let mut p = parser(format, "ts", json!(["id"]));
+    let key = apache_avro::to_avro_datum(&apache_avro::Schema::String, "user-7").expect("datum");
+    let meta = KafkaMeta { topic: "t", timestamp: None, key: Some(&key), headers: &[] };
+    let out = parse(&mut p, r#"{"ts": 1}"#, &meta);
+    assert_eq!(dims(&p, &out)[0].1, vec![("id".into(), s("user-7"))]);
+    let meta = KafkaMeta { topic: "t", timestamp: None, key: Some(b"\x07"), headers: &[] };
+    match &parse(&mut p, r#"{"ts": 1}"#, &meta)[..] {
+        [Err(e)] => assert!(!e.retry && e.reason.starts_with("key: Avro datum does not decode"), "{e:?}"),
+        other => panic!("expected one error, got {other:?}"),
+    }
+    // A Protobuf key through the registry: its first set field; the registry down retries.
+    let file = prost_types::FileDescriptorProto {
+        name: Some("key.proto".into()),
+        syntax: Some("proto3".into()),
+        message_type: vec![prost_types::DescriptorProto {
+            name: Some("Key".into()),
+            field: vec![prost_types::FieldDescriptorProto {
+                name: Some("user_id".into()),
+                number: Some(1),
+                r#type: Some(prost_types::field_descriptor_proto::Type::String as i32),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let registry = std::sync::Arc::new(MemoryRegistry::default());
+    let serialized = base64::engine::general_purpose::STANDARD.encode(prost::Message::encode_to_vec(&file));
+    registry.add(3, RegisteredSchema { schema: serialized, references: vec![] });
+    let format = json!({"type": "kafka", "valueFormat": {"type": "json"},
+        "keyFormat": {"type": "protobuf", "protoBytesDecoder": {"type": "schema_registry", "url": "http://r"}}});
+    let resolved = load_spec_value(spec(format, "ts", json!(["kafka.key"]))).expect("spec").spec;
+    let mut p = RecordParser::with_registry(&resolved, Some(registry.clone())).expect("parser");
+    // Field 1 (user_id), length 2, "u9", framed as schema 3, message [0].
+    let key = [0, 0, 0, 0, 3, 0, 0x0a, 2, b'u', b'9'];
+    let meta = KafkaMeta { topic: "t", timestamp: None, key: Some(&key), headers: &[] };
+    registry.set_down(true);
+    match &parse(&mut p, r#"{"ts": 1}"#, &meta)[..] {
+        [Err(e)] => assert!(e.retry && e.reason.starts_with("key: schema 3 from the registry"), "{e:?}"),
+        other => panic!("expected a retry, got {other:?}"),
+    }
+    registry.set_down(false);
+    let out = parse(&mut p, r#"{"ts": 1}"#, &meta);
+    assert_eq!(dims(&p, &out)[0].1, vec![("kafka.key".into(), s("u9"))]);
+    // A key format whose registry has no URL is refused by name.
+    let format = json!({"type": "kafka", "valueFormat": {"type": "json"},
+        "keyFormat": {"type": "avro_stream", "avroBytesDecoder": {"type": "schema_registry"}}});
+    let e = load_spec_value(spec(format, "ts", json!([]))).expect_err("no url").to_string();
+    assert!(e.contains("ioConfig.inputFormat.keyFormat.avroBytesDecoder.url"), "{e}");
+}

@@ -3,6 +3,7 @@
 //! incremental index. Bad records give a [`ParseError`] with a reason, never a panic.
 
 mod avro;
+mod binary;
 mod confluent;
 mod delimited;
 pub mod flatten;
@@ -14,19 +15,17 @@ mod values;
 use crate::expr::{self, Expr};
 use crate::filter::RowFilter;
 use crate::row::{DimValue, Row};
-use crate::spec::{
-    AggregatorSpec, AvroBytesDecoder, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling, ProtoBytesDecoder,
-};
+use crate::spec::{AggregatorSpec, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
 use crate::timestamp::TimestampFormat;
 use crate::value::Value;
-use avro::AvroDecoder;
+use binary::BinaryDecoder;
+pub use binary::FormatSources;
 use confluent::DecodeError;
 pub use confluent::{RegisteredSchema, SchemaAt, SchemaReference, SchemaRegistry};
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
 use kafka::KafkaInput;
 pub use kafka::KafkaMeta;
-use protobuf::ProtobufDecoder;
 use std::collections::HashSet;
 use std::sync::Arc;
 use values::{dim_value, metric_value};
@@ -120,18 +119,17 @@ enum Target {
 enum Decoder {
     Json(Option<Flattener>),
     Delimited(DelimitedDecoder),
-    Avro(AvroDecoder, Option<Flattener>),
-    Protobuf(ProtobufDecoder, Option<Flattener>),
+    Binary(BinaryDecoder, Option<Flattener>),
 }
 
-/// What a parser reads schemas from beside the spec: the registry a `schema_registry` decoder
-/// names, and the descriptor set a Protobuf `file` decoder names (read by the caller).
+/// What a parser reads schemas from beside the spec, for the record value's format and the
+/// `kafka` format's `keyFormat`.
 #[derive(Debug, Clone, Default)]
 pub struct SchemaSources {
-    /// The schema registry's client.
-    pub registry: Option<Arc<dyn SchemaRegistry>>,
-    /// The bytes of the `file` decoder's descriptor set.
-    pub descriptor_set: Option<Arc<Vec<u8>>>,
+    /// The value format's.
+    pub value: FormatSources,
+    /// The key format's.
+    pub key: FormatSources,
 }
 
 /// Parses records of one datasource into rows.
@@ -172,8 +170,8 @@ impl RecordParser {
     }
 
     /// Checks that `spec` makes a parser (its formats, flattening, transforms and filter), as a
-    /// submission does, with the `file` decoder's `descriptor_set`; no schema registry is asked.
-    pub fn check(spec: &DatasourceSpec, descriptor_set: Option<Arc<Vec<u8>>>) -> Result<(), String> {
+    /// submission does, with the descriptor sets of `sources`; no schema registry is asked.
+    pub fn check(spec: &DatasourceSpec, mut sources: SchemaSources) -> Result<(), String> {
         #[derive(Debug)]
         struct NotAsked;
         impl SchemaRegistry for NotAsked {
@@ -181,18 +179,21 @@ impl RecordParser {
                 Err("no registry is asked when a spec is checked".into())
             }
         }
-        Self::with_sources(spec, SchemaSources { registry: Some(Arc::new(NotAsked)), descriptor_set }).map(drop)
+        for format in [&mut sources.value, &mut sources.key] {
+            format.registry = Some(Arc::new(NotAsked));
+        }
+        Self::with_sources(spec, sources).map(drop)
     }
 
-    /// Builds a parser whose writer schemas come from `registry` (the spec's `schema_registry`
-    /// decoder).
+    /// Builds a parser whose writer schemas (of the value, and of the key) come from
+    /// `registry` (the spec's `schema_registry` decoders).
     pub fn with_registry(spec: &DatasourceSpec, registry: Option<Arc<dyn SchemaRegistry>>) -> Result<Self, String> {
-        Self::with_sources(spec, SchemaSources { registry, descriptor_set: None })
+        let sources = FormatSources { registry, descriptor_set: None };
+        Self::with_sources(spec, SchemaSources { value: sources.clone(), key: sources })
     }
 
     /// Builds a parser whose schemas come from `sources`.
     pub fn with_sources(spec: &DatasourceSpec, sources: SchemaSources) -> Result<Self, String> {
-        let SchemaSources { registry, descriptor_set } = sources;
         let mut p = RecordParser {
             names: Vec::new(),
             slots: hashbrown::HashMap::default(),
@@ -215,7 +216,7 @@ impl RecordParser {
             filter: None,
             scratch: Vec::new(),
             pool: Vec::new(),
-            kafka: spec.input_format.kafka_columns().map(KafkaInput::new).transpose()?,
+            kafka: spec.input_format.kafka_columns().map(|c| KafkaInput::new(c, &sources.key)).transpose()?,
             meta: Vec::new(),
         };
         p.ts_slot = p.slot(&spec.timestamp.column);
@@ -286,46 +287,12 @@ impl RecordParser {
             InputFormat::Csv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b',')?),
             InputFormat::Tsv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b'\t')?),
             InputFormat::Kafka { .. } => return Err("nested kafka inputFormat".into()),
-            InputFormat::AvroStream { avro_bytes_decoder, binary_as_string, flatten_spec } => {
+            format @ (InputFormat::AvroStream { flatten_spec, .. } | InputFormat::Protobuf { flatten_spec, .. }) => {
                 let flattener = flatten_spec.as_ref().map(Flattener::new).transpose()?;
-                let decoder = match (avro_bytes_decoder, registry) {
-                    (AvroBytesDecoder::SchemaInline { schema }, _) => AvroDecoder::inline(schema, *binary_as_string)
-                        .map_err(|e| format!("ioConfig.inputFormat.avroBytesDecoder.schema: {e}"))?,
-                    (AvroBytesDecoder::SchemaRegistry(settings), Some(r)) => {
-                        AvroDecoder::registry(r, settings.capacity.unwrap_or(100), *binary_as_string)
-                    }
-                    (AvroBytesDecoder::SchemaRegistry(_), None) => {
-                        return Err("avro_stream with a schema_registry decoder needs a registry client here".into())
-                    }
-                };
-                Decoder::Avro(decoder, flattener)
-            }
-            InputFormat::Protobuf { proto_bytes_decoder, flatten_spec } => {
-                let flattener = flatten_spec.as_ref().map(Flattener::new).transpose()?;
-                let at = "ioConfig.inputFormat.protoBytesDecoder";
-                let decoder = match (proto_bytes_decoder, registry) {
-                    (ProtoBytesDecoder::SchemaRegistry(settings), Some(r)) => {
-                        ProtobufDecoder::registry(r, settings.capacity.unwrap_or(100))
-                    }
-                    (ProtoBytesDecoder::SchemaRegistry(_), None) => {
-                        return Err("protobuf with a schema_registry decoder needs a registry client here".into())
-                    }
-                    (ProtoBytesDecoder::Inline { descriptor_string, proto_message_type }, _) => {
-                        use base64::Engine;
-                        let set = base64::engine::general_purpose::STANDARD
-                            .decode(descriptor_string.trim())
-                            .map_err(|e| format!("{at}.descriptorString: not base64: {e}"))?;
-                        ProtobufDecoder::descriptor_set(&set, proto_message_type.as_deref())
-                            .map_err(|e| format!("{at}.descriptorString: {e}"))?
-                    }
-                    (ProtoBytesDecoder::File { descriptor, proto_message_type }, _) => {
-                        let set = descriptor_set
-                            .ok_or_else(|| format!("{at}.descriptor {descriptor:?} was not read here"))?;
-                        ProtobufDecoder::descriptor_set(&set, proto_message_type.as_deref())
-                            .map_err(|e| format!("{at}.descriptor {descriptor:?}: {e}"))?
-                    }
-                };
-                Decoder::Protobuf(decoder, flattener)
+                match BinaryDecoder::for_format(format, &sources.value, "ioConfig.inputFormat")? {
+                    Some(decoder) => Decoder::Binary(decoder, flattener),
+                    None => return Err("not a binary inputFormat".into()),
+                }
             }
         };
         Ok(p)
@@ -457,12 +424,8 @@ impl RecordParser {
             ))));
             return;
         }
-        let decoded = match &mut self.decoder {
-            Decoder::Avro(avro, _) => Some(avro.decode(bytes)),
-            Decoder::Protobuf(protobuf, _) => Some(protobuf.decode(bytes)),
-            Decoder::Json(_) | Decoder::Delimited(_) => None,
-        };
-        if let Some(decoded) = decoded {
+        if let Decoder::Binary(decoder, _) = &mut self.decoder {
+            let decoded = decoder.decode_object(bytes);
             let row = match decoded {
                 Ok(obj) => self.json_row(obj),
                 Err(DecodeError::Unparseable(reason)) => Err(ParseError::new(reason)),
@@ -513,7 +476,7 @@ impl RecordParser {
                 }
             }
             // Decoded above, before any text check.
-            Decoder::Avro(..) | Decoder::Protobuf(..) => {}
+            Decoder::Binary(..) => {}
         }
     }
 
@@ -552,7 +515,7 @@ impl RecordParser {
     fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
         self.reset_scratch();
         let fields = match &self.decoder {
-            Decoder::Json(Some(f)) | Decoder::Avro(_, Some(f)) | Decoder::Protobuf(_, Some(f)) => f.flatten(&obj),
+            Decoder::Json(Some(f)) | Decoder::Binary(_, Some(f)) => f.flatten(&obj),
             _ => obj.into_iter().collect(),
         };
         for (k, v) in fields {

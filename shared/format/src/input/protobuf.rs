@@ -77,8 +77,8 @@ impl ProtobufDecoder {
         }
     }
 
-    /// One record value as a JSON object.
-    pub fn decode(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, DecodeError> {
+    /// One value as JSON (an object).
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Json, DecodeError> {
         let (message, body) = match &mut self.source {
             Source::Fixed(m) => (m.clone(), bytes),
             Source::Registry { registry, cache, capacity } => {
@@ -101,13 +101,7 @@ impl ProtobufDecoder {
         };
         let decoded = DynamicMessage::decode(message.clone(), body)
             .map_err(|e| DecodeError::Unparseable(format!("Protobuf {} does not decode: {e}", message.full_name())))?;
-        match Convert::message(decoded, 0).map_err(DecodeError::Unparseable)? {
-            Json::Object(obj) => Ok(obj),
-            other => Err(DecodeError::Unparseable(format!(
-                "the Protobuf {} is not an object but {other}",
-                message.full_name()
-            ))),
-        }
+        Convert::message(decoded, 0).map_err(DecodeError::Unparseable)
     }
 }
 

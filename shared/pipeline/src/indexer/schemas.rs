@@ -1,8 +1,9 @@
-//! Where a spec's binary formats read their schemas from: the schema registry a
-//! `schema_registry` decoder names, and the descriptor set file a Protobuf `file` decoder names
-//! (a path or a `file://` URL, read where the task runs, bounded in size).
+//! Where a spec's binary formats (of the value, and of the `kafka` format's key) read their
+//! schemas from: the schema registry a `schema_registry` decoder names, and the descriptor set
+//! file a Protobuf `file` decoder names (a path or a `file://` URL, read where the task runs,
+//! bounded in size).
 
-use sluice_format::input::{SchemaRegistry, SchemaSources};
+use sluice_format::input::{FormatSources, SchemaRegistry, SchemaSources};
 use sluice_format::spec::{DatasourceSpec, InputFormat, ProtoBytesDecoder};
 use sluice_kafka::HttpSchemaRegistry;
 use std::io::Read;
@@ -11,19 +12,27 @@ use std::sync::Arc;
 /// Largest descriptor set file read.
 const MAX_DESCRIPTOR_SET_BYTES: u64 = 16 << 20;
 
-/// The registry client and descriptor set `spec`'s input format needs.
+/// The registry clients and descriptor sets `spec`'s value and key formats need.
 pub(crate) fn schema_sources(spec: &DatasourceSpec) -> Result<SchemaSources, String> {
-    let registry = match spec.input_format.registry() {
+    let key = spec.input_format.kafka_columns().and_then(|c| c.key).map(|(_, format)| format);
+    Ok(SchemaSources {
+        value: format_sources(spec.input_format.value_format())?,
+        key: key.as_ref().map(format_sources).transpose()?.unwrap_or_default(),
+    })
+}
+
+fn format_sources(format: &InputFormat) -> Result<FormatSources, String> {
+    let registry = match format.registry() {
         Some(settings) => Some(Arc::new(HttpSchemaRegistry::new(settings)?) as Arc<dyn SchemaRegistry>),
         None => None,
     };
-    let descriptor_set = match spec.input_format.value_format() {
+    let descriptor_set = match format {
         InputFormat::Protobuf { proto_bytes_decoder: ProtoBytesDecoder::File { descriptor, .. }, .. } => {
             Some(Arc::new(read_descriptor_set(descriptor)?))
         }
         _ => None,
     };
-    Ok(SchemaSources { registry, descriptor_set })
+    Ok(FormatSources { registry, descriptor_set })
 }
 
 /// The bytes of the descriptor set file at `descriptor`.

@@ -107,16 +107,19 @@ pub(super) fn input_format(
             }
         }
     }
-    if let Some(RegistrySettings { url, urls, .. }) = input_format.registry() {
-        let decoder = match input_format.value_format() {
-            InputFormat::Protobuf { .. } => "protoBytesDecoder",
+    let key_format = input_format.kafka_columns().and_then(|c| c.key).map(|(_, format)| format);
+    let formats = [
+        (Some(input_format.value_format()), "ioConfig.inputFormat"),
+        (key_format.as_ref(), "ioConfig.inputFormat.keyFormat"),
+    ];
+    for (format, at) in formats {
+        let Some(RegistrySettings { url, urls, .. }) = format.and_then(InputFormat::registry) else { continue };
+        let decoder = match format {
+            Some(InputFormat::Protobuf { .. }) => "protoBytesDecoder",
             _ => "avroBytesDecoder",
         };
         if url.is_none() && urls.as_ref().is_none_or(Vec::is_empty) {
-            return Err(SpecError::field(
-                f(&format!("ioConfig.inputFormat.{decoder}.url")),
-                "missing: give url or urls",
-            ));
+            return Err(SpecError::field(f(&format!("{at}.{decoder}.url")), "missing: give url or urls"));
         }
     }
     let (flatten_spec, feature_spec) = match input_format.value_format() {
