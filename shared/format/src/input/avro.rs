@@ -77,7 +77,7 @@ impl WriterSchema {
 /// Where a record's writer schema comes from.
 #[derive(Debug)]
 enum Source {
-    Inline(WriterSchema),
+    Inline(Arc<WriterSchema>),
     Registry { registry: Arc<dyn SchemaRegistry>, cache: HashMap<u32, Arc<WriterSchema>>, capacity: usize },
 }
 
@@ -93,7 +93,7 @@ impl AvroDecoder {
     pub fn inline(schema: &serde_json::Value, binary_as_string: bool) -> Result<Self, String> {
         bound_allocations();
         let writer = WriterSchema::parse(&schema.to_string())?;
-        Ok(Self { source: Source::Inline(writer), binary_as_string })
+        Ok(Self { source: Source::Inline(Arc::new(writer)), binary_as_string })
     }
 
     /// A decoder reading the Confluent wire format, schemas from `registry` (at most
@@ -108,9 +108,34 @@ impl AvroDecoder {
 
     /// One value as JSON.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Json, DecodeError> {
-        let binary_as_string = self.binary_as_string;
-        match &mut self.source {
-            Source::Inline(w) => to_json(w, bytes, binary_as_string),
+        let (writer, value) = self.read(bytes)?;
+        let convert = Convert { writer: &writer, binary_as_string: self.binary_as_string };
+        convert.json(value, &writer.schema, 0).map_err(DecodeError::Unparseable)
+    }
+
+    /// One record's fields, in its schema's order.
+    pub fn decode_fields(&mut self, bytes: &[u8]) -> Result<Vec<(String, Json)>, DecodeError> {
+        let (writer, value) = self.read(bytes)?;
+        let convert = Convert { writer: &writer, binary_as_string: self.binary_as_string };
+        let fields = match (value, &writer.schema) {
+            (Avro::Record(fields), Schema::Record(r)) => fields
+                .into_iter()
+                .zip(&r.fields)
+                .map(|((name, v), f)| Ok((name, convert.json(v, &f.schema, 1)?)))
+                .collect::<Result<_, String>>(),
+            (other, schema) => match convert.json(other, schema, 0) {
+                Ok(Json::Object(fields)) => Ok(fields.into_iter().collect()),
+                Ok(other) => Err(format!("the value is not a record but {other}")),
+                Err(e) => Err(e),
+            },
+        };
+        fields.map_err(DecodeError::Unparseable)
+    }
+
+    /// One datum and its writer schema.
+    fn read(&mut self, bytes: &[u8]) -> Result<(Arc<WriterSchema>, Avro), DecodeError> {
+        let (writer, mut datum) = match &mut self.source {
+            Source::Inline(w) => (w.clone(), bytes),
             Source::Registry { registry, cache, capacity } => {
                 let (id, datum) = frame(bytes)?;
                 let writer = match cache.get(&id) {
@@ -130,9 +155,15 @@ impl AvroDecoder {
                         w
                     }
                 };
-                to_json(&writer, datum, binary_as_string)
+                (writer, datum)
             }
+        };
+        let value = apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
+            .map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
+        if !datum.is_empty() {
+            return Err(DecodeError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
         }
+        Ok((writer, value))
     }
 }
 
@@ -141,16 +172,6 @@ impl AvroDecoder {
 /// The limit is the process's (the first call sets it).
 fn bound_allocations() {
     apache_avro::util::max_allocation_bytes(super::MAX_RECORD_BYTES);
-}
-
-fn to_json(writer: &WriterSchema, mut datum: &[u8], binary_as_string: bool) -> Result<Json, DecodeError> {
-    let value = apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
-        .map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
-    if !datum.is_empty() {
-        return Err(DecodeError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
-    }
-    let convert = Convert { writer, binary_as_string };
-    convert.json(value, &writer.schema, 0).map_err(DecodeError::Unparseable)
 }
 
 struct Convert<'a> {

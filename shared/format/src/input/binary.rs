@@ -6,7 +6,7 @@ use super::confluent::{DecodeError, SchemaRegistry};
 use super::protobuf::ProtobufDecoder;
 use crate::spec::{AvroBytesDecoder, InputFormat, ProtoBytesDecoder};
 use base64::Engine;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
 /// What one format reads its schemas from beside the spec: the registry a `schema_registry`
@@ -85,11 +85,11 @@ impl BinaryDecoder {
         }
     }
 
-    /// One value that must be an object (a record value's fields).
-    pub fn decode_object(&mut self, bytes: &[u8]) -> Result<Map<String, Json>, DecodeError> {
-        match self.decode(bytes)? {
-            Json::Object(fields) => Ok(fields),
-            other => Err(DecodeError::Unparseable(format!("the value is not a record but {other}"))),
+    /// One record value's fields (it must be a record).
+    pub fn decode_fields(&mut self, bytes: &[u8]) -> Result<Vec<(String, Json)>, DecodeError> {
+        match self {
+            BinaryDecoder::Avro(d) => d.decode_fields(bytes),
+            BinaryDecoder::Protobuf(d) => d.decode_fields(bytes),
         }
     }
 }

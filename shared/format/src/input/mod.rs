@@ -425,9 +425,9 @@ impl RecordParser {
             return;
         }
         if let Decoder::Binary(decoder, _) = &mut self.decoder {
-            let decoded = decoder.decode_object(bytes);
+            let decoded = decoder.decode_fields(bytes);
             let row = match decoded {
-                Ok(obj) => self.json_row(obj),
+                Ok(fields) => self.binary_row(fields),
                 Err(DecodeError::Unparseable(reason)) => Err(ParseError::new(reason)),
                 Err(DecodeError::Unavailable(reason)) => Err(ParseError { reason, retry: true }),
             };
@@ -513,11 +513,23 @@ impl RecordParser {
     }
 
     fn json_row(&mut self, obj: serde_json::Map<String, serde_json::Value>) -> Result<Parsed, ParseError> {
-        self.reset_scratch();
         let fields = match &self.decoder {
             Decoder::Json(Some(f)) | Decoder::Binary(_, Some(f)) => f.flatten(&obj),
             _ => obj.into_iter().collect(),
         };
+        self.fields_row(fields)
+    }
+
+    /// A binary value's row: its fields as they are, or through the flattenSpec as an object.
+    fn binary_row(&mut self, fields: Vec<(String, serde_json::Value)>) -> Result<Parsed, ParseError> {
+        match &self.decoder {
+            Decoder::Binary(_, Some(_)) => self.json_row(fields.into_iter().collect()),
+            _ => self.fields_row(fields),
+        }
+    }
+
+    fn fields_row(&mut self, fields: Vec<(String, serde_json::Value)>) -> Result<Parsed, ParseError> {
+        self.reset_scratch();
         for (k, v) in fields {
             let slot = self.input_slot(&k);
             self.set(slot, Value::from_json(v));

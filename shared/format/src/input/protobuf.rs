@@ -79,6 +79,16 @@ impl ProtobufDecoder {
 
     /// One value as JSON (an object).
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Json, DecodeError> {
+        Convert::message(self.read(bytes)?, 0).map_err(DecodeError::Unparseable)
+    }
+
+    /// One message's fields that are set, in field number order.
+    pub fn decode_fields(&mut self, bytes: &[u8]) -> Result<Vec<(String, Json)>, DecodeError> {
+        Convert::fields(self.read(bytes)?).map_err(DecodeError::Unparseable)
+    }
+
+    /// One message.
+    fn read(&mut self, bytes: &[u8]) -> Result<DynamicMessage, DecodeError> {
         let (message, body) = match &mut self.source {
             Source::Fixed(m) => (m.clone(), bytes),
             Source::Registry { registry, cache, capacity } => {
@@ -99,9 +109,8 @@ impl ProtobufDecoder {
                 (indexed(file, &self.indexes).map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))?, body)
             }
         };
-        let decoded = DynamicMessage::decode(message.clone(), body)
-            .map_err(|e| DecodeError::Unparseable(format!("Protobuf {} does not decode: {e}", message.full_name())))?;
-        Convert::message(decoded, 0).map_err(DecodeError::Unparseable)
+        DynamicMessage::decode(message.clone(), body)
+            .map_err(|e| DecodeError::Unparseable(format!("Protobuf {} does not decode: {e}", message.full_name())))
     }
 }
 
@@ -191,6 +200,20 @@ fn registry_file(registry: &dyn SchemaRegistry, id: u32) -> Result<FileDescripto
 struct Convert;
 
 impl Convert {
+    /// A record value's fields: its message's, unless it is a well-known type.
+    fn fields(mut message: DynamicMessage) -> Result<Vec<(String, Json)>, String> {
+        if message.descriptor().full_name().starts_with("google.protobuf.") {
+            return match Self::message(message, 0)? {
+                Json::Object(fields) => Ok(fields.into_iter().collect()),
+                other => Err(format!("the value is not a record but {other}")),
+            };
+        }
+        message
+            .take_fields()
+            .map(|(field, value)| Ok((field.json_name().to_string(), Self::field(&field.kind(), value, 0)?)))
+            .collect()
+    }
+
     fn message(mut message: DynamicMessage, depth: usize) -> Result<Json, String> {
         if depth > MAX_DEPTH {
             return Err(format!("the Protobuf message nests deeper than {MAX_DEPTH} levels"));
