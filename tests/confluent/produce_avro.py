@@ -2,7 +2,8 @@
 which registers each schema in the registry it is given and frames each value with its id.
 
 Two versions of one subject's schema are used in one run (the second adds a field with a
-default), records alternating between them; keys are Avro strings. Prints each produced row as a JSON line:
+default, and takes a named type from another subject by a schema reference), records
+alternating between them; keys are Avro strings. Prints each produced row as a JSON line:
 partition, the fields written and the schema version.
 
 usage: produce_avro.py BOOTSTRAP TOPIC REGISTRY_URL COUNT
@@ -11,7 +12,7 @@ usage: produce_avro.py BOOTSTRAP TOPIC REGISTRY_URL COUNT
 import json
 import sys
 
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from produce import produce
 
@@ -25,7 +26,11 @@ V1 = {
         {"name": "added", "type": "int"},
     ],
 }
-V2 = dict(V1, fields=V1["fields"] + [{"name": "channel", "type": "string", "default": "#en"}])
+# Version 2 adds a field with a default, and names wiki.Geo, registered on its own under the
+# subject wiki.Geo, as a schema reference instead of defining it.
+GEO = V1["fields"][3]["type"]
+V2 = dict(V1, fields=[f if f["name"] != "geo" else dict(f, type="wiki.Geo") for f in V1["fields"]]
+          + [{"name": "channel", "type": "string", "default": "#en"}])
 
 # 2015-09-12T00:00:00Z, where Druid's Wikipedia sample lives.
 DAY = 1442016000000
@@ -34,7 +39,9 @@ DAY = 1442016000000
 def main():
     bootstrap, topic, registry_url, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     registry = SchemaRegistryClient({"url": registry_url})
-    serializers = [AvroSerializer(registry, json.dumps(v)) for v in (V1, V2)]
+    registry.register_schema("wiki.Geo", Schema(json.dumps(dict(GEO, namespace="wiki")), "AVRO"))
+    v2 = Schema(json.dumps(V2), "AVRO", [SchemaReference("wiki.Geo", "wiki.Geo", 1)])
+    serializers = [AvroSerializer(registry, json.dumps(V1)), AvroSerializer(registry, v2)]
     # Keys are Avro strings, registered under the topic's key subject.
     key_serializer = AvroSerializer(registry, '"string"')
 

@@ -1,7 +1,8 @@
 //! Avro on the real broker: records written by Confluent's own serializer (`confluent-kafka`'s
 //! `AvroSerializer`, which registers its schemas in the registry it is given and frames each
-//! value with the schema id), two versions of one schema in one range and Avro keys, read back
-//! by an indexing task whose schemas come from that registry.
+//! value with the schema id), two versions of one schema in one range (the second naming a
+//! type by a schema reference) and Avro keys, read back by an indexing task whose schemas come
+//! from that registry.
 
 use serde_json::Value;
 use sluice_integration::confluent::{ingest_through_registry_outage, produce_with_confluent};
@@ -19,6 +20,7 @@ async fn records_of_confluents_avro_serializer_are_ingested_across_two_schema_ve
     assert_eq!(rows.len(), 40);
     let schemas = registry.schemas(&format!("{topic}-value"));
     assert_eq!(schemas.len(), 2, "the serializer registered two versions under the topic's subject");
+    assert!(schemas[1].1.contains("\"wiki.Geo\"") && !schemas[1].1.contains("country"), "version 2 references Geo");
 
     let b = Backends::local().await;
     // The value through the kafka format, its Avro string key a column.

@@ -6,7 +6,7 @@
 //! types as the numbers they stand for (dates in days, times and timestamps in their unit,
 //! decimals scaled to doubles).
 
-use super::confluent::{frame, DecodeError, SchemaAt, SchemaRegistry};
+use super::confluent::{frame, with_references, DecodeError, SchemaRegistry};
 use apache_avro::schema::{Name, ResolvedSchema, Schema};
 use apache_avro::types::Value as Avro;
 use base64::Engine;
@@ -17,23 +17,37 @@ use std::sync::Arc;
 /// Nesting of records, arrays, maps and unions a datum may have.
 const MAX_DEPTH: usize = 64;
 
-/// A writer schema with its named types.
+/// A writer schema with its named types, and the schemas it references (the registry's
+/// schema references: named types defined in other subjects).
 #[derive(Debug)]
 struct WriterSchema {
     schema: Schema,
+    referenced: Vec<Schema>,
     names: HashMap<Name, Schema>,
 }
 
 impl WriterSchema {
     fn parse(text: &str) -> Result<Self, String> {
-        let schema = Schema::parse_str(text).map_err(|e| format!("invalid Avro schema: {e}"))?;
-        let names = ResolvedSchema::try_from(&schema)
-            .map_err(|e| format!("invalid Avro schema: {e}"))?
+        Self::parse_with(text, &[])
+    }
+
+    /// The schema `text` whose named types may be defined in `references` (schema texts).
+    fn parse_with(text: &str, references: &[&str]) -> Result<Self, String> {
+        let invalid = |e: apache_avro::Error| format!("invalid Avro schema: {e}");
+        let (schema, referenced) = if references.is_empty() {
+            (Schema::parse_str(text).map_err(invalid)?, Vec::new())
+        } else {
+            Schema::parse_str_with_list(text, references).map_err(invalid)?
+        };
+        // Names resolve in order: the referenced schemas (each after those it references) first.
+        let all: Vec<&Schema> = referenced.iter().chain(std::iter::once(&schema)).collect();
+        let names = ResolvedSchema::try_from(all)
+            .map_err(invalid)?
             .get_names()
             .iter()
             .map(|(n, s)| (n.clone(), (*s).clone()))
             .collect();
-        let writer = Self { schema, names };
+        let writer = Self { schema, referenced, names };
         writer.refuse_recursion(&writer.schema, &mut Vec::new(), &mut Default::default())?;
         Ok(writer)
     }
@@ -78,7 +92,12 @@ impl WriterSchema {
 #[derive(Debug)]
 enum Source {
     Inline(Arc<WriterSchema>),
-    Registry { registry: Arc<dyn SchemaRegistry>, cache: HashMap<u32, Arc<WriterSchema>>, capacity: usize },
+    /// Schemas by id (or why an id's schema is unusable, so it is not fetched again).
+    Registry {
+        registry: Arc<dyn SchemaRegistry>,
+        cache: HashMap<u32, Result<Arc<WriterSchema>, String>>,
+        capacity: usize,
+    },
 }
 
 /// Decodes record values of one datasource.
@@ -138,28 +157,25 @@ impl AvroDecoder {
             Source::Inline(w) => (w.clone(), bytes),
             Source::Registry { registry, cache, capacity } => {
                 let (id, datum) = frame(bytes)?;
-                let writer = match cache.get(&id) {
-                    Some(w) => w.clone(),
-                    None => {
-                        let text = registry
-                            .schema(SchemaAt::Id(id), false)
-                            .map_err(|e| DecodeError::Unavailable(format!("schema {id} from the registry: {e}")))?
-                            .schema;
-                        let w = WriterSchema::parse(&text)
-                            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))?;
-                        if cache.len() >= *capacity {
-                            cache.clear();
-                        }
-                        let w = Arc::new(w);
-                        cache.insert(id, w.clone());
-                        w
+                if !cache.contains_key(&id) {
+                    let (root, references) = with_references(registry.as_ref(), id, false, &|_| false)?;
+                    let texts: Vec<&str> = references.iter().map(|(_, r)| r.schema.as_str()).collect();
+                    let writer = WriterSchema::parse_with(&root.schema, &texts).map(Arc::new);
+                    if cache.len() >= *capacity {
+                        cache.clear();
                     }
-                };
+                    cache.insert(id, writer.map_err(|e| format!("schema {id}: {e}")));
+                }
+                let writer = cache[&id].clone().map_err(DecodeError::Unparseable)?;
                 (writer, datum)
             }
         };
-        let value = apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
-            .map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
+        let value = if writer.referenced.is_empty() {
+            apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
+        } else {
+            apache_avro::from_avro_datum_schemata(&writer.schema, writer.referenced.iter().collect(), &mut datum, None)
+        };
+        let value = value.map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
         if !datum.is_empty() {
             return Err(DecodeError::Unparseable(format!("{} bytes follow the Avro datum", datum.len())));
         }

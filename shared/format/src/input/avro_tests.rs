@@ -1,7 +1,7 @@
 //! `avro_stream` values: inline schemas, the schema registry's wire format, schema evolution,
 //! logical types, and what makes a record unparseable or the read retried.
 
-use super::test_support::{dims, parse, retried, s, unparseable, MemoryRegistry};
+use super::test_support::{dims, parse, retried, row, s, unparseable, MemoryRegistry};
 use super::*;
 use crate::row::DimValue;
 use crate::spec::load_spec_value;
@@ -156,7 +156,51 @@ fn an_unknown_id_or_an_unreachable_registry_retries_and_bad_bytes_are_unparseabl
     let mut longer = framed(1, &good);
     longer.push(7);
     assert!(unparseable(parse(&mut p, &longer)).contains("1 bytes follow the Avro datum"));
-    assert!(unparseable(parse(&mut p, &framed(3, &good))).contains("schema 3: invalid Avro schema"));
+    // An invalid schema is unparseable, and not asked for again.
+    let before = registry.requests();
+    for _ in 0..3 {
+        assert!(unparseable(parse(&mut p, &framed(3, &good))).contains("schema 3: invalid Avro schema"));
+    }
+    assert_eq!(registry.requests(), before + 1);
+}
+
+#[test]
+fn registry_schemas_may_name_types_their_references_define() {
+    // wiki.Geo is registered on its own; schema 7 names it and references it, and 8 references
+    // a schema that references Geo in turn.
+    let registry = Arc::new(MemoryRegistry::default());
+    let geo =
+        r#"{"type": "record", "name": "Geo", "namespace": "wiki", "fields": [{"name": "country", "type": "string"}]}"#;
+    let place =
+        r#"{"type": "record", "name": "Place", "namespace": "wiki", "fields": [{"name": "geo", "type": "wiki.Geo"}]}"#;
+    let reference =
+        |name: &str, subject: &str| SchemaReference { name: name.into(), subject: subject.into(), version: 1 };
+    registry.add_version("wiki.Geo", 1, RegisteredSchema { schema: geo.into(), references: vec![] });
+    registry.add_version(
+        "wiki.Place",
+        1,
+        RegisteredSchema { schema: place.into(), references: vec![reference("wiki.Geo", "wiki.Geo")] },
+    );
+    let edit = r#"{"type": "record", "name": "Edit", "namespace": "wiki", "fields": [
+        {"name": "ts", "type": "long"}, {"name": "page", "type": "string"}, {"name": "geo", "type": "wiki.Geo"}]}"#;
+    let at = r#"{"type": "record", "name": "At", "namespace": "wiki", "fields": [
+        {"name": "ts", "type": "long"}, {"name": "page", "type": "string"}, {"name": "place", "type": "wiki.Place"}]}"#;
+    registry.add(7, RegisteredSchema { schema: edit.into(), references: vec![reference("wiki.Geo", "wiki.Geo")] });
+    registry.add(8, RegisteredSchema { schema: at.into(), references: vec![reference("wiki.Place", "wiki.Place")] });
+    let decoder = json!({"type": "schema_registry", "url": "http://registry"});
+    let mut spec = spec(decoder, json!(["page", "country"]));
+    spec.timestamp.format = "millis".into();
+    let mut p = RecordParser::with_registry(&spec, Some(registry.clone())).expect("parser");
+    // ts 1442016000000 (zigzag varint), page "Main", country "FR".
+    let mut datum = vec![0x80, 0xe0, 0xe5, 0x99, 0xfb, 0x53];
+    datum.extend_from_slice(&[8, b'M', b'a', b'i', b'n', 4, b'F', b'R']);
+    assert_eq!(row(&mut p, &framed(7, &datum)).1, vec![("page".into(), s("Main")), ("country".into(), s("FR"))]);
+    // Through two levels of references the country is at $.place.geo.country: not flattened
+    // by the spec's $.geo.country, the row is still read.
+    assert_eq!(row(&mut p, &framed(8, &datum)).1, vec![("page".into(), s("Main")), ("country".into(), DimValue::Null)]);
+    // A referenced schema the registry cannot give retries the read.
+    registry.add(9, RegisteredSchema { schema: edit.into(), references: vec![reference("wiki.Geo", "gone")] });
+    assert!(retried(parse(&mut p, &framed(9, &datum))).contains("subject \"gone\" version 1 from the registry"));
 }
 
 #[test]

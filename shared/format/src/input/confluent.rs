@@ -4,6 +4,8 @@
 
 /// Message indexes one Protobuf value may give: deeper than any real nesting of message types.
 const MAX_MESSAGE_INDEXES: usize = 32;
+/// Schemas one schema may reference, directly or not.
+pub(super) const MAX_REFERENCES: usize = 256;
 
 /// Where writer schemas come from by id: Confluent's schema registry.
 pub trait SchemaRegistry: Send + Sync + std::fmt::Debug {
@@ -59,6 +61,52 @@ pub(super) enum DecodeError {
     Unparseable(String),
     /// Its schema could not be had now: the read fails and is retried.
     Unavailable(String),
+}
+
+/// Schema `id` from `registry`, and the schemas it references, directly or not, each once and
+/// after every schema it references (`skip`: references not to fetch, such as types built in).
+/// A schema that cannot be had fails the read to be retried.
+pub(super) fn with_references(
+    registry: &dyn SchemaRegistry,
+    id: u32,
+    serialized: bool,
+    skip: &dyn Fn(&SchemaReference) -> bool,
+) -> Result<(RegisteredSchema, Vec<(String, RegisteredSchema)>), DecodeError> {
+    let unavailable = |at: SchemaAt<'_>, e: String| DecodeError::Unavailable(format!("{at} from the registry: {e}"));
+    let root = registry.schema(SchemaAt::Id(id), serialized).map_err(|e| unavailable(SchemaAt::Id(id), e))?;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    // Depth first, each reference's own references before it; the seen set ends a cycle, and
+    // bounds the depth with the number of schemas.
+    fn visit(
+        registry: &dyn SchemaRegistry,
+        references: &[SchemaReference],
+        serialized: bool,
+        skip: &dyn Fn(&SchemaReference) -> bool,
+        seen: &mut std::collections::HashSet<(String, i64)>,
+        out: &mut Vec<(String, RegisteredSchema)>,
+    ) -> Result<(), DecodeError> {
+        for r in references.iter().filter(|r| !skip(r)) {
+            if !seen.insert((r.subject.clone(), r.version)) {
+                continue;
+            }
+            if seen.len() > MAX_REFERENCES {
+                return Err(DecodeError::Unparseable(format!("more than {MAX_REFERENCES} schemas are referenced")));
+            }
+            let at = SchemaAt::Version(&r.subject, r.version);
+            let schema = registry
+                .schema(at, serialized)
+                .map_err(|e| DecodeError::Unavailable(format!("{at} from the registry: {e}")))?;
+            visit(registry, &schema.references, serialized, skip, seen, out)?;
+            out.push((r.name.clone(), schema));
+        }
+        Ok(())
+    }
+    visit(registry, &root.references, serialized, skip, &mut seen, &mut out).map_err(|e| match e {
+        DecodeError::Unparseable(reason) => DecodeError::Unparseable(format!("schema {id}: {reason}")),
+        unavailable => unavailable,
+    })?;
+    Ok((root, out))
 }
 
 /// Splits the wire format: magic byte 0, the schema id (4 bytes, big-endian), the rest.

@@ -8,7 +8,9 @@
 //! and `Duration` as their JSON strings, `Struct`, `Value` and `ListValue` as the JSON they
 //! hold. It is then flattened by `flattenSpec` as JSON is.
 
-use super::confluent::{frame, message_indexes, DecodeError, SchemaAt, SchemaRegistry};
+use super::confluent::{
+    frame, message_indexes, with_references, DecodeError, RegisteredSchema, SchemaReference, SchemaRegistry,
+};
 use base64::Engine;
 use prost::Message;
 use prost_reflect::{
@@ -21,8 +23,6 @@ use std::sync::Arc;
 
 /// Nesting of messages, lists and maps a value may have.
 const MAX_DEPTH: usize = 64;
-/// Files one registry schema may import, directly or not.
-const MAX_REFERENCED_FILES: usize = 256;
 
 /// Where a record's message type comes from.
 #[derive(Debug)]
@@ -142,58 +142,32 @@ fn indexed(file: &FileDescriptor, indexes: &[usize]) -> Result<MessageDescriptor
 
 /// Schema `id` with the files it references, fetched from `registry`.
 fn registry_file(registry: &dyn SchemaRegistry, id: u32) -> Result<FileDescriptor, DecodeError> {
-    let unavailable = |at: SchemaAt<'_>, e: String| DecodeError::Unavailable(format!("{at} from the registry: {e}"));
-    let root = registry.schema(SchemaAt::Id(id), true).map_err(|e| unavailable(SchemaAt::Id(id), e))?;
     let mut pool = DescriptorPool::global();
-    let mut pending = vec![(format!("schema-{id}.proto"), root, false)];
-    let mut fetched = 0;
-    let mut root_name = None;
-    // Depth first: a file is added once every file it references is (a file two others import
-    // may be fetched twice; a cycle ends at the bound on fetches).
-    while let Some((name, schema, expanded)) = pending.pop() {
-        if !expanded {
-            let references = schema.references.clone();
-            pending.push((name, schema, true));
-            for r in references.into_iter().rev() {
-                if pool.get_file_by_name(&r.name).is_some() {
-                    continue;
-                }
-                fetched += 1;
-                if fetched > MAX_REFERENCED_FILES {
-                    return Err(DecodeError::Unparseable(format!(
-                        "schema {id} references more than {MAX_REFERENCED_FILES} files"
-                    )));
-                }
-                let at = SchemaAt::Version(&r.subject, r.version);
-                let referenced = registry.schema(at, true).map_err(|e| unavailable(at, e))?;
-                pending.push((r.name, referenced, false));
-            }
-            continue;
-        }
-        // Imported by two files: added by the first.
-        if !pending.is_empty() && pool.get_file_by_name(&name).is_some() {
-            continue;
-        }
+    let built_in = |r: &SchemaReference| pool.get_file_by_name(&r.name).is_some();
+    let (root, references) = with_references(registry, id, true, &built_in)?;
+    let file = |name: &str, schema: &RegisteredSchema| {
         let bytes = base64::engine::general_purpose::STANDARD.decode(schema.schema.trim()).map_err(|e| {
             DecodeError::Unparseable(format!("schema {id}: {name} is not a serialized file descriptor (base64: {e})"))
         })?;
-        let mut file = FileDescriptorProto::decode(bytes.as_slice())
-            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: {name} is not a file descriptor: {e}")))?;
-        // A referenced file is imported by its reference name; the schema itself keeps its own.
-        if pending.is_empty() {
-            if file.name().is_empty() {
-                file.name = Some(name);
-            }
-            root_name = Some(file.name().to_string());
-        } else {
-            file.name = Some(name);
-        }
-        pool.add_file_descriptor_proto(file)
-            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: invalid Protobuf schema: {e}")))?;
+        FileDescriptorProto::decode(bytes.as_slice())
+            .map_err(|e| DecodeError::Unparseable(format!("schema {id}: {name} is not a file descriptor: {e}")))
+    };
+    let invalid = |e: prost_reflect::DescriptorError| {
+        DecodeError::Unparseable(format!("schema {id}: invalid Protobuf schema: {e}"))
+    };
+    // A referenced file is imported by its reference name; the schema itself keeps its own.
+    for (name, schema) in &references {
+        let mut referenced = file(name, schema)?;
+        referenced.name = Some(name.clone());
+        pool.add_file_descriptor_proto(referenced).map_err(invalid)?;
     }
-    root_name
-        .and_then(|n| pool.get_file_by_name(&n))
-        .ok_or_else(|| DecodeError::Unparseable(format!("schema {id}: no file descriptor")))
+    let mut root = file(&format!("schema {id}"), &root)?;
+    if root.name().is_empty() {
+        root.name = Some(format!("schema-{id}.proto"));
+    }
+    let name = root.name().to_string();
+    pool.add_file_descriptor_proto(root).map_err(invalid)?;
+    pool.get_file_by_name(&name).ok_or_else(|| DecodeError::Unparseable(format!("schema {id}: no file descriptor")))
 }
 
 /// Messages to JSON as Druid's `ProtobufConverter` makes them, taking their values.
