@@ -173,7 +173,9 @@ impl AvroDecoder {
         let value = if writer.referenced.is_empty() {
             apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
         } else {
-            apache_avro::from_avro_datum_schemata(&writer.schema, writer.referenced.iter().collect(), &mut datum, None)
+            // The names of the referenced schemas, then the schema's own.
+            let all = writer.referenced.iter().chain(std::iter::once(&writer.schema)).collect();
+            apache_avro::from_avro_datum_schemata(&writer.schema, all, &mut datum, None)
         };
         let value = value.map_err(|e| DecodeError::Unparseable(format!("Avro datum does not decode: {e}")))?;
         if !datum.is_empty() {

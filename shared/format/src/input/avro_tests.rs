@@ -181,26 +181,34 @@ fn registry_schemas_may_name_types_their_references_define() {
         1,
         RegisteredSchema { schema: place.into(), references: vec![reference("wiki.Geo", "wiki.Geo")] },
     );
+    // Edit also names a type it defines itself (Kind, used twice).
     let edit = r#"{"type": "record", "name": "Edit", "namespace": "wiki", "fields": [
-        {"name": "ts", "type": "long"}, {"name": "page", "type": "string"}, {"name": "geo", "type": "wiki.Geo"}]}"#;
+        {"name": "ts", "type": "long"}, {"name": "page", "type": "string"}, {"name": "geo", "type": "wiki.Geo"},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["EDIT", "NEW"]}},
+        {"name": "was", "type": "Kind"}]}"#;
     let at = r#"{"type": "record", "name": "At", "namespace": "wiki", "fields": [
         {"name": "ts", "type": "long"}, {"name": "page", "type": "string"}, {"name": "place", "type": "wiki.Place"}]}"#;
     registry.add(7, RegisteredSchema { schema: edit.into(), references: vec![reference("wiki.Geo", "wiki.Geo")] });
     registry.add(8, RegisteredSchema { schema: at.into(), references: vec![reference("wiki.Place", "wiki.Place")] });
     let decoder = json!({"type": "schema_registry", "url": "http://registry"});
-    let mut spec = spec(decoder, json!(["page", "country"]));
+    let mut spec = spec(decoder, json!(["page", "country", "kind", "was"]));
     spec.timestamp.format = "millis".into();
     let mut p = RecordParser::with_registry(&spec, Some(registry.clone())).expect("parser");
     // ts 1442016000000 (zigzag varint), page "Main", country "FR".
     let mut datum = vec![0x80, 0xe0, 0xe5, 0x99, 0xfb, 0x53];
     datum.extend_from_slice(&[8, b'M', b'a', b'i', b'n', 4, b'F', b'R']);
-    assert_eq!(row(&mut p, &framed(7, &datum)).1, vec![("page".into(), s("Main")), ("country".into(), s("FR"))]);
+    let mut edit_datum = datum.clone();
+    edit_datum.extend_from_slice(&[2, 0]);
+    let named = |page: &str, country: DimValue, kind: DimValue, was: DimValue| {
+        vec![("page".into(), s(page)), ("country".into(), country), ("kind".into(), kind), ("was".into(), was)]
+    };
+    assert_eq!(row(&mut p, &framed(7, &edit_datum)).1, named("Main", s("FR"), s("NEW"), s("EDIT")));
     // Through two levels of references the country is at $.place.geo.country: not flattened
     // by the spec's $.geo.country, the row is still read.
-    assert_eq!(row(&mut p, &framed(8, &datum)).1, vec![("page".into(), s("Main")), ("country".into(), DimValue::Null)]);
+    assert_eq!(row(&mut p, &framed(8, &datum)).1, named("Main", DimValue::Null, DimValue::Null, DimValue::Null));
     // A referenced schema the registry cannot give retries the read.
     registry.add(9, RegisteredSchema { schema: edit.into(), references: vec![reference("wiki.Geo", "gone")] });
-    assert!(retried(parse(&mut p, &framed(9, &datum))).contains("subject \"gone\" version 1 from the registry"));
+    assert!(retried(parse(&mut p, &framed(9, &edit_datum))).contains("subject \"gone\" version 1 from the registry"));
 }
 
 #[test]
