@@ -66,10 +66,12 @@ else
   # the other tests, with the same build; its output follows theirs.
   chaos=every_record_exactly_once_under_faults
   chaos_log=$(mktemp)
-  bounded cargo test --workspace --all-targets --locked -- --exact "$chaos" > "$chaos_log" 2>&1 &
+  # Criterion's benchmarks (run once each, as tests) take no test filter: they run on their own.
+  bounded cargo test --workspace --tests --locked -- --exact "$chaos" > "$chaos_log" 2>&1 &
   chaos_pid=$!
   rc=0
-  bounded cargo test --workspace --all-targets --locked -- --skip "$chaos" || rc=$?
+  bounded cargo test --workspace --lib --bins --tests --examples --locked -- --skip "$chaos" || rc=$?
+  bounded cargo test --workspace --benches --locked || rc=$?
   chaos_rc=0
   wait "$chaos_pid" || chaos_rc=$?
   echo "tests/run.sh: the chaos suite, run beside the other tests:" >&2
