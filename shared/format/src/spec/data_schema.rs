@@ -2,7 +2,7 @@
 //! current form and the legacy `parser.parseSpec` form.
 
 use super::aggregator::AggregatorSpec;
-use super::input_format::{FlattenSpec, InputFormat};
+use super::input_format::{AvroBytesDecoder, FlattenSpec, InputFormat, ProtoBytesDecoder};
 use crate::filter::Filter;
 use crate::granularity::Granularity;
 use serde::{Deserialize, Serialize};
@@ -32,11 +32,56 @@ pub struct DataSchemaJson {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LegacyParser {
-    /// `string` (or `map`); others are rejected.
+    /// `string` (or `map`) for the parse spec's text formats, `avro_stream` or `protobuf`.
     #[serde(rename = "type", default = "default_parser_type")]
     pub kind: String,
     /// The parse spec.
     pub parse_spec: ParseSpec,
+    /// `avro_stream`: where the writer schema comes from.
+    pub avro_bytes_decoder: Option<AvroBytesDecoder>,
+    /// `protobuf`: where the message type comes from.
+    pub proto_bytes_decoder: Option<ProtoBytesDecoder>,
+    /// `protobuf`, before `protoBytesDecoder`: the descriptor set file.
+    pub descriptor: Option<String>,
+    /// `protobuf`, before `protoBytesDecoder`: the message type.
+    pub proto_message_type: Option<String>,
+}
+
+impl LegacyParser {
+    /// The input format equivalent to this parser; the error names the field at fault.
+    pub fn input_format(&self) -> Result<InputFormat, (&'static str, String)> {
+        let flatten_spec = self.parse_spec.flatten_spec.clone();
+        match self.kind.as_str() {
+            "string" | "map" => self.parse_spec.input_format().map_err(|m| ("parseSpec.format", m)),
+            "avro_stream" => match &self.avro_bytes_decoder {
+                Some(decoder) => Ok(InputFormat::AvroStream {
+                    avro_bytes_decoder: decoder.clone(),
+                    binary_as_string: false,
+                    flatten_spec,
+                }),
+                None => Err(("avroBytesDecoder", "missing: an avro_stream parser needs avroBytesDecoder".into())),
+            },
+            "protobuf" => {
+                let decoder = match (&self.proto_bytes_decoder, &self.descriptor) {
+                    (Some(decoder), _) => decoder.clone(),
+                    (None, Some(descriptor)) => ProtoBytesDecoder::File {
+                        descriptor: descriptor.clone(),
+                        proto_message_type: self.proto_message_type.clone(),
+                    },
+                    (None, None) => {
+                        return Err((
+                            "protoBytesDecoder",
+                            "missing: a protobuf parser needs protoBytesDecoder (or descriptor)".into(),
+                        ))
+                    }
+                };
+                Ok(InputFormat::Protobuf { proto_bytes_decoder: decoder, flatten_spec })
+            }
+            other => {
+                Err(("type", format!("parser type {other:?} is not supported: use string, avro_stream or protobuf")))
+            }
+        }
+    }
 }
 
 fn default_parser_type() -> String {
@@ -47,7 +92,8 @@ fn default_parser_type() -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParseSpec {
-    /// `json`, `csv` or `tsv`.
+    /// `json`, `csv` or `tsv` (`avro` and `json` under the binary parsers, which read their
+    /// own values).
     #[serde(default = "default_format")]
     pub format: String,
     /// How the row timestamp is read.

@@ -140,3 +140,47 @@ fn datasource_and_topic_names_are_checked_at_submit() {
         assert!(e.starts_with("ioConfig.topic: "), "{topic:?}: {e}");
     }
 }
+
+#[test]
+fn legacy_avro_stream_and_protobuf_parsers_give_their_input_formats() {
+    use serde_json::json;
+    // The tutorial's legacy parser, its type and decoder replaced.
+    let legacy = |mut parser: serde_json::Value| {
+        let mut json: serde_json::Value =
+            serde_json::from_str(&data("specs/wikipedia-kafka-supervisor.json")).expect("json");
+        let mut parse_spec = json["dataSchema"]["parser"]["parseSpec"].take();
+        parse_spec["format"] = json!("avro");
+        parse_spec["flattenSpec"] = json!({"fields": [{"type": "path", "name": "country", "expr": "$.geo.country"}]});
+        parser["parseSpec"] = parse_spec;
+        json["dataSchema"]["parser"] = parser;
+        load_spec_value(json)
+    };
+    let registry = json!({"type": "schema_registry", "url": "http://registry:8081"});
+    let spec = legacy(json!({"type": "avro_stream", "avroBytesDecoder": registry})).expect("avro").spec;
+    let InputFormat::AvroStream { avro_bytes_decoder, flatten_spec, .. } = &spec.input_format else {
+        panic!("{:?}", spec.input_format)
+    };
+    assert!(
+        matches!(avro_bytes_decoder, AvroBytesDecoder::SchemaRegistry(r) if r.url.as_deref() == Some("http://registry:8081"))
+    );
+    assert_eq!(flatten_spec.as_ref().map(|f| f.fields.len()), Some(1));
+    assert_eq!(spec.timestamp.column, "time");
+    // The older protobuf parser names its descriptor file and message type itself.
+    let spec = legacy(json!({"type": "protobuf", "descriptor": "file:///etc/wiki.desc", "protoMessageType": "Edit"}))
+        .expect("protobuf")
+        .spec;
+    let InputFormat::Protobuf {
+        proto_bytes_decoder: ProtoBytesDecoder::File { descriptor, proto_message_type }, ..
+    } = &spec.input_format
+    else {
+        panic!("{:?}", spec.input_format)
+    };
+    assert_eq!((descriptor.as_str(), proto_message_type.as_deref()), ("file:///etc/wiki.desc", Some("Edit")));
+    for (parser, field) in [
+        (json!({"type": "avro_stream"}), "dataSchema.parser.avroBytesDecoder"),
+        (json!({"type": "protobuf"}), "dataSchema.parser.protoBytesDecoder"),
+        (json!({"type": "thrift"}), "dataSchema.parser.type"),
+    ] {
+        assert_eq!(field_of(legacy(parser).expect_err("refused")), field);
+    }
+}

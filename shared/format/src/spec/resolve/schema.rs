@@ -19,16 +19,7 @@ pub(super) fn parser(
 ) -> Result<(TimestampSpec, DimensionsSpec, Option<InputFormat>), SpecError> {
     Ok(match &ds.parser {
         Some(p) => {
-            if !matches!(p.kind.as_str(), "string" | "map") {
-                return Err(SpecError::field(
-                    f("dataSchema.parser.type"),
-                    format!("parser type {:?} is not supported: use string", p.kind),
-                ));
-            }
-            let fmt = p
-                .parse_spec
-                .input_format()
-                .map_err(|m| SpecError::field(f("dataSchema.parser.parseSpec.format"), m))?;
+            let fmt = p.input_format().map_err(|(at, m)| SpecError::field(f(&format!("dataSchema.parser.{at}")), m))?;
             (p.parse_spec.timestamp_spec.clone(), p.parse_spec.dimensions_spec.clone(), Some(fmt))
         }
         None => {
