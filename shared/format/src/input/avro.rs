@@ -7,8 +7,10 @@
 //! decimals scaled to doubles).
 
 use super::confluent::{frame, with_references, DecodeError, SchemaRegistry};
+use apache_avro::headers::HeaderBuilder;
 use apache_avro::schema::{Name, ResolvedSchema, Schema};
 use apache_avro::types::Value as Avro;
+use apache_avro::GenericSingleObjectReader;
 use base64::Engine;
 use serde_json::{Map, Number, Value as Json};
 use std::collections::HashMap;
@@ -19,11 +21,28 @@ const MAX_DEPTH: usize = 64;
 
 /// A writer schema with its named types, and the schemas it references (the registry's
 /// schema references: named types defined in other subjects).
-#[derive(Debug)]
 struct WriterSchema {
     schema: Schema,
     referenced: Vec<Schema>,
     names: HashMap<Name, Schema>,
+    /// A decoder with the names resolved once (a schema without references): apache-avro's
+    /// `from_avro_datum` resolves them for every datum.
+    resolved: Option<GenericSingleObjectReader>,
+}
+
+impl std::fmt::Debug for WriterSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterSchema").field("schema", &self.schema).field("referenced", &self.referenced).finish()
+    }
+}
+
+/// Bare datums: no single-object header before them.
+struct NoHeader;
+
+impl HeaderBuilder for NoHeader {
+    fn build_header(&self) -> Vec<u8> {
+        Vec::new()
+    }
 }
 
 impl WriterSchema {
@@ -47,7 +66,12 @@ impl WriterSchema {
             .iter()
             .map(|(n, s)| (n.clone(), (*s).clone()))
             .collect();
-        let writer = Self { schema, referenced, names };
+        let resolved = if referenced.is_empty() {
+            Some(GenericSingleObjectReader::new_with_header_builder(schema.clone(), NoHeader).map_err(invalid)?)
+        } else {
+            None
+        };
+        let writer = Self { schema, referenced, names, resolved };
         writer.refuse_recursion(&writer.schema, &mut Vec::new(), &mut Default::default())?;
         Ok(writer)
     }
@@ -170,8 +194,8 @@ impl AvroDecoder {
                 (writer, datum)
             }
         };
-        let value = if writer.referenced.is_empty() {
-            apache_avro::from_avro_datum(&writer.schema, &mut datum, None)
+        let value = if let Some(resolved) = &writer.resolved {
+            resolved.read_value(&mut datum)
         } else {
             // The names of the referenced schemas, then the schema's own.
             let all = writer.referenced.iter().chain(std::iter::once(&writer.schema)).collect();
