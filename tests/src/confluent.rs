@@ -58,3 +58,16 @@ async fn run_through_registry_outage(b: &Backends, id: &TaskId, registry: &Schem
         other => panic!("expected a complete task, got {other:?}"),
     }
 }
+
+/// Checks that the task's hydrants cover exactly the hours of the rows' times (`time_ms`: a
+/// row's time in milliseconds).
+pub fn assert_hours_of_rows(report: &TaskReport, rows: &[Value], time_ms: &str) {
+    let mut hours: Vec<i64> = report.hydrants.iter().map(|h| h.chunk.start).collect();
+    hours.sort();
+    hours.dedup();
+    let mut expected: Vec<i64> =
+        rows.iter().map(|r| r[time_ms].as_i64().expect("a time") / 3_600_000 * 3_600_000).collect();
+    expected.sort();
+    expected.dedup();
+    assert_eq!(hours, expected);
+}

@@ -5,7 +5,7 @@
 //! from that registry.
 
 use serde_json::Value;
-use sluice_integration::confluent::{ingest_through_registry_outage, produce_with_confluent};
+use sluice_integration::confluent::{assert_hours_of_rows, ingest_through_registry_outage, produce_with_confluent};
 use sluice_integration::indexing::{merged_values, spec, Backends};
 use sluice_integration::kafka::create_topic;
 use sluice_integration::required_env;
@@ -54,11 +54,5 @@ async fn records_of_confluents_avro_serializer_are_ingested_across_two_schema_ve
         assert_eq!(merged_values(b.store.as_ref(), &report.hydrants, &name).await, expected, "{name}");
     }
     // The rows' times are the records' timestamp-millis values: three hours of the day.
-    let mut hours: Vec<i64> = report.hydrants.iter().map(|h| h.chunk.start).collect();
-    hours.sort();
-    hours.dedup();
-    let mut expected: Vec<i64> = rows.iter().map(|r| r["ts"].as_i64().expect("ts") / 3_600_000 * 3_600_000).collect();
-    expected.sort();
-    expected.dedup();
-    assert_eq!(hours, expected);
+    assert_hours_of_rows(&report, &rows, "ts");
 }

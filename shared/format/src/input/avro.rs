@@ -6,7 +6,7 @@
 //! types as the numbers they stand for (dates in days, times and timestamps in their unit,
 //! decimals scaled to doubles).
 
-use super::confluent::{frame, with_references, DecodeError, SchemaRegistry};
+use super::confluent::{frame, with_references, DecodeError, SchemaCache, SchemaRegistry};
 use apache_avro::headers::HeaderBuilder;
 use apache_avro::schema::{Name, ResolvedSchema, Schema};
 use apache_avro::types::Value as Avro;
@@ -116,12 +116,7 @@ impl WriterSchema {
 #[derive(Debug)]
 enum Source {
     Inline(Arc<WriterSchema>),
-    /// Schemas by id (or why an id's schema is unusable, so it is not fetched again).
-    Registry {
-        registry: Arc<dyn SchemaRegistry>,
-        cache: HashMap<u32, Result<Arc<WriterSchema>, String>>,
-        capacity: usize,
-    },
+    Registry { registry: Arc<dyn SchemaRegistry>, cache: SchemaCache<Arc<WriterSchema>> },
 }
 
 /// Decodes record values of one datasource.
@@ -143,10 +138,7 @@ impl AvroDecoder {
     /// `capacity` kept).
     pub fn registry(registry: Arc<dyn SchemaRegistry>, capacity: usize, binary_as_string: bool) -> Self {
         bound_allocations();
-        Self {
-            source: Source::Registry { registry, cache: HashMap::new(), capacity: capacity.max(1) },
-            binary_as_string,
-        }
+        Self { source: Source::Registry { registry, cache: SchemaCache::new(capacity) }, binary_as_string }
     }
 
     /// One value as JSON.
@@ -179,18 +171,15 @@ impl AvroDecoder {
     fn read(&mut self, bytes: &[u8]) -> Result<(Arc<WriterSchema>, Avro), DecodeError> {
         let (writer, mut datum) = match &mut self.source {
             Source::Inline(w) => (w.clone(), bytes),
-            Source::Registry { registry, cache, capacity } => {
+            Source::Registry { registry, cache } => {
                 let (id, datum) = frame(bytes)?;
-                if !cache.contains_key(&id) {
+                let writer = cache.get(id, || {
                     let (root, references) = with_references(registry.as_ref(), id, false, &|_| false)?;
                     let texts: Vec<&str> = references.iter().map(|(_, r)| r.schema.as_str()).collect();
-                    let writer = WriterSchema::parse_with(&root.schema, &texts).map(Arc::new);
-                    if cache.len() >= *capacity {
-                        cache.clear();
-                    }
-                    cache.insert(id, writer.map_err(|e| format!("schema {id}: {e}")));
-                }
-                let writer = cache[&id].clone().map_err(DecodeError::Unparseable)?;
+                    WriterSchema::parse_with(&root.schema, &texts)
+                        .map(Arc::new)
+                        .map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))
+                })?;
                 (writer, datum)
             }
         };

@@ -1,7 +1,7 @@
 //! `avro_stream` values: inline schemas, the schema registry's wire format, schema evolution,
 //! logical types, and what makes a record unparseable or the read retried.
 
-use super::test_support::{dims, parse, retried, row, s, unparseable, MemoryRegistry};
+use super::test_support::{dims, parse, retried, row, s, spec_with, unparseable, MemoryRegistry};
 use super::*;
 use crate::row::DimValue;
 use crate::spec::load_spec_value;
@@ -68,12 +68,7 @@ fn framed(id: u32, datum: &[u8]) -> Vec<u8> {
 fn spec(decoder: serde_json::Value, dims: serde_json::Value) -> DatasourceSpec {
     let format = json!({"type": "avro_stream", "avroBytesDecoder": decoder, "flattenSpec": {"fields": [
         {"type": "path", "name": "country", "expr": "$.geo.country"}]}});
-    let spec = json!({"type": "kafka", "spec": {
-        "dataSchema": {"dataSource": "t", "timestampSpec": {"column": "ts", "format": "millis"},
-            "dimensionsSpec": {"dimensions": dims}, "metricsSpec": [{"type": "longSum", "name": "added", "fieldName": "added"}],
-            "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
-        "ioConfig": {"topic": "t", "inputFormat": format, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
-    load_spec_value(spec).expect("spec").spec
+    spec_with(format, json!({"column": "ts", "format": "millis"}), dims)
 }
 
 #[test]

@@ -109,6 +109,37 @@ pub(super) fn with_references(
     Ok((root, out))
 }
 
+/// Schemas by id, at most `capacity` kept (all dropped when full), with why an id's schema is
+/// unusable, so that it is not fetched again for every record naming it.
+#[derive(Debug)]
+pub(super) struct SchemaCache<T> {
+    entries: std::collections::HashMap<u32, Result<T, String>>,
+    capacity: usize,
+}
+
+impl<T: Clone> SchemaCache<T> {
+    pub fn new(capacity: usize) -> Self {
+        Self { entries: std::collections::HashMap::new(), capacity: capacity.max(1) }
+    }
+
+    /// `id`'s schema, made by `fetch` the first time: a schema that cannot be had now
+    /// ([`DecodeError::Unavailable`]) is asked for again, an unusable one is kept as such.
+    pub fn get(&mut self, id: u32, fetch: impl FnOnce() -> Result<T, DecodeError>) -> Result<T, DecodeError> {
+        if !self.entries.contains_key(&id) {
+            let made = match fetch() {
+                Err(DecodeError::Unavailable(e)) => return Err(DecodeError::Unavailable(e)),
+                Err(DecodeError::Unparseable(e)) => Err(e),
+                Ok(schema) => Ok(schema),
+            };
+            if self.entries.len() >= self.capacity {
+                self.entries.clear();
+            }
+            self.entries.insert(id, made);
+        }
+        self.entries[&id].clone().map_err(DecodeError::Unparseable)
+    }
+}
+
 /// Splits the wire format: magic byte 0, the schema id (4 bytes, big-endian), the rest.
 pub(super) fn frame(bytes: &[u8]) -> Result<(u32, &[u8]), DecodeError> {
     match bytes {

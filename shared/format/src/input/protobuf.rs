@@ -9,7 +9,8 @@
 //! hold. It is then flattened by `flattenSpec` as JSON is.
 
 use super::confluent::{
-    frame, message_indexes, with_references, DecodeError, RegisteredSchema, SchemaReference, SchemaRegistry,
+    frame, message_indexes, with_references, DecodeError, RegisteredSchema, SchemaCache, SchemaReference,
+    SchemaRegistry,
 };
 use base64::Engine;
 use prost::Message;
@@ -18,7 +19,6 @@ use prost_reflect::{
 };
 use prost_types::{FileDescriptorProto, FileDescriptorSet};
 use serde_json::{Map, Number, Value as Json};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Nesting of messages, lists and maps a value may have.
@@ -29,8 +29,8 @@ const MAX_DEPTH: usize = 64;
 enum Source {
     /// One type for every record; the value is the bare message.
     Fixed(MessageDescriptor),
-    /// Schemas by id (or why an id's schema is unusable, so it is not fetched again).
-    Registry { registry: Arc<dyn SchemaRegistry>, cache: HashMap<u32, Result<FileDescriptor, String>>, capacity: usize },
+    /// Schemas by id.
+    Registry { registry: Arc<dyn SchemaRegistry>, cache: SchemaCache<FileDescriptor> },
 }
 
 /// Decodes record values of one datasource.
@@ -71,10 +71,7 @@ impl ProtobufDecoder {
     /// A decoder reading the Confluent wire format, schemas from `registry` (at most
     /// `capacity` kept).
     pub fn registry(registry: Arc<dyn SchemaRegistry>, capacity: usize) -> Self {
-        Self {
-            source: Source::Registry { registry, cache: HashMap::new(), capacity: capacity.max(1) },
-            indexes: Vec::new(),
-        }
+        Self { source: Source::Registry { registry, cache: SchemaCache::new(capacity) }, indexes: Vec::new() }
     }
 
     /// One value as JSON (an object).
@@ -91,22 +88,14 @@ impl ProtobufDecoder {
     fn read(&mut self, bytes: &[u8]) -> Result<DynamicMessage, DecodeError> {
         let (message, body) = match &mut self.source {
             Source::Fixed(m) => (m.clone(), bytes),
-            Source::Registry { registry, cache, capacity } => {
+            Source::Registry { registry, cache } => {
                 let (id, rest) = frame(bytes)?;
                 let body = message_indexes(rest, &mut self.indexes)?;
-                if !cache.contains_key(&id) {
-                    let file = match registry_file(registry.as_ref(), id) {
-                        Err(DecodeError::Unavailable(e)) => return Err(DecodeError::Unavailable(e)),
-                        Err(DecodeError::Unparseable(e)) => Err(e),
-                        Ok(file) => Ok(file),
-                    };
-                    if cache.len() >= *capacity {
-                        cache.clear();
-                    }
-                    cache.insert(id, file);
-                }
-                let file = cache[&id].as_ref().map_err(|e| DecodeError::Unparseable(e.clone()))?;
-                (indexed(file, &self.indexes).map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))?, body)
+                let file = cache.get(id, || registry_file(registry.as_ref(), id))?;
+                (
+                    indexed(&file, &self.indexes).map_err(|e| DecodeError::Unparseable(format!("schema {id}: {e}")))?,
+                    body,
+                )
             }
         };
         DynamicMessage::decode(message.clone(), body)

@@ -2,10 +2,9 @@
 //! indexes and references, schema evolution, Druid's conversion of fields and well-known types,
 //! and what makes a record unparseable or the read retried.
 
-use super::test_support::{dims, parse, retried, row, s, unparseable, MemoryRegistry};
+use super::test_support::{dims, parse, retried, row, s, spec_with, unparseable, MemoryRegistry};
 use super::*;
 use crate::row::DimValue;
-use crate::spec::load_spec_value;
 use base64::Engine;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MapKey, Value as Proto};
@@ -168,12 +167,7 @@ fn spec(decoder: serde_json::Value, dims: serde_json::Value) -> DatasourceSpec {
         {"type": "path", "name": "count_x", "expr": "$.counts.x"},
         {"type": "path", "name": "extra_s", "expr": "$.extra.s"},
         {"type": "path", "name": "extra_l", "expr": "$.extra.l"}]}});
-    let spec = json!({"type": "kafka", "spec": {
-        "dataSchema": {"dataSource": "t", "timestampSpec": {"column": "time", "format": "iso"},
-            "dimensionsSpec": {"dimensions": dims}, "metricsSpec": [{"type": "longSum", "name": "added", "fieldName": "added"}],
-            "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
-        "ioConfig": {"topic": "t", "inputFormat": format, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
-    load_spec_value(spec).expect("spec").spec
+    spec_with(format, json!({"column": "time", "format": "iso"}), dims)
 }
 
 fn framed(id: u32, indexes: &[u8], message: &[u8]) -> Vec<u8> {

@@ -4,6 +4,7 @@
 use super::confluent::{RegisteredSchema, SchemaAt, SchemaRegistry};
 use super::{ParseError, Parsed, RecordParser};
 use crate::row::DimValue;
+use crate::spec::{load_spec_value, DatasourceSpec};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -103,4 +104,19 @@ pub(super) fn unparseable(r: Result<Parsed, ParseError>) -> String {
         Err(e) if !e.retry => e.reason,
         other => panic!("expected an unparseable record, got {other:?}"),
     }
+}
+
+/// A rollup-free spec reading `format` (its input format), the time from `timestamp` (column
+/// and format), the dimensions `dims`, and `added` summed.
+pub(super) fn spec_with(
+    format: serde_json::Value,
+    timestamp: serde_json::Value,
+    dims: serde_json::Value,
+) -> DatasourceSpec {
+    let spec = serde_json::json!({"type": "kafka", "spec": {
+        "dataSchema": {"dataSource": "t", "timestampSpec": timestamp,
+            "dimensionsSpec": {"dimensions": dims}, "metricsSpec": [{"type": "longSum", "name": "added", "fieldName": "added"}],
+            "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
+        "ioConfig": {"topic": "t", "inputFormat": format, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
+    load_spec_value(spec).expect("spec").spec
 }
