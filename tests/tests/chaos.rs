@@ -1,5 +1,7 @@
 //! The chaos test: while a producer writes records with unique ids into a 4-partition topic
-//! of the real broker, the pipeline runs on the real stores with faults injected at random
+//! of the real broker (in half the schedules, a `topicPattern` datasource whose second
+//! topic, of 2 partitions, is created mid-run and takes half the later records), the pipeline
+//! runs on the real stores with faults injected at random
 //! points: steps killed after a random number of calls (before or after the call that kills
 //! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
 //! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
@@ -163,11 +165,20 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     let bootstrap = required_env("SLUICE_KAFKA");
     let mut rng = Rng::new(seed);
     let b = if k % 2 == 0 { Backends::local().await } else { Backends::aws().await };
-    let topic = create_topic(&bootstrap, "chaos", PARTITIONS).await;
+    let prefix = unique("chaos");
+    let topic = create_topic(&bootstrap, &format!("{prefix}-a"), PARTITIONS).await;
     let num_records = 150 + rng.below(150) as usize;
     let name = unique("chaos");
     let tuning = serde_json::json!({"maxRowsInMemory": 5 + rng.below(20), "maxRowsPerSegment": 10 + rng.below(30)});
     let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning);
+    // Half the schedules read every topic named `<prefix>-*`: the second is created mid-run.
+    let pattern = rng.chance(0.5);
+    if pattern {
+        let io = spec["spec"]["ioConfig"].as_object_mut().expect("ioConfig");
+        io.remove("topic");
+        io.insert("topicPattern".into(), format!("{prefix}-.*").into());
+    }
+    let (second_created, second) = tokio::sync::watch::channel(None::<String>);
     spec["spec"]["ioConfig"]["taskCount"] = (1 + rng.below(4)).into();
     spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
     spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": 20 + rng.below(40)});
@@ -212,14 +223,27 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         sluice_pipeline::retention::set(b.meta.as_ref(), &name, rules).await.expect("rules");
     }
     let producer = {
-        let (bootstrap, topic) = (bootstrap.clone(), topic.clone());
+        let (bootstrap, topic, mut second) = (bootstrap.clone(), topic.clone(), second);
         tokio::spawn(async move {
-            for chunk in (0..num_records).collect::<Vec<_>>().chunks(25) {
-                let records: Vec<(i32, Vec<u8>)> = chunk
-                    .iter()
-                    .map(|&n| ((n % PARTITIONS as usize) as i32, json_record(&format!("c{n}"), n)))
-                    .collect();
-                produce(&bootstrap, &topic, &records).await;
+            for (i, chunk) in (0..num_records).collect::<Vec<_>>().chunks(25).enumerate() {
+                // With a pattern, the later half of the records waits for the second topic,
+                // and every other one goes there.
+                let other = match pattern && i * 25 >= num_records / 2 {
+                    true => second.wait_for(Option::is_some).await.expect("the schedule runs").clone(),
+                    false => None,
+                };
+                let (mut here, mut there) = (Vec::new(), Vec::new());
+                for &n in chunk {
+                    let value = json_record(&format!("c{n}"), n);
+                    match &other {
+                        Some(_) if n % 2 == 1 => there.push((((n / 2) % 2) as i32, value)),
+                        _ => here.push(((n % PARTITIONS as usize) as i32, value)),
+                    }
+                }
+                produce(&bootstrap, &topic, &here).await;
+                if let Some(other) = &other {
+                    produce(&bootstrap, other, &there).await;
+                }
                 tokio::time::sleep(pause).await;
             }
         })
@@ -237,6 +261,11 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
                 "schedule {k} (seed {seed}) did not catch up in 240 s ({iteration} passes); unpublished tasks:\n{}",
                 unpublished(s.b.meta.as_ref(), &name).await
             );
+        }
+        if pattern && iteration == 3 {
+            s.count("topic added to the pattern");
+            let created = create_topic(&bootstrap, &format!("{prefix}-b"), 2).await;
+            second_created.send_replace(Some(created));
         }
         if restart && iteration == 4 {
             restart_broker();

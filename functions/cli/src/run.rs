@@ -12,7 +12,7 @@ use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::merger::MergeOutcome;
 use sluice_pipeline::runner::{JobOutcome, JobPool};
-use sluice_pipeline::supervisor::{run_pass, status, SupervisorOptions};
+use sluice_pipeline::supervisor::{offset_at, run_pass, status, SupervisorOptions};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").map_err(|e| anyhow!(e))?);
     bar.enable_steady_tick(Duration::from_millis(200));
     let started = Instant::now();
-    let mut target: Option<BTreeMap<(String, i32), i64>> = None;
+    let mut target: Option<BTreeMap<(String, String, i32), i64>> = None;
     let (mut published, mut indexed) = (0usize, 0usize);
     let mut jobs = JobPool::default();
     let budget = Duration::from_secs(args.task_budget);
@@ -69,13 +69,13 @@ pub async fn run(args: RunArgs, backends: &BackendArgs) -> Result<()> {
         for (datasource, pass) in &passes {
             match pass {
                 Ok(p) => {
-                    for (&partition, &high) in &p.high {
-                        let c = p.queryable.get(&partition).copied().unwrap_or(0);
-                        queryable.insert((p.datasource.clone(), partition), c);
-                        lag += (high - c).max(0);
+                    for (topic, partition, _) in p.highs() {
+                        let c = offset_at(&p.queryable, topic, partition);
+                        queryable.insert((p.datasource.clone(), topic.to_string(), partition), c);
                     }
+                    lag += p.queryable_lag();
                     if target.is_none() && args.until_caught_up {
-                        let highs = p.high.iter().map(|(&part, &h)| ((p.datasource.clone(), part), h));
+                        let highs = p.highs().map(|(t, part, h)| ((p.datasource.clone(), t.to_string(), part), h));
                         target.get_or_insert_with(BTreeMap::new).extend(highs);
                     }
                 }
@@ -170,18 +170,21 @@ async fn compaction_pass(
 /// Whether every partition of `target` is queryable up to its offset, as the metadata says now.
 async fn queryable_reached(
     meta: &dyn sluice_store::metadata::MetadataStore,
-    target: &BTreeMap<(String, i32), i64>,
+    target: &BTreeMap<(String, String, i32), i64>,
 ) -> Result<bool> {
-    let mut datasources: Vec<&str> = target.keys().map(|(d, _)| d.as_str()).collect();
+    let mut datasources: Vec<&str> = target.keys().map(|(d, _, _)| d.as_str()).collect();
     datasources.dedup();
     for datasource in datasources {
         let status = status(meta, datasource).await?;
-        let reached: BTreeMap<i32, i64> =
-            status.partitions.iter().filter_map(|p| Some((p.partition, p.queryable.or(p.committed)?))).collect();
+        let reached: BTreeMap<(&str, i32), i64> = status
+            .partitions
+            .iter()
+            .filter_map(|p| Some(((p.topic.as_str(), p.partition), p.queryable.or(p.committed)?)))
+            .collect();
         let behind = target
             .iter()
-            .filter(|((d, _), _)| d == datasource)
-            .any(|((_, p), &high)| reached.get(p).is_none_or(|&r| r < high));
+            .filter(|((d, _, _), _)| d == datasource)
+            .any(|((_, t, p), &high)| reached.get(&(t.as_str(), *p)).is_none_or(|&r| r < high));
         if behind {
             return Ok(false);
         }

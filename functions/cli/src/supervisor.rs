@@ -99,12 +99,14 @@ pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<(
             // Real-time datasources also show how far records are queryable (checkpointed).
             let realtime = st.partitions.iter().any(|p| p.queryable.is_some());
             let extra = if realtime { format!(" {:>12}", "queryable") } else { String::new() };
-            println!("{:>9} {:>12} {:>12} {:>10}{extra}", "partition", "committed", "high", "lag");
+            let width = st.partitions.iter().map(|p| p.topic.len()).max().unwrap_or(0).max(5);
+            println!("{:<width$} {:>9} {:>12} {:>12} {:>10}{extra}", "topic", "partition", "committed", "high", "lag");
             let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
             for p in &st.partitions {
                 let extra = if realtime { format!(" {:>12}", show(p.queryable)) } else { String::new() };
                 println!(
-                    "{:>9} {:>12} {:>12} {:>10}{extra}",
+                    "{:<width$} {:>9} {:>12} {:>12} {:>10}{extra}",
+                    p.topic,
                     p.partition,
                     show(p.committed),
                     show(p.high),

@@ -14,7 +14,7 @@ use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::{Job, TaskInvoker};
 use sluice_pipeline::merger::MergeOutcome;
 use sluice_pipeline::runner::{run_index_job, run_merge_job};
-use sluice_pipeline::supervisor::{run_pass, SupervisorOptions};
+use sluice_pipeline::supervisor::{offset_at, run_pass, SupervisorOptions};
 use sluice_pipeline::task::TaskId;
 use std::time::{Duration, Instant};
 
@@ -38,17 +38,18 @@ pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<
     for (datasource, pass) in passes {
         match pass {
             Ok(p) => {
-                let (mut lag, mut queryable_lag) = (0i64, 0i64);
-                for (&partition, &high) in &p.high {
-                    let l = (high - p.committed.get(&partition).copied().unwrap_or(0)).max(0);
-                    lag += l;
-                    queryable_lag += (high - p.queryable.get(&partition).copied().unwrap_or(0)).max(0);
+                for (topic, partition, high) in p.highs() {
+                    let l = (high - offset_at(&p.committed, topic, partition)).max(0);
                     let partition = partition.to_string();
-                    emit(
-                        &[("Function", "supervisor"), ("Datasource", &p.datasource), ("Partition", &partition)],
-                        &[("Lag", l as f64, "Count")],
-                    );
+                    let dimensions = [
+                        ("Function", "supervisor"),
+                        ("Datasource", &p.datasource),
+                        ("Topic", topic),
+                        ("Partition", &partition),
+                    ];
+                    emit(&dimensions, &[("Lag", l as f64, "Count")]);
                 }
+                let (lag, queryable_lag) = (p.lag(), p.queryable_lag());
                 emit(
                     &[("Function", "supervisor"), ("Datasource", &p.datasource)],
                     &[

@@ -14,7 +14,7 @@ mod topic;
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
 pub use registry::HttpSchemaRegistry;
 pub use settings::{is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, PREFETCH_KBYTES};
-pub use topic::{commit_group_offsets, partition_watermarks, Watermarks};
+pub use topic::{commit_group_offsets, matching_watermarks, partition_watermarks, Watermarks};
 
 pub use sluice_format::offsets::{OffsetRange, ResetEvent};
 

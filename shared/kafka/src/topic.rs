@@ -1,7 +1,9 @@
-//! A topic's partitions and their watermarks, as the supervisor sees them each pass.
+//! A topic's partitions and their watermarks (or those of every topic matching a pattern), as
+//! the supervisor sees them each pass.
 
 use super::client::Client;
 use super::{ConsumerSettings, ReadError};
+use rdkafka::metadata::MetadataTopic;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 
@@ -18,16 +20,11 @@ pub struct Watermarks {
 /// Lists the partitions of `topic` with their watermarks (blocking: call it off the async
 /// threads). A topic that does not exist is an error naming it.
 pub fn partition_watermarks(settings: &ConsumerSettings, topic: &str) -> Result<BTreeMap<i32, Watermarks>, ReadError> {
-    let broker = |reason: String| ReadError::Broker {
-        topic: topic.into(),
-        bootstrap: settings.bootstrap().into(),
-        reason: settings.redact(&reason),
-    };
+    let broker = broker_error(settings, topic);
     let consumer = Client::create(settings, &settings.client_config())
         .map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
-    let timeout = settings.request_timeout();
     let metadata = consumer
-        .fetch_metadata(Some(topic), timeout)
+        .fetch_metadata(Some(topic), settings.request_timeout())
         .map_err(|e| broker(format!("cannot read the topic's metadata ({e}); is the broker running?")))?;
     let Some(t) = metadata.topics().iter().find(|t| t.name() == topic) else {
         return Err(broker("the broker does not list the topic".into()));
@@ -38,35 +35,78 @@ pub fn partition_watermarks(settings: &ConsumerSettings, topic: &str) -> Result<
     if t.partitions().is_empty() {
         return Err(broker("the topic has no partitions (does it exist?)".into()));
     }
+    watermarks_of(settings, &consumer, t)
+}
+
+/// Lists every topic whose name `matches`, with its partitions' watermarks (blocking). A
+/// matching topic the broker reports an error for, or without partitions (being created or
+/// deleted), is left out; the next pass sees it again.
+pub fn matching_watermarks(
+    settings: &ConsumerSettings,
+    pattern: &str,
+    matches: &dyn Fn(&str) -> bool,
+) -> Result<BTreeMap<String, BTreeMap<i32, Watermarks>>, ReadError> {
+    let broker = broker_error(settings, pattern);
+    let consumer = Client::create(settings, &settings.client_config())
+        .map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
+    let metadata = consumer
+        .fetch_metadata(None, settings.request_timeout())
+        .map_err(|e| broker(format!("cannot list the topics ({e}); is the broker running?")))?;
     let mut out = BTreeMap::new();
-    for p in t.partitions() {
+    for t in metadata.topics().iter().filter(|t| matches(t.name())) {
+        if let Some(e) = t.error() {
+            tracing::warn!(topic = t.name(), error = ?e, "a topic matching the pattern is not available; left out");
+            continue;
+        }
+        if !t.partitions().is_empty() {
+            out.insert(t.name().to_string(), watermarks_of(settings, &consumer, t)?);
+        }
+    }
+    Ok(out)
+}
+
+fn broker_error<'a>(settings: &'a ConsumerSettings, topic: &'a str) -> impl Fn(String) -> ReadError + 'a {
+    move |reason: String| ReadError::Broker {
+        topic: topic.into(),
+        bootstrap: settings.bootstrap().into(),
+        reason: settings.redact(&reason),
+    }
+}
+
+fn watermarks_of(
+    settings: &ConsumerSettings,
+    consumer: &Client,
+    topic: &MetadataTopic,
+) -> Result<BTreeMap<i32, Watermarks>, ReadError> {
+    let broker = broker_error(settings, topic.name());
+    let mut out = BTreeMap::new();
+    for p in topic.partitions() {
         let (low, high) = consumer
-            .fetch_watermarks(topic, p.id(), timeout)
+            .fetch_watermarks(topic.name(), p.id(), settings.request_timeout())
             .map_err(|e| broker(format!("cannot read partition {}'s watermarks: {e}", p.id())))?;
         out.insert(p.id(), Watermarks { low, high });
     }
     Ok(out)
 }
 
-/// Commits `offsets` (partition -> next offset) of `topic` to the consumer group `group`, for
+/// Commits `offsets` (topic -> partition -> next offset) to the consumer group `group`, for
 /// Kafka's lag tools; Sluice never reads them back (blocking).
 pub fn commit_group_offsets(
     settings: &ConsumerSettings,
     group: &str,
-    topic: &str,
-    offsets: &BTreeMap<i32, i64>,
+    offsets: &BTreeMap<String, BTreeMap<i32, i64>>,
 ) -> Result<(), ReadError> {
-    let broker = |reason: String| ReadError::Broker {
-        topic: topic.into(),
-        bootstrap: settings.bootstrap().into(),
-        reason: settings.redact(&reason),
-    };
+    let topics: Vec<&str> = offsets.keys().map(String::as_str).collect();
+    let named = topics.join(",");
+    let broker = broker_error(settings, &named);
     let mut config = settings.client_config();
     config.set("group.id", group);
     let consumer = Client::create(settings, &config).map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
     let mut tpl = TopicPartitionList::new();
-    for (&p, &o) in offsets {
-        tpl.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| broker(e.to_string()))?;
+    for (topic, partitions) in offsets {
+        for (&p, &o) in partitions {
+            tpl.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| broker(e.to_string()))?;
+        }
     }
     consumer.commit(&tpl).map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
 }

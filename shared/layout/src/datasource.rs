@@ -113,18 +113,24 @@ impl OffsetsItem {
     }
 }
 
+/// Per topic, per partition, an offset.
+pub type TopicOffsets = BTreeMap<String, BTreeMap<i32, i64>>;
+
 /// The body of a datasource's `stats` item, written by every pass.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatsItem {
     /// When the pass ran (ms).
     pub updated_ms: i64,
-    /// Per partition, the high watermark seen.
-    pub high: BTreeMap<i32, i64>,
-    /// Per partition, the committed offset at the start of the pass.
-    pub committed: BTreeMap<i32, i64>,
-    /// Per partition, high watermark minus committed offset.
-    pub lag: BTreeMap<i32, i64>,
+    /// Per topic and partition, the high watermark seen.
+    #[serde(default)]
+    pub topic_high: TopicOffsets,
+    /// Per topic and partition, the committed offset at the start of the pass.
+    #[serde(default)]
+    pub topic_committed: TopicOffsets,
+    /// Per topic and partition, high watermark minus committed offset.
+    #[serde(default)]
+    pub topic_lag: TopicOffsets,
     /// Tasks by state.
     pub tasks: BTreeMap<String, usize>,
     /// The latest task errors, newest first.

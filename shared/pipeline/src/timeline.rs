@@ -218,7 +218,7 @@ pub async fn realtime_segments(
             })
         });
         let mut out = in_order(visible);
-        let mut covered: Vec<(i32, i64, i64)> = Vec::new();
+        let mut covered: Vec<(&str, i32, i64, i64)> = Vec::new();
         let unpublished = tasks
             .iter()
             .filter(|t| matches!(t.state, TaskState::Running | TaskState::Incomplete | TaskState::Complete));
@@ -228,7 +228,7 @@ pub async fn realtime_segments(
             for r in &t.ranges {
                 let reached = last.positions.get(&r.partition).copied().unwrap_or(r.start);
                 if reached > r.start {
-                    covered.push((r.partition, r.start, reached));
+                    covered.push((&t.topic, r.partition, r.start, reached));
                 }
             }
             for h in &progress.hydrants {
@@ -250,7 +250,7 @@ pub async fn realtime_segments(
             }
         }
         covered.sort_unstable();
-        if covered.windows(2).all(|w| w[0].0 != w[1].0 || w[0].2 <= w[1].1) {
+        if covered.windows(2).all(|w| (w[0].0, w[0].1) != (w[1].0, w[1].1) || w[0].3 <= w[1].2) {
             return Ok(out);
         }
     }

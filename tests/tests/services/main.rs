@@ -22,3 +22,4 @@ mod realtime;
 mod regroup;
 mod sdk_errors;
 mod sql_oracle;
+mod topic_pattern;

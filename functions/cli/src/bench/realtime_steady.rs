@@ -42,7 +42,7 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
             next_pass += period;
             let pass = rig.pass(&mut s.functions).await?;
             // Records not queryable yet: behind what the tasks checkpointed.
-            let lag: i64 = pass.high.iter().map(|(p, h)| h - pass.queryable.get(p).copied().unwrap_or(0)).sum();
+            let lag = pass.queryable_lag();
             s.lag.push((start.elapsed().as_secs_f64(), lag));
         }
         pool.start(&rig.meta, &rig.store, &rig.queue, TASK_BUDGET);

@@ -34,9 +34,9 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
         next += period;
         let done = producer.is_finished();
         let pass = rig.pass(&mut s.functions).await?;
-        let lag: i64 = pass.high.iter().map(|(p, h)| h - pass.committed.get(p).copied().unwrap_or(0)).sum();
+        let lag = pass.lag();
         s.lag.push((start.elapsed().as_secs_f64(), lag));
-        if done && pass.caught_up && pass.high.values().sum::<i64>() == total as i64 {
+        if done && pass.caught_up && pass.high_total() == total as i64 {
             break;
         }
         if start.elapsed() > Duration::from_secs(args.steady_secs + 300) {

@@ -37,7 +37,7 @@ pub(super) async fn run(
             let supervisor_secs = t.functions.supervisor.secs;
             let pass = rig.pass(&mut t.functions).await?;
             t.stages.supervisor += t.functions.supervisor.secs - supervisor_secs;
-            if pass.caught_up && pass.high.values().sum::<i64>() == produced as i64 {
+            if pass.caught_up && pass.high_total() == produced as i64 {
                 caught_up = true;
                 break;
             }

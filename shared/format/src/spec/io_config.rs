@@ -11,9 +11,9 @@ pub struct IoConfig {
     /// `kafka` when given.
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// The Kafka topic.
+    /// The Kafka topic (or `topicPattern`).
     pub topic: Option<String>,
-    /// A topic regex: not supported.
+    /// A regex every topic read matches in full (or `topic`).
     pub topic_pattern: Option<String>,
     /// How record values are parsed (absent with the legacy `parser` form).
     pub input_format: Option<InputFormat>,
@@ -47,7 +47,7 @@ pub struct IoConfig {
     pub auto_scaler_config: Option<serde_json::Value>,
     /// Idle supervisor configuration: not supported.
     pub idle_config: Option<serde_json::Value>,
-    /// Multi-topic ingestion: not supported.
+    /// Druid 27's multi-topic flag: refused, `topicPattern` replaced it.
     pub multi_topic: Option<serde_json::Value>,
     /// Extra consumer config provider: not supported.
     pub config_overrides: Option<serde_json::Value>,

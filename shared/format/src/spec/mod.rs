@@ -22,7 +22,8 @@ pub use input_format::{
 };
 pub use resolve::{
     datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig,
-    TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS,
+    TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS,
+    MAX_TOPIC_CHARS,
 };
 
 use serde::Deserialize;

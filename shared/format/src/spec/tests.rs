@@ -11,7 +11,7 @@ fn druid_tutorial_kafka_spec_loads_unchanged() {
     let loaded = load_spec(&data("specs/wikipedia-kafka-supervisor.json")).expect("tutorial spec");
     let spec = &loaded.spec;
     assert_eq!(spec.data_source, "wikipedia");
-    assert_eq!(spec.io.topic, "wikipedia");
+    assert_eq!(spec.io.source, crate::spec::TopicSource::Topic("wikipedia".into()));
     assert_eq!(spec.timestamp.column, "time");
     assert_eq!(spec.dimensions.len(), 19);
     assert_eq!(spec.dimensions[16].name, "added");
@@ -139,6 +139,24 @@ fn datasource_and_topic_names_are_checked_at_submit() {
         let e = with("/ioConfig/topic", topic);
         assert!(e.starts_with("ioConfig.topic: "), "{topic:?}: {e}");
     }
+    let pattern = |value: serde_json::Value| {
+        let mut spec = tutorial.clone();
+        let io = spec.pointer_mut("/ioConfig").and_then(|v| v.as_object_mut()).expect("ioConfig");
+        io.remove("topic");
+        io.insert("topicPattern".into(), value);
+        load_spec_value(spec)
+    };
+    let loaded = pattern("wiki-.*".into()).expect("a pattern instead of a topic");
+    assert!(loaded.spec.io.source.is_pattern() && loaded.spec.io.source.reads("wiki-en"));
+    assert!(!loaded.spec.io.source.reads("wiki"));
+    for bad in ["(", ""] {
+        let e = pattern(bad.into()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.starts_with("ioConfig.topicPattern: "), "{bad:?}: {e}");
+    }
+    let mut both = tutorial.clone();
+    both["ioConfig"]["topicPattern"] = "x".into();
+    let e = load_spec_value(both).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("not both"), "{e}");
 }
 
 #[test]

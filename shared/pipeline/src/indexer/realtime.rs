@@ -149,7 +149,7 @@ pub(super) async fn closing(
                 .map(|(&partition, &start)| OffsetRange { partition, start, end: OPEN_END })
                 .collect();
             let window = MessageWindow::new(&spec.io, now_ms);
-            let mut item = TaskItem::planned(id.clone(), spec_json, &spec.io.topic, ranges, window, now_ms);
+            let mut item = TaskItem::planned(id.clone(), spec_json, &task.topic, ranges, window, now_ms);
             item.epoch = plan.epoch;
             plan.next_seq += 1;
             plan.next_start.values_mut().for_each(|s| *s = OPEN_END);

@@ -29,6 +29,13 @@ pub(crate) struct Group {
     pub starts_epoch: Option<u64>,
 }
 
+/// What a group's tasks read: its topic, up to its partitions' high watermarks.
+#[derive(Clone, Copy)]
+pub(crate) struct TopicReads<'a> {
+    pub topic: &'a str,
+    pub highs: &'a BTreeMap<i32, i64>,
+}
+
 /// Where a partition new to its group starts.
 pub(crate) struct Starts<'a> {
     /// The topic's watermarks.
@@ -216,7 +223,7 @@ impl Group {
         meta: &dyn MetadataStore,
         spec_json: &serde_json::Value,
         spec: &DatasourceSpec,
-        highs: &BTreeMap<i32, i64>,
+        reads: TopicReads<'_>,
         mut in_flight: usize,
         max_in_flight: usize,
         now_ms: i64,
@@ -231,7 +238,7 @@ impl Group {
         let (max_records, max_bytes) = (spec.sluice.max_records_per_task, spec.sluice.max_bytes_per_task);
         let budget = record_budget(max_records, max_bytes, totals.processed_bytes, totals.processed);
         while in_flight < max_in_flight {
-            let Some(mut ranges) = next_ranges(&self.plan.next_start, highs, budget) else {
+            let Some(mut ranges) = next_ranges(&self.plan.next_start, reads.highs, budget) else {
                 break;
             };
             if spec.sluice.realtime.is_some() {
@@ -242,7 +249,7 @@ impl Group {
             let id = TaskId { datasource: self.datasource.clone(), group: self.group, seq: self.plan.next_seq };
             let window = MessageWindow::new(&spec.io, now_ms);
             let mut task =
-                TaskItem::planned(id.clone(), spec_json.clone(), &spec.io.topic, ranges.clone(), window, now_ms);
+                TaskItem::planned(id.clone(), spec_json.clone(), reads.topic, ranges.clone(), window, now_ms);
             task.epoch = self.plan.epoch;
             let before = self.plan.clone();
             self.plan.next_seq += 1;

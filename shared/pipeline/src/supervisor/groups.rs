@@ -4,7 +4,7 @@
 //! the metadata store instead of 1,000 (the bottleneck `sluice-sim scale` finds at 1,000
 //! partitions).
 
-use super::group::{Group, Starts};
+use super::group::{Group, Starts, TopicReads};
 use super::{SupervisorError, SupervisorOptions};
 use crate::datasource::{OffsetsItem, PlanItem};
 use crate::layout::grouping::GroupingItem;
@@ -21,7 +21,8 @@ pub(super) struct PassContext<'a> {
     pub name: &'a str,
     pub spec_json: &'a serde_json::Value,
     pub spec: &'a DatasourceSpec,
-    pub marks: &'a BTreeMap<i32, Watermarks>,
+    /// Per topic read, its partitions' watermarks.
+    pub marks: &'a BTreeMap<String, BTreeMap<i32, Watermarks>>,
     pub options: &'a SupervisorOptions,
     /// Whether the supervisor plans new tasks (not suspended).
     pub running: bool,
@@ -34,6 +35,8 @@ pub(super) struct PassContext<'a> {
 /// A group's items as read at the start of the pass, and its tasks.
 pub(super) struct GroupInput {
     pub group: u32,
+    /// The number of the group's topic.
+    pub topic: usize,
     pub partitions: Vec<i32>,
     pub plan: Option<(PlanItem, u64)>,
     pub offsets: Option<(OffsetsItem, u64)>,
@@ -44,6 +47,8 @@ pub(super) struct GroupInput {
 #[derive(Default)]
 pub(super) struct GroupPass {
     pub group: u32,
+    /// The group's topic.
+    pub topic: String,
     /// Committed offsets of the group's partitions.
     pub committed: Vec<(i32, i64)>,
     /// The last task sequence replanned after a failure, if any.
@@ -66,8 +71,10 @@ pub(super) async fn pass_groups(
 }
 
 async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPass, SupervisorError> {
-    let GroupInput { group: g, partitions, plan, offsets, mut tasks } = input;
+    let GroupInput { group: g, topic: topic_number, partitions, plan, offsets, mut tasks } = input;
     let grouping = ctx.grouping;
+    let topic = grouping.topic_names()[topic_number].to_string();
+    let marks = &ctx.marks[&topic];
     // Items absent, or of another epoch (history, or a newer epoch this pass does not know):
     // the group starts in this epoch, over their versions, checking the grouping's.
     let mut fresh = false;
@@ -95,9 +102,9 @@ async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPas
         offsets_version,
         starts_epoch,
     };
-    let mut out = GroupPass { group: g, ..GroupPass::default() };
-    let initial = grouping.initial_partitions.as_deref().unwrap_or_default();
-    let starts = Starts { marks: ctx.marks, use_earliest: ctx.spec.io.use_earliest_offset, initial };
+    let mut out = GroupPass { group: g, topic: topic.clone(), ..GroupPass::default() };
+    let initial = grouping.initial_partitions_of(topic_number);
+    let starts = Starts { marks, use_earliest: ctx.spec.io.use_earliest_offset, initial };
     if !group.ensure_partitions(ctx.meta, &partitions, &starts).await? {
         out.tasks = tasks;
         return Ok(out);
@@ -113,10 +120,11 @@ async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPas
     } else if ctx.running {
         let in_flight =
             tasks.iter().filter(|(t, _)| !matches!(t.state, TaskState::Published | TaskState::Failed)).count();
-        let highs: BTreeMap<i32, i64> = partitions.iter().map(|p| (*p, ctx.marks[p].high)).collect();
+        let highs: BTreeMap<i32, i64> = partitions.iter().map(|p| (*p, marks[p].high)).collect();
         let options = ctx.options;
+        let reads = TopicReads { topic: &topic, highs: &highs };
         let planned = group
-            .plan_tasks(ctx.meta, ctx.spec_json, ctx.spec, &highs, in_flight, options.max_in_flight, options.now_ms)
+            .plan_tasks(ctx.meta, ctx.spec_json, ctx.spec, reads, in_flight, options.max_in_flight, options.now_ms)
             .await?;
         out.planned = planned.iter().map(|(t, _)| t.id.clone()).collect();
         tasks.extend(planned);

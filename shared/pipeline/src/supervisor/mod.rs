@@ -2,9 +2,10 @@
 //!
 //! ```text
 //!  for each datasource of the catalog (spec running or suspended):
-//!    grouping: epoch, taskCount, topic; a change of either drains, snapshots, moves (regroup)
-//!    Kafka: partitions and watermarks of the grouping's topic
-//!    per group (partition % taskCount), `concurrency` groups at a time:
+//!    grouping: epoch, taskCount, topic or pattern; a change of either drains, snapshots,
+//!              moves (regroup); a pattern's topics found since are appended
+//!    Kafka: partitions and watermarks of the grouping's topic (or of every topic matching)
+//!    per group (topic number * taskCount + partition % taskCount), `concurrency` at a time:
 //!      plan#/offsets#: add new partitions (useEarliestOffset decides where the first ones
 //!                      start; partitions found later start at their earliest offset)
 //!      a failed task: supersede the group's other unfinished tasks, plan again from the
@@ -33,17 +34,16 @@ mod plan;
 mod regroup;
 
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
-pub use pass::{run_pass, supervise, DatasourcePass};
+pub use pass::{offset_at, run_pass, supervise, DatasourcePass};
 pub use plan::{initial_offset, next_ranges, record_budget};
 
 use crate::datasource::DatasourceError;
 use crate::invoker::InvokeError;
-pub use crate::layout::datasource::StatsItem;
+pub use crate::layout::datasource::{StatsItem, TopicOffsets};
 use crate::task::{TaskItem, TaskState};
 use sluice_kafka::ReadError;
 use sluice_store::metadata::MetaError;
 use sluice_store::storage::StorageError;
-use std::collections::BTreeMap;
 
 /// How a pass runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,20 +81,21 @@ impl SupervisorOptions {
     }
 }
 
-/// Per partition, the offset before which every record is queryable with real-time tasks:
-/// the committed offset, or the position a task not published yet checkpointed. A task's
-/// positions are its last checkpoint's (before one, its starts: the end of the task before
-/// it, or the committed offsets).
+/// Per topic and partition, the offset before which every record is queryable with real-time
+/// tasks: the committed offset, or the position a task not published yet checkpointed. A
+/// task's positions are its last checkpoint's (before one, its starts: the end of the task
+/// before it, or the committed offsets).
 pub(crate) fn queryable_offsets<'a>(
-    committed: &BTreeMap<i32, i64>,
+    committed: &TopicOffsets,
     tasks: impl Iterator<Item = &'a TaskItem>,
-) -> BTreeMap<i32, i64> {
+) -> TopicOffsets {
     let mut queryable = committed.clone();
     let unpublished =
         tasks.filter(|t| matches!(t.state, TaskState::Running | TaskState::Incomplete | TaskState::Complete));
     for t in unpublished {
+        let topic = queryable.entry(t.topic.clone()).or_default();
         for (&p, &position) in &t.positions {
-            let q = queryable.entry(p).or_insert(position);
+            let q = topic.entry(p).or_insert(position);
             *q = (*q).max(position);
         }
     }

@@ -2,8 +2,8 @@
 //! (suspend, resume and terminate are [`crate::datasource::set_state`]).
 
 use super::regroup::{self, Grouping};
-use super::{queryable_offsets, StatsItem, SupervisorError};
-use crate::datasource::{self, parse_body, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
+use super::{queryable_offsets, StatsItem, SupervisorError, TopicOffsets};
+use crate::datasource::{self, parse_body, query_groups, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
 use crate::indexer::MeterTotals;
 use crate::keys::{datasource_pk, offsets_sk, plan_sk, OFFSETS_PREFIX, STATS_SK};
 use crate::layout::grouping::{first_epoch, partition_group, GroupingItem};
@@ -22,6 +22,8 @@ pub const RESET_WARNING: &str =
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionStatus {
+    /// Topic.
+    pub topic: String,
     /// Partition.
     pub partition: i32,
     /// Committed (published) offset.
@@ -70,12 +72,13 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
     };
     let grouping = regroup::read(meta, datasource).await?.map(|g| g.item);
     let epoch = grouping.as_ref().map_or(first_epoch(), |g| g.epoch);
-    let mut committed = BTreeMap::new();
+    let mut committed = TopicOffsets::new();
     let mut totals = grouping.as_ref().map(|g| g.earlier_totals).unwrap_or_default();
-    for item in meta.query(&pk, OFFSETS_PREFIX).await? {
-        let o: OffsetsItem = parse_body(datasource, &item)?;
+    let offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, datasource, OFFSETS_PREFIX).await?;
+    for (g, (o, _)) in offsets {
         if o.epoch == epoch {
-            committed.extend(o.offsets);
+            let topic = grouping.as_ref().and_then(|gr| gr.topic_of_group(g)).unwrap_or_default();
+            committed.entry(topic.to_string()).or_default().extend(o.offsets);
             totals.merge(&o.totals);
         }
     }
@@ -89,7 +92,11 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         }
     }
     let queryable = queryable_offsets(&committed, of_epoch.iter());
-    let mut partitions: Vec<i32> = committed.keys().chain(stats.high.keys()).copied().collect();
+    let at = |offsets: &TopicOffsets, t: &str, p: i32| offsets.get(t).and_then(|o| o.get(&p)).copied();
+    let mut partitions: Vec<(String, i32)> = [&committed, &stats.topic_high]
+        .into_iter()
+        .flat_map(|offsets| offsets.iter().flat_map(|(t, o)| o.keys().map(|p| (t.clone(), *p))))
+        .collect();
     partitions.sort_unstable();
     partitions.dedup();
     Ok(Status {
@@ -97,10 +104,11 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         state: spec.state,
         partitions: partitions
             .into_iter()
-            .map(|p| {
-                let (c, h) = (committed.get(&p).copied(), stats.high.get(&p).copied());
-                let queryable = queryable.get(&p).copied().filter(|_| realtime);
-                PartitionStatus { partition: p, committed: c, high: h, lag: c.zip(h).map(|(c, h)| h - c), queryable }
+            .map(|(topic, p)| {
+                let (c, h) = (at(&committed, &topic, p), at(&stats.topic_high, &topic, p));
+                let queryable = at(&queryable, &topic, p).filter(|_| realtime);
+                let lag = c.zip(h).map(|(c, h)| h - c);
+                PartitionStatus { topic, partition: p, committed: c, high: h, lag, queryable }
             })
             .collect(),
         tasks,
@@ -246,7 +254,15 @@ pub async fn reset_offsets(
     now_ms: i64,
 ) -> Result<usize, SupervisorError> {
     let (spec_item, _) = datasource::load(meta, datasource).await?;
-    let (_, fresh) = active_grouping(meta, datasource, spec_task_count(datasource, spec_item)?).await?;
+    let (grouping, fresh) = active_grouping(meta, datasource, spec_task_count(datasource, spec_item)?).await?;
+    if grouping.is_some_and(|g| g.item.pattern) {
+        return Err(SupervisorError::Invalid {
+            datasource: datasource.into(),
+            reason: "resetting the offsets of chosen partitions is not supported with topicPattern (they name no \
+                     topic): reset the whole datasource"
+                .into(),
+        });
+    }
     if let Some((p, o)) = offsets.iter().find(|(p, o)| **p < 0 || **o < 0) {
         return Err(SupervisorError::Invalid {
             datasource: datasource.into(),

@@ -7,11 +7,13 @@ use super::{queryable_offsets, StatsItem, SupervisorError, SupervisorOptions};
 use crate::datasource::{self, parse_body, query_groups, to_json, OffsetsItem, PlanItem, SupervisorState};
 use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, OFFSETS_PREFIX, PLAN_PREFIX, STATS_SK};
+use crate::layout::datasource::TopicOffsets;
 use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
 use sluice_format::spec::load_spec_value;
-use sluice_kafka::{commit_group_offsets, partition_watermarks, ConsumerSettings};
+use sluice_format::spec::TopicPattern;
+use sluice_kafka::{commit_group_offsets, matching_watermarks, partition_watermarks, ConsumerSettings, Watermarks};
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
@@ -26,17 +28,45 @@ pub struct DatasourcePass {
     pub planned: Vec<TaskId>,
     /// Jobs handed to the invoker.
     pub invoked: Vec<Job>,
-    /// Per partition, the high watermark seen.
-    pub high: BTreeMap<i32, i64>,
-    /// Per partition, the committed offset.
-    pub committed: BTreeMap<i32, i64>,
-    /// Per partition, the offset before which every record is queryable: the committed
-    /// offset, or with real-time tasks the position a task not yet published checkpointed.
-    pub queryable: BTreeMap<i32, i64>,
+    /// Per topic and partition, the high watermark seen.
+    pub high: TopicOffsets,
+    /// Per topic and partition, the committed offset.
+    pub committed: TopicOffsets,
+    /// Per topic and partition, the offset before which every record is queryable: the
+    /// committed offset, or with real-time tasks the position a task not yet published
+    /// checkpointed.
+    pub queryable: TopicOffsets,
     /// Tasks cleaned up (hydrants, checkpoints and item deleted).
     pub cleaned: usize,
     /// Whether every partition's committed offset reached its high watermark.
     pub caught_up: bool,
+}
+
+impl DatasourcePass {
+    /// Every partition seen, as (topic, partition, high watermark).
+    pub fn highs(&self) -> impl Iterator<Item = (&str, i32, i64)> {
+        self.high.iter().flat_map(|(t, highs)| highs.iter().map(move |(&p, &h)| (t.as_str(), p, h)))
+    }
+
+    /// Records below the high watermarks not committed yet.
+    pub fn lag(&self) -> i64 {
+        self.highs().map(|(t, p, h)| (h - offset_at(&self.committed, t, p)).max(0)).sum()
+    }
+
+    /// Records below the high watermarks not queryable yet.
+    pub fn queryable_lag(&self) -> i64 {
+        self.highs().map(|(t, p, h)| (h - offset_at(&self.queryable, t, p)).max(0)).sum()
+    }
+
+    /// The high watermarks summed: every record the topics ever held.
+    pub fn high_total(&self) -> i64 {
+        self.highs().map(|(_, _, h)| h).sum()
+    }
+}
+
+/// The offset `offsets` hold for a topic's partition, 0 when none.
+pub fn offset_at(offsets: &TopicOffsets, topic: &str, partition: i32) -> i64 {
+    offsets.get(topic).and_then(|o| o.get(&partition)).copied().unwrap_or(0)
 }
 
 /// Runs one pass: for every datasource of the catalog (or only `only`), plan, invoke, record
@@ -83,26 +113,21 @@ pub async fn supervise(
     let settings = ConsumerSettings::new(&spec.io.consumer_properties)
         .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
     crate::task::refuse_earlier_layout(meta, name).await?;
-    let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.topic).await? else {
+    let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.source).await? else {
         return Ok(pass);
     };
     if grouping.item.change.as_ref().is_some_and(|c| c.snapshot.is_some()) {
         regroup::finish(meta, name, &mut grouping).await?;
         return Ok(pass);
     }
-    // The grouping's topic: while a change of topic drains, the old one.
-    let (for_marks, topic) = (settings.clone(), grouping.item.topic.clone());
-    let marks =
-        tokio::task::spawn_blocking(move || partition_watermarks(&for_marks, &topic)).await.map_err(|e| {
-            SupervisorError::Invalid { datasource: name.into(), reason: format!("watermark reader panicked: {e}") }
-        })??;
-    pass.high = marks.iter().map(|(p, w)| (*p, w.high)).collect();
-    if grouping.item.initial_partitions.is_none()
-        && !regroup::record_initial_partitions(meta, name, &mut grouping, marks.keys().copied().collect()).await?
-    {
+    // The grouping's topics: while a change of topic drains, the old ones.
+    let marks = topic_watermarks(name, &settings, &grouping.item).await?;
+    pass.high = marks.iter().map(|(t, m)| (t.clone(), m.iter().map(|(p, w)| (*p, w.high)).collect())).collect();
+    let found = marks.iter().map(|(t, m)| (t.clone(), m.keys().copied().collect())).collect();
+    if !regroup::record_topics(meta, name, &mut grouping, &found).await? {
         return Ok(pass);
     }
-    let (inputs, mut tasks) = group_inputs(meta, name, marks.keys().copied(), &grouping.item).await?;
+    let (inputs, mut tasks) = group_inputs(meta, name, &marks, &grouping.item).await?;
     let ctx = PassContext {
         meta,
         name,
@@ -117,7 +142,7 @@ pub async fn supervise(
     let mut replanned_after: BTreeMap<u32, u64> = BTreeMap::new();
     for outcome in pass_groups(&ctx, inputs).await {
         let group = outcome?;
-        pass.committed.extend(group.committed);
+        pass.committed.entry(group.topic).or_default().extend(group.committed);
         if let Some(s) = group.replanned_after {
             replanned_after.insert(group.group, s);
         }
@@ -128,7 +153,9 @@ pub async fn supervise(
     // Real-time tasks run all the time: each pass watches them, so a crash stalls a group for
     // at most a period (the lease lapses within one), not a period after its heartbeat lapsed.
     let watch = options.watch_running || spec.sluice.realtime.is_some();
-    let jobs = due_jobs(&tasks, watch, options.now_ms);
+    // A task of a topic the broker no longer lists waits, unpublished, until it is back.
+    let listed: Vec<_> = tasks.iter().filter(|(t, _)| marks.contains_key(&t.topic)).cloned().collect();
+    let jobs = due_jobs(&listed, watch, options.now_ms);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
@@ -142,10 +169,12 @@ pub async fn supervise(
         Some(_) => queryable_offsets(&pass.committed, tasks.iter().map(|(t, _)| t)),
         None => pass.committed.clone(),
     };
-    pass.caught_up =
-        grouping.item.change.is_none() && pass.high.iter().all(|(p, h)| pass.committed.get(p).is_some_and(|c| c >= h));
+    pass.caught_up = grouping.item.change.is_none()
+        && pass.high.iter().all(|(t, highs)| {
+            highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
+        });
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
-        commit_to_consumer_group(settings, grouping.item.topic.clone(), name, &pass.committed).await;
+        commit_to_consumer_group(settings, name, &pass.committed).await;
     }
     let handled = Handled { replanned_after, epoch: grouping.item.epoch };
     pass.cleaned = clean_up(meta, store, name, &tasks, &handled, options).await?;
@@ -156,17 +185,43 @@ pub async fn supervise(
     Ok(pass)
 }
 
-/// Each group's partitions (partition modulo the grouping's `taskCount`), items and tasks; and
-/// the tasks of groups that no longer have partitions, kept as they are.
+/// The partitions and watermarks of the grouping's topic, or of every topic its pattern
+/// matches.
+async fn topic_watermarks(
+    name: &str,
+    settings: &ConsumerSettings,
+    grouping: &GroupingItem,
+) -> Result<BTreeMap<String, BTreeMap<i32, Watermarks>>, SupervisorError> {
+    let invalid = |reason: String| SupervisorError::Invalid { datasource: name.into(), reason };
+    let (settings, topic) = (settings.clone(), grouping.topic.clone());
+    let read = match grouping.pattern {
+        false => {
+            tokio::task::spawn_blocking(move || {
+                partition_watermarks(&settings, &topic).map(|marks| BTreeMap::from([(topic, marks)]))
+            })
+            .await
+        }
+        true => {
+            let pattern = TopicPattern::new(&topic).map_err(|e| invalid(format!("topicPattern {e}")))?;
+            tokio::task::spawn_blocking(move || matching_watermarks(&settings, &topic, &|t| pattern.matches(t))).await
+        }
+    };
+    Ok(read.map_err(|e| invalid(format!("watermark reader panicked: {e}")))??)
+}
+
+/// Each group's partitions (per topic, partition modulo the grouping's `taskCount`), items and
+/// tasks; and the tasks of groups that no longer have partitions, kept as they are.
 async fn group_inputs(
     meta: &dyn MetadataStore,
     name: &str,
-    partitions: impl Iterator<Item = i32>,
+    marks: &BTreeMap<String, BTreeMap<i32, Watermarks>>,
     grouping: &GroupingItem,
 ) -> Result<(Vec<GroupInput>, Vec<(TaskItem, u64)>), SupervisorError> {
-    let mut by_partitions: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
-    for p in partitions {
-        by_partitions.entry(grouping.group_of(p)).or_default().push(p);
+    let mut by_partitions: BTreeMap<u32, (usize, Vec<i32>)> = BTreeMap::new();
+    for (t, topic) in grouping.topic_names().into_iter().enumerate() {
+        for &p in marks.get(topic).into_iter().flat_map(|m| m.keys()) {
+            by_partitions.entry(grouping.group_of(t, p)).or_insert_with(|| (t, Vec::new())).1.push(p);
+        }
     }
     let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
     let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
@@ -177,8 +232,9 @@ async fn group_inputs(
     }
     let inputs = by_partitions
         .into_iter()
-        .map(|(g, parts)| GroupInput {
+        .map(|(g, (topic, parts))| GroupInput {
             group: g,
+            topic,
             partitions: parts,
             plan: plans.remove(&g),
             offsets: offsets.remove(&g),
@@ -208,19 +264,13 @@ fn due_jobs(tasks: &[(TaskItem, u64)], watch_running: bool, now_ms: i64) -> Vec<
 
 /// Commits the published offsets to the datasource's Kafka consumer group, for tools that
 /// watch consumer lag. Informational only: a failure is logged, never fatal.
-async fn commit_to_consumer_group(
-    settings: ConsumerSettings,
-    topic: String,
-    name: &str,
-    committed: &BTreeMap<i32, i64>,
-) {
+async fn commit_to_consumer_group(settings: ConsumerSettings, name: &str, committed: &TopicOffsets) {
     let (committed, group) = (committed.clone(), name.to_string());
-    let failed =
-        match tokio::task::spawn_blocking(move || commit_group_offsets(&settings, &group, &topic, &committed)).await {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e.to_string()),
-            Err(e) => Some(e.to_string()),
-        };
+    let failed = match tokio::task::spawn_blocking(move || commit_group_offsets(&settings, &group, &committed)).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(e) => Some(e.to_string()),
+    };
     if let Some(error) = failed {
         tracing::warn!(datasource = name, error, "could not commit offsets to the Kafka consumer group");
     }
@@ -246,9 +296,17 @@ async fn write_stats(
     errors.sort();
     let stats = StatsItem {
         updated_ms: now_ms,
-        high: pass.high.clone(),
-        committed: pass.committed.clone(),
-        lag: pass.high.iter().map(|(p, h)| (*p, h - pass.committed.get(p).copied().unwrap_or(*h))).collect(),
+        topic_high: pass.high.clone(),
+        topic_committed: pass.committed.clone(),
+        topic_lag: pass
+            .high
+            .iter()
+            .map(|(t, highs)| {
+                let committed = pass.committed.get(t);
+                let lag = highs.iter().map(|(p, h)| (*p, h - committed.and_then(|c| c.get(p)).copied().unwrap_or(*h)));
+                (t.clone(), lag.collect())
+            })
+            .collect(),
         tasks: by_state,
         recent_errors: errors.into_iter().rev().take(10).map(|(_, e)| e).collect(),
     };

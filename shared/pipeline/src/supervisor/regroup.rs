@@ -13,16 +13,18 @@
 //! 3. **Move.** Each new group's `plan#` and `offsets#` of the next epoch are written from the
 //!    snapshot; then the `grouping` item moves to the next epoch, and planning resumes.
 //!
-//! A new topic starts afresh (its partitions as `useEarliestOffset` says): the old topic's
-//! offsets mean nothing for it. The argument: `docs/exactly-once.md`.
+//! A new topic or pattern starts afresh (its partitions as `useEarliestOffset` says): the old
+//! topic's offsets mean nothing for it. A pattern's groups are per topic (`topic number *
+//! taskCount + partition % taskCount`), so its snapshot keeps each topic's offsets apart. The argument: `docs/exactly-once.md`.
 
 use super::group::Group;
 use super::SupervisorError;
 use crate::datasource::{parse_body, query_groups, to_json, OffsetsItem, PlanItem};
 use crate::keys::{datasource_pk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX};
-use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot};
+use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot, MAX_PATTERN_TOPICS};
 use crate::task::TaskItem;
 use sluice_format::meters::MeterTotals;
+use sluice_format::spec::TopicSource;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use std::collections::BTreeMap;
 
@@ -53,7 +55,9 @@ impl Grouping {
     /// Forgets the partitions of the epoch's first read (a reset): the next pass reads them
     /// again, and each starts where `useEarliestOffset` says. False when another writer won.
     pub async fn forget_initial_partitions(&mut self, meta: &dyn MetadataStore, name: &str) -> Result<bool, MetaError> {
-        let item = GroupingItem { initial_partitions: None, ..self.item.clone() };
+        let mut item = GroupingItem { initial_partitions: None, ..self.item.clone() };
+        // A pattern's topics keep their numbers (their groups' items were reset in place).
+        item.topics.iter_mut().for_each(|t| t.initial_partitions = None);
         self.replace(meta, name, item).await
     }
 }
@@ -74,10 +78,11 @@ pub(super) async fn load(
     meta: &dyn MetadataStore,
     name: &str,
     task_count: u32,
-    topic: &str,
+    source: &TopicSource,
 ) -> Result<Option<Grouping>, SupervisorError> {
+    let (topic, pattern) = (source.text(), source.is_pattern());
     let Some(mut grouping) = read(meta, name).await? else {
-        let item = GroupingItem::new(task_count, topic);
+        let item = GroupingItem::new(task_count, topic, pattern);
         let put = Item::new(datasource_pk(name), GROUPING_SK, to_json(&item));
         return match meta.put(put, Condition::Absent).await {
             Ok(version) => Ok(Some(Grouping { item, version })),
@@ -85,7 +90,7 @@ pub(super) async fn load(
             Err(e) => Err(e.into()),
         };
     };
-    if grouping.item.aims_at(task_count, topic) {
+    if grouping.item.aims_at(task_count, topic, pattern) {
         return Ok(Some(grouping));
     }
     let mut item = grouping.item.clone();
@@ -98,20 +103,38 @@ pub(super) async fn load(
         to_topic = topic,
         "grouping change: the current tasks finish, then the partitions are grouped anew from their committed offsets"
     );
-    item.change = Some(GroupingChange { task_count, topic: topic.into(), snapshot });
+    item.change = Some(GroupingChange { task_count, topic: topic.into(), pattern, snapshot });
     Ok(grouping.replace(meta, name, item).await?.then_some(grouping))
 }
 
-/// Records the partitions the epoch's topic has on its first read; false when another
-/// supervisor wrote the grouping first.
-pub(super) async fn record_initial_partitions(
+/// Records the partitions the epoch's topics have on its first read, and a pattern's topics
+/// found since (see [`GroupingItem::with_topics_read`]); false when another supervisor wrote
+/// the grouping first.
+pub(super) async fn record_topics(
     meta: &dyn MetadataStore,
     name: &str,
     grouping: &mut Grouping,
-    partitions: Vec<i32>,
+    found: &BTreeMap<String, Vec<i32>>,
 ) -> Result<bool, SupervisorError> {
-    let item = GroupingItem { initial_partitions: Some(partitions), ..grouping.item.clone() };
-    Ok(grouping.replace(meta, name, item).await?)
+    let unread = found.keys().filter(|t| !grouping.item.topic_names().contains(&t.as_str())).count();
+    if grouping.item.pattern && grouping.item.topics.len() + unread > MAX_PATTERN_TOPICS {
+        tracing::error!(
+            datasource = name,
+            matching = grouping.item.topics.len() + unread,
+            "topicPattern matches more than {MAX_PATTERN_TOPICS} topics: those found last are not read"
+        );
+    }
+    match grouping.item.with_topics_read(found) {
+        Some(item) => {
+            let added: Vec<&str> =
+                item.topics.iter().skip(grouping.item.topics.len()).map(|t| t.name.as_str()).collect();
+            if !added.is_empty() {
+                tracing::info!(datasource = name, ?added, "topics matching the pattern found");
+            }
+            Ok(grouping.replace(meta, name, item).await?)
+        }
+        None => Ok(true),
+    }
 }
 
 /// Step 2: when every `plan#` of the epoch is frozen and then every task of the epoch is
@@ -122,7 +145,6 @@ pub(super) async fn take_snapshot(
     grouping: &mut Grouping,
 ) -> Result<bool, SupervisorError> {
     let epoch = grouping.item.epoch;
-    let pk = datasource_pk(name);
     // The order of the reads is the argument: plans frozen first, so no task of the epoch can
     // appear after the task read; then no publish can move the offsets read last.
     let mut next_seq = grouping.item.first_seq;
@@ -140,21 +162,23 @@ pub(super) async fn take_snapshot(
         }
         next_seq = next_seq.max(task.id.seq + 1);
     }
-    let mut committed = BTreeMap::new();
+    let mut by_topic: BTreeMap<u32, BTreeMap<i32, i64>> = BTreeMap::new();
     let mut totals = MeterTotals::default();
-    for item in meta.query(&pk, OFFSETS_PREFIX).await? {
-        let offsets: OffsetsItem = parse_body(name, &item)?;
+    let task_count = grouping.item.task_count.max(1);
+    let offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
+    for (g, (offsets, _)) in offsets {
         if offsets.epoch == epoch {
-            committed.extend(offsets.offsets);
+            by_topic.entry(g / task_count).or_default().extend(offsets.offsets);
             totals.merge(&offsets.totals);
         }
     }
+    let committed = by_topic.remove(&0).unwrap_or_default();
     let mut item = grouping.item.clone();
     let Some(change) = item.change.as_mut() else {
         return Ok(false);
     };
     tracing::info!(datasource = name, epoch, ?committed, next_seq, "grouping drained: offsets snapshot taken");
-    change.snapshot = Some(GroupingSnapshot { committed, next_seq, totals });
+    change.snapshot = Some(GroupingSnapshot { committed, later_topics: by_topic, next_seq, totals });
     Ok(grouping.replace(meta, name, item).await?)
 }
 
@@ -174,9 +198,11 @@ pub(super) async fn finish(
     };
     let next = grouping.item.next_epoch(&change, &snapshot);
     let mut by_group: BTreeMap<u32, BTreeMap<i32, i64>> = BTreeMap::new();
-    if change.topic == grouping.item.topic {
-        for (&p, &o) in &snapshot.committed {
-            by_group.entry(next.group_of(p)).or_default().insert(p, o);
+    if change.topic == grouping.item.topic && change.pattern == grouping.item.pattern {
+        for t in 0..next.topic_names().len() {
+            for (&p, &o) in snapshot.committed_of(t as u32).into_iter().flatten() {
+                by_group.entry(next.group_of(t, p)).or_default().insert(p, o);
+            }
         }
     }
     let plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;

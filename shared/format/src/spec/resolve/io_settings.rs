@@ -1,8 +1,9 @@
-//! `ioConfig` resolved: the topic, task count and duration, message rejection, consumer
+//! `ioConfig` resolved: the topic or topic pattern, task count and duration, message rejection, consumer
 //! properties; options a serverless supervisor has no use for are reported.
 
 use super::names::topic_name_problem;
 use super::settings::IoSettings;
+use super::topics::{TopicPattern, TopicSource};
 use super::{kafka_type, period_opt};
 use crate::spec::io_config::IoConfig;
 use crate::spec::SpecError;
@@ -16,13 +17,22 @@ pub(super) fn resolve_io(
 ) -> Result<IoSettings, SpecError> {
     let f = |name: &str| format!("{prefix}ioConfig.{name}");
     kafka_type(&io.kind, f("type"))?;
-    if io.topic_pattern.is_some() || io.multi_topic.is_some() {
-        return Err(SpecError::field(f("topicPattern"), "multi-topic ingestion is not supported: give one topic"));
+    if io.multi_topic.is_some() {
+        return Err(SpecError::field(f("multiTopic"), "replaced by topicPattern (as in Druid 28): give topicPattern"));
     }
-    let topic = io.topic.clone().unwrap_or_default();
-    if let Some(problem) = topic_name_problem(&topic) {
-        return Err(SpecError::field(f("topic"), problem));
-    }
+    let source = match (&io.topic, &io.topic_pattern) {
+        (Some(_), Some(_)) => return Err(SpecError::field(f("topicPattern"), "give topic or topicPattern, not both")),
+        (None, Some(pattern)) => {
+            TopicSource::Pattern(TopicPattern::new(pattern).map_err(|e| SpecError::field(f("topicPattern"), e))?)
+        }
+        (topic, None) => {
+            let topic = topic.clone().unwrap_or_default();
+            if let Some(problem) = topic_name_problem(&topic) {
+                return Err(SpecError::field(f("topic"), problem));
+            }
+            TopicSource::Topic(topic)
+        }
+    };
     let task_count = io.task_count.unwrap_or(1);
     if task_count == 0 {
         return Err(SpecError::field(f("taskCount"), "must be at least 1"));
@@ -64,7 +74,7 @@ pub(super) fn resolve_io(
         return Err(SpecError::field(f("consumerProperties"), "missing \"bootstrap.servers\""));
     }
     Ok(IoSettings {
-        topic,
+        source,
         task_count,
         task_duration,
         use_earliest_offset: io.use_earliest_offset,

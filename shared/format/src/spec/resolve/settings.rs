@@ -1,5 +1,6 @@
 //! The settings Sluice runs a datasource with: the spec resolved, defaults applied.
 
+use super::topics::TopicSource;
 use crate::codec::Codec;
 use crate::spec::aggregator::AggregatorSpec;
 use crate::spec::data_schema::{DimensionSchema, GranularitySpec, TimestampSpec, TransformSpec};
@@ -42,9 +43,9 @@ pub struct DatasourceSpec {
 /// Resolved `ioConfig`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IoSettings {
-    /// Topic name.
-    pub topic: String,
-    /// Number of partition groups.
+    /// The topic, or the pattern of the topics, read.
+    pub source: TopicSource,
+    /// Number of partition groups (per topic, with a pattern).
     pub task_count: u32,
     /// Task duration.
     pub task_duration: Period,

@@ -1,0 +1,109 @@
+//! Which topics a spec reads: its `topic`, or every topic whose whole name matches its
+//! `topicPattern` (Druid's multi-topic ingestion: `clicks|impressions`, `metrics-.*`; as in
+//! Druid, `my-metrics-12` does not match `metrics-.*`).
+
+use super::names::topic_name_problem;
+use regex::{Regex, RegexBuilder};
+
+/// Longest `topicPattern`, in characters.
+pub const MAX_PATTERN_CHARS: usize = 1_000;
+/// Most memory a compiled pattern may take: a hostile pattern is refused, not compiled.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// The topics a datasource reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TopicSource {
+    /// One topic.
+    Topic(String),
+    /// Every topic matching a pattern.
+    Pattern(TopicPattern),
+}
+
+impl TopicSource {
+    /// The topic, or the pattern's text.
+    pub fn text(&self) -> &str {
+        match self {
+            TopicSource::Topic(t) => t,
+            TopicSource::Pattern(p) => p.text(),
+        }
+    }
+
+    /// Whether it is a pattern.
+    pub fn is_pattern(&self) -> bool {
+        matches!(self, TopicSource::Pattern(_))
+    }
+
+    /// Whether `topic` is read.
+    pub fn reads(&self, topic: &str) -> bool {
+        match self {
+            TopicSource::Topic(t) => t == topic,
+            TopicSource::Pattern(p) => p.matches(topic),
+        }
+    }
+}
+
+/// A `topicPattern`, compiled to match whole topic names.
+#[derive(Debug, Clone)]
+pub struct TopicPattern {
+    text: String,
+    regex: Regex,
+}
+
+impl PartialEq for TopicPattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl TopicPattern {
+    /// Compiles `text`; refused when empty, longer than [`MAX_PATTERN_CHARS`], not a regular
+    /// expression, or too large once compiled.
+    pub fn new(text: &str) -> Result<Self, String> {
+        if text.is_empty() {
+            return Err("must not be empty".into());
+        }
+        if text.chars().count() > MAX_PATTERN_CHARS {
+            return Err(format!("is longer than {MAX_PATTERN_CHARS} characters"));
+        }
+        let regex = RegexBuilder::new(&format!("^(?:{text})$"))
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .nest_limit(64)
+            .build()
+            .map_err(|e| format!("is not a regular expression: {e}"))?;
+        Ok(Self { text: text.into(), regex })
+    }
+
+    /// The pattern as given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `topic` is a valid topic name matched in full.
+    pub fn matches(&self, topic: &str) -> bool {
+        topic_name_problem(topic).is_none() && self.regex.is_match(topic)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_matches_whole_topic_names_only() {
+        let p = TopicPattern::new("metrics-.*").expect("pattern");
+        assert!(p.matches("metrics-1") && p.matches("metrics-"));
+        assert!(!p.matches("my-metrics-12"), "a partial match is not a match, as in Druid");
+        let either = TopicPattern::new("clicks|impressions").expect("pattern");
+        assert!(either.matches("clicks") && either.matches("impressions") && !either.matches("clicksx"));
+        assert!(!TopicPattern::new(".*").expect("pattern").matches("white space"), "not a topic name");
+    }
+
+    #[test]
+    fn hostile_patterns_are_refused() {
+        assert!(TopicPattern::new("").is_err());
+        assert!(TopicPattern::new("(").expect_err("syntax").contains("not a regular expression"));
+        assert!(TopicPattern::new(&"a".repeat(MAX_PATTERN_CHARS + 1)).is_err());
+        let huge = "(a{1000}){1000}";
+        assert!(TopicPattern::new(huge).is_err(), "compiled size is bounded");
+    }
+}
