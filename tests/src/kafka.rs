@@ -128,6 +128,16 @@ pub async fn expire_before(topic: &str, partition: i32, low: i64) {
     assert_eq!(n, 1, "{topic}/{partition} has no watermark row");
 }
 
+/// Deletes `topic` (its partitions, records and offsets), as an operator would, in the
+/// broker's log: tansu 0.6's DeleteTopics removes every topic of the cluster.
+pub async fn delete_topic(topic: &str) {
+    let _editing = LOG_EDITS.write().await;
+    let db = broker_log();
+    db.execute_batch("PRAGMA foreign_keys = ON").expect("cascading deletes");
+    let n = db.execute("DELETE FROM topic WHERE name = ?1", [topic]).expect("delete the topic");
+    assert_eq!(n, 1, "no topic {topic}");
+}
+
 /// Grows `topic` to `partitions` partitions in the broker's log (tansu 0.6 does not implement
 /// CreatePartitions), as an operator adding partitions would.
 pub async fn grow_topic(topic: &str, partitions: i32) {

@@ -3,10 +3,11 @@
 //! pass are skipped (as a new supervisor would); a topic of a similar name that does not match
 //! in full is not read; a topic created mid-run is picked up from its earliest offset (Druid's
 //! rule for partitions found after the first read) with its own groups; a `taskCount` change
-//! keeps each topic's offsets apart. Every record exactly once throughout.
+//! keeps each topic's offsets apart; a topic deleted leaves the others running. Every record
+//! exactly once throughout.
 
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
-use sluice_integration::kafka::{create_topic, produce};
+use sluice_integration::kafka::{create_topic, delete_topic, produce};
 use sluice_integration::{required_env, unique};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::invoker::QueueInvoker;
@@ -113,6 +114,12 @@ async fn every_matching_topic_once(b: Backends) {
     p.run().await;
     p.assert_exactly_once("after taskCount 2 -> 1").await;
 
+    // A topic deleted: its rows stay, the others go on.
+    delete_topic(&c).await;
+    p.produce(&a, 4, 2, true).await;
+    p.run().await;
+    p.assert_exactly_once("a topic deleted").await;
+
     let st = status(p.b.meta.as_ref(), &p.name).await.expect("status");
     let mut per_topic: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
     for s in &st.partitions {
@@ -121,8 +128,8 @@ async fn every_matching_topic_once(b: Backends) {
         e.1 += s.high.unwrap_or(0);
     }
     let want: BTreeMap<&str, (i64, i64)> =
-        [(a.as_str(), (26, 26)), (topic_b.as_str(), (18, 18)), (c.as_str(), (14, 14))].into_iter().collect();
-    assert_eq!(per_topic, want, "per topic: committed and high watermarks summed");
+        [(a.as_str(), (30, 30)), (topic_b.as_str(), (18, 18)), (c.as_str(), (14, 0))].into_iter().collect();
+    assert_eq!(per_topic, want, "per topic: committed and high watermarks summed (the deleted topic's high unknown)");
     let refused = reset_offsets(p.b.meta.as_ref(), &p.name, &BTreeMap::from([(0, 0)]), now()).await;
     assert!(refused.is_err_and(|e| e.to_string().contains("topicPattern")), "partition offsets name no topic");
 }
