@@ -3,7 +3,7 @@
 //! values no row uses are dropped and the ids renumbered when the segment is finished.
 
 use super::directory::{ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC};
-use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder, NumericPart, KIND_LONGS};
+use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder};
 use super::{Codec, FormatError};
 use crate::aggregate::{Aggregator, MetricCell, Scalar};
 use crate::granularity::Granularity;
@@ -57,11 +57,12 @@ pub enum DimCell<'a> {
 
 #[derive(Debug)]
 enum DimWriter {
-    /// `offsets` starts once a row holds several values (earlier rows held one each).
+    /// The codes as pushed, encoded once at the end (after renumbering, beside the bitmaps
+    /// built from them); `offsets` starts once a row holds several values (earlier rows held
+    /// one each).
     Str {
-        ids: LongsEncoder,
-        offsets: Option<LongsEncoder>,
-        num_ids: i64,
+        ids: Vec<u32>,
+        offsets: Option<Vec<u32>>,
         cardinality: usize,
     },
     Long {
@@ -147,12 +148,9 @@ impl SegmentWriter {
             .dims
             .iter()
             .map(|d| match d.kind {
-                DimensionType::String => DimWriter::Str {
-                    ids: LongsEncoder::longs(dc, false),
-                    offsets: None,
-                    num_ids: 0,
-                    cardinality: d.dictionary.len(),
-                },
+                DimensionType::String => {
+                    DimWriter::Str { ids: Vec::new(), offsets: None, cardinality: d.dictionary.len() }
+                }
                 DimensionType::Long => {
                     DimWriter::Long { values: LongsEncoder::longs(dc, false), nulls: RoaringBitmap::new() }
                 }
@@ -223,19 +221,14 @@ impl SegmentWriter {
     /// Appends the next value of dimension `i`.
     pub fn push_dim(&mut self, i: usize, cell: DimCell<'_>) {
         match (&mut self.dims[i], cell) {
-            (DimWriter::Str { ids, offsets, num_ids, .. }, DimCell::Codes(codes)) => {
+            (DimWriter::Str { ids, offsets, .. }, DimCell::Codes(codes)) => {
                 let codes: &[u32] = if codes.is_empty() { &[0] } else { codes };
-                for &c in codes {
-                    ids.push(c as i64);
-                }
                 if codes.len() > 1 && offsets.is_none() {
-                    let mut o = LongsEncoder::longs(ids.codec(), true);
-                    (0..=*num_ids).for_each(|k| o.push(k));
-                    *offsets = Some(o);
+                    *offsets = Some((0..=ids.len() as u32).collect());
                 }
-                *num_ids += codes.len() as i64;
+                ids.extend_from_slice(codes);
                 if let Some(o) = offsets {
-                    o.push(*num_ids);
+                    o.push(ids.len() as u32);
                 }
             }
             (DimWriter::Long { values, nulls }, DimCell::Long(v)) => {
@@ -334,20 +327,19 @@ impl SegmentWriter {
                 parts: BTreeMap::new(),
             };
             match w {
-                DimWriter::Str { ids, offsets, cardinality, .. } => {
-                    let ids_part = ids.finish();
-                    let offsets_part = offsets.map(LongsEncoder::finish);
-                    let multi = offsets_part.is_some();
-                    let index =
-                        StringIndex::build(&ids_part, offsets_part.as_deref(), cardinality, layout.bitmap_index, dc)?;
+                DimWriter::Str { ids, offsets, cardinality } => {
+                    let multi = offsets.is_some();
+                    let index = StringIndex::build(ids, offsets.as_deref(), cardinality, layout.bitmap_index, dc)?;
                     let mut dict = BytesEncoder::new(dc);
                     for &c in &index.used {
                         dict.push(layout.dictionary[c as usize - 1].as_bytes());
                     }
                     add(&mut parts, "dictionary", dict.finish());
-                    add(&mut parts, "ids", index.ids.unwrap_or(ids_part));
-                    if let Some(o) = offsets_part {
-                        add(&mut parts, "offsets", o);
+                    add(&mut parts, "ids", index.ids);
+                    if let Some(o) = offsets {
+                        let mut encoded = LongsEncoder::longs(dc, true);
+                        o.iter().for_each(|&k| encoded.push(k as i64));
+                        add(&mut parts, "offsets", encoded.finish());
                     }
                     if let Some(bitmaps) = index.bitmaps {
                         add(&mut parts, "bitmaps", bitmaps);
@@ -436,20 +428,21 @@ fn add_nulls(
 /// the dimension has none (`createBitmapIndex: false`).
 struct StringIndex {
     used: Vec<u32>,
-    ids: Option<Vec<u8>>,
+    ids: Vec<u8>,
     bitmaps: Option<Vec<u8>>,
 }
 
 impl StringIndex {
+    /// The ids part (renumbered to the values used), the values used and, with
+    /// `with_bitmaps`, a bitmap per value, from the codes as pushed.
     fn build(
-        ids_part: &[u8],
-        offsets_part: Option<&[u8]>,
+        mut ids: Vec<u32>,
+        offsets: Option<&[u32]>,
         cardinality: usize,
         with_bitmaps: bool,
         codec: Codec,
     ) -> Result<Self, FormatError> {
         let err = |e: String| FormatError::new("new segment", e);
-        let ids = NumericPart::open(ids_part, KIND_LONGS, "new segment", "ids")?.all_longs()?;
         // Rows per id, then where each id's rows start in id order.
         let mut start = vec![0usize; cardinality + 2];
         for &c in &ids {
@@ -459,32 +452,37 @@ impl StringIndex {
             start[i] += start[i - 1];
         }
         let used: Vec<u32> = (1..=cardinality as u32).filter(|&c| start[c as usize + 1] > start[c as usize]).collect();
-        let renumbered = if used.len() == cardinality {
-            None
-        } else {
-            let mut remap = vec![0i64; cardinality + 1];
+        if used.len() != cardinality {
+            let mut remap = vec![0u32; cardinality + 1];
             for (new, &old) in used.iter().enumerate() {
-                remap[old as usize] = new as i64 + 1;
+                remap[old as usize] = new as u32 + 1;
             }
-            let mut out = LongsEncoder::longs(codec, false);
-            ids.iter().for_each(|&c| out.push(remap[c as usize]));
-            Some(out.finish())
-        };
+            ids.iter_mut().for_each(|c| *c = remap[*c as usize]);
+            // Counts move with their ids: the used ones close up, in order.
+            let mut closed = vec![0usize; used.len() + 2];
+            for (new, &old) in used.iter().enumerate() {
+                closed[new + 2] = start[old as usize + 1] - start[old as usize];
+            }
+            closed[1] = start[1];
+            for i in 1..closed.len() {
+                closed[i] += closed[i - 1];
+            }
+            start = closed;
+        }
+        let mut encoded = LongsEncoder::longs(codec, false);
+        ids.iter().for_each(|&c| encoded.push(c as i64));
+        let ids_part = encoded.finish();
         if !with_bitmaps {
-            return Ok(Self { used, ids: renumbered, bitmaps: None });
+            return Ok(Self { used, ids: ids_part, bitmaps: None });
         }
         // The row of each id: one id per row, or as the offsets say for multi-value rows.
-        let row_of: Option<Vec<u32>> = match offsets_part {
-            None => None,
-            Some(o) => {
-                let offsets = NumericPart::open(o, KIND_LONGS, "new segment", "offsets")?.all_longs()?;
-                let mut rows = Vec::with_capacity(ids.len());
-                for (r, w) in offsets.windows(2).enumerate() {
-                    rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
-                }
-                Some(rows)
+        let row_of: Option<Vec<u32>> = offsets.map(|offsets| {
+            let mut rows = Vec::with_capacity(ids.len());
+            for (r, w) in offsets.windows(2).enumerate() {
+                rows.extend(std::iter::repeat_n(r as u32, (w[1] - w[0]) as usize));
             }
-        };
+            rows
+        });
         // Counting sort of rows by id: each id's rows come out ascending.
         let mut sorted = vec![0u32; ids.len()];
         let mut fill = start.clone();
@@ -494,8 +492,8 @@ impl StringIndex {
         }
         let mut bitmaps = BytesEncoder::new(codec);
         let mut buf = Vec::new();
-        for c in std::iter::once(0).chain(used.iter().copied()) {
-            let rows = &sorted[start[c as usize]..start[c as usize + 1]];
+        for c in 0..=used.len() {
+            let rows = &sorted[start[c]..start[c + 1]];
             // A multi-value row may repeat a value; the bitmap needs strictly ascending rows.
             let distinct = rows.iter().enumerate().filter(|(i, r)| *i == 0 || rows[i - 1] != **r).map(|(_, r)| *r);
             let bitmap = RoaringBitmap::from_sorted_iter(distinct).map_err(|e| err(e.to_string()))?;
@@ -503,6 +501,6 @@ impl StringIndex {
             bitmap.serialize_into(&mut buf).map_err(|e| err(e.to_string()))?;
             bitmaps.push(&buf);
         }
-        Ok(Self { used, ids: renumbered, bitmaps: Some(bitmaps.finish()) })
+        Ok(Self { used, ids: ids_part, bitmaps: Some(bitmaps.finish()) })
     }
 }
