@@ -153,8 +153,10 @@ pub async fn supervise(
     // Real-time tasks run all the time: each pass watches them, so a crash stalls a group for
     // at most a period (the lease lapses within one), not a period after its heartbeat lapsed.
     let watch = options.watch_running || spec.sluice.realtime.is_some();
-    // A task of a topic the broker no longer lists waits, unpublished, until it is back.
-    let listed: Vec<_> = tasks.iter().filter(|(t, _)| marks.contains_key(&t.topic)).cloned().collect();
+    // A task of a topic the broker no longer lists waits, unread, until it is back (a task
+    // read to its end still merges and publishes).
+    let listed: Vec<_> =
+        tasks.iter().filter(|(t, _)| marks.contains_key(&t.topic) || t.state == TaskState::Complete).cloned().collect();
     let jobs = due_jobs(&listed, watch, options.now_ms);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))

@@ -15,7 +15,8 @@
 //!
 //! A new topic or pattern starts afresh (its partitions as `useEarliestOffset` says): the old
 //! topic's offsets mean nothing for it. A pattern's groups are per topic (`topic number *
-//! taskCount + partition % taskCount`), so its snapshot keeps each topic's offsets apart. The argument: `docs/exactly-once.md`.
+//! taskCount + partition % taskCount`), so its snapshot keeps each topic's offsets apart.
+//! The argument: `docs/exactly-once.md`.
 
 use super::group::Group;
 use super::SupervisorError;
