@@ -83,7 +83,7 @@ fn rebuild(dir: &mut Directory, data: &[u8], fix_all: bool) -> Vec<u8> {
     }
     let d = serde_json::to_vec(dir).expect("directory json");
     let mut out = b"SLUICESG".to_vec();
-    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&sluice_format::segment::FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(d.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&d).to_le_bytes());
     out.extend_from_slice(&d);

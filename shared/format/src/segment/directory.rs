@@ -8,8 +8,11 @@ use std::collections::BTreeMap;
 
 /// The 8 bytes every segment starts with.
 pub const MAGIC: &[u8; 8] = b"SLUICESG";
-/// The format version this implementation writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this implementation writes: 2 stores timestamps and long values byte
+/// plane by byte plane (a longs flag). It reads 1 and 2.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this implementation reads.
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Size of the fixed header: magic, version, directory length, directory CRC-32.
 pub const HEADER_LEN: usize = 20;
 /// Largest directory a reader accepts, in bytes.
@@ -21,7 +24,7 @@ pub const MAX_DIRECTORY_BYTES: usize = 16 << 20;
 pub struct Directory {
     /// Always `sluice-segment`.
     pub format: String,
-    /// Format version, 1.
+    /// Format version (as in the header).
     pub version: u32,
     /// The time chunk the rows belong to.
     pub interval: Interval,

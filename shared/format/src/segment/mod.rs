@@ -12,7 +12,7 @@ mod writer;
 
 pub use crate::codec::Codec;
 pub use dictionary::StoredDictionary;
-pub use directory::{ColumnEntry, ColumnType, Directory};
+pub use directory::{ColumnEntry, ColumnType, Directory, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use reader::{Segment, StringColumn};
 pub use rows::{DimBuf, RowBuf, RowCursor};
 pub use writer::{DimCell, DimLayout, SegmentLayout, SegmentWriter};

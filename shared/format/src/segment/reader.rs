@@ -1,7 +1,9 @@
 //! Opens a segment from bytes or a file (mmap) and hands out its columns one at a time; only
 //! the parts a caller asks for are checksummed and decoded.
 
-use super::directory::{ColumnEntry, ColumnType, Directory, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES};
+use super::directory::{
+    ColumnEntry, ColumnType, Directory, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES, OLDEST_FORMAT_VERSION,
+};
 use super::parts::{BytesPart, NumericPart, KIND_LONGS};
 use super::FormatError;
 use roaring::RoaringBitmap;
@@ -80,8 +82,10 @@ impl Segment {
             return Err(err("not a Sluice segment (bad magic)".into()));
         }
         let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
-        if version != FORMAT_VERSION {
-            return Err(err(format!("format version {version} is not supported (this reader reads {FORMAT_VERSION})")));
+        if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
+            return Err(err(format!(
+                "format version {version} is not supported (this reader reads {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION})"
+            )));
         }
         let dir_len = u32::from_le_bytes([b[12], b[13], b[14], b[15]]) as usize;
         let dir_crc = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);

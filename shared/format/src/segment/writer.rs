@@ -90,7 +90,9 @@ enum ValueWriter {
 impl ValueWriter {
     fn new(kind: MetricKind, codec: Codec) -> Self {
         match kind {
-            MetricKind::Long | MetricKind::LongFirstLast => ValueWriter::Long(LongsEncoder::longs(codec, false)),
+            MetricKind::Long | MetricKind::LongFirstLast => {
+                ValueWriter::Long(LongsEncoder::longs(codec, false).byte_planes())
+            }
             MetricKind::Double | MetricKind::DoubleFirstLast => ValueWriter::Double(NumericEncoder::floats(codec)),
             MetricKind::Float | MetricKind::FloatFirstLast => ValueWriter::Float(NumericEncoder::floats(codec)),
             MetricKind::StringFirstLast | MetricKind::HllSketch => ValueWriter::Bytes(BytesEncoder::new(codec)),
@@ -151,9 +153,10 @@ impl SegmentWriter {
                 DimensionType::String => {
                     DimWriter::Str { ids: Vec::new(), offsets: None, cardinality: d.dictionary.len() }
                 }
-                DimensionType::Long => {
-                    DimWriter::Long { values: LongsEncoder::longs(dc, false), nulls: RoaringBitmap::new() }
-                }
+                DimensionType::Long => DimWriter::Long {
+                    values: LongsEncoder::longs(dc, false).byte_planes(),
+                    nulls: RoaringBitmap::new(),
+                },
                 DimensionType::Double => {
                     DimWriter::Double { values: NumericEncoder::floats(dc), nulls: RoaringBitmap::new() }
                 }
@@ -174,12 +177,12 @@ impl SegmentWriter {
                         | MetricKind::FloatFirstLast
                         | MetricKind::StringFirstLast
                 )
-                .then(|| LongsEncoder::longs(mc, false)),
+                .then(|| LongsEncoder::longs(mc, false).byte_planes()),
                 values: ValueWriter::new(a.kind, mc),
                 nulls: RoaringBitmap::new(),
             })
             .collect();
-        Self { time: LongsEncoder::longs(mc, true), layout, compression, dims, metrics, num_rows: 0 }
+        Self { time: LongsEncoder::longs(mc, true).byte_planes(), layout, compression, dims, metrics, num_rows: 0 }
     }
 
     /// Number of rows written so far.

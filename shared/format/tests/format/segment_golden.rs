@@ -1,7 +1,8 @@
 //! Golden segment files in `data/golden/`: the writer must reproduce them byte for byte, and a
 //! reader written here from `docs/segment-format.md` alone (not the library's reader) must
 //! decode them to Druid's rollup-tutorial rows. Regenerate with `SLUICE_BLESS=1` after a
-//! deliberate format change (and bump the version).
+//! deliberate format change (and bump the version); `data/golden/v1/` keeps the version 1
+//! files, which must still read.
 
 use crate::common::*;
 use serde_json::Value as Json;
@@ -37,7 +38,7 @@ fn u32_at(b: &[u8], at: usize) -> usize {
 /// Decodes an uncompressed longs part as the format document specifies.
 fn doc_longs(part: &[u8]) -> Vec<i64> {
     assert_eq!((part[0], part[1]), (1, 0), "longs part, codec none");
-    let delta = part[2] & 1 == 1;
+    let (delta, planes) = (part[2] & 1 == 1, part[2] & 2 == 2);
     let (num_values, block_values, num_blocks) = (u32_at(part, 4), u32_at(part, 8), u32_at(part, 12));
     let data = &part[16 + 4 * num_blocks..];
     let mut out = Vec::new();
@@ -52,7 +53,11 @@ fn doc_longs(part: &[u8]) -> Vec<i64> {
         let mut values: Vec<i64> = (0..n)
             .map(|j| {
                 let mut b = [0u8; 8];
-                b[..width].copy_from_slice(&block[9 + j * width..9 + (j + 1) * width]);
+                match planes {
+                    // Byte k of value j is at k * n + j.
+                    true => (0..width).for_each(|k| b[k] = block[9 + k * n + j]),
+                    false => b[..width].copy_from_slice(&block[9 + j * width..9 + (j + 1) * width]),
+                }
                 base.wrapping_add(u64::from_le_bytes(b) as i64)
             })
             .collect();
@@ -95,7 +100,7 @@ fn doc_bytes(part: &[u8]) -> Vec<Vec<u8>> {
 fn golden_files_match_the_writer_and_the_document() {
     let bytes = golden("rollup-2018-01-01.none.seg", &rollup_segment(Codec::None));
     assert_eq!(&bytes[..8], b"SLUICESG");
-    assert_eq!(u32_at(&bytes, 8), 1);
+    assert_eq!(u32_at(&bytes, 8), 2);
     let dir_len = u32_at(&bytes, 12);
     let dir_bytes = &bytes[20..20 + dir_len];
     assert_eq!(crc32fast::hash(dir_bytes) as usize, u32_at(&bytes, 16));
@@ -135,5 +140,17 @@ fn compressed_golden_files_match_and_decode() {
             comparable(&seg),
             comparable(&Segment::from_bytes("none", rollup_segment(Codec::None)).expect("open"))
         );
+    }
+}
+
+#[test]
+fn version_1_segments_still_read() {
+    for codec in ["none", "lz4", "zstd"] {
+        let name = format!("rollup-2018-01-01.{codec}.seg");
+        let v1 = std::fs::read(data_path(&format!("golden/v1/{name}"))).expect("a version 1 golden file");
+        assert_eq!(u32_at(&v1, 8), 1, "{name}");
+        let old = Segment::from_bytes(&name, v1).expect("a version 1 segment opens");
+        let new = Segment::from_bytes("none", rollup_segment(Codec::None)).expect("open");
+        assert_eq!(comparable(&old), comparable(&new), "{name}: the same rows as version 2");
     }
 }

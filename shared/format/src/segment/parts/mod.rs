@@ -1,5 +1,5 @@
 //! The typed byte areas ("parts") columns are made of: block-compressed longs (frame of
-//! reference, optional delta), doubles, floats and variable-length byte values. Layouts are
+//! reference, optional delta and byte planes), doubles, floats and variable-length byte values. Layouts are
 //! specified in `docs/segment-format.md`; every length is checked before it is used.
 
 mod bytes;
@@ -31,6 +31,9 @@ const BYTES_BLOCK_TARGET: usize = 64 << 10;
 /// ... or this many values.
 const BYTES_BLOCK_MAX_VALUES: usize = 4096;
 const FLAG_DELTA: u8 = 1;
+/// Longs flag: a block's offsets are stored byte plane by byte plane (every value's lowest
+/// byte, then every value's next byte...), which compresses slowly varying values far better.
+const FLAG_BYTE_PLANES: u8 = 2;
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])

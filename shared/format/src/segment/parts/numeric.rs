@@ -1,13 +1,16 @@
 //! Numeric parts: longs (frame-of-reference packed, optionally delta-coded), doubles and floats
 //! in blocks of [`BLOCK_VALUES`] values.
 
-use super::{le_u32, Codec, Element, FormatError, BLOCK_VALUES, FLAG_DELTA, KIND_LONGS, MAX_BLOCK_VALUES};
+use super::{
+    le_u32, Codec, Element, FormatError, BLOCK_VALUES, FLAG_BYTE_PLANES, FLAG_DELTA, KIND_LONGS, MAX_BLOCK_VALUES,
+};
 
 /// Writes a numeric part: longs (frame-of-reference packed, optionally delta-coded) or raw floats.
 #[derive(Debug)]
 pub struct NumericEncoder<T> {
     codec: Codec,
     delta: bool,
+    byte_planes: bool,
     pending: Vec<T>,
     data: Vec<u8>,
     ends: Vec<u32>,
@@ -23,6 +26,7 @@ impl<T: Copy> NumericEncoder<T> {
         Self {
             codec,
             delta,
+            byte_planes: false,
             pending: Vec::with_capacity(BLOCK_VALUES as usize),
             data: Vec::new(),
             ends: Vec::new(),
@@ -58,7 +62,8 @@ impl<T: Copy> NumericEncoder<T> {
         let mut out = Vec::with_capacity(16 + self.ends.len() * 4 + self.data.len());
         out.push(kind);
         out.push(self.codec as u8);
-        out.push(if self.delta { FLAG_DELTA } else { 0 });
+        let delta = if self.delta { FLAG_DELTA } else { 0 };
+        out.push(delta | if self.byte_planes { FLAG_BYTE_PLANES } else { 0 });
         out.push(0);
         out.extend_from_slice(&self.num_values.to_le_bytes());
         out.extend_from_slice(&BLOCK_VALUES.to_le_bytes());
@@ -75,6 +80,14 @@ impl NumericEncoder<i64> {
     /// A longs encoder; `delta` suits sorted columns such as `__time` and offsets.
     pub fn longs(codec: Codec, delta: bool) -> Self {
         Self::with(codec, delta)
+    }
+
+    /// Stores blocks byte plane by byte plane: for timestamps and metric values, whose high
+    /// bytes vary slowly (on the Wikipedia sample, zstd `__time` 0.71x and metrics 0.78-0.91x;
+    /// dictionary ids, whose bytes vary alike, do not gain).
+    pub fn byte_planes(mut self) -> Self {
+        self.byte_planes = true;
+        self
     }
 
     /// Appends a value.
@@ -109,6 +122,12 @@ impl NumericEncoder<i64> {
         let offsets = self.pending.iter().map(|v| v.wrapping_sub(base) as u64);
         match width {
             0 => {}
+            w if self.byte_planes && w > 1 => {
+                for k in 0..w {
+                    let shift = 8 * k as u32;
+                    self.scratch.extend(self.pending.iter().map(|v| (v.wrapping_sub(base) as u64 >> shift) as u8));
+                }
+            }
             1 => self.scratch.extend(offsets.map(|o| o as u8)),
             2 => offsets.for_each(|o| self.scratch.extend_from_slice(&(o as u16).to_le_bytes())),
             4 => offsets.for_each(|o| self.scratch.extend_from_slice(&(o as u32).to_le_bytes())),
@@ -162,6 +181,7 @@ pub struct NumericPart<'a> {
     kind: u8,
     codec: Codec,
     delta: bool,
+    byte_planes: bool,
     num_values: u32,
     block_values: u32,
     ends: &'a [u8],
@@ -181,6 +201,9 @@ impl<'a> NumericPart<'a> {
             return Err(err(format!("part kind {} where {expected_kind} was expected", bytes[0])));
         }
         let codec = Codec::from_byte(bytes[1]).ok_or_else(|| err(format!("unknown codec {}", bytes[1])))?;
+        if bytes[2] & !(FLAG_DELTA | FLAG_BYTE_PLANES) != 0 {
+            return Err(err(format!("unknown flags {:#04x}", bytes[2])));
+        }
         let (num_values, block_values, num_blocks) = (le_u32(bytes, 4), le_u32(bytes, 8), le_u32(bytes, 12));
         if block_values == 0 || block_values > MAX_BLOCK_VALUES {
             return Err(err(format!("block size {block_values} outside 1..={MAX_BLOCK_VALUES}")));
@@ -198,6 +221,7 @@ impl<'a> NumericPart<'a> {
             kind: expected_kind,
             codec,
             delta: bytes[2] & FLAG_DELTA != 0,
+            byte_planes: bytes[2] & FLAG_BYTE_PLANES != 0,
             num_values,
             block_values,
             ends: &bytes[16..table_end],
@@ -281,6 +305,15 @@ impl<'a> NumericPart<'a> {
         let add = |o: u64| base.wrapping_add(o as i64);
         match width {
             0 => out.resize(n, base),
+            w if self.byte_planes && w > 1 => {
+                // Plane by plane, each a sequential pass over the values.
+                out.resize(n, 0);
+                for (k, plane) in body.chunks_exact(n.max(1)).take(w).enumerate() {
+                    let shift = 8 * k as u32;
+                    out.iter_mut().zip(plane).for_each(|(v, &b)| *v |= (b as i64) << shift);
+                }
+                out.iter_mut().for_each(|v| *v = base.wrapping_add(*v));
+            }
             1 => out.extend(body.iter().map(|&b| add(b as u64))),
             2 => out.extend(body.chunks_exact(2).map(|c| add(u16::from_le_bytes([c[0], c[1]]) as u64))),
             4 => out.extend(body.chunks_exact(4).map(|c| add(u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64))),
