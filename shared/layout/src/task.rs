@@ -146,6 +146,11 @@ pub struct TaskItem {
     /// heartbeat. A lease not renewed for half its length is a sign the attempt died.
     #[serde(default)]
     pub renewed_ms: Option<i64>,
+    /// When the first attempt claimed the task (ms): a real-time task's `taskDuration` counts
+    /// from then, as Druid's counts from the task's start, so a task handed to an indexer late
+    /// still reads for its duration instead of closing before its consumer delivered a record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<i64>,
 }
 
 /// Attempts in a row without progress after which a task fails (the group is then planned
@@ -181,6 +186,7 @@ impl TaskItem {
             epoch: crate::grouping::first_epoch(),
             failed_attempts: 0,
             renewed_ms: None,
+            started_ms: None,
         }
     }
 }
@@ -233,6 +239,7 @@ impl TaskItem {
             return Err(ClaimRefused::GaveUp(reason));
         }
         self.attempt += 1;
+        self.started_ms.get_or_insert(now_ms);
         self.state = TaskState::Running;
         self.renew(now_ms, lease_ms);
         self.num_checkpoints = 0;
@@ -475,6 +482,7 @@ mod tests {
         let mut next = t.clone();
         next.claim(1_700, 500).expect("expired lease");
         assert_eq!((next.attempt, next.num_checkpoints), (2, 0));
+        assert_eq!(next.started_ms, Some(1_000), "the task started with its first attempt");
         next.complete(BTreeMap::from([(0, 10)]));
         assert_eq!((next.state, next.lease_expires_ms), (TaskState::Complete, None));
         assert_eq!(next.clone().claim(2_000, 500), Err(ClaimRefused::Done));

@@ -63,7 +63,7 @@ impl Realtime {
         Some(Self {
             checkpoint_period: Duration::from_millis(rt.checkpoint_period_ms().max(1) as u64),
             idle_after: Duration::from_millis(rt.idle_after_ms().max(1) as u64),
-            closes_at_ms: task.created_ms.saturating_add(duration),
+            closes_at_ms: task.started_ms.unwrap_or(task.created_ms).saturating_add(duration),
             max_records: spec.sluice.max_records_per_task,
             max_bytes: spec.sluice.max_bytes_per_task,
             next_plan_check: Instant::now() + PLAN_CHECK_EVERY,
@@ -179,4 +179,29 @@ async fn read_plan(meta: &dyn MetadataStore, id: &TaskId) -> Result<(PlanItem, u
         .ok_or_else(|| Failure::Fatal(format!("the plan of group {} is missing", id.group)))?;
     let plan = parse_body::<PlanItem>(&id.datasource, &item).map_err(|e| Failure::Fatal(e.to_string()))?;
     Ok((plan, item.version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indexer::MessageWindow;
+
+    #[test]
+    fn the_task_duration_counts_from_the_first_claim() {
+        let path = format!("{}/../../data/specs/wikipedia-kafka-supervisor.json", env!("CARGO_MANIFEST_DIR"));
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("spec JSON");
+        json["ioConfig"]["taskDuration"] = "PT2S".into();
+        json["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT0.1S", "idleAfter": "PT60S"}});
+        let spec = load_spec_value(json).expect("spec").spec;
+        let id = TaskId { datasource: "wikipedia".into(), group: 0, seq: 1 };
+        let open = vec![OffsetRange { partition: 0, start: 0, end: OPEN_END }];
+        let mut task = TaskItem::planned(id, serde_json::json!({}), "t", open, MessageWindow::default(), 0);
+        // Handed to an indexer 10 s after it was planned, five times its duration.
+        task.claim(10_000, 20_000).expect("claim");
+        let rt = Realtime::for_task(&spec, &task).expect("an open real-time task");
+        let quiet = Duration::ZERO;
+        assert_eq!(rt.due(10_500, 0, 0, quiet), None, "it reads for its duration first");
+        assert_eq!(rt.due(12_000, 0, 0, quiet), Some(CloseReason::Full));
+    }
 }
