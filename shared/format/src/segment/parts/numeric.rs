@@ -1,5 +1,5 @@
-//! Numeric parts: longs (frame-of-reference packed, optionally delta-coded), doubles and floats
-//! in blocks of [`BLOCK_VALUES`] values.
+//! Numeric parts: longs (frame-of-reference packed, optionally delta-coded and stored byte plane
+//! by byte plane), doubles and floats in blocks of [`BLOCK_VALUES`] values.
 
 use super::{
     le_u32, Codec, Element, FormatError, BLOCK_VALUES, FLAG_BYTE_PLANES, FLAG_DELTA, KIND_LONGS, MAX_BLOCK_VALUES,
