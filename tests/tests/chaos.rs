@@ -389,9 +389,10 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     assert_eq!(
         seen.len(),
         expected.len(),
-        "schedule {k} (seed {seed}): {} rows for {} records",
+        "schedule {k} (seed {seed}): {} rows for {} records; {}",
         seen.len(),
-        expected.len()
+        expected.len(),
+        differences(&s.b, &name, &seen, &expected).await
     );
     assert!(seen == expected, "schedule {k} (seed {seed}): some record is missing or twice");
     if realtime {
@@ -406,6 +407,22 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     );
     // What a passed schedule wrote goes: a long run would otherwise slow the endpoint down.
     s.b.discard(&name).await;
+}
+
+/// What a failed count saw: the ids missing and those seen twice, then every visible segment
+/// (key, rows, task or replace).
+async fn differences(b: &Backends, name: &str, seen: &[String], expected: &[String]) -> String {
+    let missing: Vec<&String> = expected.iter().filter(|id| seen.binary_search(id).is_err()).collect();
+    let twice: Vec<&String> = seen.windows(2).filter(|w| w[0] == w[1]).map(|w| &w[0]).collect();
+    let segments = match sluice_pipeline::timeline::visible_segments(b.meta.as_ref(), name).await {
+        Ok(records) => records
+            .iter()
+            .map(|r| format!("  {} rows {} task {:?} replace {:?}", r.key, r.num_rows, r.task, r.replace))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(e) => format!("(timeline unreadable: {e})"),
+    };
+    format!("missing {missing:?}, twice {twice:?}; visible segments:\n{segments}")
 }
 
 /// Every task not published, a line each: id, state, attempt, ranges, positions, error.
