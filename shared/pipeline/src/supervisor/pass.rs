@@ -155,9 +155,8 @@ pub async fn supervise(
     let watch = options.watch_running || spec.sluice.realtime.is_some();
     // A task of a topic the broker no longer lists waits, unread, until it is back (a task
     // read to its end still merges and publishes).
-    let listed: Vec<_> =
-        tasks.iter().filter(|(t, _)| marks.contains_key(&t.topic) || t.state == TaskState::Complete).cloned().collect();
-    let jobs = due_jobs(&listed, watch, options.now_ms);
+    let listed = |t: &&TaskItem| marks.contains_key(&t.topic) || t.state == TaskState::Complete;
+    let jobs = due_jobs(tasks.iter().map(|(t, _)| t).filter(listed), watch, options.now_ms);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
@@ -250,10 +249,9 @@ async fn group_inputs(
 /// incomplete, or running under a lease whose heartbeat lapsed (every running task with
 /// `watch_running`): the indexer takes it over once the lease lapses, or returns as soon as
 /// it sees a heartbeat; a merger for each complete one.
-fn due_jobs(tasks: &[(TaskItem, u64)], watch_running: bool, now_ms: i64) -> Vec<Job> {
+fn due_jobs<'a>(tasks: impl Iterator<Item = &'a TaskItem>, watch_running: bool, now_ms: i64) -> Vec<Job> {
     tasks
-        .iter()
-        .filter_map(|(task, _)| match task.state {
+        .filter_map(|task| match task.state {
             TaskState::Planned | TaskState::Incomplete => Some(Job::Index { task: task.id.clone() }),
             TaskState::Running if watch_running || task.heartbeat_lapsed(now_ms) => {
                 Some(Job::Index { task: task.id.clone() })

@@ -117,7 +117,8 @@ pub(super) async fn record_topics(
     grouping: &mut Grouping,
     found: &BTreeMap<String, Vec<i32>>,
 ) -> Result<bool, SupervisorError> {
-    let unread = found.keys().filter(|t| !grouping.item.topic_names().contains(&t.as_str())).count();
+    let known = grouping.item.topic_names();
+    let unread = found.keys().filter(|t| !known.contains(&t.as_str())).count();
     if grouping.item.pattern && grouping.item.topics.len() + unread > MAX_PATTERN_TOPICS {
         tracing::error!(
             datasource = name,
