@@ -4,17 +4,20 @@
 //! publish first, nothing is planned until the groups moved), a new topic (read from where
 //! `useEarliestOffset` says, as a new supervisor would), and a partition added after the first
 //! pass with `useEarliestOffset` off: every record exactly once. And a reset is refused while
-//! the groups move, and applies to the new groups after.
+//! the groups move, and applies to the new groups after. A change replaced while a supervisor
+//! moves the groups (the operator changes `taskCount` again) leaves nothing of the abandoned
+//! grouping behind.
 
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, grow_topic, produce};
 use sluice_integration::{required_env, unique};
 use sluice_pipeline::datasource::{submit, OffsetsItem, PlanItem};
 use sluice_pipeline::invoker::QueueInvoker;
-use sluice_pipeline::keys::datasource_pk;
+use sluice_pipeline::keys::{datasource_pk, plan_sk, GROUPING_SK};
 use sluice_pipeline::runner::{run_job, run_until_caught_up, JobOutcome};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, supervise, SupervisorOptions};
 use sluice_pipeline::task::{TaskItem, TaskState};
+use sluice_store::metadata::Intercepted;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -224,7 +227,71 @@ async fn a_reset_waits_while_the_groups_move(b: Backends) {
     );
 }
 
+/// Where a supervisor moving the groups to taskCount 2 is overtaken by the operator's taskCount
+/// 1 and another supervisor's pass that moves the groups so.
+enum Overtaken {
+    /// Between its writes of group 0 and group 1.
+    BetweenGroups,
+    /// After its group writes, before it moves the `grouping` item.
+    BeforeTheMove,
+}
+
+async fn a_change_replaced_while_the_groups_move(b: Backends, at: Overtaken) {
+    let mut r = Regroup::new(b, 1, true).await;
+    r.produce(400, PARTITIONS).await;
+    r.run_until_caught_up().await;
+    r.resubmit(2).await;
+    r.pass(&QueueInvoker::default()).await; // the change drains at once: snapshot taken
+    let mut one = r.spec.clone();
+    one["spec"]["ioConfig"]["taskCount"] = 1.into();
+    let (meta, store, name) = (r.b.meta.clone(), r.b.store.clone(), r.name.clone());
+    let overtaken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = overtaken.clone();
+    let other_pass = move || async move {
+        submit(meta.as_ref(), one, now()).await.expect("submit");
+        let options = SupervisorOptions::at(now());
+        let other = supervise(meta.as_ref(), store.as_ref(), &QueueInvoker::default(), &options, &name).await;
+        other.expect("the other supervisor's pass");
+        seen.store(true, std::sync::atomic::Ordering::SeqCst);
+    };
+    let slow = match at {
+        Overtaken::BetweenGroups => Intercepted::before_first(r.b.meta.clone(), &plan_sk(1), other_pass),
+        Overtaken::BeforeTheMove => Intercepted::before_first_put(r.b.meta.clone(), GROUPING_SK, other_pass),
+    };
+    let options = SupervisorOptions::at(now());
+    supervise(&slow, r.b.store.as_ref(), &QueueInvoker::default(), &options, &r.name).await.expect("pass");
+    assert!(overtaken.load(std::sync::atomic::Ordering::SeqCst), "the other pass ran in between");
+    let st = status(r.b.meta.as_ref(), &r.name).await.expect("status");
+    assert_eq!((st.task_count, st.grouping_change.as_deref()), (Some(1), None), "{st:?}");
+    let current: Vec<PlanItem> = r.plans().await.into_iter().filter(|p| p.epoch == 2).collect();
+    assert_eq!(current.len(), 1, "one group in epoch 2, none left of taskCount 2: {current:?}");
+    assert_eq!(
+        current[0].next_start,
+        (0..PARTITIONS).map(|p| (p, 100)).collect(),
+        "the one group starts every partition at its published offset"
+    );
+    r.produce(200, PARTITIONS).await;
+    r.run_until_caught_up().await;
+    r.assert_exactly_once("after the replaced change").await;
+    // A later change drains: no group of the abandoned grouping holds it up.
+    r.resubmit(3).await;
+    r.produce(200, PARTITIONS).await;
+    r.run_until_caught_up().await;
+    r.assert_exactly_once("after taskCount 3").await;
+    assert_eq!(status(r.b.meta.as_ref(), &r.name).await.expect("status").task_count, Some(3));
+}
+
+async fn a_change_replaced_between_group_writes_leaves_nothing_behind(b: Backends) {
+    a_change_replaced_while_the_groups_move(b, Overtaken::BetweenGroups).await;
+}
+
+async fn a_change_replaced_before_the_grouping_moves_leaves_nothing_behind(b: Backends) {
+    a_change_replaced_while_the_groups_move(b, Overtaken::BeforeTheMove).await;
+}
+
 sluice_integration::on_backends!(
+    a_change_replaced_between_group_writes_leaves_nothing_behind,
+    a_change_replaced_before_the_grouping_moves_leaves_nothing_behind,
     a_reset_waits_while_the_groups_move,
     task_count_changes_keep_every_record_once,
     a_change_while_tasks_are_in_flight_waits_for_them,

@@ -11,7 +11,8 @@
 //!    is finished: the committed offsets can no longer move, and are copied into the
 //!    `grouping` item with a task number above every task so far.
 //! 3. **Move.** Each new group's `plan#` and `offsets#` of the next epoch are written from the
-//!    snapshot; then the `grouping` item moves to the next epoch, and planning resumes.
+//!    snapshot (and those an overtaken supervisor wrote for a replaced change are rewritten
+//!    or deleted); then the `grouping` item moves to the next epoch, and planning resumes.
 //!
 //! A new topic or pattern starts afresh (its partitions as `useEarliestOffset` says): the old
 //! topic's offsets mean nothing for it. A pattern's groups are per topic (`topic number *
@@ -21,12 +22,12 @@
 use super::group::Group;
 use super::SupervisorError;
 use crate::datasource::{parse_body, query_groups, to_json, OffsetsItem, PlanItem};
-use crate::keys::{datasource_pk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX};
+use crate::keys::{datasource_pk, offsets_sk, plan_sk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX};
 use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot, MAX_PATTERN_TOPICS};
 use crate::task::TaskItem;
 use sluice_format::meters::MeterTotals;
 use sluice_format::spec::TopicSource;
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp, MAX_TRANSACTION_ACTIONS};
 use std::collections::BTreeMap;
 
 /// The `grouping` item and its version.
@@ -151,8 +152,9 @@ pub(super) async fn take_snapshot(
     // appear after the task read; then no publish can move the offsets read last.
     let mut next_seq = grouping.item.first_seq;
     let plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
-    for (plan, _) in plans.values() {
+    for (group, (plan, _)) in &plans {
         if plan.epoch == epoch && !plan.frozen {
+            tracing::debug!(datasource = name, epoch, group, "grouping change waits for a group to freeze");
             return Ok(false);
         }
         next_seq = next_seq.max(plan.next_seq);
@@ -160,6 +162,7 @@ pub(super) async fn take_snapshot(
     for item in crate::task::group_task_items(meta, name, plans.keys().copied()).await? {
         let task: TaskItem = parse_body(name, &item)?;
         if task.epoch == epoch && !task.is_finished() {
+            tracing::debug!(datasource = name, epoch, task = %task.id, state = ?task.state, "grouping change waits for a task");
             return Ok(false);
         }
         next_seq = next_seq.max(task.id.seq + 1);
@@ -184,9 +187,15 @@ pub(super) async fn take_snapshot(
     Ok(grouping.replace(meta, name, item).await?)
 }
 
-/// Step 3: writes each new group's `plan#` and `offsets#` of the next epoch from the snapshot
-/// (a group already written is left as it is), then moves the grouping to the next epoch.
-/// Returns whether the grouping moved.
+/// Step 3: writes each new group's `plan#` and `offsets#` of the next epoch from the snapshot,
+/// then moves the grouping to the next epoch. Returns whether the grouping moved.
+///
+/// Every write checks the version of the `grouping` item as read, so it lands only while the
+/// change is the one read: a supervisor finishing a change that was replaced since (the spec
+/// resubmitted with another `taskCount`) writes nothing. Items of the next epoch that a finish
+/// of an earlier change wrote (before it was replaced) group the partitions another way: each
+/// is written again from this change, or deleted when this change gives its group no
+/// committed offsets. No task reads them before the grouping moves, so either is safe.
 pub(super) async fn finish(
     meta: &dyn MetadataStore,
     name: &str,
@@ -209,22 +218,49 @@ pub(super) async fn finish(
     }
     let plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
     let offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
-    for (g, committed) in by_group {
-        if plans.get(&g).is_some_and(|(p, _)| p.epoch == next.epoch) {
+    let pk = datasource_pk(name);
+    let grouping_unchanged =
+        || TxOp::Check { pk: pk.clone(), sk: GROUPING_SK.into(), condition: Condition::Version(grouping.version) };
+    for (&g, committed) in &by_group {
+        let plan = PlanItem { next_start: committed.clone(), ..PlanItem::fresh(next.epoch, next.first_seq) };
+        let offs = OffsetsItem { offsets: committed.clone(), ..OffsetsItem::fresh(next.epoch) };
+        if plans.get(&g).is_some_and(|(p, _)| *p == plan) && offsets.get(&g).is_some_and(|(o, _)| *o == offs) {
             continue;
         }
         let mut group = Group {
             datasource: name.into(),
             group: g,
-            plan: PlanItem { next_start: committed.clone(), ..PlanItem::fresh(next.epoch, next.first_seq) },
+            plan,
             plan_version: plans.get(&g).map(|(_, v)| *v),
-            offsets: OffsetsItem { offsets: committed, ..OffsetsItem::fresh(next.epoch) },
+            offsets: offs,
             offsets_version: offsets.get(&g).map(|(_, v)| *v),
-            starts_epoch: None,
+            starts_epoch: Some(grouping.version),
         };
         if !group.write_items(meta).await? {
             return Ok(false);
         }
+    }
+    let stale = |g: &u32, epoch: u64| epoch == next.epoch && !by_group.contains_key(g);
+    let mut deletes: Vec<TxOp> = Vec::new();
+    for (g, (plan, version)) in &plans {
+        if stale(g, plan.epoch) {
+            deletes.push(TxOp::Delete { pk: pk.clone(), sk: plan_sk(*g), condition: Condition::Version(*version) });
+        }
+    }
+    for (g, (offs, version)) in &offsets {
+        if stale(g, offs.epoch) {
+            deletes.push(TxOp::Delete { pk: pk.clone(), sk: offsets_sk(*g), condition: Condition::Version(*version) });
+        }
+    }
+    for batch in deletes.chunks(MAX_TRANSACTION_ACTIONS - 1) {
+        let ops: Vec<TxOp> = batch.iter().cloned().chain([grouping_unchanged()]).collect();
+        match meta.transact(ops).await {
+            Ok(()) => {}
+            Err(MetaError::TransactionFailed { .. }) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+        let items = batch.len();
+        tracing::info!(datasource = name, epoch = next.epoch, items, "items of a replaced change deleted");
     }
     tracing::info!(
         datasource = name,

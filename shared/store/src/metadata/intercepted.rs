@@ -15,6 +15,8 @@ type BeforeTransact = Box<dyn Fn(&[TxOp]) -> Pin<Box<dyn Future<Output = Result<
 pub struct Intercepted {
     inner: Arc<dyn MetadataStore>,
     before_transact: BeforeTransact,
+    /// A hook run once before the first put of an item whose sort key starts with the text.
+    before_put: Option<(String, Arc<Mutex<Option<Hook>>>)>,
 }
 
 impl std::fmt::Debug for Intercepted {
@@ -43,7 +45,19 @@ impl Intercepted {
                 Ok(())
             })
         });
-        Self { inner, before_transact }
+        Self { inner, before_transact, before_put: None }
+    }
+
+    /// Runs `hook` once, just before the first single-item put of an item whose sort key starts
+    /// with `trigger` (a step between a writer's last transaction and its closing put).
+    pub fn before_first_put<F, Fut>(inner: Arc<dyn MetadataStore>, trigger: &str, hook: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let hook: Hook = Box::new(move || Box::pin(hook()));
+        let before_put = Some((trigger.to_string(), Arc::new(Mutex::new(Some(hook)))));
+        Self { inner, before_transact: Box::new(|_: &[TxOp]| Box::pin(async { Ok(()) })), before_put }
     }
 
     /// Runs `hook` before every transaction (e.g. to slow transactions down and count how
@@ -60,7 +74,7 @@ impl Intercepted {
                 Ok(())
             })
         });
-        Self { inner, before_transact }
+        Self { inner, before_transact, before_put: None }
     }
 
     /// Shows every transaction's actions to `look` before it runs (e.g. to record the keys
@@ -73,7 +87,7 @@ impl Intercepted {
             look(ops);
             Box::pin(async { Ok(()) })
         });
-        Self { inner, before_transact }
+        Self { inner, before_transact, before_put: None }
     }
 
     /// Refuses transactions of more than `max_actions` actions, as a stand-in for DynamoDB's
@@ -88,7 +102,7 @@ impl Intercepted {
                 Ok(())
             })
         });
-        Self { inner, before_transact }
+        Self { inner, before_transact, before_put: None }
     }
 }
 
@@ -104,6 +118,10 @@ impl MetadataStore for Intercepted {
         self.inner.query(pk, sk_prefix).await
     }
     async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError> {
+        let due = self.before_put.as_ref().filter(|(trigger, _)| item.sk.starts_with(trigger.as_str()));
+        if let Some(hook) = due.and_then(|(_, hook)| hook.lock().expect("hook lock").take()) {
+            hook().await;
+        }
         self.inner.put(item, condition).await
     }
     async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<(), MetaError> {
