@@ -9,35 +9,32 @@ use sluice_format::aggregate::MetricCell;
 use sluice_format::expr::{self, Expr};
 use sluice_format::segment::access::Metric;
 use sluice_format::segment::parts::{BytesBlock, BytesPart, NumericPart, KIND_DOUBLES, KIND_FLOATS, KIND_LONGS};
-use sluice_format::segment::{ColumnEntry, ColumnType, FormatError, Segment};
+use sluice_format::segment::{ColumnEntry, ColumnType, FormatError, Segment, StoredDictionary};
 use sluice_format::spec::MetricKind;
 use sluice_format::value::Value;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// A string dimension's sorted dictionary, decoded into one buffer.
+/// A string dimension's sorted dictionary, decoded into one buffer (checked UTF-8 and strictly
+/// ascending as it is read).
 #[derive(Debug, Default)]
-pub struct Dictionary {
-    text: String,
-    ends: Vec<u32>,
-}
+pub struct Dictionary(StoredDictionary);
 
 impl Dictionary {
     /// Number of values (ids `1..=len`; id 0 is null).
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.0.len()
     }
 
     /// Returns true when the dimension holds only nulls.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.0.is_empty()
     }
 
     /// The value of id `id` (1-based); `None` for id 0.
     pub fn get(&self, id: u32) -> Option<&str> {
         let i = (id as usize).checked_sub(1)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        Some(&self.text[start..self.ends[i] as usize])
+        Some(self.0.get(i))
     }
 
     /// The id of `value`, if present (binary search: the dictionary is sorted).
@@ -45,40 +42,13 @@ impl Dictionary {
         let (mut lo, mut hi) = (0usize, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.get(mid as u32 + 1).unwrap_or("").cmp(value) {
+            match self.0.get(mid).cmp(value) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Some(mid as u32 + 1),
             }
         }
         None
-    }
-
-    fn decode(part: &BytesPart<'_>, object: &str, column: &str) -> Result<Self, FormatError> {
-        let mut raw = Vec::new();
-        let mut ends = Vec::with_capacity(part.len());
-        let mut block = BytesBlock::default();
-        for b in 0..part.num_blocks() {
-            part.block(b, &mut block)?;
-            for j in 0..block.len() {
-                raw.extend_from_slice(block.get(j));
-                ends.push(u32::try_from(raw.len()).map_err(|_| {
-                    FormatError::new(object, format!("column {column:?}: dictionary larger than 4 GiB"))
-                })?);
-            }
-        }
-        let text = String::from_utf8(raw)
-            .map_err(|_| FormatError::new(object, format!("column {column:?}: dictionary value is not UTF-8")))?;
-        if ends.iter().any(|&e| !text.is_char_boundary(e as usize)) {
-            return Err(FormatError::new(object, format!("column {column:?}: dictionary value is not UTF-8")));
-        }
-        let dict = Dictionary { text, ends };
-        for id in 2..=dict.len() as u32 {
-            if dict.get(id - 1) >= dict.get(id) {
-                return Err(FormatError::new(object, format!("column {column:?}: dictionary is not sorted")));
-            }
-        }
-        Ok(dict)
     }
 }
 
@@ -356,7 +326,7 @@ fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, Form
         ColumnType::Time => Column::Time,
         ColumnType::String => {
             let s = seg.string_column(entry)?;
-            let dictionary = Dictionary::decode(&s.dictionary, seg.object(), &entry.name)?;
+            let dictionary = Dictionary(StoredDictionary::read(&s.dictionary, seg.object(), &entry.name)?);
             let max = dictionary.len() as i64;
             let ids = checked_ids(&s.ids, max, seg.object(), &entry.name)?;
             let offsets = match s.offsets {

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 /// The 8 bytes every segment starts with.
 pub const MAGIC: &[u8; 8] = b"SLUICESG";
 /// The format version this implementation writes: 2 stores timestamps and long values byte
-/// plane by byte plane (a longs flag). It reads 1 and 2.
-pub const FORMAT_VERSION: u32 = 2;
+/// plane by byte plane (a longs flag), 3 front codes dictionaries (a bytes flag). It reads 1
+/// to 3.
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format version this implementation reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Size of the fixed header: magic, version, directory length, directory CRC-32.

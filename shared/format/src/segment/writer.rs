@@ -333,7 +333,7 @@ impl SegmentWriter {
                 DimWriter::Str { ids, offsets, cardinality } => {
                     let multi = offsets.is_some();
                     let index = StringIndex::build(ids, offsets.as_deref(), cardinality, layout.bitmap_index, dc)?;
-                    let mut dict = BytesEncoder::new(dc);
+                    let mut dict = BytesEncoder::front_coded(dc);
                     for &c in &index.used {
                         dict.push(layout.dictionary[c as usize - 1].as_bytes());
                     }

@@ -1,8 +1,8 @@
 //! Golden segment files in `data/golden/`: the writer must reproduce them byte for byte, and a
 //! reader written here from `docs/segment-format.md` alone (not the library's reader) must
 //! decode them to Druid's rollup-tutorial rows. Regenerate with `SLUICE_BLESS=1` after a
-//! deliberate format change (and bump the version); `data/golden/v1/` keeps the version 1
-//! files, which must still read.
+//! deliberate format change (and bump the version); `data/golden/v1/` and `v2/` keep the
+//! files of earlier versions, which must still read.
 
 use crate::common::*;
 use serde_json::Value as Json;
@@ -72,9 +72,24 @@ fn doc_longs(part: &[u8]) -> Vec<i64> {
     out
 }
 
+/// Reads an unsigned LEB128 varint at `*at`.
+fn doc_varint(raw: &[u8], at: &mut usize) -> usize {
+    let (mut v, mut shift) = (0usize, 0);
+    loop {
+        let b = raw[*at];
+        *at += 1;
+        v |= ((b & 0x7f) as usize) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            return v;
+        }
+    }
+}
+
 /// Decodes an uncompressed bytes part as the format document specifies.
 fn doc_bytes(part: &[u8]) -> Vec<Vec<u8>> {
     assert_eq!((part[0], part[1]), (4, 0), "bytes part, codec none");
+    let front_coded = part[2] & 1 == 1;
     let (num_values, num_blocks) = (u32_at(part, 4), u32_at(part, 8));
     let data = &part[12 + 12 * num_blocks..];
     let mut out = Vec::new();
@@ -87,9 +102,23 @@ fn doc_bytes(part: &[u8]) -> Vec<Vec<u8>> {
         let raw = &data[start..end];
         assert_eq!(raw.len(), raw_len);
         let n = next - first;
-        let values_at = 4 * (n + 1);
-        for j in 0..n {
-            out.push(raw[values_at + u32_at(raw, 4 * j)..values_at + u32_at(raw, 4 * (j + 1))].to_vec());
+        if front_coded {
+            // Each value: the length of the prefix it shares with the value before, the length
+            // of the rest, the rest.
+            let (mut at, mut previous) = (0, Vec::new());
+            for _ in 0..n {
+                let (shared, rest) = (doc_varint(raw, &mut at), doc_varint(raw, &mut at));
+                let value: Vec<u8> = previous[..shared].iter().chain(&raw[at..at + rest]).copied().collect();
+                at += rest;
+                out.push(value.clone());
+                previous = value;
+            }
+            assert_eq!(at, raw.len());
+        } else {
+            let values_at = 4 * (n + 1);
+            for j in 0..n {
+                out.push(raw[values_at + u32_at(raw, 4 * j)..values_at + u32_at(raw, 4 * (j + 1))].to_vec());
+            }
         }
         start = end;
     }
@@ -100,7 +129,7 @@ fn doc_bytes(part: &[u8]) -> Vec<Vec<u8>> {
 fn golden_files_match_the_writer_and_the_document() {
     let bytes = golden("rollup-2018-01-01.none.seg", &rollup_segment(Codec::None));
     assert_eq!(&bytes[..8], b"SLUICESG");
-    assert_eq!(u32_at(&bytes, 8), 2);
+    assert_eq!(u32_at(&bytes, 8), 3);
     let dir_len = u32_at(&bytes, 12);
     let dir_bytes = &bytes[20..20 + dir_len];
     assert_eq!(crc32fast::hash(dir_bytes) as usize, u32_at(&bytes, 16));
@@ -132,6 +161,22 @@ fn golden_files_match_the_writer_and_the_document() {
 }
 
 #[test]
+fn the_document_decodes_front_coded_dictionaries() {
+    // The golden dictionaries hold one value each: sorted values sharing prefixes, some past
+    // 127 bytes (two-byte lengths), over several blocks, written by the library.
+    let mut values: Vec<String> = (0..9_000).map(|i| format!("Talk:Page {:05}", i * 7)).collect();
+    values.push(format!("Talk:Page {}", "z".repeat(300)));
+    values.push(format!("User:{}", "ü".repeat(100)));
+    let mut enc = sluice_format::segment::parts::BytesEncoder::front_coded(Codec::None);
+    values.iter().for_each(|v| enc.push(v.as_bytes()));
+    let part = enc.finish();
+    assert_eq!(part[2], 1, "the front-coded flag");
+    assert!(u32_at(&part, 8) > 1, "several blocks");
+    let decoded: Vec<String> = doc_bytes(&part).into_iter().map(|v| String::from_utf8(v).expect("utf8")).collect();
+    assert_eq!(decoded, values);
+}
+
+#[test]
 fn compressed_golden_files_match_and_decode() {
     for (codec, name) in [(Codec::Lz4, "rollup-2018-01-01.lz4.seg"), (Codec::Zstd, "rollup-2018-01-01.zstd.seg")] {
         let bytes = golden(name, &rollup_segment(codec));
@@ -144,13 +189,13 @@ fn compressed_golden_files_match_and_decode() {
 }
 
 #[test]
-fn version_1_segments_still_read() {
-    for codec in ["none", "lz4", "zstd"] {
-        let name = format!("rollup-2018-01-01.{codec}.seg");
-        let v1 = std::fs::read(data_path(&format!("golden/v1/{name}"))).expect("a version 1 golden file");
-        assert_eq!(u32_at(&v1, 8), 1, "{name}");
-        let old = Segment::from_bytes(&name, v1).expect("a version 1 segment opens");
+fn segments_of_earlier_versions_still_read() {
+    for (version, codec) in [1, 2].into_iter().flat_map(|v| ["none", "lz4", "zstd"].map(|c| (v, c))) {
+        let name = format!("v{version}/rollup-2018-01-01.{codec}.seg");
+        let old = std::fs::read(data_path(&format!("golden/{name}"))).expect("an earlier version's golden file");
+        assert_eq!(u32_at(&old, 8), version, "{name}");
+        let old = Segment::from_bytes(&name, old).unwrap_or_else(|e| panic!("{name} opens: {e}"));
         let new = Segment::from_bytes("none", rollup_segment(Codec::None)).expect("open");
-        assert_eq!(comparable(&old), comparable(&new), "{name}: the same rows as version 2");
+        assert_eq!(comparable(&old), comparable(&new), "{name}: the same rows as this version");
     }
 }

@@ -1,11 +1,16 @@
-//! Parts of variable-length byte values, in blocks of about 64 KB.
+//! Parts of variable-length byte values, in blocks of about 64 KB: each block's values after
+//! their offsets, or front coded (sorted values share their prefixes with the value before).
 
-use super::{le_u32, Codec, FormatError, BYTES_BLOCK_MAX_VALUES, BYTES_BLOCK_TARGET, KIND_BYTES, MAX_BLOCK_BYTES};
+use super::{
+    le_u32, Codec, FormatError, BYTES_BLOCK_MAX_VALUES, BYTES_BLOCK_TARGET, FLAG_FRONT_CODED, KIND_BYTES,
+    MAX_BLOCK_BYTES,
+};
 
 /// Writes a part of variable-length byte values.
 #[derive(Debug)]
 pub struct BytesEncoder {
     codec: Codec,
+    front_coded: bool,
     offsets: Vec<u32>,
     bytes: Vec<u8>,
     block_first: u32,
@@ -19,6 +24,7 @@ impl BytesEncoder {
     pub fn new(codec: Codec) -> Self {
         Self {
             codec,
+            front_coded: false,
             offsets: vec![0],
             bytes: Vec::new(),
             block_first: 0,
@@ -26,6 +32,12 @@ impl BytesEncoder {
             data: Vec::new(),
             num_values: 0,
         }
+    }
+
+    /// A bytes encoder whose blocks are front coded: far smaller for sorted values that share
+    /// prefixes (dictionaries), and as fast to decode whole blocks.
+    pub fn front_coded(codec: Codec) -> Self {
+        Self { front_coded: true, ..Self::new(codec) }
     }
 
     /// Appends a value.
@@ -43,10 +55,22 @@ impl BytesEncoder {
             return;
         }
         let mut raw = Vec::with_capacity(self.offsets.len() * 4 + self.bytes.len());
-        for o in &self.offsets {
-            raw.extend_from_slice(&o.to_le_bytes());
+        if self.front_coded {
+            let mut previous: &[u8] = &[];
+            for w in self.offsets.windows(2) {
+                let value = &self.bytes[w[0] as usize..w[1] as usize];
+                let shared = previous.iter().zip(value).take_while(|(a, b)| a == b).count();
+                put_varint(&mut raw, shared as u32);
+                put_varint(&mut raw, (value.len() - shared) as u32);
+                raw.extend_from_slice(&value[shared..]);
+                previous = value;
+            }
+        } else {
+            for o in &self.offsets {
+                raw.extend_from_slice(&o.to_le_bytes());
+            }
+            raw.extend_from_slice(&self.bytes);
         }
-        raw.extend_from_slice(&self.bytes);
         self.data.extend_from_slice(&self.codec.compress(&raw));
         self.table.push((self.block_first, raw.len() as u32, self.data.len() as u32));
         self.block_first = self.num_values;
@@ -61,7 +85,7 @@ impl BytesEncoder {
         let mut out = Vec::with_capacity(12 + self.table.len() * 12 + self.data.len());
         out.push(KIND_BYTES);
         out.push(self.codec as u8);
-        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&[if self.front_coded { FLAG_FRONT_CODED } else { 0 }, 0]);
         out.extend_from_slice(&self.num_values.to_le_bytes());
         out.extend_from_slice(&(self.table.len() as u32).to_le_bytes());
         for (first, raw, end) in &self.table {
@@ -74,10 +98,70 @@ impl BytesEncoder {
     }
 }
 
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads an unsigned LEB128 varint of at most 5 bytes at `*at`, moving `*at` past it.
+#[inline]
+fn varint(raw: &[u8], at: &mut usize) -> Result<u32, String> {
+    if let Some(&b) = raw.get(*at).filter(|&&b| b < 0x80) {
+        *at += 1;
+        return Ok(b.into());
+    }
+    let mut v = 0u64;
+    for k in 0..5 {
+        let b = *raw.get(*at).ok_or("a length runs past the block")?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << (7 * k);
+        if b & 0x80 == 0 {
+            return u32::try_from(v).map_err(|_| format!("length {v} does not fit 32 bits"));
+        }
+    }
+    Err("a length takes more than 5 bytes".into())
+}
+
+/// Decodes a front-coded block of `n` values: their offsets (from 0) and bytes, at most
+/// [`MAX_BLOCK_BYTES`] of them.
+fn front_decoded(raw: &[u8], n: usize) -> Result<(Vec<u32>, Vec<u8>), String> {
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0u32);
+    // Blocks close at 64 KiB of values: room for that, or for twice the stored bytes.
+    let mut values = Vec::with_capacity((2 * raw.len()).clamp(BYTES_BLOCK_TARGET + 4096, MAX_BLOCK_BYTES));
+    let (mut at, mut previous) = (0usize, 0usize..0usize);
+    for j in 0..n {
+        let (shared, rest) = (varint(raw, &mut at)? as usize, varint(raw, &mut at)? as usize);
+        if shared > previous.len() {
+            return Err(format!("value {j} shares {shared} bytes with a value of {}", previous.len()));
+        }
+        if rest > raw.len() - at {
+            return Err(format!("value {j}'s {rest} bytes run past the block"));
+        }
+        if values.len() + shared + rest > MAX_BLOCK_BYTES {
+            return Err(format!("values of more than {MAX_BLOCK_BYTES} bytes"));
+        }
+        let start = values.len();
+        values.extend_from_within(previous.start..previous.start + shared);
+        values.extend_from_slice(&raw[at..at + rest]);
+        at += rest;
+        previous = start..values.len();
+        offsets.push(values.len() as u32);
+    }
+    if at != raw.len() {
+        return Err(format!("{} bytes after its {n} values", raw.len() - at));
+    }
+    Ok((offsets, values))
+}
+
 /// A bytes part opened for reading.
 #[derive(Debug, Clone, Copy)]
 pub struct BytesPart<'a> {
     codec: Codec,
+    front_coded: bool,
     num_values: u32,
     table: &'a [u8],
     data: &'a [u8],
@@ -133,6 +217,9 @@ impl<'a> BytesPart<'a> {
             return Err(err(format!("part kind {} where {KIND_BYTES} was expected", bytes[0])));
         }
         let codec = Codec::from_byte(bytes[1]).ok_or_else(|| err(format!("unknown codec {}", bytes[1])))?;
+        if bytes[2] & !FLAG_FRONT_CODED != 0 {
+            return Err(err(format!("unknown flags {:#04x}", bytes[2])));
+        }
         let (num_values, num_blocks) = (le_u32(bytes, 4), le_u32(bytes, 8) as usize);
         let table_end = 12usize
             .checked_add(num_blocks.checked_mul(12).ok_or_else(|| err("block table size overflows".into()))?)
@@ -141,7 +228,15 @@ impl<'a> BytesPart<'a> {
         if (num_blocks == 0) != (num_values == 0) || num_blocks > num_values as usize {
             return Err(err(format!("{num_blocks} blocks cannot hold {num_values} values")));
         }
-        Ok(Self { codec, num_values, table: &bytes[12..table_end], data: &bytes[table_end..], object, what })
+        Ok(Self {
+            codec,
+            front_coded: bytes[2] & FLAG_FRONT_CODED != 0,
+            num_values,
+            table: &bytes[12..table_end],
+            data: &bytes[table_end..],
+            object,
+            what,
+        })
     }
 
     /// Number of values.
@@ -188,13 +283,20 @@ impl<'a> BytesPart<'a> {
         if start > end || end > self.data.len() {
             return Err(self.err(format!("block {i} spans {start}..{end} outside the {} data bytes", self.data.len())));
         }
-        if raw_len > MAX_BLOCK_BYTES || raw_len < (n + 1) * 4 {
+        // A front-coded value takes two bytes at least (its two lengths).
+        let least = if self.front_coded { 2 * n } else { (n + 1) * 4 };
+        if raw_len > MAX_BLOCK_BYTES || raw_len < least {
             return Err(self.err(format!("block {i} declares {raw_len} raw bytes for {n} values")));
         }
         let raw = self
             .codec
             .decompress(&self.data[start..end], raw_len)
             .map_err(|r| FormatError::new(self.object, format!("{}: {r}", self.what)))?;
+        if self.front_coded {
+            let (offsets, values) = front_decoded(&raw, n).map_err(|r| self.err(format!("block {i}: {r}")))?;
+            *out = BytesBlock { first, offsets, raw: values, values_at: 0 };
+            return Ok(());
+        }
         let values_at = (n + 1) * 4;
         let mut offsets = Vec::with_capacity(n + 1);
         let mut prev = 0u32;

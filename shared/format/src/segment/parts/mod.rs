@@ -1,6 +1,6 @@
 //! The typed byte areas ("parts") columns are made of: block-compressed longs (frame of
-//! reference, optional delta and byte planes), doubles, floats and variable-length byte values. Layouts are
-//! specified in `docs/segment-format.md`; every length is checked before it is used.
+//! reference, optional delta and byte planes), doubles, floats and variable-length byte values
+//! (optionally front coded). Layouts are specified in `docs/segment-format.md`; every length is checked before it is used.
 
 mod bytes;
 mod numeric;
@@ -34,6 +34,9 @@ const FLAG_DELTA: u8 = 1;
 /// Longs flag: a block's offsets are stored byte plane by byte plane (every value's lowest
 /// byte, then every value's next byte...), which compresses slowly varying values far better.
 const FLAG_BYTE_PLANES: u8 = 2;
+/// Bytes flag: each block's values are front coded (the length of the prefix shared with the
+/// value before, then the rest), for sorted values such as dictionaries.
+const FLAG_FRONT_CODED: u8 = 1;
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
