@@ -3,7 +3,7 @@
 
 use super::order::MergedOrder;
 use super::MergeOptions;
-use crate::segment::access::{Columns, Key};
+use crate::segment::access::{Columns, Dim, Key};
 use crate::segment::{DimCell, FormatError, SegmentLayout, SegmentWriter};
 
 type Failed = (Option<usize>, FormatError);
@@ -20,6 +20,7 @@ pub fn write_shards(
     let max = usize::try_from(options.max_rows_per_segment).unwrap_or(usize::MAX).max(1);
     let mut out = Vec::new();
     let mut start = 0usize;
+    let mut codes: Vec<u32> = Vec::new();
     loop {
         let end = start.saturating_add(max).min(total);
         let mut w = SegmentWriter::new(layout.clone(), options.compression);
@@ -28,6 +29,19 @@ pub fn write_shards(
             w.push_time(cols[i].times.get(r).map_err(|e| (Some(i), e))?);
         }
         for (d, &s) in strings.iter().enumerate() {
+            // Single-valued strings in every input (the usual case): codes copied, no key.
+            if s && cols.iter().all(|c| matches!(c.dims[d], Dim::Single(_) | Dim::Absent)) {
+                codes.clear();
+                for o in start..end {
+                    let (i, r) = order.first_of(o);
+                    codes.push(match &mut cols[i].dims[d] {
+                        Dim::Single(c) => c.get(r).map_err(|e| (Some(i), e))?,
+                        _ => 0,
+                    });
+                }
+                w.push_codes(d, &codes);
+                continue;
+            }
             for o in start..end {
                 let (i, r) = order.first_of(o);
                 let key = cols[i].dims[d].key(r, s).map_err(|e| (Some(i), e))?;

@@ -256,6 +256,20 @@ impl SegmentWriter {
         }
     }
 
+    /// Appends the codes of single-valued rows to string dimension `i` (one code per row).
+    pub fn push_codes(&mut self, i: usize, codes: &[u32]) {
+        match &mut self.dims[i] {
+            DimWriter::Str { ids, offsets: None, .. } => ids.extend_from_slice(codes),
+            DimWriter::Str { ids, offsets: Some(o), .. } => {
+                for &c in codes {
+                    ids.push(c);
+                    o.push(ids.len() as u32);
+                }
+            }
+            _ => debug_assert!(false, "codes pushed to a dimension that is not a string"),
+        }
+    }
+
     /// Appends the next value of metric `i`.
     pub fn push_metric(&mut self, i: usize, cell: &MetricCell) {
         let w = &mut self.metrics[i];
