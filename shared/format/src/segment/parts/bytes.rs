@@ -35,7 +35,7 @@ impl BytesEncoder {
     }
 
     /// A bytes encoder whose blocks are front coded: far smaller for sorted values that share
-    /// prefixes (dictionaries), and as fast to decode whole blocks.
+    /// prefixes (dictionaries); a block is decoded whole, copying each shared prefix.
     pub fn front_coded(codec: Codec) -> Self {
         Self { front_coded: true, ..Self::new(codec) }
     }
