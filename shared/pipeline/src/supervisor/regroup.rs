@@ -241,17 +241,13 @@ pub(super) async fn finish(
         }
     }
     let stale = |g: &u32, epoch: u64| epoch == next.epoch && !by_group.contains_key(g);
-    let mut deletes: Vec<TxOp> = Vec::new();
-    for (g, (plan, version)) in &plans {
-        if stale(g, plan.epoch) {
-            deletes.push(TxOp::Delete { pk: pk.clone(), sk: plan_sk(*g), condition: Condition::Version(*version) });
-        }
-    }
-    for (g, (offs, version)) in &offsets {
-        if stale(g, offs.epoch) {
-            deletes.push(TxOp::Delete { pk: pk.clone(), sk: offsets_sk(*g), condition: Condition::Version(*version) });
-        }
-    }
+    let plan_items = plans.iter().map(|(g, (p, v))| (plan_sk(*g), stale(g, p.epoch), *v));
+    let offsets_items = offsets.iter().map(|(g, (o, v))| (offsets_sk(*g), stale(g, o.epoch), *v));
+    let deletes: Vec<TxOp> = plan_items
+        .chain(offsets_items)
+        .filter(|(_, stale, _)| *stale)
+        .map(|(sk, _, v)| TxOp::Delete { pk: pk.clone(), sk, condition: Condition::Version(v) })
+        .collect();
     for batch in deletes.chunks(MAX_TRANSACTION_ACTIONS - 1) {
         let ops: Vec<TxOp> = batch.iter().cloned().chain([grouping_unchanged()]).collect();
         match meta.transact(ops).await {

@@ -16,7 +16,7 @@ pub struct Intercepted {
     inner: Arc<dyn MetadataStore>,
     before_transact: BeforeTransact,
     /// A hook run once before the first put of an item whose sort key starts with the text.
-    before_put: Option<(String, Arc<Mutex<Option<Hook>>>)>,
+    before_put: Option<(String, Mutex<Option<Hook>>)>,
 }
 
 impl std::fmt::Debug for Intercepted {
@@ -56,7 +56,7 @@ impl Intercepted {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let hook: Hook = Box::new(move || Box::pin(hook()));
-        let before_put = Some((trigger.to_string(), Arc::new(Mutex::new(Some(hook)))));
+        let before_put = Some((trigger.to_string(), Mutex::new(Some(hook))));
         Self { inner, before_transact: Box::new(|_: &[TxOp]| Box::pin(async { Ok(()) })), before_put }
     }
 
