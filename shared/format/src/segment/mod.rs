@@ -3,6 +3,7 @@
 //! specified in `docs/segment-format.md`.
 
 pub mod access;
+mod bitmap_bytes;
 mod dictionary;
 pub mod directory;
 pub mod parts;

@@ -4,7 +4,7 @@
 
 use super::directory::{ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder};
-use super::{Codec, FormatError};
+use super::{bitmap_bytes, Codec, FormatError};
 use crate::aggregate::{Aggregator, MetricCell, Scalar};
 use crate::granularity::Granularity;
 use crate::spec::Compression;
@@ -346,7 +346,7 @@ impl SegmentWriter {
             match w {
                 DimWriter::Str { ids, offsets, cardinality } => {
                     let multi = offsets.is_some();
-                    let index = StringIndex::build(ids, offsets.as_deref(), cardinality, layout.bitmap_index, dc)?;
+                    let index = StringIndex::build(ids, offsets.as_deref(), cardinality, layout.bitmap_index, dc);
                     let mut dict = BytesEncoder::front_coded(dc);
                     for &c in &index.used {
                         dict.push(layout.dictionary[c as usize - 1].as_bytes());
@@ -452,14 +452,7 @@ struct StringIndex {
 impl StringIndex {
     /// The ids part (renumbered to the values used), the values used and, with
     /// `with_bitmaps`, a bitmap per value, from the codes as pushed.
-    fn build(
-        mut ids: Vec<u32>,
-        offsets: Option<&[u32]>,
-        cardinality: usize,
-        with_bitmaps: bool,
-        codec: Codec,
-    ) -> Result<Self, FormatError> {
-        let err = |e: String| FormatError::new("new segment", e);
+    fn build(mut ids: Vec<u32>, offsets: Option<&[u32]>, cardinality: usize, with_bitmaps: bool, codec: Codec) -> Self {
         // Rows per id, then where each id's rows start in id order.
         let mut start = vec![0usize; cardinality + 2];
         for &c in &ids {
@@ -490,7 +483,7 @@ impl StringIndex {
         ids.iter().for_each(|&c| encoded.push(c as i64));
         let ids_part = encoded.finish();
         if !with_bitmaps {
-            return Ok(Self { used, ids: ids_part, bitmaps: None });
+            return Self { used, ids: ids_part, bitmaps: None };
         }
         // The row of each id: one id per row, or as the offsets say for multi-value rows.
         let row_of: Option<Vec<u32>> = offsets.map(|offsets| {
@@ -508,16 +501,18 @@ impl StringIndex {
             fill[c as usize] += 1;
         }
         let mut bitmaps = BytesEncoder::new(codec);
-        let mut buf = Vec::new();
+        let mut distinct = Vec::new();
         for c in 0..=used.len() {
-            let rows = &sorted[start[c]..start[c + 1]];
-            // A multi-value row may repeat a value; the bitmap needs strictly ascending rows.
-            let distinct = rows.iter().enumerate().filter(|(i, r)| *i == 0 || rows[i - 1] != **r).map(|(_, r)| *r);
-            let bitmap = RoaringBitmap::from_sorted_iter(distinct).map_err(|e| err(e.to_string()))?;
-            buf.clear();
-            bitmap.serialize_into(&mut buf).map_err(|e| err(e.to_string()))?;
-            bitmaps.push(&buf);
+            let mut rows = &sorted[start[c]..start[c + 1]];
+            if row_of.is_some() {
+                // A multi-value row may repeat a value; the bitmap needs strictly ascending rows.
+                distinct.clear();
+                distinct.extend_from_slice(rows);
+                distinct.dedup();
+                rows = &distinct;
+            }
+            bitmaps.push_with(|out| bitmap_bytes::write_sorted(rows, out));
         }
-        Ok(Self { used, ids: ids_part, bitmaps: Some(bitmaps.finish()) })
+        Self { used, ids: ids_part, bitmaps: Some(bitmaps.finish()) }
     }
 }

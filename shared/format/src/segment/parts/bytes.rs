@@ -42,7 +42,15 @@ impl BytesEncoder {
 
     /// Appends a value.
     pub fn push(&mut self, value: &[u8]) {
-        self.bytes.extend_from_slice(value);
+        self.push_with(|bytes| bytes.extend_from_slice(value));
+    }
+
+    /// Appends the value `write` appends to the buffer it is given (written in place, not
+    /// copied; it must only append).
+    pub fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let before = self.bytes.len();
+        write(&mut self.bytes);
+        debug_assert!(self.bytes.len() >= before, "a value may only be appended");
         self.offsets.push(self.bytes.len() as u32);
         self.num_values += 1;
         if self.bytes.len() >= BYTES_BLOCK_TARGET || self.offsets.len() > BYTES_BLOCK_MAX_VALUES {
