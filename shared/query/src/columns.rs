@@ -117,7 +117,23 @@ impl StringDim<'_> {
         }
         let hit = |id: &u32| wanted.get(*id as usize).copied().unwrap_or(false);
         match &self.offsets {
-            None => self.ids.iter().enumerate().filter(|(_, id)| hit(id)).map(|(r, _)| r as u32).collect(),
+            None => {
+                // Most chunks hold no wanted id; one id (an `=` filter) is checked with a
+                // comparison the compiler vectorizes, and only chunks with a hit are walked.
+                const CHUNK: usize = 64;
+                let any = |chunk: &[u32]| match ids {
+                    [one] => chunk.iter().fold(false, |a, &x| a | (x == *one)),
+                    _ => chunk.iter().fold(false, |a, x| a | hit(x)),
+                };
+                let mut rows = RoaringBitmap::new();
+                for (c, chunk) in self.ids.chunks(CHUNK).enumerate() {
+                    if any(chunk) {
+                        let hits = chunk.iter().enumerate().filter(|(_, id)| hit(id));
+                        rows.extend(hits.map(|(i, _)| (c * CHUNK + i) as u32));
+                    }
+                }
+                rows
+            }
             Some(offsets) => (0..offsets.len().saturating_sub(1))
                 .filter(|&r| {
                     let range = &self.ids[offsets[r] as usize..offsets[r + 1] as usize];

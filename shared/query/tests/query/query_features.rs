@@ -30,6 +30,13 @@ fn segments_without_bitmaps() -> &'static [QuerySegment] {
 }
 
 fn build(bitmaps: bool) -> Vec<QuerySegment> {
+    let segments = build_from(RECORDS.iter().map(|r| r.as_bytes()), bitmaps);
+    let rows: usize = segments.iter().map(|s| s.segment.num_rows()).sum();
+    assert_eq!(rows, 6);
+    segments
+}
+
+fn build_from<'r>(records: impl Iterator<Item = &'r [u8]>, bitmaps: bool) -> Vec<QuerySegment> {
     {
         let dims = if bitmaps {
             json!(["city", "tags", {"name": "n", "type": "long"}])
@@ -53,8 +60,7 @@ fn build(bitmaps: bool) -> Vec<QuerySegment> {
             "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}
         }});
         let spec = load_spec(&spec.to_string()).expect("spec").spec;
-        let (indexes, counts) = index_records(&spec, RECORDS.iter().map(|r| r.as_bytes()));
-        assert_eq!(counts.rows, 6);
+        let (indexes, _) = index_records(&spec, records);
         indexes
             .values()
             .map(|index| {
@@ -288,6 +294,57 @@ fn dimensions_without_bitmaps_answer_every_filter_alike() {
     for col in ["city", "tags"] {
         assert_eq!(a[0]["columns"][col]["hasNulls"], b[0]["columns"][col]["hasNulls"], "{col}: {a} {b}");
         assert_eq!(a[0]["columns"][col]["cardinality"], b[0]["columns"][col]["cardinality"], "{col}");
+    }
+}
+
+#[test]
+fn a_filter_without_bitmaps_finds_rows_across_the_whole_column() {
+    // 1,000 rows of one day: "rare" on rows spread over the ids scan's chunks (the first,
+    // chunk boundaries, the last), "other" on every seventh, "common" on the rest.
+    let city = |i: usize| match i {
+        0 | 63 | 64 | 127 | 500 | 999 => "rare",
+        i if i % 7 == 0 => "other",
+        _ => "common",
+    };
+    let records: Vec<String> = (0..1_000)
+        .map(|i| {
+            format!(
+                r#"{{"ts":"2020-01-01T00:00:{:02}.{:03}Z","city":"{}","tags":["t{}"],"n":{i},"v":1,"user":"u"}}"#,
+                i / 1000,
+                i % 1000,
+                city(i),
+                i % 3
+            )
+        })
+        .collect();
+    let with = build_from(records.iter().map(|r| r.as_bytes()), true);
+    let without = build_from(records.iter().map(|r| r.as_bytes()), false);
+    for (filter, expected) in [
+        (json!({"type": "selector", "dimension": "city", "value": "rare"}), vec![0i64, 63, 64, 127, 500, 999]),
+        (
+            json!({"type": "in", "dimension": "city", "values": ["rare", "other"]}),
+            (0..1_000).filter(|&i| city(i) != "common").map(|i| i as i64).collect(),
+        ),
+    ] {
+        let q = json!({"queryType": "scan", "dataSource": "t", "intervals": ["2020-01-01/2020-01-03"],
+                       "filter": filter, "columns": ["n"], "order": "ascending", "resultFormat": "compactedList"});
+        let parsed = parse_query(&q.to_string()).expect("query parses");
+        let rows = |segments: &[QuerySegment]| -> Vec<i64> {
+            let answer = execute(&parsed, segments).expect("runs");
+            let batches = answer.as_array().expect("batches").iter();
+            batches
+                .flat_map(|b| {
+                    b["events"]
+                        .as_array()
+                        .expect("events")
+                        .iter()
+                        .map(|e| e[0].as_i64().expect("n"))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        assert_eq!(rows(&without), expected, "{filter}");
+        assert_eq!(rows(&with), expected, "{filter}");
     }
 }
 
