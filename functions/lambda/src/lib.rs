@@ -14,6 +14,11 @@
 //! returned to Lambda, which retries the asynchronous invocation and finally sends it to the
 //! on-failure destination; an event of the wrong shape is non-retryable and says which field.
 
+/// mimalloc, as the `sluice` command whose figures `docs/benchmarks.md` gives: the indexer
+/// allocates and frees strings per row, where the system allocator is slower.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod context;
 pub mod error;
 pub mod events;
