@@ -180,15 +180,7 @@ impl RangeReader {
                     let mut flow = Flow::Continue;
                     // Never deliver outside [position, end): past the end, or a redelivery.
                     if o < end && o >= next {
-                        let record = Record {
-                            partition: p,
-                            offset: o,
-                            payload: m.payload(),
-                            timestamp: m.timestamp().to_millis(),
-                            key: m.key(),
-                            headers: m.headers(),
-                            topic: m.topic(),
-                        };
+                        let record = Record::of(&m);
                         flow =
                             handler(record).map_err(|reason| ReadError::Handler { partition: p, offset: o, reason })?;
                         self.delivered += 1;

@@ -116,7 +116,7 @@ impl Ingester {
         if self.parser.reads_kafka_columns() {
             let headers = if self.parser.reads_kafka_headers() { record.header_pairs() } else { Vec::new() };
             let meta =
-                KafkaMeta { topic: record.topic, timestamp: record.timestamp, key: record.key, headers: &headers };
+                KafkaMeta { topic: record.topic(), timestamp: record.timestamp, key: record.key, headers: &headers };
             self.parser.parse_kafka_record(payload, &meta, &mut out);
         } else {
             self.parser.parse_record(payload, &mut out);
