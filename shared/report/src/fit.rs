@@ -28,11 +28,6 @@ impl Fit {
         Fit { fixed: 0.0, per_row: (va + vb) / (ra + rb).max(1.0) }
     }
 
-    /// The mean per invocation over both observations, with no per-row part.
-    pub fn per_invocation(a: Observation, b: Observation) -> Fit {
-        Fit { fixed: (a.2 + b.2) / (a.0 + b.0).max(1.0), per_row: 0.0 }
-    }
-
     /// The figure for `rows` rows in one invocation.
     pub fn at(&self, rows: f64) -> f64 {
         self.fixed + self.per_row * rows

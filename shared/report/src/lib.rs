@@ -5,9 +5,11 @@
 
 mod fit;
 mod meters;
+mod pass_fit;
 
 pub use fit::{Fit, Observation};
 pub use meters::Meters;
+pub use pass_fit::{PassFit, PassObservation};
 
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +105,9 @@ pub struct Throughput {
 pub struct PipelineReport {
     /// Partitions of the topic.
     pub partitions: i32,
+    /// Partition groups (`taskCount`); reports written before it was recorded had one.
+    #[serde(default = "one_group")]
+    pub task_count: u32,
     /// Bytes of JSON per record, on average.
     pub record_bytes: f64,
     /// Indexer-only rate (phase 1), rows/s.
@@ -113,6 +118,10 @@ pub struct PipelineReport {
     pub throughput: Throughput,
     /// Steady phase.
     pub steady: Steady,
+}
+
+fn one_group() -> u32 {
+    1
 }
 
 impl PipelineReport {
@@ -180,7 +189,14 @@ mod tests {
     #[test]
     fn the_committed_reports_load_with_every_field() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-        for name in ["pipeline.json", "pipeline-16p.json", "pipeline-realtime.json", "pipeline-realtime-5s.json"] {
+        let names = [
+            "pipeline.json",
+            "pipeline-16p.json",
+            "pipeline-16p-4g.json",
+            "pipeline-realtime.json",
+            "pipeline-realtime-5s.json",
+        ];
+        for name in names {
             let text = std::fs::read_to_string(dir.join(name)).expect("report");
             let report: PipelineReport = serde_json::from_str(&text).expect("a pipeline report");
             assert!(report.throughput.rows > 0 && report.steady.rows > 0, "{name}");
@@ -190,6 +206,7 @@ mod tests {
                 "{name}: planned ranges have no checkpoint period"
             );
             assert!(!name.ends_with("-5s.json") || checkpoint == Some(5_000), "{name}: {checkpoint:?}");
+            assert_eq!(report.task_count, if name.ends_with("-4g.json") { 4 } else { 1 }, "{name}");
             // A field the types no longer know is refused, not read as zero.
             let mut value: serde_json::Value = serde_json::from_str(&text).expect("json");
             value["throughput"].as_object_mut().expect("throughput").remove("rows");

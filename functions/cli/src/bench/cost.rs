@@ -6,7 +6,8 @@
 //! large tasks) and the steady phase (many small ones). Then, at a rate of R rows/s:
 //!
 //! - partitions P = max(4, R / 1,000); the supervisor runs every 60 s (43,200 passes a month)
-//!   and its pass cost grows with P from the measured partitions;
+//!   and a pass costs `fixed + per partition x P + per group x G`, fitted by least squares
+//!   through runs with different partition and group counts (`--scale-reports`);
 //! - a function with M MB of memory gets min(1, M / 1,769) of a vCPU, and its measured
 //!   single-core seconds stretch by the inverse;
 //! - task groups G = min(P, ceil(2 R x indexer seconds per row)): each indexer is busy at most
@@ -21,7 +22,7 @@
 use super::prices;
 use anyhow::{Context, Result};
 use clap::Args;
-use sluice_report::{Fit, FunctionUse, Observation, PipelineReport};
+use sluice_report::{Fit, FunctionUse, Observation, PassFit, PassObservation, PipelineReport};
 use std::path::PathBuf;
 
 /// The rates of the table, rows/s.
@@ -41,6 +42,11 @@ pub struct CostArgs {
     /// A `bench pipeline --out` report.
     #[arg(long, default_value = "bench/results/pipeline.json")]
     pub(super) report: PathBuf,
+    /// `bench pipeline --out` reports with other partition and group counts (`--partitions`,
+    /// `--task-count`): the supervisor's pass is fitted per partition and per group through
+    /// them and `--report`.
+    #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-16p.json", "bench/results/pipeline-16p-4g.json"])]
+    pub(super) scale_reports: Vec<PathBuf>,
     /// `bench pipeline --realtime --out` reports: the cost of real-time tasks beside, a table
     /// for each (checkpoints every second, every 5 seconds).
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
@@ -56,10 +62,17 @@ pub(super) fn read_report(path: &std::path::Path) -> Result<PipelineReport> {
     serde_json::from_str(&text).with_context(|| format!("{} is not a pipeline report", path.display()))
 }
 
+impl CostArgs {
+    /// The model of the reports named.
+    pub(super) fn model(&self) -> Result<CostModel> {
+        let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
+        Ok(CostModel::from_reports(&read_report(&self.report)?, &scale))
+    }
+}
+
 /// Runs `bench cost`: the planned mode's table.
 pub fn run(args: &CostArgs) -> Result<()> {
-    let report = read_report(&args.report)?;
-    print!("{}", markdown(&report));
+    print!("{}", markdown(&args.model()?));
     Ok(())
 }
 
@@ -92,13 +105,67 @@ impl FunctionModel {
     }
 }
 
+/// The supervisor's figures per pass, by partitions and task groups.
+#[derive(Debug, Clone, Copy)]
+pub struct SupervisorModel {
+    pub(super) secs: PassFit,
+    pub(super) read_units: PassFit,
+    pub(super) write_units: PassFit,
+    pub(super) puts: PassFit,
+    pub(super) gets: PassFit,
+}
+
+/// The supervisor's figures of one pass.
+#[derive(Debug, Clone, Copy)]
+pub struct PassUse {
+    pub(super) secs: f64,
+    pub(super) read_units: f64,
+    pub(super) write_units: f64,
+    pub(super) puts: f64,
+    pub(super) gets: f64,
+}
+
+impl SupervisorModel {
+    /// Fits each figure's mean per pass (both phases of a run) through the runs.
+    fn fit(runs: &[&PipelineReport]) -> Self {
+        let through = |f: fn(&FunctionUse) -> f64| {
+            let obs: Vec<PassObservation> = runs
+                .iter()
+                .map(|r| {
+                    let (t, s) = (&r.throughput.functions.supervisor, &r.steady.functions.supervisor);
+                    let passes = (t.invocations + s.invocations).max(1) as f64;
+                    (f64::from(r.partitions), f64::from(r.task_count), (f(t) + f(s)) / passes)
+                })
+                .collect();
+            PassFit::through(&obs)
+        };
+        SupervisorModel {
+            secs: through(|u| u.secs),
+            read_units: through(|u| u.meters.read_units),
+            write_units: through(|u| u.meters.write_units),
+            puts: through(|u| u.meters.s3_puts as f64),
+            gets: through(|u| u.meters.s3_gets as f64),
+        }
+    }
+
+    /// One pass over `partitions` partitions in `groups` groups.
+    pub(super) fn pass(&self, partitions: f64, groups: f64) -> PassUse {
+        PassUse {
+            secs: self.secs.at(partitions, groups),
+            read_units: self.read_units.at(partitions, groups),
+            write_units: self.write_units.at(partitions, groups),
+            puts: self.puts.at(partitions, groups),
+            gets: self.gets.at(partitions, groups),
+        }
+    }
+}
+
 /// The model of a report.
 #[derive(Debug, Clone, Copy)]
 pub struct CostModel {
     pub(super) indexer: FunctionModel,
     pub(super) merger: FunctionModel,
-    /// Per pass per partition.
-    pub(super) supervisor: FunctionModel,
+    pub(super) supervisor: SupervisorModel,
     pub(super) druid_rows_per_task: f64,
 }
 
@@ -135,29 +202,33 @@ pub(super) fn vcpu(mb: f64) -> f64 {
 }
 
 impl CostModel {
-    /// Fits the model to a report.
-    pub fn from_report(r: &PipelineReport) -> Self {
+    /// Fits the model to a report, the supervisor's pass through it and `scale`: runs with
+    /// other partition and group counts.
+    pub fn from_reports(r: &PipelineReport, scale: &[PipelineReport]) -> Self {
         let (t, s) = (&r.throughput, &r.steady);
-        let per_partition = |u: &FunctionUse| {
-            let mut u = u.clone();
-            let p = f64::from(r.partitions);
-            u.secs /= p;
-            u.meters.read_units /= p;
-            u.meters.write_units /= p;
-            u.meters.s3_puts = (u.meters.s3_puts as f64 / p).round() as u64;
-            u.meters.s3_gets = (u.meters.s3_gets as f64 / p).round() as u64;
-            u
-        };
+        let runs: Vec<&PipelineReport> = std::iter::once(r).chain(scale).collect();
         CostModel {
             indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows), Fit::through),
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows), Fit::through),
-            supervisor: FunctionModel::fit(
-                (&per_partition(&t.functions.supervisor), 0),
-                (&per_partition(&s.functions.supervisor), 0),
-                Fit::per_invocation,
-            ),
+            supervisor: SupervisorModel::fit(&runs),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
         }
+    }
+
+    /// The model of the committed reports (`bench/results`), as `bench cost` reads them.
+    #[cfg(test)]
+    pub(super) fn committed() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            cost: CostArgs,
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut args = Cli::parse_from(["cost"]).cost;
+        args.report = root.join(&args.report);
+        args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
+        args.model().expect("the committed reports")
     }
 
     /// The monthly cost at `rate` rows/s.
@@ -169,21 +240,19 @@ impl CostModel {
         let tasks = groups * passes;
         let rows_per_task = rate * PERIOD_SECS / groups;
         let gb_s = |m: &FunctionModel, mb: f64, n: f64, rows: f64| n * m.secs.at(rows) / vcpu(mb) * mb / 1024.0;
-        // The supervisor's per-partition fit has no row term: its cost is per pass.
-        let sup_scale = passes * partitions;
+        let pass = self.supervisor.pass(partitions, groups);
         let gb_seconds = gb_s(&self.indexer, INDEXER_MB, tasks, rows_per_task)
             + gb_s(&self.merger, MERGER_MB, tasks, rows_per_task)
-            + gb_s(&self.supervisor, SUPERVISOR_MB, sup_scale, 0.0);
+            + passes * pass.secs / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
         let requests = passes + 2.0 * tasks;
         let lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
-        let sum = |f: fn(&FunctionModel) -> Fit| {
-            tasks * (f(&self.indexer).at(rows_per_task) + f(&self.merger).at(rows_per_task))
-                + sup_scale * f(&self.supervisor).fixed
+        let sum = |f: fn(&FunctionModel) -> Fit, per_pass: f64| {
+            tasks * (f(&self.indexer).at(rows_per_task) + f(&self.merger).at(rows_per_task)) + passes * per_pass
         };
-        let dynamodb = sum(|m| m.write_units) / 1e6 * prices::DYNAMODB_MILLION_WRITES
-            + sum(|m| m.read_units) / 1e6 * prices::DYNAMODB_MILLION_READS;
-        let s3 =
-            sum(|m| m.puts) / 1000.0 * prices::S3_THOUSAND_PUTS + sum(|m| m.gets) / 1000.0 * prices::S3_THOUSAND_GETS;
+        let dynamodb = sum(|m| m.write_units, pass.write_units) / 1e6 * prices::DYNAMODB_MILLION_WRITES
+            + sum(|m| m.read_units, pass.read_units) / 1e6 * prices::DYNAMODB_MILLION_READS;
+        let s3 = sum(|m| m.puts, pass.puts) / 1000.0 * prices::S3_THOUSAND_PUTS
+            + sum(|m| m.gets, pass.gets) / 1000.0 * prices::S3_THOUSAND_GETS;
         let druid_tasks = (rate / self.druid_rows_per_task).ceil();
         let druid_middle_managers = (druid_tasks / DRUID_SLOTS_PER_SERVER).ceil();
         let druid = ((1.0 + druid_middle_managers) * prices::M5_2XLARGE_HOUR + prices::RDS_T3_MEDIUM_HOUR)
@@ -209,16 +278,22 @@ pub(super) fn dollars(x: f64) -> String {
 }
 
 /// The cost table and the per-million-rows figures, as Markdown.
-pub fn markdown(report: &PipelineReport) -> String {
-    let model = CostModel::from_report(report);
+pub fn markdown(model: &CostModel) -> String {
     let mut out = String::new();
+    let (sup, wu) = (&model.supervisor.secs, &model.supervisor.write_units);
     out.push_str(&format!(
-        "Prices: {}. Measured: indexer {:.3} µs/row + {:.3} s/task, merger {:.3} µs/row + {:.3} s/task (one core); Druid task {:.0} rows/s/core.\n\n",
+        "Prices: {}. Measured: indexer {:.3} µs/row + {:.3} s/task, merger {:.3} µs/row + {:.3} s/task (one core); supervisor pass {:.4} s + {:.5} s/partition + {:.4} s/group, {:.2} + {:.3}/partition + {:.2}/group write units; Druid task {:.0} rows/s/core.\n\n",
         prices::SOURCE,
         model.indexer.secs.per_row * 1e6,
         model.indexer.secs.fixed,
         model.merger.secs.per_row * 1e6,
         model.merger.secs.fixed,
+        sup.fixed,
+        sup.per_partition,
+        sup.per_group,
+        wu.fixed,
+        wu.per_partition,
+        wu.per_group,
         model.druid_rows_per_task
     ));
     out.push_str("| rows/s | partitions | task groups | Lambda | DynamoDB | S3 requests | Sluice / month | Druid MiddleManagers | Druid / month | Sluice / Druid |\n");
@@ -255,38 +330,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_documented_table_is_recomputed_from_the_committed_benchmark_report() {
+    fn the_documented_table_is_recomputed_from_the_committed_benchmark_reports() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let report: PipelineReport = serde_json::from_str(
-            &std::fs::read_to_string(root.join("bench/results/pipeline.json")).expect("bench/results/pipeline.json"),
-        )
-        .expect("a pipeline report");
         let readme = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
-        let table = markdown(&report);
+        let table = markdown(&CostModel::committed());
         let (begin, end) = ("<!-- cost-table:begin -->\n", "<!-- cost-table:end -->");
         let start = readme.find(begin).expect("docs/benchmarks.md cost-table:begin marker") + begin.len();
         let stop = readme[start..].find(end).expect("docs/benchmarks.md cost-table:end marker") + start;
         assert_eq!(
             &readme[start..stop],
             table,
-            "the cost table of docs/benchmarks.md differs from `sluice bench cost` on bench/results/pipeline.json"
+            "the cost table of docs/benchmarks.md differs from `sluice bench cost` on bench/results"
         );
     }
 
     #[test]
     fn cost_grows_with_rate_and_druid_needs_more_servers() {
-        let report: PipelineReport = serde_json::from_str(
-            &std::fs::read_to_string(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results/pipeline.json"),
-            )
-            .expect("report"),
-        )
-        .expect("a pipeline report");
-        let model = CostModel::from_report(&report);
+        let model = CostModel::committed();
         let costs: Vec<MonthlyCost> = RATES.iter().map(|&r| model.monthly(r)).collect();
         for pair in costs.windows(2) {
             assert!(pair[1].sluice() > pair[0].sluice(), "{pair:?}");
             assert!(pair[1].druid >= pair[0].druid, "{pair:?}");
         }
+    }
+
+    #[test]
+    fn a_supervisor_pass_costs_more_with_more_partitions_and_groups() {
+        let model = CostModel::committed();
+        let (small, wide, grouped) = (
+            model.supervisor.pass(4.0, 1.0),
+            model.supervisor.pass(1_000.0, 1.0),
+            model.supervisor.pass(1_000.0, 14.0),
+        );
+        assert!(wide.write_units >= small.write_units && grouped.write_units >= wide.write_units, "{model:?}");
+        assert!(wide.secs >= small.secs && grouped.secs >= wide.secs, "{model:?}");
     }
 }

@@ -22,10 +22,10 @@ use sluice_report::{Fit, PipelineReport};
 
 /// Prints a real-time table for each real-time report that exists.
 pub fn run(args: &CostArgs) -> anyhow::Result<()> {
-    let report = read_report(&args.report)?;
+    let model = args.model()?;
     for path in args.realtime_reports.iter().filter(|p| p.exists()) {
         println!();
-        print!("{}", markdown(&report, &read_report(path)?));
+        print!("{}", markdown(&model, &read_report(path)?));
     }
     Ok(())
 }
@@ -73,29 +73,28 @@ pub fn monthly(model: &CostModel, per_group: &GroupSecond, rate: f64) -> Monthly
     let tasks = (group_secs / TASK_DURATION_SECS).max(rate * SECONDS_PER_MONTH / MAX_RECORDS_PER_TASK);
     let rows_per_task = rate * SECONDS_PER_MONTH / tasks;
     let passes = SECONDS_PER_MONTH / PERIOD_SECS;
-    let sup_scale = passes * partitions;
+    let pass = model.supervisor.pass(partitions, groups);
     let watches = groups * passes;
     let gb_seconds = (group_secs + watches * WATCH_SECS) * INDEXER_MB / 1024.0
         + tasks * model.merger.secs.at(rows_per_task) / vcpu(MERGER_MB) * MERGER_MB / 1024.0
-        + sup_scale * model.supervisor.secs.fixed / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
+        + passes * pass.secs / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
     let requests = passes + watches + group_secs / TASK_BUDGET_SECS + 2.0 * tasks;
     c.groups = groups;
     c.lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
     // The open tasks' use per group-second, the mergers' per task, the supervisor's per pass.
-    let total = |per_second: f64, f: fn(&FunctionModel) -> Fit| {
-        group_secs * per_second + tasks * f(&model.merger).at(rows_per_task) + sup_scale * f(&model.supervisor).fixed
+    let total = |per_second: f64, f: fn(&FunctionModel) -> Fit, per_pass: f64| {
+        group_secs * per_second + tasks * f(&model.merger).at(rows_per_task) + passes * per_pass
     };
-    let writes = total(per_group.write_units, |m| m.write_units);
-    let reads = total(per_group.read_units, |m| m.read_units);
+    let writes = total(per_group.write_units, |m| m.write_units, pass.write_units);
+    let reads = total(per_group.read_units, |m| m.read_units, pass.read_units);
     c.dynamodb = writes / 1e6 * prices::DYNAMODB_MILLION_WRITES + reads / 1e6 * prices::DYNAMODB_MILLION_READS;
-    let (puts, gets) = (total(per_group.puts, |m| m.puts), total(per_group.gets, |m| m.gets));
+    let (puts, gets) = (total(per_group.puts, |m| m.puts, pass.puts), total(per_group.gets, |m| m.gets, pass.gets));
     c.s3 = puts / 1000.0 * prices::S3_THOUSAND_PUTS + gets / 1000.0 * prices::S3_THOUSAND_GETS;
     c
 }
 
 /// The real-time table beside the planned mode's, as Markdown.
-pub fn markdown(report: &PipelineReport, realtime: &PipelineReport) -> String {
-    let model = CostModel::from_report(report);
+pub fn markdown(model: &CostModel, realtime: &PipelineReport) -> String {
     let per_group = GroupSecond::from_report(realtime);
     let mut out = format!(
         "Real-time tasks (checkpoints every {} s, records arriving all month): per group-second {:.2} write units, {:.2} read units, {:.2} S3 PUTs, {:.2} S3 GETs (measured).\n\n",
@@ -108,7 +107,7 @@ pub fn markdown(report: &PipelineReport, realtime: &PipelineReport) -> String {
     out.push_str("| rows/s | task groups | Lambda | DynamoDB | S3 requests | real time / month | planned ranges / month | real time / planned |\n");
     out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for rate in RATES {
-        let (rt, planned) = (monthly(&model, &per_group, rate), model.monthly(rate));
+        let (rt, planned) = (monthly(model, &per_group, rate), model.monthly(rate));
         out.push_str(&format!(
             "| {:.0} | {:.0} | {} | {} | {} | {} | {} | {:.2}x |\n",
             rate,
@@ -137,7 +136,7 @@ mod tests {
     fn the_documented_real_time_table_is_recomputed_from_the_committed_reports() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let doc = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
-        let planned = report("pipeline.json");
+        let planned = CostModel::committed();
         let table: Vec<String> = ["pipeline-realtime.json", "pipeline-realtime-5s.json"]
             .iter()
             .map(|name| markdown(&planned, &report(name)))
@@ -151,7 +150,7 @@ mod tests {
 
     #[test]
     fn an_open_task_is_billed_all_month_and_groups_follow_the_rate() {
-        let (model, rt) = (CostModel::from_report(&report("pipeline.json")), report("pipeline-realtime.json"));
+        let (model, rt) = (CostModel::committed(), report("pipeline-realtime.json"));
         let per_group = GroupSecond::from_report(&rt);
         let low = monthly(&model, &per_group, 1_000.0);
         let month_of_one_group = SECONDS_PER_MONTH * INDEXER_MB / 1024.0 * prices::LAMBDA_GB_SECOND;

@@ -37,12 +37,13 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     let raw_read = only.rows as f64 / only.raw_secs;
     let sample = Sample::load(&args.sample.clone().unwrap_or_else(default_sample))?;
     eprintln!("phase 2/3: the pipeline, {} records in waves", args.rows);
-    let mut rig = Rig::start(args.partitions, "wikipedia").await?;
+    let mut rig = Rig::start_with(args.partitions, args.task_count, "wikipedia", None, None).await?;
     let throughput = throughput::run(&mut rig, &sample, args, only.raw_secs / only.rows as f64).await?;
     drop(rig);
     eprintln!("phase 3/3: steady production at {} records/s for {} s", args.rate, args.steady_secs);
     let rig = Rig::start_with(
         args.partitions,
+        args.task_count,
         "wikipedia_steady",
         args.realtime.then_some(args.checkpoint_ms),
         args.broker.as_deref(),
@@ -55,6 +56,7 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     };
     Ok(PipelineReport {
         partitions: args.partitions,
+        task_count: args.task_count,
         record_bytes: only.bytes as f64 / only.rows as f64,
         indexer_only_rows_per_sec: indexer_only,
         raw_read_rows_per_sec: raw_read,
@@ -67,8 +69,8 @@ fn print(args: &PipelineArgs, r: &PipelineReport) {
     let t = &r.throughput;
     let e2e = r.end_to_end_rows_per_sec();
     println!(
-        "source: librdkafka mock cluster in this process, {} partitions, {} records ({:.0} bytes of JSON each), rollup off",
-        r.partitions, t.rows, r.record_bytes
+        "source: librdkafka mock cluster in this process, {} partitions in {} task groups, {} records ({:.0} bytes of JSON each), rollup off",
+        r.partitions, r.task_count, t.rows, r.record_bytes
     );
     println!("stores: embedded metadata and local files, metered as DynamoDB and S3 bill them");
     println!();

@@ -49,6 +49,10 @@ pub struct PipelineArgs {
     /// Partitions of the topic.
     #[arg(long, default_value_t = 4)]
     pub partitions: i32,
+    /// The datasource's `taskCount`: partition groups, each planned and indexed by its own
+    /// tasks (the cost model fits the supervisor's pass per partition and per group).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub task_count: u32,
     /// Records per partition per wave (the mock cluster keeps about 5 MB per partition).
     #[arg(long, default_value_t = 20_000)]
     pub wave: usize,
@@ -110,14 +114,12 @@ pub(super) struct Rig {
 }
 
 impl Rig {
-    pub(super) async fn start(partitions: i32, datasource: &str) -> Result<Self> {
-        Self::start_with(partitions, datasource, None, None).await
-    }
-
-    /// A rig whose datasource runs real-time tasks checkpointing every `realtime` ms when
-    /// given, on `broker` (a new topic there) or on a mock cluster of its own.
+    /// A rig whose datasource groups its partitions in `task_count` groups and runs real-time
+    /// tasks checkpointing every `realtime` ms when given, on `broker` (a new topic there) or
+    /// on a mock cluster of its own.
     pub(super) async fn start_with(
         partitions: i32,
+        task_count: u32,
         datasource: &str,
         realtime: Option<u64>,
         broker: Option<&str>,
@@ -155,6 +157,7 @@ impl Rig {
         spec["ioConfig"]["topic"] = topic.clone().into();
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = bootstrap.clone().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
+        spec["ioConfig"]["taskCount"] = task_count.into();
         if let Some(ms) = realtime {
             let period = Period { months: 0, millis: ms as i64 }.to_string();
             spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": period}});
