@@ -108,6 +108,9 @@ pub struct PipelineReport {
     /// Partition groups (`taskCount`); reports written before it was recorded had one.
     #[serde(default = "one_group")]
     pub task_count: u32,
+    /// `tuningConfig.maxRowsInMemory` when set (else the default, 150,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows_in_memory: Option<u64>,
     /// Bytes of JSON per record, on average.
     pub record_bytes: f64,
     /// Indexer-only rate (phase 1), rows/s.
@@ -193,6 +196,7 @@ mod tests {
             "pipeline.json",
             "pipeline-16p.json",
             "pipeline-16p-4g.json",
+            "pipeline-8h.json",
             "pipeline-realtime.json",
             "pipeline-realtime-5s.json",
         ];
@@ -207,6 +211,9 @@ mod tests {
             );
             assert!(!name.ends_with("-5s.json") || checkpoint == Some(5_000), "{name}: {checkpoint:?}");
             assert_eq!(report.task_count, if name.ends_with("-4g.json") { 4 } else { 1 }, "{name}");
+            let several = name.ends_with("-8h.json");
+            assert_eq!(report.max_rows_in_memory, several.then_some(10_000), "{name}");
+            assert_eq!(report.throughput.hydrants, report.throughput.tasks * if several { 8 } else { 1 }, "{name}");
             // A field the types no longer know is refused, not read as zero.
             let mut value: serde_json::Value = serde_json::from_str(&text).expect("json");
             value["throughput"].as_object_mut().expect("throughput").remove("rows");

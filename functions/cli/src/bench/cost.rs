@@ -11,7 +11,9 @@
 //! - a function with M MB of memory gets min(1, M / 1,769) of a vCPU, and its measured
 //!   single-core seconds stretch by the inverse;
 //! - task groups G = min(P, ceil(2 R x indexer seconds per row)): each indexer is busy at most
-//!   half the period; each group plans one task per period, of R x 60 / G rows;
+//!   half the period; each group plans one task per period, of R x 60 / G rows, which
+//!   persists a hydrant per 150,000 rows (`maxRowsInMemory`), each beyond the first costing
+//!   what [`super::cost_hydrants`] measured;
 //! - Lambda = GB-seconds x price + requests x price; DynamoDB on demand; S3 requests.
 //!
 //! The Druid cluster is sized by Druid's clustered-deployment guidance: one master server
@@ -19,10 +21,13 @@
 //! core per task slot and one for the process; one Kafka indexing task per core, indexing at
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
+use super::cost_figures::Figures;
+use super::cost_hydrants::{hydrants_of, ExtraHydrants};
+use super::cost_supervisor::SupervisorModel;
 use super::prices;
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use sluice_report::{Fit, FunctionUse, Observation, PassFit, PassObservation, PipelineReport};
+use sluice_report::{Fit, FunctionUse, Observation, PipelineReport};
 use std::path::PathBuf;
 
 /// The rates of the table, rows/s.
@@ -47,6 +52,10 @@ pub struct CostArgs {
     /// them and `--report`.
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-16p.json", "bench/results/pipeline-16p-4g.json"])]
     pub(super) scale_reports: Vec<PathBuf>,
+    /// A `bench pipeline --out` report of the same records whose tasks persisted several
+    /// hydrants (`--max-rows-in-memory`): what each hydrant beyond a task's first costs.
+    #[arg(long, default_value = "bench/results/pipeline-8h.json")]
+    pub(super) hydrants_report: PathBuf,
     /// `bench pipeline --realtime --out` reports: the cost of real-time tasks beside, a table
     /// for each (checkpoints every second, every 5 seconds).
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
@@ -66,7 +75,9 @@ impl CostArgs {
     /// The model of the reports named.
     pub(super) fn model(&self) -> Result<CostModel> {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
-        Ok(CostModel::from_reports(&read_report(&self.report)?, &scale))
+        let several = read_report(&self.hydrants_report)?;
+        CostModel::from_reports(&read_report(&self.report)?, &scale, &several)
+            .with_context(|| format!("{} and {}", self.report.display(), self.hydrants_report.display()))
     }
 }
 
@@ -105,57 +116,15 @@ impl FunctionModel {
     }
 }
 
-/// The supervisor's figures per pass, by partitions and task groups.
-#[derive(Debug, Clone, Copy)]
-pub struct SupervisorModel {
-    pub(super) secs: PassFit,
-    pub(super) read_units: PassFit,
-    pub(super) write_units: PassFit,
-    pub(super) puts: PassFit,
-    pub(super) gets: PassFit,
-}
-
-/// The supervisor's figures of one pass.
-#[derive(Debug, Clone, Copy)]
-pub struct PassUse {
-    pub(super) secs: f64,
-    pub(super) read_units: f64,
-    pub(super) write_units: f64,
-    pub(super) puts: f64,
-    pub(super) gets: f64,
-}
-
-impl SupervisorModel {
-    /// Fits each figure's mean per pass (both phases of a run) through the runs.
-    fn fit(runs: &[&PipelineReport]) -> Self {
-        let through = |f: fn(&FunctionUse) -> f64| {
-            let obs: Vec<PassObservation> = runs
-                .iter()
-                .map(|r| {
-                    let (t, s) = (&r.throughput.functions.supervisor, &r.steady.functions.supervisor);
-                    let passes = (t.invocations + s.invocations).max(1) as f64;
-                    (f64::from(r.partitions), f64::from(r.task_count), (f(t) + f(s)) / passes)
-                })
-                .collect();
-            PassFit::through(&obs)
-        };
-        SupervisorModel {
-            secs: through(|u| u.secs),
-            read_units: through(|u| u.meters.read_units),
-            write_units: through(|u| u.meters.write_units),
-            puts: through(|u| u.meters.s3_puts as f64),
-            gets: through(|u| u.meters.s3_gets as f64),
-        }
-    }
-
-    /// One pass over `partitions` partitions in `groups` groups.
-    pub(super) fn pass(&self, partitions: f64, groups: f64) -> PassUse {
-        PassUse {
-            secs: self.secs.at(partitions, groups),
-            read_units: self.read_units.at(partitions, groups),
-            write_units: self.write_units.at(partitions, groups),
-            puts: self.puts.at(partitions, groups),
-            gets: self.gets.at(partitions, groups),
+impl FunctionModel {
+    /// The fitted figures of one invocation over `rows` rows.
+    pub(super) fn at(&self, rows: f64) -> Figures {
+        Figures {
+            secs: self.secs.at(rows),
+            read_units: self.read_units.at(rows),
+            write_units: self.write_units.at(rows),
+            puts: self.puts.at(rows),
+            gets: self.gets.at(rows),
         }
     }
 }
@@ -166,6 +135,7 @@ pub struct CostModel {
     pub(super) indexer: FunctionModel,
     pub(super) merger: FunctionModel,
     pub(super) supervisor: SupervisorModel,
+    pub(super) hydrants: ExtraHydrants,
     pub(super) druid_rows_per_task: f64,
 }
 
@@ -202,17 +172,27 @@ pub(super) fn vcpu(mb: f64) -> f64 {
 }
 
 impl CostModel {
-    /// Fits the model to a report, the supervisor's pass through it and `scale`: runs with
-    /// other partition and group counts.
-    pub fn from_reports(r: &PipelineReport, scale: &[PipelineReport]) -> Self {
+    /// Fits the model to a report, the supervisor's pass through it and `scale` (runs with
+    /// other partition and group counts), and a hydrant's cost through it and `several` (the
+    /// same tasks persisting several hydrants each).
+    pub fn from_reports(r: &PipelineReport, scale: &[PipelineReport], several: &PipelineReport) -> Result<Self> {
         let (t, s) = (&r.throughput, &r.steady);
         let runs: Vec<&PipelineReport> = std::iter::once(r).chain(scale).collect();
-        CostModel {
+        Ok(CostModel {
             indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows), Fit::through),
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows), Fit::through),
             supervisor: SupervisorModel::fit(&runs),
+            hydrants: ExtraHydrants::fit(r, several).map_err(|e| anyhow!(e))?,
             druid_rows_per_task: r.indexer_only_rows_per_sec,
-        }
+        })
+    }
+
+    /// The indexer's and the merger's figures for a task of `rows` rows that persisted
+    /// `hydrants` hydrants.
+    pub(super) fn task(&self, rows: f64, hydrants: f64) -> (Figures, Figures) {
+        let (indexer, merger) = self.hydrants.added(rows, hydrants);
+        let add = |a: f64, b: f64| a + b;
+        (self.indexer.at(rows).zip(indexer, add), self.merger.at(rows).zip(merger, add))
     }
 
     /// The model of the committed reports (`bench/results`), as `bench cost` reads them.
@@ -228,6 +208,7 @@ impl CostModel {
         let mut args = Cli::parse_from(["cost"]).cost;
         args.report = root.join(&args.report);
         args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
+        args.hydrants_report = root.join(&args.hydrants_report);
         args.model().expect("the committed reports")
     }
 
@@ -239,20 +220,19 @@ impl CostModel {
         let passes = SECONDS_PER_MONTH / PERIOD_SECS;
         let tasks = groups * passes;
         let rows_per_task = rate * PERIOD_SECS / groups;
-        let gb_s = |m: &FunctionModel, mb: f64, n: f64, rows: f64| n * m.secs.at(rows) / vcpu(mb) * mb / 1024.0;
+        let gb_s = |secs: f64, mb: f64| secs / vcpu(mb) * mb / 1024.0;
         let pass = self.supervisor.pass(partitions, groups);
-        let gb_seconds = gb_s(&self.indexer, INDEXER_MB, tasks, rows_per_task)
-            + gb_s(&self.merger, MERGER_MB, tasks, rows_per_task)
-            + passes * pass.secs / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
+        let (indexer, merger) = self.task(rows_per_task, hydrants_of(rows_per_task));
+        let gb_seconds = gb_s(tasks * indexer.secs, INDEXER_MB)
+            + gb_s(tasks * merger.secs, MERGER_MB)
+            + gb_s(passes * pass.secs, SUPERVISOR_MB);
         let requests = passes + 2.0 * tasks;
         let lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
-        let sum = |f: fn(&FunctionModel) -> Fit, per_pass: f64| {
-            tasks * (f(&self.indexer).at(rows_per_task) + f(&self.merger).at(rows_per_task)) + passes * per_pass
-        };
-        let dynamodb = sum(|m| m.write_units, pass.write_units) / 1e6 * prices::DYNAMODB_MILLION_WRITES
-            + sum(|m| m.read_units, pass.read_units) / 1e6 * prices::DYNAMODB_MILLION_READS;
-        let s3 = sum(|m| m.puts, pass.puts) / 1000.0 * prices::S3_THOUSAND_PUTS
-            + sum(|m| m.gets, pass.gets) / 1000.0 * prices::S3_THOUSAND_GETS;
+        let sum = |f: fn(&Figures) -> f64| tasks * (f(&indexer) + f(&merger)) + passes * f(&pass);
+        let dynamodb = sum(|f| f.write_units) / 1e6 * prices::DYNAMODB_MILLION_WRITES
+            + sum(|f| f.read_units) / 1e6 * prices::DYNAMODB_MILLION_READS;
+        let s3 =
+            sum(|f| f.puts) / 1000.0 * prices::S3_THOUSAND_PUTS + sum(|f| f.gets) / 1000.0 * prices::S3_THOUSAND_GETS;
         let druid_tasks = (rate / self.druid_rows_per_task).ceil();
         let druid_middle_managers = (druid_tasks / DRUID_SLOTS_PER_SERVER).ceil();
         let druid = ((1.0 + druid_middle_managers) * prices::M5_2XLARGE_HOUR + prices::RDS_T3_MEDIUM_HOUR)

@@ -8,17 +8,21 @@
 //!   real-time report's steady phase (checkpoints every period, heartbeats, the plan read
 //!   every 10 s, a hydrant per checkpoint), divided by its seconds and its one group;
 //! - tasks close after `taskDuration` (1 h) or `maxRecordsPerTask` (2M records), whichever
-//!   comes first, and each is merged as in the planned mode; one invocation per group per
-//!   `taskTimeBudget` (10 minutes);
+//!   comes first, and each is merged as in the planned mode (a hydrant per checkpoint); one
+//!   invocation per group per `taskTimeBudget` (10 minutes);
+//! - a group reading more than `maxRowsInMemory` rows per checkpoint persists the others
+//!   beside, each costing the units and PUTs of a planned task's hydrant beyond its first;
 //! - the supervisor as in the planned mode, and each pass invokes an indexer per open task
 //!   that watches its lease until it sees a heartbeat (about 3 s, estimated).
 
 use super::cost::{
-    dollars, read_report, vcpu, CostArgs, CostModel, FunctionModel, MonthlyCost, INDEXER_MB, MERGER_MB, PERIOD_SECS,
-    RATES, SECONDS_PER_MONTH, SUPERVISOR_MB,
+    dollars, read_report, vcpu, CostArgs, CostModel, MonthlyCost, INDEXER_MB, MERGER_MB, PERIOD_SECS, RATES,
+    SECONDS_PER_MONTH, SUPERVISOR_MB,
 };
+use super::cost_figures::Figures;
+use super::cost_hydrants::MAX_ROWS_IN_MEMORY;
 use super::prices;
-use sluice_report::{Fit, PipelineReport};
+use sluice_report::PipelineReport;
 
 /// Prints a real-time table for each real-time report that exists.
 pub fn run(args: &CostArgs) -> anyhow::Result<()> {
@@ -49,6 +53,8 @@ pub struct GroupSecond {
     read_units: f64,
     puts: f64,
     gets: f64,
+    /// Seconds between checkpoints: a task persists a hydrant per checkpoint.
+    checkpoint_secs: f64,
 }
 
 impl GroupSecond {
@@ -60,6 +66,7 @@ impl GroupSecond {
             read_units: m.read_units / secs,
             puts: m.s3_puts as f64 / secs,
             gets: m.s3_gets as f64 / secs,
+            checkpoint_secs: r.steady.checkpoint_ms.unwrap_or(1_000).max(1) as f64 / 1000.0,
         }
     }
 }
@@ -74,21 +81,29 @@ pub fn monthly(model: &CostModel, per_group: &GroupSecond, rate: f64) -> Monthly
     let rows_per_task = rate * SECONDS_PER_MONTH / tasks;
     let passes = SECONDS_PER_MONTH / PERIOD_SECS;
     let pass = model.supervisor.pass(partitions, groups);
+    // The open tasks' own figures are per group-second, measured at a rate where each
+    // checkpoint persisted one hydrant; a group reading more than `maxRowsInMemory` rows per
+    // checkpoint persists the others beside, each costing what a planned task's extra one
+    // does. Their mergers merge every hydrant of a task.
+    let per_checkpoint = 1.0 / per_group.checkpoint_secs;
+    let hydrants_per_sec = per_checkpoint.max(rate / groups / MAX_ROWS_IN_MEMORY);
+    let extra_per_sec = model.hydrants.indexer.map(|x| x * (hydrants_per_sec - per_checkpoint));
+    let (_, merger) = model.task(rows_per_task, (group_secs / tasks * hydrants_per_sec).max(1.0));
     let watches = groups * passes;
     let gb_seconds = (group_secs + watches * WATCH_SECS) * INDEXER_MB / 1024.0
-        + tasks * model.merger.secs.at(rows_per_task) / vcpu(MERGER_MB) * MERGER_MB / 1024.0
+        + tasks * merger.secs / vcpu(MERGER_MB) * MERGER_MB / 1024.0
         + passes * pass.secs / vcpu(SUPERVISOR_MB) * SUPERVISOR_MB / 1024.0;
     let requests = passes + watches + group_secs / TASK_BUDGET_SECS + 2.0 * tasks;
     c.groups = groups;
     c.lambda = gb_seconds * prices::LAMBDA_GB_SECOND + requests / 1e6 * prices::LAMBDA_MILLION_REQUESTS;
     // The open tasks' use per group-second, the mergers' per task, the supervisor's per pass.
-    let total = |per_second: f64, f: fn(&FunctionModel) -> Fit, per_pass: f64| {
-        group_secs * per_second + tasks * f(&model.merger).at(rows_per_task) + passes * per_pass
+    let total = |per_second: f64, f: fn(&Figures) -> f64| {
+        group_secs * (per_second + f(&extra_per_sec)) + tasks * f(&merger) + passes * f(&pass)
     };
-    let writes = total(per_group.write_units, |m| m.write_units, pass.write_units);
-    let reads = total(per_group.read_units, |m| m.read_units, pass.read_units);
+    let writes = total(per_group.write_units, |f| f.write_units);
+    let reads = total(per_group.read_units, |f| f.read_units);
     c.dynamodb = writes / 1e6 * prices::DYNAMODB_MILLION_WRITES + reads / 1e6 * prices::DYNAMODB_MILLION_READS;
-    let (puts, gets) = (total(per_group.puts, |m| m.puts, pass.puts), total(per_group.gets, |m| m.gets, pass.gets));
+    let (puts, gets) = (total(per_group.puts, |f| f.puts), total(per_group.gets, |f| f.gets));
     c.s3 = puts / 1000.0 * prices::S3_THOUSAND_PUTS + gets / 1000.0 * prices::S3_THOUSAND_GETS;
     c
 }

@@ -37,13 +37,14 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     let raw_read = only.rows as f64 / only.raw_secs;
     let sample = Sample::load(&args.sample.clone().unwrap_or_else(default_sample))?;
     eprintln!("phase 2/3: the pipeline, {} records in waves", args.rows);
-    let mut rig = Rig::start_with(args.partitions, args.task_count, "wikipedia", None, None).await?;
+    let tuning = (args.task_count, args.max_rows_in_memory);
+    let mut rig = Rig::start_with(args.partitions, tuning, "wikipedia", None, None).await?;
     let throughput = throughput::run(&mut rig, &sample, args, only.raw_secs / only.rows as f64).await?;
     drop(rig);
     eprintln!("phase 3/3: steady production at {} records/s for {} s", args.rate, args.steady_secs);
     let rig = Rig::start_with(
         args.partitions,
-        args.task_count,
+        tuning,
         "wikipedia_steady",
         args.realtime.then_some(args.checkpoint_ms),
         args.broker.as_deref(),
@@ -57,6 +58,7 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     Ok(PipelineReport {
         partitions: args.partitions,
         task_count: args.task_count,
+        max_rows_in_memory: args.max_rows_in_memory,
         record_bytes: only.bytes as f64 / only.rows as f64,
         indexer_only_rows_per_sec: indexer_only,
         raw_read_rows_per_sec: raw_read,

@@ -53,6 +53,10 @@ pub struct PipelineArgs {
     /// tasks (the cost model fits the supervisor's pass per partition and per group).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub task_count: u32,
+    /// The datasource's `tuningConfig.maxRowsInMemory` (default Druid's 150,000): a smaller one
+    /// makes each task persist several hydrants and each merger merge them.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_in_memory: Option<u64>,
     /// Records per partition per wave (the mock cluster keeps about 5 MB per partition).
     #[arg(long, default_value_t = 20_000)]
     pub wave: usize,
@@ -114,12 +118,12 @@ pub(super) struct Rig {
 }
 
 impl Rig {
-    /// A rig whose datasource groups its partitions in `task_count` groups and runs real-time
-    /// tasks checkpointing every `realtime` ms when given, on `broker` (a new topic there) or
-    /// on a mock cluster of its own.
+    /// A rig whose datasource groups its partitions in `task_count` groups, persists every
+    /// `max_rows_in_memory` rows when given, and runs real-time tasks checkpointing every
+    /// `realtime` ms when given, on `broker` (a new topic there) or on a mock cluster of its own.
     pub(super) async fn start_with(
         partitions: i32,
-        task_count: u32,
+        (task_count, max_rows_in_memory): (u32, Option<u64>),
         datasource: &str,
         realtime: Option<u64>,
         broker: Option<&str>,
@@ -158,6 +162,9 @@ impl Rig {
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = bootstrap.clone().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
         spec["ioConfig"]["taskCount"] = task_count.into();
+        if let Some(rows) = max_rows_in_memory {
+            spec["tuningConfig"]["maxRowsInMemory"] = rows.into();
+        }
         if let Some(ms) = realtime {
             let period = Period { months: 0, millis: ms as i64 }.to_string();
             spec["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": period}});

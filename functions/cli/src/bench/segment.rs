@@ -9,6 +9,7 @@ use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::row::{DimValue, Row};
 use sluice_format::segment::{Codec, Segment};
 use sluice_format::spec::{load_spec, Compression, DatasourceSpec};
+use sluice_format::time::Interval;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -89,6 +90,29 @@ pub(super) fn build_indexes(config: &IndexConfig, rows: Vec<Row>, plans: &[DimPl
     indexes
 }
 
+/// `rows` of the time chunk `chunk` persisted as `parts` consecutive hydrants.
+fn persist_parts(
+    config: &IndexConfig,
+    chunk: Interval,
+    rows: &[Row],
+    parts: usize,
+    plans: &[DimPlan],
+) -> Result<Vec<Segment>> {
+    let per = rows.len().div_ceil(parts.max(1)).max(1);
+    let mut hydrants = Vec::new();
+    for (i, part) in rows.chunks(per).enumerate() {
+        let mut index = IncrementalIndex::new(config.clone(), chunk);
+        part.iter().for_each(|r| index.add(r.clone(), plans));
+        hydrants.push(Segment::from_bytes(&format!("hydrant-{i}"), index.persist(Compression::default())?)?);
+    }
+    Ok(hydrants)
+}
+
+/// Merge options writing one segment with `codec`.
+fn options(codec: Codec) -> MergeOptions {
+    MergeOptions { max_rows_per_segment: u64::MAX, compression: Compression { dimensions: codec, metrics: codec } }
+}
+
 /// Runs `bench segment`.
 pub fn run(args: SegmentArgs) -> Result<()> {
     let sample = args.sample.clone().unwrap_or_else(default_sample);
@@ -135,17 +159,7 @@ pub fn run(args: SegmentArgs) -> Result<()> {
     // The merge stage: the main chunk's rows as `hydrants` consecutive persists.
     let main_chunk = main.interval();
     let chunk_rows: Vec<Row> = rows.iter().filter(|r| main_chunk.contains(r.time)).cloned().collect();
-    let per = chunk_rows.len().div_ceil(args.hydrants.max(1));
-    let mut hydrants = Vec::new();
-    for (i, part) in chunk_rows.chunks(per).enumerate() {
-        let mut index = IncrementalIndex::new(config.clone(), main_chunk);
-        part.iter().for_each(|r| index.add(r.clone(), parser.dimensions()));
-        hydrants.push(Segment::from_bytes(&format!("hydrant-{i}"), index.persist(Compression::default())?)?);
-    }
-    let options = |codec| MergeOptions {
-        max_rows_per_segment: u64::MAX,
-        compression: Compression { dimensions: codec, metrics: codec },
-    };
+    let hydrants = persist_parts(&config, main_chunk, &chunk_rows, args.hydrants, parser.dimensions())?;
     let (merge_time, merged) = best(args.repeat, || Ok(merge(&hydrants, &options(Codec::Lz4))?))?;
     let merged_lz4: usize = merged.iter().map(Vec::len).sum();
     let merged_zstd_bytes = merge(&hydrants, &options(Codec::Zstd))?;
@@ -158,12 +172,7 @@ pub fn run(args: SegmentArgs) -> Result<()> {
 
     // The same hydrants with some dimensions written without bitmaps.
     let plans = without_bitmaps(parser.dimensions(), &args.without_bitmaps);
-    let mut sparse = Vec::new();
-    for (i, part) in chunk_rows.chunks(per).enumerate() {
-        let mut index = IncrementalIndex::new(config.clone(), main_chunk);
-        part.iter().for_each(|r| index.add(r.clone(), &plans));
-        sparse.push(Segment::from_bytes(&format!("hydrant-{i}"), index.persist(Compression::default())?)?);
-    }
+    let sparse = persist_parts(&config, main_chunk, &chunk_rows, args.hydrants, &plans)?;
     let (sparse_merge_time, _) = best(args.repeat, || Ok(merge(&sparse, &options(Codec::Lz4))?))?;
     let sparse_zstd_bytes = merge(&sparse, &options(Codec::Zstd))?;
     let sparse_zstd: usize = sparse_zstd_bytes.iter().map(Vec::len).sum();
