@@ -22,7 +22,7 @@
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
 use super::cost_figures::Figures;
-use super::cost_hydrants::{hydrants_of, ExtraHydrants};
+use super::cost_hydrants::{hydrants_of, ExtraHydrants, MAX_ROWS_IN_MEMORY};
 use super::cost_supervisor::SupervisorModel;
 use super::prices;
 use anyhow::{anyhow, Context, Result};
@@ -56,6 +56,10 @@ pub struct CostArgs {
     /// hydrants (`--max-rows-in-memory`): what each hydrant beyond a task's first costs.
     #[arg(long, default_value = "bench/results/pipeline-8h.json")]
     pub(super) hydrants_report: PathBuf,
+    /// The `maxRowsInMemory` priced: a task persists a hydrant per this many rows (Druid's
+    /// default; a larger one needs the memory, see `bench indexer`'s memory passes).
+    #[arg(long, default_value_t = MAX_ROWS_IN_MEMORY, value_parser = clap::value_parser!(u64).range(1_000..))]
+    pub(super) max_rows_in_memory: u64,
     /// `bench pipeline --realtime --out` reports: the cost of real-time tasks beside, a table
     /// for each (checkpoints every second, every 5 seconds).
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
@@ -76,8 +80,10 @@ impl CostArgs {
     pub(super) fn model(&self) -> Result<CostModel> {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
         let several = read_report(&self.hydrants_report)?;
-        CostModel::from_reports(&read_report(&self.report)?, &scale, &several)
-            .with_context(|| format!("{} and {}", self.report.display(), self.hydrants_report.display()))
+        let mut model = CostModel::from_reports(&read_report(&self.report)?, &scale, &several)
+            .with_context(|| format!("{} and {}", self.report.display(), self.hydrants_report.display()))?;
+        model.rows_per_hydrant = self.max_rows_in_memory as f64;
+        Ok(model)
     }
 }
 
@@ -136,6 +142,8 @@ pub struct CostModel {
     pub(super) merger: FunctionModel,
     pub(super) supervisor: SupervisorModel,
     pub(super) hydrants: ExtraHydrants,
+    /// Rows per hydrant (`maxRowsInMemory`).
+    pub(super) rows_per_hydrant: f64,
     pub(super) druid_rows_per_task: f64,
 }
 
@@ -183,6 +191,7 @@ impl CostModel {
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows), Fit::through),
             supervisor: SupervisorModel::fit(&runs),
             hydrants: ExtraHydrants::fit(r, several).map_err(|e| anyhow!(e))?,
+            rows_per_hydrant: MAX_ROWS_IN_MEMORY as f64,
             druid_rows_per_task: r.indexer_only_rows_per_sec,
         })
     }
@@ -222,7 +231,7 @@ impl CostModel {
         let rows_per_task = rate * PERIOD_SECS / groups;
         let gb_s = |secs: f64, mb: f64| secs / vcpu(mb) * mb / 1024.0;
         let pass = self.supervisor.pass(partitions, groups);
-        let (indexer, merger) = self.task(rows_per_task, hydrants_of(rows_per_task));
+        let (indexer, merger) = self.task(rows_per_task, hydrants_of(rows_per_task, self.rows_per_hydrant));
         let gb_seconds = gb_s(tasks * indexer.secs, INDEXER_MB)
             + gb_s(tasks * merger.secs, MERGER_MB)
             + gb_s(passes * pass.secs, SUPERVISOR_MB);
@@ -262,8 +271,9 @@ pub fn markdown(model: &CostModel) -> String {
     let mut out = String::new();
     let (sup, wu) = (&model.supervisor.secs, &model.supervisor.write_units);
     out.push_str(&format!(
-        "Prices: {}. Measured: indexer {:.3} µs/row + {:.3} s/task, merger {:.3} µs/row + {:.3} s/task (one core); supervisor pass {:.4} s + {:.5} s/partition + {:.4} s/group, {:.2} + {:.3}/partition + {:.2}/group write units; Druid task {:.0} rows/s/core.\n\n",
+        "Prices: {}. maxRowsInMemory {}. Measured: indexer {:.3} µs/row + {:.3} s/task, merger {:.3} µs/row + {:.3} s/task (one core); supervisor pass {:.4} s + {:.5} s/partition + {:.4} s/group, {:.2} + {:.3}/partition + {:.2}/group write units; Druid task {:.0} rows/s/core.\n\n",
         prices::SOURCE,
+        model.rows_per_hydrant,
         model.indexer.secs.per_row * 1e6,
         model.indexer.secs.fixed,
         model.merger.secs.per_row * 1e6,
@@ -332,6 +342,16 @@ mod tests {
             assert!(pair[1].sluice() > pair[0].sluice(), "{pair:?}");
             assert!(pair[1].druid >= pair[0].druid, "{pair:?}");
         }
+    }
+
+    #[test]
+    fn more_rows_per_hydrant_cost_less_at_high_rates() {
+        let model = CostModel::committed();
+        let tuned = CostModel { rows_per_hydrant: 1_000_000.0, ..model };
+        let (a, b) = (model.monthly(1_000_000.0), tuned.monthly(1_000_000.0));
+        assert!(b.s3 < a.s3 && b.dynamodb < a.dynamodb, "{a:?} {b:?}");
+        // A task smaller than either persists once: the same bill.
+        assert_eq!(model.monthly(1_000.0), tuned.monthly(1_000.0));
     }
 
     #[test]

@@ -15,8 +15,8 @@
 use super::cost_figures::Figures;
 use sluice_report::PipelineReport;
 
-/// `maxRowsInMemory`'s default: rows per hydrant of a planned task.
-pub const MAX_ROWS_IN_MEMORY: f64 = 150_000.0;
+/// `maxRowsInMemory`'s default: rows per hydrant of a task unless `bench cost` is told another.
+pub const MAX_ROWS_IN_MEMORY: u64 = 150_000;
 
 /// What a task's hydrants beyond its first add.
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,9 +71,9 @@ impl ExtraHydrants {
     }
 }
 
-/// Hydrants of a planned task of `rows` rows.
-pub fn hydrants_of(rows: f64) -> f64 {
-    (rows / MAX_ROWS_IN_MEMORY).ceil().max(1.0)
+/// Hydrants of a planned task of `rows` rows persisting every `rows_per_hydrant`.
+pub fn hydrants_of(rows: f64, rows_per_hydrant: f64) -> f64 {
+    (rows / rows_per_hydrant.max(1.0)).ceil().max(1.0)
 }
 
 #[cfg(test)]
@@ -92,7 +92,8 @@ mod tests {
         assert!((merger.gets - 6.0).abs() < 1e-9 && (merger.secs - 1.0).abs() < 1e-9, "{merger:?}");
         let (indexer, merger) = model.added(100_000.0, 1.0);
         assert_eq!((indexer.puts, merger.secs), (0.0, 0.0), "one hydrant adds nothing");
-        assert_eq!(hydrants_of(100.0), 1.0);
-        assert_eq!(hydrants_of(5_450_000.0), 37.0);
+        assert_eq!(hydrants_of(100.0, 150_000.0), 1.0);
+        assert_eq!(hydrants_of(5_450_000.0, 150_000.0), 37.0);
+        assert_eq!(hydrants_of(5_450_000.0, 1_000_000.0), 6.0);
     }
 }

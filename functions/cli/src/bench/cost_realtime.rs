@@ -20,7 +20,6 @@ use super::cost::{
     SECONDS_PER_MONTH, SUPERVISOR_MB,
 };
 use super::cost_figures::Figures;
-use super::cost_hydrants::MAX_ROWS_IN_MEMORY;
 use super::prices;
 use sluice_report::PipelineReport;
 
@@ -86,7 +85,7 @@ pub fn monthly(model: &CostModel, per_group: &GroupSecond, rate: f64) -> Monthly
     // checkpoint persists the others beside, each costing what a planned task's extra one
     // does. Their mergers merge every hydrant of a task.
     let per_checkpoint = 1.0 / per_group.checkpoint_secs;
-    let hydrants_per_sec = per_checkpoint.max(rate / groups / MAX_ROWS_IN_MEMORY);
+    let hydrants_per_sec = per_checkpoint.max(rate / groups / model.rows_per_hydrant);
     let extra_per_sec = model.hydrants.indexer.map(|x| x * (hydrants_per_sec - per_checkpoint));
     let (_, merger) = model.task(rows_per_task, (group_secs / tasks * hydrants_per_sec).max(1.0));
     let watches = groups * passes;
