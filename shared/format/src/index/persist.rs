@@ -116,19 +116,30 @@ impl IncrementalIndex {
             rollup: self.config.rollup,
             query_granularity: self.config.query_granularity,
         };
+        // Written a column at a time in the rows' order: a string column without
+        // multi-value rows is gathered and appended at once.
         let mut writer = SegmentWriter::new(layout, compression);
-        for &r in &perm {
-            let r = r as usize;
-            writer.push_row_with(
-                self.times[r],
-                |i| match &sorted[i] {
-                    s @ Sorted::Str { .. } => DimCell::Codes(s.codes(r)),
-                    Sorted::Long(v) => DimCell::Long(v[r]),
-                    Sorted::Double(v) => DimCell::Double(v[r]),
-                    Sorted::Float(v) => DimCell::Double(v[r].map(f64::from)),
-                },
-                |i| &self.metrics[i][r],
-            );
+        perm.iter().for_each(|&r| writer.push_time(self.times[r as usize]));
+        let mut gathered = Vec::with_capacity(perm.len());
+        for (i, s) in sorted.iter().enumerate() {
+            match s {
+                Sorted::Str { codes, combos } if combos.is_empty() => {
+                    gathered.clear();
+                    gathered.extend(perm.iter().map(|&r| codes[r as usize]));
+                    writer.push_codes(i, &gathered);
+                }
+                s @ Sorted::Str { .. } => {
+                    perm.iter().for_each(|&r| writer.push_dim(i, DimCell::Codes(s.codes(r as usize))))
+                }
+                Sorted::Long(v) => perm.iter().for_each(|&r| writer.push_dim(i, DimCell::Long(v[r as usize]))),
+                Sorted::Double(v) => perm.iter().for_each(|&r| writer.push_dim(i, DimCell::Double(v[r as usize]))),
+                Sorted::Float(v) => {
+                    perm.iter().for_each(|&r| writer.push_dim(i, DimCell::Double(v[r as usize].map(f64::from))))
+                }
+            }
+        }
+        for (i, cells) in self.metrics.iter().enumerate() {
+            perm.iter().for_each(|&r| writer.push_metric(i, &cells[r as usize]));
         }
         writer.finish()
     }
