@@ -120,9 +120,7 @@ impl FunctionModel {
             gets: fit(|u| u.meters.s3_gets as f64),
         }
     }
-}
 
-impl FunctionModel {
     /// The fitted figures of one invocation over `rows` rows.
     pub(super) fn at(&self, rows: f64) -> Figures {
         Figures {
@@ -135,7 +133,7 @@ impl FunctionModel {
     }
 }
 
-/// The model of a report.
+/// The model: the functions' fits, the supervisor's pass, a hydrant's cost.
 #[derive(Debug, Clone, Copy)]
 pub struct CostModel {
     pub(super) indexer: FunctionModel,
