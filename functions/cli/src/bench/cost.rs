@@ -27,7 +27,7 @@ use super::cost_supervisor::SupervisorModel;
 use super::prices;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use sluice_report::{Fit, FunctionUse, Observation, PipelineReport};
+use sluice_report::{Fit, FunctionUse, PipelineReport};
 use std::path::PathBuf;
 
 /// The rates of the table, rows/s.
@@ -80,10 +80,9 @@ impl CostArgs {
     pub(super) fn model(&self) -> Result<CostModel> {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
         let several = read_report(&self.hydrants_report)?;
-        let mut model = CostModel::from_reports(&read_report(&self.report)?, &scale, &several)
-            .with_context(|| format!("{} and {}", self.report.display(), self.hydrants_report.display()))?;
-        model.rows_per_hydrant = self.max_rows_in_memory as f64;
-        Ok(model)
+        let rows_per_hydrant = self.max_rows_in_memory as f64;
+        CostModel::from_reports(&read_report(&self.report)?, &scale, &several, rows_per_hydrant)
+            .with_context(|| format!("{} and {}", self.report.display(), self.hydrants_report.display()))
     }
 }
 
@@ -93,43 +92,20 @@ pub fn run(args: &CostArgs) -> Result<()> {
     Ok(())
 }
 
-/// The fitted figures of one function.
-#[derive(Debug, Clone, Copy)]
-pub struct FunctionModel {
-    pub(super) secs: Fit,
-    pub(super) read_units: Fit,
-    pub(super) write_units: Fit,
-    pub(super) puts: Fit,
-    pub(super) gets: Fit,
-}
+/// The fitted figures of one function: fixed per invocation plus per row.
+pub type FunctionModel = Figures<Fit>;
 
 impl FunctionModel {
-    fn fit(
-        throughput: (&FunctionUse, u64),
-        steady: (&FunctionUse, u64),
-        how: fn(Observation, Observation) -> Fit,
-    ) -> Self {
+    /// Fits each figure through the throughput and the steady phase: (use, rows) each.
+    fn fit(throughput: (&FunctionUse, u64), steady: (&FunctionUse, u64)) -> Self {
         let obs = |u: &FunctionUse, rows: u64, v: f64| (u.invocations as f64, rows as f64, v);
         let (t, tr, s, sr) = (throughput.0, throughput.1, steady.0, steady.1);
-        let fit = |f: fn(&FunctionUse) -> f64| how(obs(t, tr, f(t)), obs(s, sr, f(s)));
-        FunctionModel {
-            secs: fit(|u| u.secs),
-            read_units: fit(|u| u.meters.read_units),
-            write_units: fit(|u| u.meters.write_units),
-            puts: fit(|u| u.meters.s3_puts as f64),
-            gets: fit(|u| u.meters.s3_gets as f64),
-        }
+        Figures::from_use(|get| Fit::through(obs(t, tr, get(t)), obs(s, sr, get(s))))
     }
 
     /// The fitted figures of one invocation over `rows` rows.
     pub(super) fn at(&self, rows: f64) -> Figures {
-        Figures {
-            secs: self.secs.at(rows),
-            read_units: self.read_units.at(rows),
-            write_units: self.write_units.at(rows),
-            puts: self.puts.at(rows),
-            gets: self.gets.at(rows),
-        }
+        self.map(|f| f.at(rows))
     }
 }
 
@@ -180,16 +156,21 @@ pub(super) fn vcpu(mb: f64) -> f64 {
 impl CostModel {
     /// Fits the model to a report, the supervisor's pass through it and `scale` (runs with
     /// other partition and group counts), and a hydrant's cost through it and `several` (the
-    /// same tasks persisting several hydrants each).
-    pub fn from_reports(r: &PipelineReport, scale: &[PipelineReport], several: &PipelineReport) -> Result<Self> {
+    /// same tasks persisting several hydrants each), pricing a hydrant per `rows_per_hydrant`.
+    pub fn from_reports(
+        r: &PipelineReport,
+        scale: &[PipelineReport],
+        several: &PipelineReport,
+        rows_per_hydrant: f64,
+    ) -> Result<Self> {
         let (t, s) = (&r.throughput, &r.steady);
         let runs: Vec<&PipelineReport> = std::iter::once(r).chain(scale).collect();
         Ok(CostModel {
-            indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows), Fit::through),
-            merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows), Fit::through),
+            indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows)),
+            merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows)),
             supervisor: SupervisorModel::fit(&runs),
             hydrants: ExtraHydrants::fit(r, several).map_err(|e| anyhow!(e))?,
-            rows_per_hydrant: MAX_ROWS_IN_MEMORY as f64,
+            rows_per_hydrant,
             druid_rows_per_task: r.indexer_only_rows_per_sec,
         })
     }

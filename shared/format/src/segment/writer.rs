@@ -190,32 +190,9 @@ impl SegmentWriter {
         self.num_rows
     }
 
-    /// Appends a row; `dims` and `metrics` follow the layout.
-    pub fn push_row(&mut self, time: i64, dims: &[DimCell<'_>], metrics: &[&MetricCell]) {
-        debug_assert_eq!(dims.len(), self.dims.len());
-        debug_assert_eq!(metrics.len(), self.metrics.len());
-        self.push_row_with(time, |i| dims[i], |i| metrics[i]);
-    }
-
-    /// Appends a row whose dimension `i` is `dim(i)` and metric `i` is `metric(i)`, without
-    /// collecting them first.
-    pub fn push_row_with<'a, 'm>(
-        &mut self,
-        time: i64,
-        dim: impl Fn(usize) -> DimCell<'a>,
-        metric: impl Fn(usize) -> &'m MetricCell,
-    ) {
-        self.push_time(time);
-        for i in 0..self.dims.len() {
-            self.push_dim(i, dim(i));
-        }
-        for i in 0..self.metrics.len() {
-            self.push_metric(i, metric(i));
-        }
-    }
-
-    /// Appends a row's timestamp; with [`SegmentWriter::push_dim`] and
-    /// [`SegmentWriter::push_metric`] a segment can be written column by column.
+    /// Appends a row's timestamp. A segment is written column by column: every row's time, then
+    /// each dimension's values ([`SegmentWriter::push_dim`], [`SegmentWriter::push_codes`]) and
+    /// each metric's ([`SegmentWriter::push_metric`]), in the same row order.
     pub fn push_time(&mut self, time: i64) {
         self.time.push(time);
         self.num_rows += 1;
