@@ -4,7 +4,8 @@
 //! runs on the real stores with faults injected at random
 //! points: steps killed after a random number of calls (before or after the call that kills
 //! them), transient S3/DynamoDB errors (before the call, or after it with the outcome
-//! unknown), duplicated invocations, two supervisors at once, short indexer deadlines, cleanup
+//! unknown), duplicated invocations, two supervisors at once, short indexer deadlines (tasks
+//! spilling persists to local disk between checkpoints in most schedules), cleanup
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
 //! partitions regrouped, or with daily chunks over hourly ones), real-time tasks (half the
 //! schedules), compaction passes beside the ingestion (two at once, or beside a query; some
@@ -171,7 +172,11 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     let topic = create_topic(&bootstrap, &format!("{prefix}-a"), PARTITIONS).await;
     let num_records = 150 + rng.below(150) as usize;
     let name = unique("chaos");
-    let tuning = serde_json::json!({"maxRowsInMemory": 5 + rng.below(20), "maxRowsPerSegment": 10 + rng.below(30)});
+    // Tasks spill persists to local disk until maxRowsPerSegment or maxTotalRows is near.
+    let mut tuning = serde_json::json!({"maxRowsInMemory": 5 + rng.below(20), "maxRowsPerSegment": 10 + rng.below(90)});
+    if rng.chance(0.5) {
+        tuning["maxTotalRows"] = (10 + rng.below(60)).into();
+    }
     let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning);
     // Half the schedules read every topic named `<prefix>-*`: the second is created mid-run.
     let pattern = rng.chance(0.5);

@@ -1,6 +1,7 @@
 //! kill -9 of indexer processes at random points: every round restarts the task until it is
 //! complete, and the hydrants its checkpoints name, merged, hold every record of the range
-//! exactly once (tansu as the broker, local files and the embedded metadata store).
+//! exactly once, though killed attempts lose what they had spilled to local disk (tansu as the
+//! broker, local files and the embedded metadata store).
 
 use sluice_integration::indexing::{json_record, merged_values, plan, spec};
 use sluice_integration::kafka::{create_topic, produce};
@@ -34,6 +35,7 @@ impl Xorshift {
 /// time. Returns the number of attempts that were killed and how long the one that completed ran.
 fn run_until_complete(
     urls: &[String; 2],
+    tmp: &std::path::Path,
     id: &TaskId,
     kills: usize,
     window: Duration,
@@ -51,6 +53,7 @@ fn run_until_complete(
                 &id.seq.to_string(),
                 &LEASE_MS.to_string(),
             ])
+            .env("TMPDIR", tmp)
             .stdout(Stdio::piped())
             .spawn()
             .expect("start an attempt");
@@ -91,7 +94,10 @@ async fn killed_indexers_leave_every_record_exactly_once() {
     let urls = [format!("file://{}/meta", dir.path().display()), format!("file://{}/store", dir.path().display())];
     let meta = open_metadata(&urls[0]).await.expect("metadata");
     let store = open_store(&urls[1]).await.expect("store");
-    let tuning = serde_json::json!({"maxRowsInMemory": 40});
+    // A persist every 40 rows, spilled to local disk; a checkpoint every 200 rows.
+    let tuning = serde_json::json!({"maxRowsInMemory": 40, "maxTotalRows": 200});
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("attempts' temporary directory");
     let ranges: Vec<OffsetRange> =
         (0..3).map(|p| OffsetRange { partition: p, start: 0, end: PER_PARTITION as i64 }).collect();
     let mut rng = Xorshift(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64);
@@ -102,7 +108,7 @@ async fn killed_indexers_leave_every_record_exactly_once() {
     for calm in ["kill-calm-0", "kill-calm-1", "kill-calm-2"] {
         let spec = spec(calm, &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning.clone());
         let id = plan(meta.as_ref(), &spec, ranges.clone()).await;
-        window = window.min(run_until_complete(&urls, &id, 0, Duration::ZERO, &mut rng).1);
+        window = window.min(run_until_complete(&urls, &tmp, &id, 0, Duration::ZERO, &mut rng).1);
     }
 
     let (mut killed, mut rounds_killed, mut resumed_with_hydrants) = (0, 0, 0);
@@ -110,7 +116,7 @@ async fn killed_indexers_leave_every_record_exactly_once() {
         let spec =
             spec(&format!("kill-{round}"), &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning.clone());
         let id = plan(meta.as_ref(), &spec, ranges.clone()).await;
-        let (round_kills, completed_in) = run_until_complete(&urls, &id, 1 + round % 3, window, &mut rng);
+        let (round_kills, completed_in) = run_until_complete(&urls, &tmp, &id, 1 + round % 3, window, &mut rng);
         if round_kills == 0 {
             window = window.min(completed_in);
         }
@@ -136,4 +142,11 @@ async fn killed_indexers_leave_every_record_exactly_once() {
     eprintln!("{ROUNDS} rounds, {killed} attempts killed in {rounds_killed} rounds, {resumed_with_hydrants} rounds resumed hydrants of a killed attempt (uninterrupted run {window:?})");
     assert!(rounds_killed >= ROUNDS * 3 / 4, "too few rounds killed an attempt: {rounds_killed} of {ROUNDS}");
     assert!(resumed_with_hydrants >= ROUNDS / 4, "too few kills landed after a checkpoint: {resumed_with_hydrants}");
+    // An attempt that completes removes its spill; a killed one leaves it, lost.
+    let lost_spills = std::fs::read_dir(&tmp)
+        .expect("temporary directory")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().starts_with("sluice-spill-")))
+        .count();
+    eprintln!("{lost_spills} spills left by killed attempts");
+    assert!(lost_spills >= ROUNDS / 4, "too few kills landed while a spill was on disk: {lost_spills}");
 }

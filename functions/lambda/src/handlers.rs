@@ -226,6 +226,8 @@ pub async fn merge(ctx: &FunctionContext, job: Job) -> Result<Value, FunctionErr
 pub async fn serve_indexer() -> Result<(), lambda_runtime::Error> {
     logging::init();
     let ctx = FunctionContext::at_cold_start(&INDEXER).await;
+    // One invocation at a time per environment: a spill found now is a dead attempt's.
+    sluice_pipeline::indexer::remove_stale_spills();
     lambda_runtime::run(lambda_runtime::service_fn(|event: lambda_runtime::LambdaEvent<Value>| {
         let ctx = &ctx;
         async move {

@@ -47,7 +47,8 @@ async fn exact_ranges(b: Backends) {
         &topic,
         &bootstrap,
         json(),
-        serde_json::json!({"maxRowsInMemory": 7}),
+        // A checkpoint per persist: none is spilled (tests/tests/services/indexer_spill.rs).
+        serde_json::json!({"maxRowsInMemory": 7, "maxTotalRows": 7}),
     );
     let ranges = vec![
         OffsetRange { partition: 0, start: 5, end: 25 },

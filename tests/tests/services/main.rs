@@ -7,6 +7,7 @@ mod backends;
 mod bad_urls;
 mod compaction;
 mod coordinator_config;
+mod indexer_spill;
 mod indexer_task;
 mod kafka_columns;
 mod kafka_faults;

@@ -73,7 +73,18 @@ impl Segment {
     }
 
     fn open(object: &str, bytes: Bytes) -> Result<Self, FormatError> {
-        let b = bytes.as_slice();
+        let (dir, data_start) = Self::parse(object, bytes.as_slice())?;
+        Ok(Self { object: object.to_string(), data_start, dir, bytes })
+    }
+
+    /// The column directory of segment bytes, checked as [`Segment::from_bytes`] checks it,
+    /// without taking the bytes.
+    pub fn directory_of(object: &str, bytes: &[u8]) -> Result<Directory, FormatError> {
+        Self::parse(object, bytes).map(|(dir, _)| dir)
+    }
+
+    /// The directory and where the data starts.
+    fn parse(object: &str, b: &[u8]) -> Result<(Directory, usize), FormatError> {
         let err = |reason: String| FormatError::new(object, reason);
         if b.len() < HEADER_LEN {
             return Err(err(format!("{} bytes is shorter than the {HEADER_LEN}-byte header (truncated?)", b.len())));
@@ -111,7 +122,7 @@ impl Segment {
         if dir.columns.first().map(|c| c.kind) != Some(ColumnType::Time) {
             return Err(err("first column is not __time".into()));
         }
-        Ok(Self { object: object.to_string(), data_start: HEADER_LEN + dir_len, dir, bytes })
+        Ok((dir, HEADER_LEN + dir_len))
     }
 
     /// The object name given at open.

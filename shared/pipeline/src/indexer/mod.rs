@@ -8,6 +8,9 @@ mod outcome;
 mod realtime;
 mod run;
 mod schemas;
+mod spill;
+#[cfg(test)]
+pub(crate) mod test_hydrants;
 
 pub use ingest::Ingester;
 pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE};
@@ -15,3 +18,4 @@ pub use run::run_task;
 pub(crate) use schemas::schema_sources;
 pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
 pub use sluice_format::window::MessageWindow;
+pub use spill::remove_stale_spills;

@@ -94,6 +94,8 @@ pub struct StageTimes {
     pub persist: Duration,
     /// Uploading hydrants (beside reading, but for the last hand-over).
     pub upload: Duration,
+    /// Merging spilled hydrants into one per time chunk before a checkpoint.
+    pub merge: Duration,
     /// Waiting after a read step for the previous hand-over's persist, upload and checkpoint.
     pub persist_wait: Duration,
     /// Claims and checkpoints.
@@ -148,11 +150,27 @@ pub enum IndexerError {
         /// The store's error.
         source: StorageError,
     },
+    /// The task's spill on local disk could not be written or read.
+    #[error("task {id}: spill at {path}: {source}")]
+    Spill {
+        /// The task.
+        id: TaskId,
+        /// The file or directory.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
 }
 
 impl IndexerError {
     /// Whether a later attempt may succeed (the task is left to be continued).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, IndexerError::Read { .. } | IndexerError::Metadata { .. } | IndexerError::Storage { .. })
+        matches!(
+            self,
+            IndexerError::Read { .. }
+                | IndexerError::Metadata { .. }
+                | IndexerError::Storage { .. }
+                | IndexerError::Spill { .. }
+        )
     }
 }

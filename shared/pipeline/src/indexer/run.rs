@@ -6,28 +6,32 @@
 //!  loop: read records -> parse -> index per chunk   (blocking thread, one consumer)
 //!        until persist due | deadline - reserve | every range ends
 //!        hand the indexes over with the positions, ends, resets and meters of the pause
-//!        beside the next read step: persist -> hydrants -> put_if_absent under a key
-//!        unique to the attempt; then, in hand-over order,
-//!        transact [ckpt# Absent (parts: Absent ...), task# Version(v)]
+//!        beside the next read step, either
+//!          spill (checkpoint not due): persist -> hydrants on local disk, or
+//!          checkpoint: persist, merge each chunk's spilled and new hydrants into one
+//!          -> put_if_absent under a key unique to the attempt; then, in hand-over order,
+//!          transact [ckpt# Absent (parts: Absent ...), task# Version(v)]
 //!                                                   -- fails: lease lost, nothing visible
 //!  -> Complete (hydrants + end offsets) | Incomplete (continue later)
 //! ```
 //!
 //! Records before a checkpoint's positions are in its hydrants (or were counted and dropped);
 //! records after them are read again by the next attempt, so a kill at any instruction loses
-//! nothing and duplicates nothing. One hand-over at most is persisting while the next step
+//! nothing and duplicates nothing; a spill is in no checkpoint, so a kill loses it and the
+//! next attempt reads its records again. One hand-over at most is persisting while the next step
 //! reads (Druid's default `maxPendingPersists` 0), and a checkpoint records the pause's
 //! positions, never the reader's later ones.
 
 use super::failure::Failure;
 use super::realtime::{closing, records_read, CloseReason, Realtime};
+use super::spill::{persist_merge_upload, persist_spill, HandedOver, Spill, Upload};
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
 use crate::datasource::DatasourceError;
 use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::offsets::OPEN_END;
-use sluice_format::spec::{load_spec_value, Compression, DatasourceSpec};
-use sluice_format::time::{now_ms, Interval};
+use sluice_format::spec::{load_spec_value, DatasourceSpec, TuningSettings};
+use sluice_format::time::now_ms;
 use sluice_kafka::{ConsumerSettings, Flow, OffsetRange, RangeReader, ReadError, ResetEvent, ResetPolicy, Stop};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::ObjectStore;
@@ -78,6 +82,7 @@ pub async fn run_task(
         times,
         num_checkpoints: 0,
         next_hydrant,
+        spill: Spill::default(),
         options: *options,
         started,
     };
@@ -209,13 +214,6 @@ fn report(attempt: u32, progress: Progress, num_records_read: u64, times: StageT
     }
 }
 
-/// Hydrant bytes of one persist, before upload.
-struct Persisted {
-    chunk: Interval,
-    num_rows: u64,
-    bytes: Vec<u8>,
-}
-
 /// One step of reading on the blocking pool: what it ended with, and the indexes it filled.
 struct Step {
     reader: RangeReader,
@@ -233,20 +231,15 @@ struct Pause {
     meters: RowMeters,
 }
 
-/// Persisting and uploading one hand-over's hydrants.
-type PendingWork<'s> = std::pin::Pin<Box<dyn Future<Output = Result<Uploaded, Failure>> + Send + 's>>;
+/// Persisting one hand-over's hydrants: spilled, or merged and uploaded.
+type PendingWork<'s> = std::pin::Pin<Box<dyn Future<Output = Result<HandedOver, Failure>> + Send + 's>>;
 
-/// A hand-over being persisted and uploaded beside the next read step.
+/// A hand-over being persisted beside the next read step.
 struct Pending<'s> {
     pause: Pause,
     work: PendingWork<'s>,
-}
-
-/// Hydrants of one hand-over on deep storage, and the time spent on them.
-struct Uploaded {
-    hydrants: Vec<HydrantRef>,
-    persist: Duration,
-    upload: Duration,
+    /// Checkpointed once uploaded; else spilled.
+    checkpoint: bool,
 }
 
 struct Attempt<'a> {
@@ -259,6 +252,8 @@ struct Attempt<'a> {
     num_checkpoints: u32,
     /// The number of the next hydrant this attempt writes (its keys are unique to it).
     next_hydrant: u32,
+    /// Hydrants on local disk since the last checkpoint.
+    spill: Spill,
     options: TaskOptions,
     started: Instant,
 }
@@ -280,7 +275,6 @@ impl<'a> Attempt<'a> {
         let open = open_reader(self.id, &spec, &topic, self.remaining_ranges());
         let mut reader = renewing(self.meta, self.id, &mut self.claim, &self.options, open).await??;
         self.times.open += opening.elapsed();
-        let compression = tuning.intermediate_index;
         // The attempt ends at the caller's deadline or after the spec's taskTimeBudget, the
         // earlier of the two, keeping the reserve for the last persist.
         let budget = sluice_format::time::Period::parse(&spec.sluice.task_time_budget)
@@ -365,17 +359,18 @@ impl<'a> Attempt<'a> {
                 resets: self.all_resets(&reader),
                 meters: step.ingester.meters.clone(),
             };
-            let work = self.hand_over(step.indexes, compression);
+            // Real-time tasks checkpoint every hand-over: the checkpoint makes rows queryable.
+            let spill = state == TaskState::Running && realtime.is_none() && self.spill_admits(&step.indexes, tuning);
+            let work = self.hand_over(step.indexes, tuning, !spill)?;
             if state == TaskState::Running {
-                // Persisted and uploaded while the next step reads.
-                pending = Some(Pending { pause, work });
+                // Persisted (and uploaded) while the next step reads.
+                pending = Some(Pending { pause, work, checkpoint: !spill });
                 realtime = realtime.filter(|_| self.claim.item.is_open());
                 ingester = Some(step.ingester);
                 continue;
             }
             let uploaded = renewing(self.meta, self.id, &mut self.claim, &self.options, work).await??;
-            self.times.persist += uploaded.persist;
-            self.times.upload += uploaded.upload;
+            self.add_times(&uploaded);
             let next = self.checkpoint(uploaded.hydrants, pause, state, close).await?;
             let read = reader.delivered() - start_delivered;
             let mut r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
@@ -412,11 +407,12 @@ impl<'a> Attempt<'a> {
             };
             tokio::select! {
                 step = &mut read => return step,
-                uploaded = persisting => {
-                    let pause = pending.take().expect("a pending hand-over").pause;
-                    self.checkpoint_uploaded(uploaded?, pause).await?;
-                    // The checkpoint renewed the lease.
-                    next = tokio::time::Instant::now() + every;
+                handed = persisting => {
+                    let Pending { pause, checkpoint, .. } = pending.take().expect("a pending hand-over");
+                    if self.handed_over(handed?, pause, checkpoint).await? {
+                        // The checkpoint renewed the lease.
+                        next = tokio::time::Instant::now() + every;
+                    }
                 }
                 () = tokio::time::sleep_until(next) => {
                     renew(self.meta, self.id, &mut self.claim, &self.options).await?;
@@ -426,27 +422,58 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// Finishes a pending hand-over: its hydrants uploaded, then its checkpoint.
+    /// Finishes a pending hand-over: spilled, or uploaded and then checkpointed.
     async fn finish(&mut self, pending: Option<Pending<'a>>) -> Result<(), Failure> {
-        let Some(Pending { pause, work }) = pending else {
+        let Some(Pending { pause, work, checkpoint }) = pending else {
             return Ok(());
         };
-        let uploaded = renewing(self.meta, self.id, &mut self.claim, &self.options, work).await??;
-        self.checkpoint_uploaded(uploaded, pause).await
+        let handed = renewing(self.meta, self.id, &mut self.claim, &self.options, work).await??;
+        self.handed_over(handed, pause, checkpoint).await.map(|_| ())
     }
 
-    async fn checkpoint_uploaded(&mut self, uploaded: Uploaded, pause: Pause) -> Result<(), Failure> {
-        self.times.persist += uploaded.persist;
-        self.times.upload += uploaded.upload;
-        self.checkpoint(uploaded.hydrants, pause, TaskState::Running, None).await.map(|_| ())
+    /// Takes in a persisted hand-over: its spill kept, or its hydrants checkpointed (true).
+    async fn handed_over(&mut self, handed: HandedOver, pause: Pause, checkpoint: bool) -> Result<bool, Failure> {
+        self.add_times(&handed);
+        if !checkpoint {
+            self.spill.add(handed.spilled);
+            return Ok(false);
+        }
+        self.checkpoint(handed.hydrants, pause, TaskState::Running, None).await?;
+        Ok(true)
     }
 
-    /// Starts persisting and uploading indexes taken at a pause; they are numbered now, so
-    /// hand-overs in flight never share a key.
-    fn hand_over(&mut self, indexes: Vec<IncrementalIndex>, compression: Compression) -> PendingWork<'a> {
+    fn add_times(&mut self, handed: &HandedOver) {
+        self.times.persist += handed.persist;
+        self.times.merge += handed.merge;
+        self.times.upload += handed.upload;
+    }
+
+    /// Whether a hand-over may be spilled: the checkpoint is not due (Druid hands off at
+    /// `maxRowsPerSegment` or `maxTotalRows`).
+    fn spill_admits(&self, indexes: &[IncrementalIndex], tuning: &TuningSettings) -> bool {
+        let max_rows = tuning.max_rows_per_segment.min(tuning.max_total_rows);
+        self.spill.admits(indexes, max_rows, tuning.max_rows_in_memory)
+    }
+
+    /// Starts persisting indexes taken at a pause: to the spill, or with the spill merged
+    /// into one hydrant per time chunk and uploaded for a checkpoint. Hydrants are numbered
+    /// now, so hand-overs in flight never share a key.
+    fn hand_over(
+        &mut self,
+        indexes: Vec<IncrementalIndex>,
+        tuning: &TuningSettings,
+        checkpoint: bool,
+    ) -> Result<PendingWork<'a>, Failure> {
+        let compression = tuning.intermediate_index;
+        if !checkpoint {
+            let dir = self.spill.dir(self.id)?;
+            let first = self.spill.number(indexes.len());
+            return Ok(Box::pin(persist_spill(self.id, dir, first, indexes, compression)));
+        }
         let first = self.next_hydrant;
-        self.next_hydrant += indexes.len() as u32;
-        Box::pin(persist_upload(self.store, self.id, self.claim.item.attempt, first, indexes, compression))
+        self.next_hydrant += self.spill.chunks_with(&indexes) as u32;
+        let to = Upload { store: self.store, id: self.id, attempt: self.claim.item.attempt, first, compression };
+        Ok(Box::pin(persist_merge_upload(to, indexes, self.spill.take())))
     }
 
     /// The positions of the last checkpoint, or the task's starts.
@@ -667,37 +694,6 @@ async fn open_reader(
     })
 }
 
-/// Persists the indexes of one hand-over, one time chunk at a time on the blocking pool, and
-/// uploads each hydrant under a key unique to the attempt, numbered from `first`.
-async fn persist_upload(
-    store: &dyn ObjectStore,
-    id: &TaskId,
-    attempt: u32,
-    first: u32,
-    indexes: Vec<IncrementalIndex>,
-    compression: Compression,
-) -> Result<Uploaded, Failure> {
-    let mut out =
-        Uploaded { hydrants: Vec::with_capacity(indexes.len()), persist: Duration::ZERO, upload: Duration::ZERO };
-    for (i, index) in indexes.into_iter().enumerate() {
-        let started = Instant::now();
-        let p = tokio::task::spawn_blocking(move || persist(index, compression))
-            .await
-            .map_err(|e| Failure::Fatal(format!("the persisting thread panicked: {e}")))??;
-        out.persist += started.elapsed();
-        let started = Instant::now();
-        let key = id.hydrant_key(attempt, p.chunk, first + i as u32);
-        let num_bytes = p.bytes.len() as u64;
-        store
-            .put_if_absent(&key, p.bytes.into())
-            .await
-            .map_err(|source| Failure::Retryable(Box::new(IndexerError::Storage { id: id.clone(), source })))?;
-        out.upload += started.elapsed();
-        out.hydrants.push(HydrantRef { key, chunk: p.chunk, num_rows: p.num_rows, num_bytes });
-    }
-    Ok(out)
-}
-
 /// Reads on the blocking pool until the step stops, and takes the indexes it filled.
 /// Once `cancel` is set the step ends at the next record.
 async fn read_step(
@@ -720,11 +716,4 @@ async fn read_step(
     })
     .await
     .map_err(|e| Failure::Fatal(format!("the indexing thread panicked: {e}")))
-}
-
-fn persist(index: IncrementalIndex, compression: Compression) -> Result<Persisted, Failure> {
-    let chunk = index.interval();
-    let num_rows = index.num_rows() as u64;
-    let bytes = index.persist(compression).map_err(|e| Failure::Fatal(format!("persist of chunk {chunk:?}: {e}")))?;
-    Ok(Persisted { chunk, num_rows, bytes })
 }

@@ -4,6 +4,7 @@
 //! ```text
 //!  task# Complete, offsets#<group> == the task's start offsets     (else: Waiting / Conflict)
 //!  per chunk: get hydrants -> merge -> split at maxRowsPerSegment
+//!             (or each hydrant a segment, when a merge would not make fewer)
 //!  chunk#: reserve partition numbers (version shared by appends)    Version(v) / Absent
 //!  put_if_absent segments/<ds>/<chunk>/<version>/<partition>.seg
 //!  put seg#<chunk>#<version>#<partition>  Absent, invisible

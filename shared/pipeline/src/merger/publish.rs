@@ -149,9 +149,10 @@ pub async fn merge_and_publish(
     let result = async {
         for (chunk, hydrants) in chunks {
             let parts = fetch_hydrants(meta, store, id, &task_item, &hydrants).await?;
-            let outputs = if reuse_single_hydrant(&parts, &spec.tuning) {
-                // A merge of one hydrant gives back its bytes (shared/format/tests/merge_single.rs).
-                vec![parts[0].as_bytes().to_vec()]
+            let outputs = if publish_as_persisted(&parts, &spec.tuning) {
+                // Each hydrant as its segment: a merge of one gives back its bytes
+                // (shared/format/tests/merge_single.rs).
+                parts.iter().map(|p| p.as_bytes().to_vec()).collect()
             } else {
                 tokio::task::spawn_blocking(move || merge(&parts, &merge_options))
                     .await
@@ -186,11 +187,16 @@ pub async fn merge_and_publish(
     publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters), options.now_ms).await
 }
 
-/// Whether a chunk's only hydrant can be published as its segment: it fits one segment and
-/// was persisted with the segment's compression.
-fn reuse_single_hydrant(parts: &[Segment], tuning: &TuningSettings) -> bool {
-    matches!(parts, [one] if (one.num_rows() as u64) <= tuning.max_rows_per_segment)
-        && tuning.intermediate_index == tuning.index
+/// Whether a chunk's hydrants can be published as its segments, one each: they were
+/// persisted with the segments' compression, each fits a segment, and a merge would not make
+/// fewer (a task that checkpointed every `maxRowsPerSegment` rows, as Druid starts a segment
+/// then; rows of two such segments are not rolled up together, as in Druid).
+fn publish_as_persisted(parts: &[Segment], tuning: &TuningSettings) -> bool {
+    let max = tuning.max_rows_per_segment;
+    let rows: u64 = parts.iter().map(|p| p.num_rows() as u64).sum();
+    tuning.intermediate_index == tuning.index
+        && parts.iter().all(|p| p.num_rows() as u64 <= max)
+        && parts.len() as u64 == rows.div_ceil(max).max(1)
 }
 
 /// `None` when the task is next in its group's offset order.
@@ -361,5 +367,33 @@ impl Publish<'_> {
             }
         }
         Ok(MergeOutcome::Published { segments })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::publish_as_persisted;
+    use crate::indexer::test_hydrants::{hydrant, spec};
+
+    fn as_persisted(tuning: serde_json::Value, rows: &[usize]) -> bool {
+        let spec = spec(tuning);
+        let parts: Vec<_> = rows.iter().map(|&n| hydrant(&spec, n)).collect();
+        publish_as_persisted(&parts, &spec.tuning)
+    }
+
+    #[test]
+    fn hydrants_are_published_as_persisted_only_when_a_merge_makes_no_fewer_segments() {
+        let max = |n: u64| serde_json::json!({"maxRowsPerSegment": n});
+        assert!(as_persisted(max(30), &[20]), "one hydrant that fits a segment");
+        assert!(as_persisted(max(30), &[28, 28]), "56 rows make two segments either way");
+        assert!(!as_persisted(max(30), &[28, 28, 4]), "60 rows merge into two segments, not three");
+        assert!(!as_persisted(max(30), &[5, 5]), "10 rows merge into one segment");
+        assert!(!as_persisted(max(30), &[31]), "a hydrant past maxRowsPerSegment is split");
+        let lz4_hydrants = serde_json::json!({
+            "maxRowsPerSegment": 30,
+            "indexSpec": {"metricCompression": "zstd", "dimensionCompression": "zstd"},
+            "indexSpecForIntermediatePersists": {"metricCompression": "lz4", "dimensionCompression": "lz4"},
+        });
+        assert!(!as_persisted(lz4_hydrants, &[20]), "hydrants of another compression are rewritten");
     }
 }

@@ -1,0 +1,367 @@
+//! Hydrants spilled to the function's local disk between checkpoints, as Druid's intermediate
+//! persists stay on the task's disk until handoff.
+//!
+//! ```text
+//!  hand-over, checkpoint not due:  persist -> <spill dir>/<n>.hyd         (no checkpoint)
+//!  hand-over, checkpoint due:      persist; per time chunk: spilled + new hydrants
+//!                                  -> merge into one -> put_if_absent -> checkpoint
+//! ```
+//!
+//! A checkpoint is due when the rows since the last one could pass `maxRowsPerSegment` or
+//! `maxTotalRows` with one more hand-over, when the spill holds [`SPILL_BYTES`] or
+//! [`MAX_SPILL_CHUNKS`] time chunks, and whenever the attempt ends. Real-time tasks checkpoint
+//! every hand-over (each checkpoint is what makes their rows queryable). A spill is in no
+//! checkpoint: an attempt that dies loses it, and the next reads its records again from the
+//! last checkpoint's positions.
+
+use super::failure::Failure;
+use super::IndexerError;
+use crate::task::{HydrantRef, TaskId};
+use sluice_format::index::IncrementalIndex;
+use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::segment::Segment;
+use sluice_format::spec::Compression;
+use sluice_format::time::Interval;
+use sluice_store::storage::ObjectStore;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Hydrant bytes a spill holds before a checkpoint is due (a Lambda's `/tmp` is 512 MB unless
+/// configured larger; the checkpoint's merged hydrants are built in memory).
+pub(super) const SPILL_BYTES: u64 = 192 << 20;
+
+/// Time chunks a spill holds before a checkpoint is due: with the 1,000 of one hand-over,
+/// a checkpoint lists at most 2,000 hydrants.
+pub(super) const MAX_SPILL_CHUNKS: usize = 1_000;
+
+/// Prefix of the spill directories under the temporary directory.
+const SPILL_PREFIX: &str = "sluice-spill-";
+
+/// One spilled hydrant.
+pub(super) struct SpillFile {
+    chunk: Interval,
+    num_rows: u64,
+    num_bytes: u64,
+    path: PathBuf,
+}
+
+/// What an attempt has spilled since its last checkpoint.
+#[derive(Default)]
+pub(super) struct Spill {
+    dir: Option<tempfile::TempDir>,
+    files: Vec<SpillFile>,
+    rows: u64,
+    bytes: u64,
+    chunks: BTreeSet<Interval>,
+    next: u32,
+}
+
+impl Spill {
+    /// Whether a hand-over of `indexes` may be spilled rather than checkpointed: rows since
+    /// the last checkpoint stay within `max_rows` even after one more hand-over of
+    /// `max_rows_in_memory`, and the spill within its bytes and chunks.
+    pub(super) fn admits(&self, indexes: &[IncrementalIndex], max_rows: u64, max_rows_in_memory: u64) -> bool {
+        let rows: u64 = indexes.iter().map(|i| i.num_rows() as u64).sum();
+        let new_chunks = indexes.iter().filter(|i| !self.chunks.contains(&i.interval())).count();
+        self.rows + rows + max_rows_in_memory <= max_rows
+            && self.bytes < SPILL_BYTES
+            && self.chunks.len() + new_chunks <= MAX_SPILL_CHUNKS
+    }
+
+    /// The directory spills go to, made on first use (removed with the attempt).
+    pub(super) fn dir(&mut self, id: &TaskId) -> Result<PathBuf, Failure> {
+        if self.dir.is_none() {
+            let dir = tempfile::Builder::new()
+                .prefix(SPILL_PREFIX)
+                .tempdir()
+                .map_err(|e| spill_error(id, &std::env::temp_dir(), e))?;
+            tracing::debug!(task = %id, dir = %dir.path().display(), "spilling hydrants");
+            self.dir = Some(dir);
+        }
+        Ok(self.dir.as_ref().expect("made above").path().to_path_buf())
+    }
+
+    /// Numbers for `n` more spilled files.
+    pub(super) fn number(&mut self, n: usize) -> u32 {
+        let first = self.next;
+        self.next += n as u32;
+        first
+    }
+
+    /// Adds the files a hand-over spilled.
+    pub(super) fn add(&mut self, files: Vec<SpillFile>) {
+        for f in &files {
+            self.rows += f.num_rows;
+            self.bytes += f.num_bytes;
+            self.chunks.insert(f.chunk);
+        }
+        self.files.extend(files);
+    }
+
+    /// The time chunks a checkpoint of the spill and `indexes` lists.
+    pub(super) fn chunks_with(&self, indexes: &[IncrementalIndex]) -> usize {
+        let mut chunks = self.chunks.clone();
+        chunks.extend(indexes.iter().map(|i| i.interval()));
+        chunks.len()
+    }
+
+    /// Everything spilled, for a checkpoint; the spill starts again empty.
+    pub(super) fn take(&mut self) -> Vec<SpillFile> {
+        (self.rows, self.bytes) = (0, 0);
+        self.chunks.clear();
+        std::mem::take(&mut self.files)
+    }
+}
+
+/// Removes the spill directories left by attempts that died in this environment. Only for a
+/// process that runs one attempt at a time and has none running (a Lambda starting up).
+pub fn remove_stale_spills() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(SPILL_PREFIX) {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => tracing::info!(dir = %entry.path().display(), "removed a stale spill"),
+                Err(e) => tracing::warn!(dir = %entry.path().display(), error = %e, "stale spill not removed"),
+            }
+        }
+    }
+}
+
+/// What persisting one hand-over gave, and the time spent on it.
+#[derive(Default)]
+pub(super) struct HandedOver {
+    /// Hydrants on deep storage, for a checkpoint.
+    pub(super) hydrants: Vec<HydrantRef>,
+    /// Hydrants on local disk, for the spill.
+    pub(super) spilled: Vec<SpillFile>,
+    pub(super) persist: Duration,
+    pub(super) merge: Duration,
+    pub(super) upload: Duration,
+}
+
+/// Persists the indexes of a hand-over into `dir`, files numbered from `first`.
+pub(super) async fn persist_spill(
+    id: &TaskId,
+    dir: PathBuf,
+    first: u32,
+    indexes: Vec<IncrementalIndex>,
+    compression: Compression,
+) -> Result<HandedOver, Failure> {
+    let mut out = HandedOver::default();
+    for (i, index) in indexes.into_iter().enumerate() {
+        let started = Instant::now();
+        let path = dir.join(format!("{}.hyd", first + i as u32));
+        let task = id.clone();
+        let file = tokio::task::spawn_blocking(move || {
+            let (chunk, num_rows) = (index.interval(), index.num_rows() as u64);
+            let bytes = persist(index, compression)?;
+            std::fs::write(&path, &bytes).map_err(|e| spill_error(&task, &path, e))?;
+            Ok::<_, Failure>(SpillFile { chunk, num_rows, num_bytes: bytes.len() as u64, path })
+        })
+        .await
+        .map_err(|e| Failure::Fatal(format!("the persisting thread panicked: {e}")))??;
+        out.persist += started.elapsed();
+        out.spilled.push(file);
+    }
+    Ok(out)
+}
+
+/// Where a checkpoint's hydrants go and how they are written.
+pub(super) struct Upload<'s> {
+    pub(super) store: &'s dyn ObjectStore,
+    pub(super) id: &'s TaskId,
+    pub(super) attempt: u32,
+    /// The number of the first hydrant: one per time chunk follows.
+    pub(super) first: u32,
+    pub(super) compression: Compression,
+}
+
+/// Persists the indexes of a hand-over, merges each time chunk's with the spilled hydrants
+/// of that chunk into one hydrant, and uploads it under a key unique to the attempt. A chunk
+/// with one hydrant uploads it as persisted.
+pub(super) async fn persist_merge_upload(
+    to: Upload<'_>,
+    indexes: Vec<IncrementalIndex>,
+    spilled: Vec<SpillFile>,
+) -> Result<HandedOver, Failure> {
+    let mut out = HandedOver::default();
+    let mut chunks: BTreeMap<Interval, (Vec<SpillFile>, Vec<Vec<u8>>)> = BTreeMap::new();
+    for f in spilled {
+        chunks.entry(f.chunk).or_default().0.push(f);
+    }
+    for index in indexes {
+        let started = Instant::now();
+        let chunk = index.interval();
+        let compression = to.compression;
+        let bytes = tokio::task::spawn_blocking(move || persist(index, compression))
+            .await
+            .map_err(|e| Failure::Fatal(format!("the persisting thread panicked: {e}")))??;
+        out.persist += started.elapsed();
+        chunks.entry(chunk).or_default().1.push(bytes);
+    }
+    for (i, (chunk, (files, mut persisted))) in chunks.into_iter().enumerate() {
+        let key = to.id.hydrant_key(to.attempt, chunk, to.first + i as u32);
+        let started = Instant::now();
+        let (bytes, num_rows) = match (files.is_empty(), persisted.len()) {
+            (true, 1) => {
+                let bytes = persisted.pop().expect("one hydrant");
+                let rows = Segment::directory_of(&key, &bytes).map_err(|e| Failure::Fatal(e.to_string()))?.num_rows;
+                (bytes, rows)
+            }
+            (false, 0) if files.len() == 1 => {
+                let (id, f) = (to.id.clone(), files.into_iter().next().expect("one file"));
+                tokio::task::spawn_blocking(move || {
+                    let bytes = std::fs::read(&f.path).map_err(|e| spill_error(&id, &f.path, e))?;
+                    let _ = std::fs::remove_file(&f.path);
+                    Ok::<_, Failure>((bytes, f.num_rows as u32))
+                })
+                .await
+                .map_err(|e| Failure::Fatal(format!("the reading thread panicked: {e}")))??
+            }
+            _ => {
+                let (id, compression, object) = (to.id.clone(), to.compression, key.clone());
+                let merged =
+                    tokio::task::spawn_blocking(move || merge_chunk(&id, &object, &files, persisted, compression))
+                        .await
+                        .map_err(|e| Failure::Fatal(format!("the merging thread panicked: {e}")))??;
+                out.merge += started.elapsed();
+                merged
+            }
+        };
+        let started = Instant::now();
+        let num_bytes = bytes.len() as u64;
+        to.store
+            .put_if_absent(&key, bytes.into())
+            .await
+            .map_err(|source| Failure::Retryable(Box::new(IndexerError::Storage { id: to.id.clone(), source })))?;
+        out.upload += started.elapsed();
+        out.hydrants.push(HydrantRef { key, chunk, num_rows: u64::from(num_rows), num_bytes });
+    }
+    Ok(out)
+}
+
+/// One time chunk's spilled and new hydrants merged into one; the spilled files are removed.
+fn merge_chunk(
+    id: &TaskId,
+    object: &str,
+    files: &[SpillFile],
+    persisted: Vec<Vec<u8>>,
+    compression: Compression,
+) -> Result<(Vec<u8>, u32), Failure> {
+    let mut parts = Vec::with_capacity(files.len() + persisted.len());
+    for f in files {
+        let named = f.path.display().to_string();
+        parts.push(Segment::open_file_named(&f.path, &named).map_err(|e| {
+            Failure::Retryable(Box::new(IndexerError::Spill {
+                id: id.clone(),
+                path: named.clone(),
+                source: std::io::Error::other(e.to_string()),
+            }))
+        })?);
+    }
+    for (n, bytes) in persisted.into_iter().enumerate() {
+        let named = format!("{object} (hand-over {n})");
+        parts.push(Segment::from_bytes(&named, bytes).map_err(|e| Failure::Fatal(e.to_string()))?);
+    }
+    let options = MergeOptions { max_rows_per_segment: u64::MAX, compression };
+    let mut merged = merge(&parts, &options).map_err(|e| Failure::Fatal(format!("merge of spilled hydrants: {e}")))?;
+    drop(parts);
+    for f in files {
+        // Gone with the attempt's directory in any case.
+        let _ = std::fs::remove_file(&f.path);
+    }
+    if merged.len() != 1 {
+        return Err(Failure::Fatal(format!(
+            "merge of spilled hydrants into {object} gave {} outputs, not one",
+            merged.len()
+        )));
+    }
+    let bytes = merged.pop().expect("one output");
+    let rows = Segment::directory_of(object, &bytes).map_err(|e| Failure::Fatal(e.to_string()))?.num_rows;
+    Ok((bytes, rows))
+}
+
+/// One index persisted to hydrant bytes.
+fn persist(index: IncrementalIndex, compression: Compression) -> Result<Vec<u8>, Failure> {
+    let chunk = index.interval();
+    index.persist(compression).map_err(|e| Failure::Fatal(format!("persist of chunk {chunk:?}: {e}")))
+}
+
+fn spill_error(id: &TaskId, path: &Path, source: std::io::Error) -> Failure {
+    Failure::Retryable(Box::new(IndexerError::Spill { id: id.clone(), path: path.display().to_string(), source }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indexer::test_hydrants::{indexes, spec};
+
+    const HOUR: i64 = 3_600_000;
+
+    #[test]
+    fn a_spill_admits_hand_overs_until_one_more_could_pass_the_rows_bytes_or_chunks() {
+        let spec = spec(serde_json::json!({}));
+        let seven = indexes(&spec, &[0, 1, 2, 3, HOUR, HOUR + 1, HOUR + 2]);
+        let file = |chunk: i64, rows: u64, bytes: u64| SpillFile {
+            chunk: Interval { start: chunk, end: chunk + HOUR },
+            num_rows: rows,
+            num_bytes: bytes,
+            path: PathBuf::new(),
+        };
+        let mut spill = Spill::default();
+        assert!(spill.admits(&seven, 30, 7), "0 + 7 + 7 rows");
+        spill.add(vec![file(0, 10, 1), file(HOUR, 6, 1)]);
+        assert!(spill.admits(&seven, 30, 7), "16 + 7 + 7 rows");
+        assert!(!spill.admits(&seven, 29, 7), "16 + 7 + 7 rows pass 29");
+        spill.add(vec![file(2 * HOUR, 0, SPILL_BYTES)]);
+        assert!(!spill.admits(&seven, 1_000, 7), "the spill holds its bytes");
+        assert_eq!(spill.chunks_with(&seven), 3);
+        let taken = spill.take();
+        assert_eq!((taken.len(), spill.rows, spill.bytes, spill.chunks_with(&seven)), (3, 0, 0, 2));
+        assert!(spill.admits(&seven, 30, 7), "empty again");
+        spill.add((0..MAX_SPILL_CHUNKS as i64 - 1).map(|h| file((h + 10) * HOUR, 0, 0)).collect());
+        assert!(!spill.admits(&seven, 1_000, 7), "two new chunks pass the spill's 1,000");
+        spill.take();
+        spill.add((0..MAX_SPILL_CHUNKS as i64 - 2).map(|h| file((h + 10) * HOUR, 0, 0)).collect());
+        spill.add(vec![file(0, 0, 0), file(HOUR, 0, 0)]);
+        assert!(spill.admits(&seven, 1_000, 7), "1,000 chunks it already holds");
+    }
+
+    #[tokio::test]
+    async fn a_checkpoint_merges_each_chunks_spilled_and_new_hydrants_into_one() {
+        let spec = spec(serde_json::json!({}));
+        let compression = spec.tuning.intermediate_index;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store =
+            sluice_store::storage::open_store(&format!("file://{}", dir.path().display())).await.expect("store");
+        let id = TaskId { datasource: "d".into(), group: 0, seq: 1 };
+        let mut spill = Spill::default();
+        let spill_dir = spill.dir(&id).unwrap_or_else(|_| panic!("spill dir"));
+        // Two hand-overs spilled: hours 0 and 1, then hour 0 again; the third adds hour 2.
+        for (n, times) in [vec![1, 2, HOUR + 1], vec![3, 4, 5]].into_iter().enumerate() {
+            let first = spill.number(2);
+            let handed = persist_spill(&id, spill_dir.clone(), first, indexes(&spec, &times), compression).await;
+            let handed = handed.unwrap_or_else(|_| panic!("hand-over {n} spilled"));
+            assert!(handed.hydrants.is_empty(), "a spill uploads nothing");
+            spill.add(handed.spilled);
+        }
+        assert_eq!(std::fs::read_dir(&spill_dir).expect("spill").count(), 3);
+        let new = indexes(&spec, &[6, 2 * HOUR]);
+        let first = 4;
+        assert_eq!(spill.chunks_with(&new), 3);
+        let to = Upload { store: store.as_ref(), id: &id, attempt: 1, first, compression };
+        let handed = persist_merge_upload(to, new, spill.take()).await.unwrap_or_else(|_| panic!("checkpoint"));
+        let rows: Vec<(i64, u64)> = handed.hydrants.iter().map(|h| (h.chunk.start / HOUR, h.num_rows)).collect();
+        assert_eq!(rows, vec![(0, 6), (1, 1), (2, 1)], "one hydrant per chunk, every row once");
+        for (n, h) in handed.hydrants.iter().enumerate() {
+            assert_eq!(h.key, id.hydrant_key(1, h.chunk, first + n as u32));
+            let bytes = store.get(&h.key).await.expect("uploaded");
+            let segment = Segment::from_bytes(&h.key, bytes.to_vec()).expect("a hydrant");
+            assert_eq!((segment.num_rows() as u64, bytes.len() as u64), (h.num_rows, h.num_bytes));
+        }
+        assert_eq!(std::fs::read_dir(&spill_dir).expect("spill").count(), 0, "spilled files removed");
+        drop(spill);
+        assert!(!spill_dir.exists(), "the spill's directory goes with it");
+    }
+}
