@@ -28,6 +28,9 @@ pub struct Stages {
     pub upload: f64,
     /// Claims and checkpoints.
     pub checkpoint: f64,
+    /// Merging spilled hydrants in the indexer before a checkpoint.
+    #[serde(default)]
+    pub spill_merge: f64,
     /// Merging hydrants into segments (merger time outside the stores).
     pub merge: f64,
     /// The merger's object store requests (hydrants read, segments written).
@@ -48,6 +51,7 @@ impl Stages {
             + self.persist
             + self.upload
             + self.checkpoint
+            + self.spill_merge
             + self.merge
             + self.merge_storage
             + self.publish
@@ -86,8 +90,12 @@ pub struct Throughput {
     pub secs: f64,
     /// Tasks published.
     pub tasks: u64,
-    /// Hydrants written.
+    /// Hydrants of the tasks' checkpoints.
     pub hydrants: u64,
+    /// Hydrants persisted, spilled or checkpointed (reports written before spilling: as many
+    /// as `hydrants`).
+    #[serde(default)]
+    pub persists: u64,
     /// Visible segments at the end, and their bytes.
     pub segments: u64,
     /// Bytes of the visible segments.
@@ -111,6 +119,9 @@ pub struct PipelineReport {
     /// `tuningConfig.maxRowsInMemory` when set (else the default, 150,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rows_in_memory: Option<u64>,
+    /// `tuningConfig.maxTotalRows` when set (else the default, 20,000,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_rows: Option<u64>,
     /// Bytes of JSON per record, on average.
     pub record_bytes: f64,
     /// Indexer-only rate (phase 1), rows/s.
@@ -196,7 +207,8 @@ mod tests {
             "pipeline.json",
             "pipeline-16p.json",
             "pipeline-16p-4g.json",
-            "pipeline-8h.json",
+            "pipeline-8p.json",
+            "pipeline-8p-4c.json",
             "pipeline-realtime.json",
             "pipeline-realtime-5s.json",
         ];
@@ -211,9 +223,14 @@ mod tests {
             );
             assert!(!name.ends_with("-5s.json") || checkpoint == Some(5_000), "{name}: {checkpoint:?}");
             assert_eq!(report.task_count, if name.ends_with("-4g.json") { 4 } else { 1 }, "{name}");
-            let several = name.ends_with("-8h.json");
-            assert_eq!(report.max_rows_in_memory, several.then_some(10_000), "{name}");
-            assert_eq!(report.throughput.hydrants, report.throughput.tasks * if several { 8 } else { 1 }, "{name}");
+            let (spilled, checkpointed) = (name.contains("-8p"), name.ends_with("-4c.json"));
+            assert_eq!(report.max_rows_in_memory, spilled.then_some(10_000), "{name}");
+            assert_eq!(report.max_total_rows, checkpointed.then_some(20_000), "{name}");
+            let t = &report.throughput;
+            assert_eq!(t.hydrants, t.tasks * if checkpointed { 4 } else { 1 }, "{name}: hydrants checkpointed");
+            // Reports from before spilling did not count persists.
+            let persists = if spilled { 8 } else { 1 };
+            assert!(t.persists == t.tasks * persists || (!spilled && t.persists == 0), "{name}: persists");
             // A field the types no longer know is refused, not read as zero.
             let mut value: serde_json::Value = serde_json::from_str(&text).expect("json");
             value["throughput"].as_object_mut().expect("throughput").remove("rows");

@@ -12,8 +12,9 @@
 //!   single-core seconds stretch by the inverse;
 //! - task groups G = min(P, ceil(2 R x indexer seconds per row)): each indexer is busy at most
 //!   half the period; each group plans one task per period, of R x 60 / G rows, which
-//!   persists a hydrant per 150,000 rows (`maxRowsInMemory`), each beyond the first costing
-//!   what [`super::cost_hydrants`] measured;
+//!   persists a hydrant per 150,000 rows (`maxRowsInMemory`), spilled, and checkpoints one
+//!   merged hydrant per 4,950,000 (`maxRowsPerSegment` near), each persist and checkpointed
+//!   hydrant beyond the first costing what [`super::cost_hydrants`] measured;
 //! - Lambda = GB-seconds x price + requests x price; DynamoDB on demand; S3 requests.
 //!
 //! The Druid cluster is sized by Druid's clustered-deployment guidance: one master server
@@ -22,7 +23,9 @@
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
 use super::cost_figures::Figures;
-use super::cost_hydrants::{hydrants_of, ExtraHydrants, MAX_ROWS_IN_MEMORY};
+use super::cost_hydrants::{
+    ExtraHydrants, ExtraPersists, TaskShape, MAX_ROWS_IN_MEMORY, MAX_ROWS_PER_SEGMENT, MAX_TOTAL_ROWS,
+};
 use super::cost_supervisor::SupervisorModel;
 use super::prices;
 use anyhow::{anyhow, Context, Result};
@@ -53,9 +56,15 @@ pub struct CostArgs {
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-16p.json", "bench/results/pipeline-16p-4g.json"])]
     pub(super) scale_reports: Vec<PathBuf>,
     /// A `bench pipeline --out` report of the same records whose tasks persisted several
-    /// hydrants (`--max-rows-in-memory`): what each hydrant beyond a task's first costs.
-    #[arg(long, default_value = "bench/results/pipeline-8h.json")]
-    pub(super) hydrants_report: PathBuf,
+    /// times and checkpointed once (`--max-rows-in-memory`): what each persist beyond a
+    /// task's first costs.
+    #[arg(long, default_value = "bench/results/pipeline-8p.json")]
+    pub(super) persists_report: PathBuf,
+    /// A `bench pipeline --out` report of the same persists checkpointed several times
+    /// (`--max-rows-in-memory`, `--max-total-rows`): what each checkpointed hydrant beyond a
+    /// task's first costs.
+    #[arg(long, default_value = "bench/results/pipeline-8p-4c.json")]
+    pub(super) checkpoints_report: PathBuf,
     /// The `maxRowsInMemory` priced: a task persists a hydrant per this many rows (Druid's
     /// default; a larger one needs the memory, see `bench indexer`'s memory passes).
     #[arg(long, default_value_t = MAX_ROWS_IN_MEMORY, value_parser = clap::value_parser!(u64).range(1_000..))]
@@ -79,10 +88,17 @@ impl CostArgs {
     /// The model of the reports named.
     pub(super) fn model(&self) -> Result<CostModel> {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
-        let several = read_report(&self.hydrants_report)?;
-        let rows_per_hydrant = self.max_rows_in_memory as f64;
-        CostModel::from_reports(&read_report(&self.report)?, &scale, &several, rows_per_hydrant)
-            .with_context(|| format!("{} and {}", self.report.display(), self.hydrants_report.display()))
+        let spilled = read_report(&self.persists_report)?;
+        let checkpointed = read_report(&self.checkpoints_report)?;
+        let runs = Runs { report: &read_report(&self.report)?, scale: &scale, spilled: &spilled, checkpointed: &checkpointed };
+        CostModel::from_reports(runs, self.max_rows_in_memory as f64).with_context(|| {
+            format!(
+                "{}, {} and {}",
+                self.report.display(),
+                self.persists_report.display(),
+                self.checkpoints_report.display()
+            )
+        })
     }
 }
 
@@ -109,15 +125,30 @@ impl FunctionModel {
     }
 }
 
-/// The model: the functions' fits, the supervisor's pass, a hydrant's cost.
+/// The `bench pipeline` reports a model is fitted to.
+pub struct Runs<'r> {
+    /// The model's report: tasks persisting and checkpointing once.
+    pub report: &'r PipelineReport,
+    /// Runs with other partition and group counts.
+    pub scale: &'r [PipelineReport],
+    /// The report's tasks persisting several times, checkpointing once.
+    pub spilled: &'r PipelineReport,
+    /// The same persists, checkpointed several times.
+    pub checkpointed: &'r PipelineReport,
+}
+
+/// The model: the functions' fits, the supervisor's pass, a persist's and a hydrant's cost.
 #[derive(Debug, Clone, Copy)]
 pub struct CostModel {
     pub(super) indexer: FunctionModel,
     pub(super) merger: FunctionModel,
     pub(super) supervisor: SupervisorModel,
+    pub(super) persists: ExtraPersists,
     pub(super) hydrants: ExtraHydrants,
-    /// Rows per hydrant (`maxRowsInMemory`).
-    pub(super) rows_per_hydrant: f64,
+    /// Rows per persist (`maxRowsInMemory`).
+    pub(super) rows_per_persist: f64,
+    /// Rows a checkpoint may hold (`min(maxRowsPerSegment, maxTotalRows)`).
+    pub(super) rows_per_checkpoint: f64,
     pub(super) druid_rows_per_task: f64,
 }
 
@@ -154,33 +185,35 @@ pub(super) fn vcpu(mb: f64) -> f64 {
 }
 
 impl CostModel {
-    /// Fits the model to a report, the supervisor's pass through it and `scale` (runs with
-    /// other partition and group counts), and a hydrant's cost through it and `several` (the
-    /// same tasks persisting several hydrants each), pricing a hydrant per `rows_per_hydrant`.
-    pub fn from_reports(
-        r: &PipelineReport,
-        scale: &[PipelineReport],
-        several: &PipelineReport,
-        rows_per_hydrant: f64,
-    ) -> Result<Self> {
+    /// Fits the model to `runs`: the functions to the report, the supervisor's pass through
+    /// it and the scale runs, a persist's and a checkpointed hydrant's cost through the
+    /// spilled and checkpointed runs; pricing a persist per `rows_per_persist` rows.
+    pub fn from_reports(runs: Runs<'_>, rows_per_persist: f64) -> Result<Self> {
+        let r = runs.report;
         let (t, s) = (&r.throughput, &r.steady);
-        let runs: Vec<&PipelineReport> = std::iter::once(r).chain(scale).collect();
+        let passes: Vec<&PipelineReport> = std::iter::once(r).chain(runs.scale).collect();
         Ok(CostModel {
             indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows)),
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows)),
-            supervisor: SupervisorModel::fit(&runs),
-            hydrants: ExtraHydrants::fit(r, several).map_err(|e| anyhow!(e))?,
-            rows_per_hydrant,
+            supervisor: SupervisorModel::fit(&passes),
+            persists: ExtraPersists::fit(r, runs.spilled).map_err(|e| anyhow!(e))?,
+            hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed).map_err(|e| anyhow!(e))?,
+            rows_per_persist,
+            rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(MAX_TOTAL_ROWS),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
         })
     }
 
-    /// The indexer's and the merger's figures for a task of `rows` rows that persisted
-    /// `hydrants` hydrants.
-    pub(super) fn task(&self, rows: f64, hydrants: f64) -> (Figures, Figures) {
-        let (indexer, merger) = self.hydrants.added(rows, hydrants);
+    /// The indexer's and the merger's figures for a task of `rows` rows of `shape`.
+    pub(super) fn task(&self, rows: f64, shape: TaskShape) -> (Figures, Figures) {
+        let (indexer, merger) = shape.added(rows, &self.persists, &self.hydrants);
         let add = |a: f64, b: f64| a + b;
         (self.indexer.at(rows).zip(indexer, add), self.merger.at(rows).zip(merger, add))
+    }
+
+    /// How a planned task of `rows` rows persists and checkpoints.
+    pub(super) fn planned(&self, rows: f64) -> TaskShape {
+        TaskShape::planned(rows, self.rows_per_persist, self.rows_per_checkpoint)
     }
 
     /// The model of the committed reports (`bench/results`), as `bench cost` reads them.
@@ -196,7 +229,8 @@ impl CostModel {
         let mut args = Cli::parse_from(["cost"]).cost;
         args.report = root.join(&args.report);
         args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
-        args.hydrants_report = root.join(&args.hydrants_report);
+        args.persists_report = root.join(&args.persists_report);
+        args.checkpoints_report = root.join(&args.checkpoints_report);
         args.model().expect("the committed reports")
     }
 
@@ -210,7 +244,7 @@ impl CostModel {
         let rows_per_task = rate * PERIOD_SECS / groups;
         let gb_s = |secs: f64, mb: f64| secs / vcpu(mb) * mb / 1024.0;
         let pass = self.supervisor.pass(partitions, groups);
-        let (indexer, merger) = self.task(rows_per_task, hydrants_of(rows_per_task, self.rows_per_hydrant));
+        let (indexer, merger) = self.task(rows_per_task, self.planned(rows_per_task));
         let gb_seconds = gb_s(tasks * indexer.secs, INDEXER_MB)
             + gb_s(tasks * merger.secs, MERGER_MB)
             + gb_s(passes * pass.secs, SUPERVISOR_MB);
@@ -252,7 +286,7 @@ pub fn markdown(model: &CostModel) -> String {
     out.push_str(&format!(
         "Prices: {}. maxRowsInMemory {}. Measured: indexer {:.3} µs/row + {:.3} s/task, merger {:.3} µs/row + {:.3} s/task (one core); supervisor pass {:.4} s + {:.5} s/partition + {:.4} s/group, {:.2} + {:.3}/partition + {:.2}/group write units; Druid task {:.0} rows/s/core.\n\n",
         prices::SOURCE,
-        model.rows_per_hydrant,
+        model.rows_per_persist,
         model.indexer.secs.per_row * 1e6,
         model.indexer.secs.fixed,
         model.merger.secs.per_row * 1e6,
@@ -324,13 +358,18 @@ mod tests {
     }
 
     #[test]
-    fn more_rows_per_hydrant_cost_less_at_high_rates() {
+    fn persists_cost_lambda_time_and_checkpoints_cost_requests_at_high_rates() {
         let model = CostModel::committed();
-        let tuned = CostModel { rows_per_hydrant: 1_000_000.0, ..model };
-        let (a, b) = (model.monthly(1_000_000.0), tuned.monthly(1_000_000.0));
-        assert!(b.s3 < a.s3 && b.dynamodb < a.dynamodb, "{a:?} {b:?}");
-        // A task smaller than either persists once: the same bill.
-        assert_eq!(model.monthly(1_000.0), tuned.monthly(1_000.0));
+        let fewer_persists = CostModel { rows_per_persist: 1_000_000.0, ..model };
+        let (a, b) = (model.monthly(1_000_000.0), fewer_persists.monthly(1_000_000.0));
+        assert!(b.lambda < a.lambda && (b.s3, b.dynamodb) == (a.s3, a.dynamodb), "{a:?} {b:?}");
+        // A checkpoint per persist, as before spilling: the requests of every hydrant.
+        let every_persist = CostModel { rows_per_checkpoint: 150_000.0, ..model };
+        let c = every_persist.monthly(1_000_000.0);
+        assert!(c.s3 > 5.0 * a.s3 && c.dynamodb > 2.0 * a.dynamodb, "{a:?} {c:?}");
+        // A task smaller than any of them persists and checkpoints once: the same bill.
+        assert_eq!(model.monthly(1_000.0), fewer_persists.monthly(1_000.0));
+        assert_eq!(model.monthly(1_000.0), every_persist.monthly(1_000.0));
     }
 
     #[test]

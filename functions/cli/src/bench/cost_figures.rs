@@ -4,7 +4,7 @@
 use sluice_report::FunctionUse;
 
 /// The five figures, each a `T`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Figures<T = f64> {
     pub(super) secs: T,
     pub(super) read_units: T,

@@ -1,79 +1,166 @@
-//! Tasks that persist more than once, in the cost model. The fits of [`super::cost`] come from
-//! tasks of one hydrant each, whose merger publishes that hydrant as it is; a task of more rows
-//! than `maxRowsInMemory` persists a hydrant per that many rows, each a PUT and a checkpoint
-//! transaction, and its merger reads and merges them all. What each hydrant beyond the first
-//! adds comes from a run whose tasks persisted several (`bench pipeline --max-rows-in-memory`)
-//! beside the report's, both throughput phases on the same records and tasks:
+//! Tasks that persist or checkpoint more than once, in the cost model. The fits of
+//! [`super::cost`] come from tasks that persist and checkpoint once (one hydrant each, which
+//! the merger publishes as it is). A planned task persists every `maxRowsInMemory` rows,
+//! spilling to local disk, and checkpoints when the rows since its last checkpoint near
+//! `min(maxRowsPerSegment, maxTotalRows)`, merging its spill into one hydrant per time chunk;
+//! its merger merges the hydrants only when that makes fewer segments. What each part adds
+//! comes from two runs beside the report's, on the same records and tasks:
 //!
-//! - per hydrant beyond a task's first: the indexer's seconds (its stages summed: here a
-//!   persist runs beside reading on a second core, which a Lambda of one vCPU does not have),
-//!   units and PUTs, the merger's units and GETs (the difference per task over the
-//!   difference in hydrants per task);
-//! - per row of a task that persisted more than once: the merger's seconds (the difference per
-//!   row: merging rather than publishing the one hydrant).
+//! - `spilled` (`bench pipeline --max-rows-in-memory`): the tasks persist several times and
+//!   checkpoint once. Per persist beyond the first, the indexer's seconds outside the merge
+//!   (its stages summed: here a persist runs beside reading on a second core, which a Lambda
+//!   of one vCPU does not have); per row of a task that merged a spill, the merge's seconds;
+//! - `checkpointed` (the same and `--max-total-rows`): the same persists, checkpointed several
+//!   times. Per checkpointed hydrant beyond the first, the indexer's and the merger's units,
+//!   requests and the indexer's seconds (merges aside); per row of a task whose hydrants the
+//!   merger merged, the merger's seconds.
 
 use super::cost_figures::Figures;
-use sluice_report::PipelineReport;
+use sluice_report::{PipelineReport, Throughput};
 
-/// `maxRowsInMemory`'s default: rows per hydrant of a task unless `bench cost` is told another.
+/// `maxRowsInMemory`'s default: rows per persist of a task unless `bench cost` is told another.
 pub const MAX_ROWS_IN_MEMORY: u64 = 150_000;
+/// `maxRowsPerSegment`'s default (Druid's).
+pub const MAX_ROWS_PER_SEGMENT: f64 = 5_000_000.0;
+/// `maxTotalRows`'s default (Druid's).
+pub const MAX_TOTAL_ROWS: f64 = 20_000_000.0;
 
-/// What a task's hydrants beyond its first add.
+/// What persists beyond a task's first add: to the indexer only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExtraPersists {
+    /// Per persist beyond the first, the indexer's seconds outside the merge.
+    pub(super) indexer_secs: f64,
+    /// Per row of a task that merged its spill, the indexer's seconds.
+    pub(super) merge_secs_per_row: f64,
+}
+
+/// What checkpointed hydrants beyond a task's first add.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExtraHydrants {
     /// Per hydrant beyond the first, the indexer's figures.
     pub(super) indexer: Figures,
     /// Per hydrant beyond the first, the merger's figures (its seconds are per row, below).
     pub(super) merger: Figures,
-    /// Per row of a task with several hydrants, the merger's seconds.
+    /// Per row of a task whose hydrants the merger merged, the merger's seconds.
     pub(super) merge_secs_per_row: f64,
 }
 
-impl ExtraHydrants {
-    /// From `one` (tasks of one hydrant) and `several` (the same tasks persisting several).
-    pub fn fit(one: &PipelineReport, several: &PipelineReport) -> Result<Self, String> {
-        let (a, b) = (&one.throughput, &several.throughput);
-        let per_task = |h: u64, tasks: u64| h as f64 / tasks.max(1) as f64;
-        let more = per_task(b.hydrants, b.tasks) - per_task(a.hydrants, a.tasks);
+/// Persists per task: reports from before spilling counted only hydrants, one per persist.
+fn persists(t: &Throughput) -> u64 {
+    if t.persists == 0 {
+        t.hydrants
+    } else {
+        t.persists
+    }
+}
+
+fn per_task(n: u64, t: &Throughput) -> f64 {
+    n as f64 / t.tasks.max(1) as f64
+}
+
+/// The indexer's seconds per task, its stages summed, the spill's merge aside.
+fn indexer_stage_secs(t: &Throughput) -> f64 {
+    let s = &t.stages;
+    (s.open + s.read + s.parse_index + s.persist + s.upload + s.checkpoint) / t.tasks.max(1) as f64
+}
+
+impl ExtraPersists {
+    /// From `one` (tasks persisting once) and `spilled` (the same tasks persisting several
+    /// times, checkpointing once).
+    pub fn fit(one: &PipelineReport, spilled: &PipelineReport) -> Result<Self, String> {
+        let (a, b) = (&one.throughput, &spilled.throughput);
+        let more = per_task(persists(b), b) - per_task(persists(a), a);
         if more < 1.0 {
             return Err(format!(
-                "the runs' tasks persisted {} and {} hydrants each: not enough apart to fit a hydrant's cost",
-                per_task(a.hydrants, a.tasks),
-                per_task(b.hydrants, b.tasks)
+                "the runs' tasks persisted {} and {} times each: not enough apart to fit a persist's cost",
+                per_task(persists(a), a),
+                per_task(persists(b), b)
+            ));
+        }
+        let merge_per_row = |t: &Throughput| t.stages.spill_merge / t.rows.max(1) as f64;
+        Ok(ExtraPersists {
+            indexer_secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0),
+            merge_secs_per_row: (merge_per_row(b) - merge_per_row(a)).max(0.0),
+        })
+    }
+}
+
+impl ExtraHydrants {
+    /// From `spilled` (tasks checkpointing once) and `checkpointed` (the same persists,
+    /// checkpointed several times).
+    pub fn fit(spilled: &PipelineReport, checkpointed: &PipelineReport) -> Result<Self, String> {
+        let (a, b) = (&spilled.throughput, &checkpointed.throughput);
+        let more = per_task(b.hydrants, b) - per_task(a.hydrants, a);
+        if more < 1.0 {
+            return Err(format!(
+                "the runs' tasks checkpointed {} and {} hydrants each: not enough apart to fit a hydrant's cost",
+                per_task(a.hydrants, a),
+                per_task(b.hydrants, b)
             ));
         }
         let delta = |f: fn(&sluice_report::Functions) -> &sluice_report::FunctionUse| {
             let (x, y) = (Figures::of(f(&a.functions), a.tasks as f64), Figures::of(f(&b.functions), b.tasks as f64));
             y.zip(x, |y, x| ((y - x) / more).max(0.0))
         };
-        let merger_secs_per_row = |t: &sluice_report::Throughput| t.functions.merger.secs / t.rows.max(1) as f64;
-        // A task persists beside reading on this machine's second core, which a Lambda of
-        // one vCPU or less does not have: the indexer's seconds are its stages' sum.
-        let stages = |t: &sluice_report::Throughput| {
-            let s = &t.stages;
-            (s.open + s.read + s.parse_index + s.persist + s.upload + s.checkpoint) / t.tasks.max(1) as f64
-        };
-        let indexer_secs = ((stages(b) - stages(a)) / more).max(0.0);
+        let merger_secs_per_row = |t: &Throughput| t.functions.merger.secs / t.rows.max(1) as f64;
         Ok(ExtraHydrants {
-            indexer: Figures { secs: indexer_secs, ..delta(|f| &f.indexer) },
+            indexer: Figures { secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0), ..delta(|f| &f.indexer) },
             merger: Figures { secs: 0.0, ..delta(|f| &f.merger) },
             merge_secs_per_row: (merger_secs_per_row(b) - merger_secs_per_row(a)).max(0.0),
         })
     }
-
-    /// The indexer's and the merger's figures added to a task of `rows` rows that persisted
-    /// `hydrants` hydrants.
-    pub fn added(&self, rows: f64, hydrants: f64) -> (Figures, Figures) {
-        let extra = (hydrants - 1.0).max(0.0);
-        let merge = if extra > 0.0 { rows * self.merge_secs_per_row } else { 0.0 };
-        let merger = self.merger.map(|x| x * extra);
-        (self.indexer.map(|x| x * extra), Figures { secs: merge, ..merger })
-    }
 }
 
-/// Hydrants of a planned task of `rows` rows persisting every `rows_per_hydrant`.
-pub fn hydrants_of(rows: f64, rows_per_hydrant: f64) -> f64 {
-    (rows / rows_per_hydrant.max(1.0)).ceil().max(1.0)
+/// How a task of some rows persists, checkpoints and is merged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaskShape {
+    /// Hydrants persisted.
+    pub persists: f64,
+    /// Hydrants checkpointed (one time chunk).
+    pub hydrants: f64,
+    /// Whether the indexer merged a spill (some checkpoint took more than one persist).
+    pub spill_merged: bool,
+    /// Whether the merger merged the hydrants (a merge makes fewer segments).
+    pub merged: bool,
+}
+
+impl TaskShape {
+    /// A planned task of `rows` rows in one time chunk, persisting every `rows_per_persist`
+    /// and checkpointing when one more persist could pass `rows_per_checkpoint`.
+    pub fn planned(rows: f64, rows_per_persist: f64, rows_per_checkpoint: f64) -> Self {
+        let rows_per_persist = rows_per_persist.max(1.0);
+        let persists = (rows / rows_per_persist).ceil().max(1.0);
+        let per_checkpoint = (rows_per_checkpoint / rows_per_persist).floor().max(1.0);
+        let hydrants = (persists / per_checkpoint).ceil();
+        Self::with(rows, persists, hydrants)
+    }
+
+    /// A task that checkpointed `hydrants` hydrants, one per persist (real time).
+    pub fn checkpointing_every_persist(rows: f64, hydrants: f64) -> Self {
+        let hydrants = hydrants.max(1.0);
+        Self::with(rows, hydrants, hydrants)
+    }
+
+    fn with(rows: f64, persists: f64, hydrants: f64) -> Self {
+        let segments = (rows / MAX_ROWS_PER_SEGMENT).ceil().max(1.0);
+        TaskShape { persists, hydrants, spill_merged: persists > hydrants, merged: hydrants > segments }
+    }
+
+    /// The indexer's and the merger's figures this shape adds to a task of `rows` rows that
+    /// persisted and checkpointed once.
+    pub fn added(&self, rows: f64, persists: &ExtraPersists, hydrants: &ExtraHydrants) -> (Figures, Figures) {
+        let extra_hydrants = self.hydrants - 1.0;
+        let mut indexer = hydrants.indexer.map(|x| x * extra_hydrants);
+        indexer.secs += persists.indexer_secs * (self.persists - self.hydrants);
+        if self.spill_merged {
+            indexer.secs += rows * persists.merge_secs_per_row;
+        }
+        let mut merger = hydrants.merger.map(|x| x * extra_hydrants);
+        if self.merged {
+            merger.secs += rows * hydrants.merge_secs_per_row;
+        }
+        (indexer, merger)
+    }
 }
 
 #[cfg(test)]
@@ -81,19 +168,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_hydrant_adds_what_the_runs_differ_by_per_hydrant() {
-        let model = ExtraHydrants {
-            indexer: Figures { secs: 0.01, write_units: 5.0, puts: 1.0, ..Default::default() },
+    fn persists_cost_the_indexer_and_checkpointed_hydrants_both() {
+        let persists = ExtraPersists { indexer_secs: 0.01, merge_secs_per_row: 1e-6 };
+        let hydrants = ExtraHydrants {
+            indexer: Figures { secs: 0.02, write_units: 5.0, puts: 1.0, ..Default::default() },
             merger: Figures { gets: 1.0, ..Default::default() },
-            merge_secs_per_row: 1e-6,
+            merge_secs_per_row: 2e-6,
         };
-        let (indexer, merger) = model.added(1_000_000.0, 7.0);
-        assert!((indexer.puts - 6.0).abs() < 1e-9 && (indexer.write_units - 30.0).abs() < 1e-9, "{indexer:?}");
-        assert!((merger.gets - 6.0).abs() < 1e-9 && (merger.secs - 1.0).abs() < 1e-9, "{merger:?}");
-        let (indexer, merger) = model.added(100_000.0, 1.0);
-        assert_eq!((indexer.puts, merger.secs), (0.0, 0.0), "one hydrant adds nothing");
-        assert_eq!(hydrants_of(100.0, 150_000.0), 1.0);
-        assert_eq!(hydrants_of(5_450_000.0, 150_000.0), 37.0);
-        assert_eq!(hydrants_of(5_450_000.0, 1_000_000.0), 6.0);
+        // Druid's defaults at 1M rows/s: 37 persists, checkpoints of 33 (4.95M rows).
+        let shape = TaskShape::planned(5_450_000.0, 150_000.0, MAX_ROWS_PER_SEGMENT);
+        assert_eq!(shape, TaskShape { persists: 37.0, hydrants: 2.0, spill_merged: true, merged: false });
+        let (indexer, merger) = shape.added(5_450_000.0, &persists, &hydrants);
+        assert!((indexer.puts - 1.0).abs() < 1e-9 && (indexer.write_units - 5.0).abs() < 1e-9, "{indexer:?}");
+        assert!((indexer.secs - (0.02 + 35.0 * 0.01 + 5.45)).abs() < 1e-9, "{indexer:?}");
+        assert_eq!((merger.gets, merger.secs), (1.0, 0.0), "two hydrants make two segments either way");
+        // Checkpoints of 20,000 rows: 4 hydrants of an 80,000-row task, merged into one segment.
+        let shape = TaskShape::planned(80_000.0, 10_000.0, 20_000.0);
+        assert_eq!(shape, TaskShape { persists: 8.0, hydrants: 4.0, spill_merged: true, merged: true });
+        let (_, merger) = shape.added(80_000.0, &persists, &hydrants);
+        assert!((merger.secs - 0.16).abs() < 1e-9 && (merger.gets - 3.0).abs() < 1e-9, "{merger:?}");
+        let one = TaskShape::planned(100.0, 150_000.0, MAX_ROWS_PER_SEGMENT);
+        let (indexer, merger) = one.added(100.0, &persists, &hydrants);
+        assert_eq!((indexer, merger), (Figures::default(), Figures::default()), "one persist adds nothing");
+        let realtime = TaskShape::checkpointing_every_persist(1_000_000.0, 7.0);
+        assert_eq!(realtime, TaskShape { persists: 7.0, hydrants: 7.0, spill_merged: false, merged: true });
     }
 }

@@ -20,6 +20,7 @@ use super::cost::{
     SECONDS_PER_MONTH, SUPERVISOR_MB,
 };
 use super::cost_figures::Figures;
+use super::cost_hydrants::TaskShape;
 use super::prices;
 use sluice_report::PipelineReport;
 
@@ -82,12 +83,15 @@ pub fn monthly(model: &CostModel, per_group: &GroupSecond, rate: f64) -> Monthly
     let pass = model.supervisor.pass(partitions, groups);
     // The open tasks' own figures are per group-second, measured at a rate where each
     // checkpoint persisted one hydrant; a group reading more than `maxRowsInMemory` rows per
-    // checkpoint persists the others beside, each costing what a planned task's extra one
-    // does. Their mergers merge every hydrant of a task.
+    // checkpoint persists and checkpoints the others beside (real-time tasks do not spill),
+    // each costing what a planned task's extra persist and checkpointed hydrant do.
     let per_checkpoint = 1.0 / per_group.checkpoint_secs;
-    let hydrants_per_sec = per_checkpoint.max(rate / groups / model.rows_per_hydrant);
-    let extra_per_sec = model.hydrants.indexer.map(|x| x * (hydrants_per_sec - per_checkpoint));
-    let (_, merger) = model.task(rows_per_task, (group_secs / tasks * hydrants_per_sec).max(1.0));
+    let hydrants_per_sec = per_checkpoint.max(rate / groups / model.rows_per_persist);
+    let extra = hydrants_per_sec - per_checkpoint;
+    let mut extra_per_sec = model.hydrants.indexer.map(|x| x * extra);
+    extra_per_sec.secs += model.persists.indexer_secs * extra;
+    let shape = TaskShape::checkpointing_every_persist(rows_per_task, group_secs / tasks * hydrants_per_sec);
+    let (_, merger) = model.task(rows_per_task, shape);
     let watches = groups * passes;
     let gb_seconds = (group_secs + watches * WATCH_SECS) * INDEXER_MB / 1024.0
         + tasks * merger.secs / vcpu(MERGER_MB) * MERGER_MB / 1024.0

@@ -95,6 +95,9 @@ struct Bench {
     _dir: tempfile::TempDir,
 }
 
+/// Records produced between flushes.
+const PRODUCE_BATCH: usize = 500_000;
+
 /// Runs `bench indexer`.
 pub fn run(args: IndexerArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -246,6 +249,10 @@ impl Bench {
             let p = (i % self.partitions as usize) as i32;
             let record = BaseRecord::<(), _>::to(TOPIC).partition(p).payload(value);
             self.producer.send(record).map_err(|(e, _)| anyhow!("produce: {e}"))?;
+            if i % PRODUCE_BATCH == PRODUCE_BATCH - 1 {
+                // Within the producer's queue (1,000,000 messages), for waves larger than it.
+                self.producer.flush(Duration::from_secs(60))?;
+            }
         }
         self.producer.flush(Duration::from_secs(60))?;
         self.produced += n;

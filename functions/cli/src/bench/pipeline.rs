@@ -9,7 +9,7 @@
 //! 3. steady: records produced at a steady rate while the supervisor runs every period;
 //!    freshness (produce to queryable) per record and lag per pass.
 
-use super::rig::{PipelineArgs, Rig};
+use super::rig::{PipelineArgs, Rig, RigTuning};
 use super::{default_sample, indexer, realtime_steady, steady, throughput, Sample};
 use anyhow::{Context, Result};
 use sluice_report::PipelineReport;
@@ -37,7 +37,7 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     let raw_read = only.rows as f64 / only.raw_secs;
     let sample = Sample::load(&args.sample.clone().unwrap_or_else(default_sample))?;
     eprintln!("phase 2/3: the pipeline, {} records in waves", args.rows);
-    let tuning = (args.task_count, args.max_rows_in_memory);
+    let tuning = RigTuning::of(args);
     let mut rig = Rig::start_with(args.partitions, tuning, "wikipedia", None, None).await?;
     let throughput = throughput::run(&mut rig, &sample, args, only.raw_secs / only.rows as f64).await?;
     drop(rig);
@@ -59,6 +59,7 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
         partitions: args.partitions,
         task_count: args.task_count,
         max_rows_in_memory: args.max_rows_in_memory,
+        max_total_rows: args.max_total_rows,
         record_bytes: only.bytes as f64 / only.rows as f64,
         indexer_only_rows_per_sec: indexer_only,
         raw_read_rows_per_sec: raw_read,
@@ -89,7 +90,8 @@ fn print(args: &PipelineArgs, r: &PipelineReport) {
         ("consumer open", s.open),
         ("read (raw consume rate)", s.read),
         ("parse + index", s.parse_index),
-        ("persist (index -> hydrant bytes)", s.persist),
+        ("persist (index -> hydrant bytes, spills)", s.persist),
+        ("merge spilled hydrants (indexer)", s.spill_merge),
         ("upload hydrants", s.upload),
         ("checkpoints, claims", s.checkpoint),
         ("merge", s.merge),
@@ -106,9 +108,10 @@ fn print(args: &PipelineArgs, r: &PipelineReport) {
     let written = f.indexer.meters.bytes_put + f.merger.meters.bytes_put;
     let meta_bytes = f.indexer.meters.meta_bytes + f.merger.meters.meta_bytes + f.supervisor.meters.meta_bytes;
     println!(
-        "peak memory above the process before: {:.0} MiB; {} tasks, {} hydrants, {} segments",
+        "peak memory above the process before: {:.0} MiB; {} tasks, {} persists, {} hydrants checkpointed, {} segments",
         t.peak_rss_bytes as f64 / (1 << 20) as f64,
         t.tasks,
+        t.persists,
         t.hydrants,
         t.segments
     );

@@ -54,9 +54,13 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub task_count: u32,
     /// The datasource's `tuningConfig.maxRowsInMemory` (default Druid's 150,000): a smaller one
-    /// makes each task persist several hydrants and each merger merge them.
+    /// makes each task persist several hydrants, spilled and merged before its checkpoint.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_rows_in_memory: Option<u64>,
+    /// The datasource's `tuningConfig.maxTotalRows` (default 20,000,000): a smaller one makes
+    /// each task checkpoint every about this many rows, and each merger merge the hydrants.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_total_rows: Option<u64>,
     /// Records per partition per wave (the mock cluster keeps about 5 MB per partition).
     #[arg(long, default_value_t = 20_000)]
     pub wave: usize,
@@ -117,13 +121,31 @@ pub(super) struct Rig {
     _dir: tempfile::TempDir,
 }
 
+/// What a rig's datasource sets beside the tutorial spec.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RigTuning {
+    /// `ioConfig.taskCount`.
+    pub task_count: u32,
+    /// `tuningConfig.maxRowsInMemory`, when set.
+    pub max_rows_in_memory: Option<u64>,
+    /// `tuningConfig.maxTotalRows`, when set.
+    pub max_total_rows: Option<u64>,
+}
+
+impl RigTuning {
+    /// The tuning `args` ask for.
+    pub(super) fn of(args: &PipelineArgs) -> Self {
+        Self { task_count: args.task_count, max_rows_in_memory: args.max_rows_in_memory, max_total_rows: args.max_total_rows }
+    }
+}
+
 impl Rig {
-    /// A rig whose datasource groups its partitions in `task_count` groups, persists every
-    /// `max_rows_in_memory` rows when given, and runs real-time tasks checkpointing every
-    /// `realtime` ms when given, on `broker` (a new topic there) or on a mock cluster of its own.
+    /// A rig whose datasource is tuned as `tuning` says, and runs real-time tasks
+    /// checkpointing every `realtime` ms when given, on `broker` (a new topic there) or on a
+    /// mock cluster of its own.
     pub(super) async fn start_with(
         partitions: i32,
-        (task_count, max_rows_in_memory): (u32, Option<u64>),
+        tuning: RigTuning,
         datasource: &str,
         realtime: Option<u64>,
         broker: Option<&str>,
@@ -161,9 +183,12 @@ impl Rig {
         spec["ioConfig"]["topic"] = topic.clone().into();
         spec["ioConfig"]["consumerProperties"]["bootstrap.servers"] = bootstrap.clone().into();
         spec["ioConfig"]["useEarliestOffset"] = true.into();
-        spec["ioConfig"]["taskCount"] = task_count.into();
-        if let Some(rows) = max_rows_in_memory {
+        spec["ioConfig"]["taskCount"] = tuning.task_count.into();
+        if let Some(rows) = tuning.max_rows_in_memory {
             spec["tuningConfig"]["maxRowsInMemory"] = rows.into();
+        }
+        if let Some(rows) = tuning.max_total_rows {
+            spec["tuningConfig"]["maxTotalRows"] = rows.into();
         }
         if let Some(ms) = realtime {
             let period = Period { months: 0, millis: ms as i64 }.to_string();

@@ -42,7 +42,7 @@ pub(super) async fn run(
                 break;
             }
             let stages = &mut t.stages;
-            let (mut tasks, mut hydrants) = (0u64, 0u64);
+            let (mut tasks, mut hydrants, mut persists) = (0u64, 0u64, 0u64);
             rig.drain(&mut t.functions, |_, outcome, used, took| match outcome {
                 JobOutcome::Indexed(Ok(outcome @ (TaskOutcome::Complete(r) | TaskOutcome::Incomplete(r)))) => {
                     let started = Instant::now() - took;
@@ -55,6 +55,8 @@ pub(super) async fn run(
                     stages.persist += r.times.persist.as_secs_f64();
                     stages.upload += r.times.upload.as_secs_f64();
                     stages.checkpoint += r.times.metadata.as_secs_f64();
+                    stages.spill_merge += r.times.merge.as_secs_f64();
+                    persists += r.num_persists;
                     if matches!(outcome, TaskOutcome::Complete(_)) {
                         hydrants += r.hydrants.len() as u64;
                     }
@@ -71,6 +73,7 @@ pub(super) async fn run(
             .await?;
             t.tasks += tasks;
             t.hydrants += hydrants;
+            t.persists += persists;
         }
         if !caught_up {
             bail!("the pipeline did not catch up with wave ending at record {produced}");

@@ -74,6 +74,8 @@ pub struct TaskReport {
     pub resets: Vec<ResetEvent>,
     /// Records read by this attempt.
     pub num_records_read: u64,
+    /// Hydrants this attempt persisted (spilled, or uploaded for a checkpoint).
+    pub num_persists: u64,
     /// Where this attempt's time went.
     pub times: StageTimes,
     /// The group's next task, planned when this open task closed (real time).

@@ -81,6 +81,7 @@ pub async fn run_task(
         progress,
         times,
         num_checkpoints: 0,
+        num_persists: 0,
         next_hydrant,
         spill: Spill::default(),
         options: *options,
@@ -208,6 +209,7 @@ fn report(attempt: u32, progress: Progress, num_records_read: u64, times: StageT
         meters: last.as_ref().map_or_else(|| RowMeters::new(0, 0), |c| c.meters.clone()),
         resets: last.map(|c| c.resets).unwrap_or_default(),
         num_records_read,
+        num_persists: 0,
         times,
         next: None,
         open: false,
@@ -250,6 +252,8 @@ struct Attempt<'a> {
     progress: Progress,
     times: StageTimes,
     num_checkpoints: u32,
+    /// Hydrants persisted by this attempt.
+    num_persists: u64,
     /// The number of the next hydrant this attempt writes (its keys are unique to it).
     next_hydrant: u32,
     /// Hydrants on local disk since the last checkpoint.
@@ -376,6 +380,7 @@ impl<'a> Attempt<'a> {
             let mut r = report(self.claim.item.attempt, std::mem::take(&mut self.progress), read, self.times);
             r.next = next;
             r.open = realtime.is_some();
+            r.num_persists = self.num_persists;
             tracing::info!(task = %self.id, attempt = r.attempt, ?state, ?close, records = read, hydrants = r.hydrants.len(), "attempt ends");
             // Closing a consumer waits for librdkafka's threads to wind down (a few hundred
             // ms): the attempt's result does not wait for it.
@@ -465,6 +470,7 @@ impl<'a> Attempt<'a> {
         checkpoint: bool,
     ) -> Result<PendingWork<'a>, Failure> {
         let compression = tuning.intermediate_index;
+        self.num_persists += indexes.len() as u64;
         if !checkpoint {
             let dir = self.spill.dir(self.id)?;
             let first = self.spill.number(indexes.len());

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! A checkpoint is due when the rows since the last one could pass `maxRowsPerSegment` or
-//! `maxTotalRows` with one more hand-over, when the spill holds [`SPILL_BYTES`] or
+//! `maxTotalRows` with one more hand-over (as large as the largest so far, at most
+//! `maxRowsInMemory`), when the spill holds [`SPILL_BYTES`] or
 //! [`MAX_SPILL_CHUNKS`] time chunks, and whenever the attempt ends. Real-time tasks checkpoint
 //! every hand-over (each checkpoint is what makes their rows queryable). A spill is in no
 //! checkpoint: an attempt that dies loses it, and the next reads its records again from the
@@ -55,16 +56,20 @@ pub(super) struct Spill {
     bytes: u64,
     chunks: BTreeSet<Interval>,
     next: u32,
+    /// Rows of the largest hand-over spilled by the attempt.
+    largest: u64,
 }
 
 impl Spill {
     /// Whether a hand-over of `indexes` may be spilled rather than checkpointed: rows since
-    /// the last checkpoint stay within `max_rows` even after one more hand-over of
-    /// `max_rows_in_memory`, and the spill within its bytes and chunks.
+    /// the last checkpoint stay within `max_rows` even after one more hand-over as large as
+    /// the largest so far (at most `max_rows_in_memory`: a persist due by bytes or time
+    /// leaves `maxRowsInMemory` far away), and the spill within its bytes and chunks.
     pub(super) fn admits(&self, indexes: &[IncrementalIndex], max_rows: u64, max_rows_in_memory: u64) -> bool {
         let rows: u64 = indexes.iter().map(|i| i.num_rows() as u64).sum();
+        let next = self.largest.max(rows).min(max_rows_in_memory);
         let new_chunks = indexes.iter().filter(|i| !self.chunks.contains(&i.interval())).count();
-        self.rows + rows + max_rows_in_memory <= max_rows
+        self.rows + rows + next <= max_rows
             && self.bytes < SPILL_BYTES
             && self.chunks.len() + new_chunks <= MAX_SPILL_CHUNKS
     }
@@ -91,6 +96,7 @@ impl Spill {
 
     /// Adds the files a hand-over spilled.
     pub(super) fn add(&mut self, files: Vec<SpillFile>) {
+        self.largest = self.largest.max(files.iter().map(|f| f.num_rows).sum());
         for f in &files {
             self.rows += f.num_rows;
             self.bytes += f.num_bytes;
@@ -314,6 +320,9 @@ mod tests {
         spill.add(vec![file(0, 10, 1), file(HOUR, 6, 1)]);
         assert!(spill.admits(&seven, 30, 7), "16 + 7 + 7 rows");
         assert!(!spill.admits(&seven, 29, 7), "16 + 7 + 7 rows pass 29");
+        // maxRowsInMemory out of the way: the next hand-over is taken to be the largest, 16.
+        assert!(!spill.admits(&seven, 38, 1_000_000), "16 + 7 + 16 rows pass 38");
+        assert!(spill.admits(&seven, 39, 1_000_000), "16 + 7 + 16 rows");
         spill.add(vec![file(2 * HOUR, 0, SPILL_BYTES)]);
         assert!(!spill.admits(&seven, 1_000, 7), "the spill holds its bytes");
         assert_eq!(spill.chunks_with(&seven), 3);
