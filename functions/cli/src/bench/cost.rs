@@ -13,8 +13,9 @@
 //! - task groups G = min(P, ceil(2 R x indexer seconds per row)): each indexer is busy at most
 //!   half the period; each group plans one task per period, of R x 60 / G rows, which
 //!   persists a hydrant per 150,000 rows (`maxRowsInMemory`), spilled, and checkpoints one
-//!   merged hydrant per 4,950,000 (`maxRowsPerSegment` near), each persist and checkpointed
-//!   hydrant beyond the first costing what [`super::cost_hydrants`] measured;
+//!   merged hydrant when `maxRowsPerSegment` nears or the spill holds its 96 MiB (rows at the
+//!   hydrant bytes per row measured), each persist and checkpointed hydrant beyond the first
+//!   costing what [`super::cost_hydrants`] measured;
 //! - Lambda = GB-seconds x price + requests x price; DynamoDB on demand; S3 requests.
 //!
 //! The Druid cluster is sized by Druid's clustered-deployment guidance: one master server
@@ -30,6 +31,7 @@ use super::cost_supervisor::SupervisorModel;
 use super::prices;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
+use sluice_pipeline::indexer::SPILL_BYTES;
 use sluice_report::{Fit, FunctionUse, PipelineReport};
 use std::path::PathBuf;
 
@@ -90,7 +92,8 @@ impl CostArgs {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
         let spilled = read_report(&self.persists_report)?;
         let checkpointed = read_report(&self.checkpoints_report)?;
-        let runs = Runs { report: &read_report(&self.report)?, scale: &scale, spilled: &spilled, checkpointed: &checkpointed };
+        let runs =
+            Runs { report: &read_report(&self.report)?, scale: &scale, spilled: &spilled, checkpointed: &checkpointed };
         CostModel::from_reports(runs, self.max_rows_in_memory as f64).with_context(|| {
             format!(
                 "{}, {} and {}",
@@ -106,6 +109,13 @@ impl CostArgs {
 pub fn run(args: &CostArgs) -> Result<()> {
     print!("{}", markdown(&args.model()?));
     Ok(())
+}
+
+/// Rows a spill holds before its bytes make a checkpoint due, at the hydrant bytes per row
+/// the throughput phase's tasks uploaded.
+fn spill_rows(t: &sluice_report::Throughput) -> f64 {
+    let bytes_per_row = t.functions.indexer.meters.bytes_put as f64 / t.rows.max(1) as f64;
+    SPILL_BYTES as f64 / bytes_per_row.max(1.0)
 }
 
 /// The fitted figures of one function: fixed per invocation plus per row.
@@ -199,7 +209,7 @@ impl CostModel {
             persists: ExtraPersists::fit(r, runs.spilled).map_err(|e| anyhow!(e))?,
             hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed).map_err(|e| anyhow!(e))?,
             rows_per_persist,
-            rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(MAX_TOTAL_ROWS),
+            rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(MAX_TOTAL_ROWS).min(spill_rows(t)),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
         })
     }

@@ -104,7 +104,10 @@ impl ExtraHydrants {
         };
         let merger_secs_per_row = |t: &Throughput| t.functions.merger.secs / t.rows.max(1) as f64;
         Ok(ExtraHydrants {
-            indexer: Figures { secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0), ..delta(|f| &f.indexer) },
+            indexer: Figures {
+                secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0),
+                ..delta(|f| &f.indexer)
+            },
             merger: Figures { secs: 0.0, ..delta(|f| &f.merger) },
             merge_secs_per_row: (merger_secs_per_row(b) - merger_secs_per_row(a)).max(0.0),
         })

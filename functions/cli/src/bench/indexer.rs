@@ -213,6 +213,7 @@ impl Bench {
                 pass.bytes += bytes.1;
             }
             let id = self.plan(ranges, &tuning).await?;
+            process::release_freed();
             let before_rss = process::rss();
             process::reset_peak();
             let (cpu, started) = (process::cpu_time(), Instant::now());

@@ -135,7 +135,11 @@ pub(super) struct RigTuning {
 impl RigTuning {
     /// The tuning `args` ask for.
     pub(super) fn of(args: &PipelineArgs) -> Self {
-        Self { task_count: args.task_count, max_rows_in_memory: args.max_rows_in_memory, max_total_rows: args.max_total_rows }
+        Self {
+            task_count: args.task_count,
+            max_rows_in_memory: args.max_rows_in_memory,
+            max_total_rows: args.max_total_rows,
+        }
     }
 }
 

@@ -18,4 +18,4 @@ pub use run::run_task;
 pub(crate) use schemas::schema_sources;
 pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
 pub use sluice_format::window::MessageWindow;
-pub use spill::remove_stale_spills;
+pub use spill::{remove_stale_spills, spill_bound, SPILL_BYTES};

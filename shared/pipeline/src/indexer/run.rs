@@ -24,7 +24,7 @@
 
 use super::failure::Failure;
 use super::realtime::{closing, records_read, CloseReason, Realtime};
-use super::spill::{persist_merge_upload, persist_spill, HandedOver, Spill, Upload};
+use super::spill::{function_memory_mb, persist_merge_upload, persist_spill, spill_bound, HandedOver, Spill, Upload};
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
 use crate::datasource::DatasourceError;
 use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
@@ -272,6 +272,7 @@ impl<'a> Attempt<'a> {
             Some(c) => c.meters.clone().resume(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions),
             None => RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions),
         };
+        self.spill = Spill::new(spill_bound(function_memory_mb(), tuning.max_bytes_in_memory));
         let ingester = Ingester::new(&spec, self.claim.item.window, meters)
             .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
         let opening = Instant::now();

@@ -28,9 +28,45 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Hydrant bytes a spill holds before a checkpoint is due (a Lambda's `/tmp` is 512 MB unless
-/// configured larger; the checkpoint's merged hydrants are built in memory).
-pub(super) const SPILL_BYTES: u64 = 192 << 20;
+/// Hydrant bytes a spill holds before a checkpoint is due: about 2M Wikipedia-shaped rows, whose
+/// merge at the checkpoint builds the merged hydrant in memory (with a 64 MiB
+/// `maxBytesInMemory`, the task peaked at 434 MiB above its process for 2M rows, 757 MiB for
+/// 4M: `bench indexer` memory passes). A Lambda's `/tmp` holds 512 MB unless configured larger.
+pub const SPILL_BYTES: u64 = 96 << 20;
+
+/// The smallest spill worth keeping: a function with less memory to spare checkpoints every
+/// hand-over.
+const MIN_SPILL_BYTES: u64 = 8 << 20;
+
+/// Memory a task needs beside its indexes and a checkpoint's merge: the prefetch, persist
+/// buffers, the process itself.
+const FIXED_BYTES: u64 = 256 << 20;
+
+/// Memory a checkpoint's merge needs per byte of spill (the merged hydrant, the merge's
+/// working memory, the spill's mapped pages): 637 MiB of peak task memory for a spill of
+/// 96 MiB beside a 64 MiB index, rounded up.
+const MERGE_BYTES_PER_SPILL_BYTE: u64 = 5;
+
+/// The spill bound of a task in a function of `memory_mb` MB (Lambda's
+/// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`) whose indexes persist at `max_bytes_in_memory`:
+/// [`SPILL_BYTES`], less where two indexes, the fixed part and the merge would not fit; 0
+/// (no spilling) below [`MIN_SPILL_BYTES`]. Without a function size, [`SPILL_BYTES`].
+pub fn spill_bound(memory_mb: Option<u64>, max_bytes_in_memory: Option<u64>) -> u64 {
+    let Some(mb) = memory_mb else { return SPILL_BYTES };
+    let index = max_bytes_in_memory.unwrap_or(64 << 20);
+    let spare = (mb << 20).saturating_sub(2 * index + FIXED_BYTES);
+    let bound = (spare / MERGE_BYTES_PER_SPILL_BYTE).min(SPILL_BYTES);
+    if bound < MIN_SPILL_BYTES {
+        0
+    } else {
+        bound
+    }
+}
+
+/// The function's memory size when running in Lambda.
+pub(super) fn function_memory_mb() -> Option<u64> {
+    std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").ok()?.parse().ok()
+}
 
 /// Time chunks a spill holds before a checkpoint is due: with the 1,000 of one hand-over,
 /// a checkpoint lists at most 2,000 hydrants.
@@ -58,9 +94,16 @@ pub(super) struct Spill {
     next: u32,
     /// Rows of the largest hand-over spilled by the attempt.
     largest: u64,
+    /// Hydrant bytes the spill may hold ([`spill_bound`]); 0: none.
+    max_bytes: u64,
 }
 
 impl Spill {
+    /// A spill of at most `max_bytes` (0: every hand-over is checkpointed).
+    pub(super) fn new(max_bytes: u64) -> Self {
+        Self { max_bytes, ..Self::default() }
+    }
+
     /// Whether a hand-over of `indexes` may be spilled rather than checkpointed: rows since
     /// the last checkpoint stay within `max_rows` even after one more hand-over as large as
     /// the largest so far (at most `max_rows_in_memory`: a persist due by bytes or time
@@ -70,7 +113,7 @@ impl Spill {
         let next = self.largest.max(rows).min(max_rows_in_memory);
         let new_chunks = indexes.iter().filter(|i| !self.chunks.contains(&i.interval())).count();
         self.rows + rows + next <= max_rows
-            && self.bytes < SPILL_BYTES
+            && self.bytes < self.max_bytes
             && self.chunks.len() + new_chunks <= MAX_SPILL_CHUNKS
     }
 
@@ -315,7 +358,7 @@ mod tests {
             num_bytes: bytes,
             path: PathBuf::new(),
         };
-        let mut spill = Spill::default();
+        let mut spill = Spill::new(SPILL_BYTES);
         assert!(spill.admits(&seven, 30, 7), "0 + 7 + 7 rows");
         spill.add(vec![file(0, 10, 1), file(HOUR, 6, 1)]);
         assert!(spill.admits(&seven, 30, 7), "16 + 7 + 7 rows");
@@ -335,6 +378,18 @@ mod tests {
         spill.add((0..MAX_SPILL_CHUNKS as i64 - 2).map(|h| file((h + 10) * HOUR, 0, 0)).collect());
         spill.add(vec![file(0, 0, 0), file(HOUR, 0, 0)]);
         assert!(spill.admits(&seven, 1_000, 7), "1,000 chunks it already holds");
+        assert!(!Spill::new(0).admits(&seven, 1_000, 7), "no spill bound: every hand-over checkpoints");
+    }
+
+    #[test]
+    fn a_functions_memory_bounds_its_spill() {
+        let mib = 1 << 20;
+        assert_eq!(spill_bound(None, None), SPILL_BYTES, "no function size: the bound");
+        assert_eq!(spill_bound(Some(1024), None), SPILL_BYTES, "the template's 1,024 MB: (1,024 - 384) / 5 MiB");
+        assert_eq!(spill_bound(Some(512), None), (512 - 128 - 256) * mib / 5);
+        assert_eq!(spill_bound(Some(1024), Some(256 * mib)), (1024 - 512 - 256) * mib / 5);
+        assert_eq!(spill_bound(Some(1024), Some(384 * mib)), 0, "two 384 MiB indexes leave no room");
+        assert_eq!(spill_bound(Some(256), None), 0, "the smallest indexer does not spill");
     }
 
     #[tokio::test]
@@ -345,7 +400,7 @@ mod tests {
         let store =
             sluice_store::storage::open_store(&format!("file://{}", dir.path().display())).await.expect("store");
         let id = TaskId { datasource: "d".into(), group: 0, seq: 1 };
-        let mut spill = Spill::default();
+        let mut spill = Spill::new(SPILL_BYTES);
         let spill_dir = spill.dir(&id).unwrap_or_else(|_| panic!("spill dir"));
         // Two hand-overs spilled: hours 0 and 1, then hour 0 again; the third adds hour 2.
         for (n, times) in [vec![1, 2, HOUR + 1], vec![3, 4, 5]].into_iter().enumerate() {
