@@ -71,6 +71,11 @@ pub struct CostArgs {
     /// default; a larger one needs the memory, see `bench indexer`'s memory passes).
     #[arg(long, default_value_t = MAX_ROWS_IN_MEMORY, value_parser = clap::value_parser!(u64).range(1_000..))]
     pub(super) max_rows_in_memory: u64,
+    /// The `maxTotalRows` priced: a task checkpoints when the rows since its last checkpoint
+    /// near this, `maxRowsPerSegment` (5,000,000) or the spill's bytes (`maxRowsInMemory` or
+    /// less: a checkpoint per persist, as before tasks spilled).
+    #[arg(long, default_value_t = MAX_TOTAL_ROWS as u64, value_parser = clap::value_parser!(u64).range(1_000..))]
+    pub(super) max_total_rows: u64,
     /// `bench pipeline --realtime --out` reports: the cost of real-time tasks beside, a table
     /// for each (checkpoints every second, every 5 seconds).
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
@@ -94,7 +99,8 @@ impl CostArgs {
         let checkpointed = read_report(&self.checkpoints_report)?;
         let runs =
             Runs { report: &read_report(&self.report)?, scale: &scale, spilled: &spilled, checkpointed: &checkpointed };
-        CostModel::from_reports(runs, self.max_rows_in_memory as f64).with_context(|| {
+        let tuning = (self.max_rows_in_memory as f64, self.max_total_rows as f64);
+        CostModel::from_reports(runs, tuning).with_context(|| {
             format!(
                 "{}, {} and {}",
                 self.report.display(),
@@ -197,8 +203,9 @@ pub(super) fn vcpu(mb: f64) -> f64 {
 impl CostModel {
     /// Fits the model to `runs`: the functions to the report, the supervisor's pass through
     /// it and the scale runs, a persist's and a checkpointed hydrant's cost through the
-    /// spilled and checkpointed runs; pricing a persist per `rows_per_persist` rows.
-    pub fn from_reports(runs: Runs<'_>, rows_per_persist: f64) -> Result<Self> {
+    /// spilled and checkpointed runs; pricing a persist per `rows_per_persist` rows and
+    /// checkpoints as `max_total_rows` and the defaults say.
+    pub fn from_reports(runs: Runs<'_>, (rows_per_persist, max_total_rows): (f64, f64)) -> Result<Self> {
         let r = runs.report;
         let (t, s) = (&r.throughput, &r.steady);
         let passes: Vec<&PipelineReport> = std::iter::once(r).chain(runs.scale).collect();
@@ -209,7 +216,7 @@ impl CostModel {
             persists: ExtraPersists::fit(r, runs.spilled).map_err(|e| anyhow!(e))?,
             hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed).map_err(|e| anyhow!(e))?,
             rows_per_persist,
-            rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(MAX_TOTAL_ROWS).min(spill_rows(t)),
+            rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(max_total_rows).min(spill_rows(t)),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
         })
     }
