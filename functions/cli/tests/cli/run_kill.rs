@@ -28,8 +28,9 @@ async fn a_killed_run_is_taken_over_within_a_minute() {
     produce(&bootstrap, &topic, &records).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let name = unique("runkill");
-    // Small persists make the task take a few seconds, so the kill lands in the middle of it.
-    let tuning = serde_json::json!({"maxRowsInMemory": 100});
+    // Small persists make the task take a few seconds, so the kill lands in the middle of it,
+    // and a checkpoint every three (the rest spilled) gives it checkpoints to resume from.
+    let tuning = serde_json::json!({"maxRowsInMemory": 100, "maxTotalRows": 300});
     let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), tuning);
     spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
     std::fs::write(dir.path().join("spec.json"), spec.to_string()).expect("spec file");
