@@ -24,13 +24,12 @@
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
 use super::cost_figures::Figures;
-use super::cost_hydrants::{
-    ExtraHydrants, ExtraPersists, TaskShape, MAX_ROWS_IN_MEMORY, MAX_ROWS_PER_SEGMENT, MAX_TOTAL_ROWS,
-};
+use super::cost_hydrants::{ExtraHydrants, ExtraPersists, TaskShape, MAX_ROWS_PER_SEGMENT};
 use super::cost_supervisor::SupervisorModel;
 use super::prices;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
+use sluice_format::spec::{DEFAULT_MAX_ROWS_IN_MEMORY, DEFAULT_MAX_TOTAL_ROWS};
 use sluice_pipeline::indexer::SPILL_BYTES;
 use sluice_report::{Fit, FunctionUse, PipelineReport};
 use std::path::PathBuf;
@@ -69,12 +68,12 @@ pub struct CostArgs {
     pub(super) checkpoints_report: PathBuf,
     /// The `maxRowsInMemory` priced: a task persists a hydrant per this many rows (Druid's
     /// default; a larger one needs the memory, see `bench indexer`'s memory passes).
-    #[arg(long, default_value_t = MAX_ROWS_IN_MEMORY, value_parser = clap::value_parser!(u64).range(1_000..))]
+    #[arg(long, default_value_t = DEFAULT_MAX_ROWS_IN_MEMORY, value_parser = clap::value_parser!(u64).range(1_000..))]
     pub(super) max_rows_in_memory: u64,
     /// The `maxTotalRows` priced: a task checkpoints when the rows since its last checkpoint
     /// near this, `maxRowsPerSegment` (5,000,000) or the spill's bytes (`maxRowsInMemory` or
     /// less: a checkpoint per persist, as before tasks spilled).
-    #[arg(long, default_value_t = MAX_TOTAL_ROWS as u64, value_parser = clap::value_parser!(u64).range(1_000..))]
+    #[arg(long, default_value_t = DEFAULT_MAX_TOTAL_ROWS, value_parser = clap::value_parser!(u64).range(1_000..))]
     pub(super) max_total_rows: u64,
     /// `bench pipeline --realtime --out` reports: the cost of real-time tasks beside, a table
     /// for each (checkpoints every second, every 5 seconds).

@@ -16,14 +16,11 @@
 //!   merger merged, the merger's seconds.
 
 use super::cost_figures::Figures;
+use sluice_format::spec::DEFAULT_MAX_ROWS_PER_SEGMENT;
 use sluice_report::{PipelineReport, Throughput};
 
-/// `maxRowsInMemory`'s default: rows per persist of a task unless `bench cost` is told another.
-pub const MAX_ROWS_IN_MEMORY: u64 = 150_000;
-/// `maxRowsPerSegment`'s default (Druid's).
-pub const MAX_ROWS_PER_SEGMENT: f64 = 5_000_000.0;
-/// `maxTotalRows`'s default (Druid's).
-pub const MAX_TOTAL_ROWS: f64 = 20_000_000.0;
+/// `maxRowsPerSegment`'s default, as the model counts rows.
+pub const MAX_ROWS_PER_SEGMENT: f64 = DEFAULT_MAX_ROWS_PER_SEGMENT as f64;
 
 /// What persists beyond a task's first add: to the indexer only.
 #[derive(Debug, Clone, Copy, Default)]

@@ -13,7 +13,10 @@ pub mod retention;
 pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};
-pub use compaction::{load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction};
+pub use compaction::{
+    load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction, DEFAULT_MAX_ROWS_PER_SEGMENT,
+    DEFAULT_MAX_TOTAL_ROWS,
+};
 pub use data_schema::{
     DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
 };
@@ -22,8 +25,8 @@ pub use input_format::{
 };
 pub use resolve::{
     datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig,
-    TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS,
-    MAX_TOPIC_CHARS,
+    TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_ROWS_IN_MEMORY,
+    MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
 };
 
 use serde::Deserialize;

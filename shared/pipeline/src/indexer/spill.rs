@@ -21,7 +21,7 @@ use crate::task::{HydrantRef, TaskId};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
-use sluice_format::spec::Compression;
+use sluice_format::spec::{Compression, DEFAULT_MAX_BYTES_IN_MEMORY};
 use sluice_format::time::Interval;
 use sluice_store::storage::ObjectStore;
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,7 +53,8 @@ const MERGE_BYTES_PER_SPILL_BYTE: u64 = 5;
 /// (no spilling) below [`MIN_SPILL_BYTES`]. Without a function size, [`SPILL_BYTES`].
 pub fn spill_bound(memory_mb: Option<u64>, max_bytes_in_memory: Option<u64>) -> u64 {
     let Some(mb) = memory_mb else { return SPILL_BYTES };
-    let index = max_bytes_in_memory.unwrap_or(64 << 20);
+    // Without a byte bound (`maxBytesInMemory` -1), indexes are taken to be of the default's.
+    let index = max_bytes_in_memory.unwrap_or(DEFAULT_MAX_BYTES_IN_MEMORY);
     let spare = (mb << 20).saturating_sub(2 * index + FIXED_BYTES);
     let bound = (spare / MERGE_BYTES_PER_SPILL_BYTE).min(SPILL_BYTES);
     if bound < MIN_SPILL_BYTES {
@@ -216,6 +217,9 @@ pub(super) async fn persist_spill(
     Ok(out)
 }
 
+/// A hand-over's hydrant bytes and their rows.
+type Persisted = (Vec<u8>, u64);
+
 /// Where a checkpoint's hydrants go and how they are written.
 pub(super) struct Upload<'s> {
     pub(super) store: &'s dyn ObjectStore,
@@ -235,41 +239,39 @@ pub(super) async fn persist_merge_upload(
     spilled: Vec<SpillFile>,
 ) -> Result<HandedOver, Failure> {
     let mut out = HandedOver::default();
-    let mut chunks: BTreeMap<Interval, (Vec<SpillFile>, Vec<Vec<u8>>)> = BTreeMap::new();
+    // Per chunk: its spilled files, and the hand-over's hydrants.
+    let mut chunks: BTreeMap<Interval, (Vec<SpillFile>, Vec<Persisted>)> = BTreeMap::new();
     for f in spilled {
         chunks.entry(f.chunk).or_default().0.push(f);
     }
     for index in indexes {
         let started = Instant::now();
-        let chunk = index.interval();
+        let (chunk, num_rows) = (index.interval(), index.num_rows() as u64);
         let compression = to.compression;
         let bytes = tokio::task::spawn_blocking(move || persist(index, compression))
             .await
             .map_err(|e| Failure::Fatal(format!("the persisting thread panicked: {e}")))??;
         out.persist += started.elapsed();
-        chunks.entry(chunk).or_default().1.push(bytes);
+        chunks.entry(chunk).or_default().1.push((bytes, num_rows));
     }
     for (i, (chunk, (files, mut persisted))) in chunks.into_iter().enumerate() {
         let key = to.id.hydrant_key(to.attempt, chunk, to.first + i as u32);
         let started = Instant::now();
         let (bytes, num_rows) = match (files.is_empty(), persisted.len()) {
-            (true, 1) => {
-                let bytes = persisted.pop().expect("one hydrant");
-                let rows = Segment::directory_of(&key, &bytes).map_err(|e| Failure::Fatal(e.to_string()))?.num_rows;
-                (bytes, rows)
-            }
+            (true, 1) => persisted.pop().expect("one hydrant"),
             (false, 0) if files.len() == 1 => {
                 let (id, f) = (to.id.clone(), files.into_iter().next().expect("one file"));
                 tokio::task::spawn_blocking(move || {
                     let bytes = std::fs::read(&f.path).map_err(|e| spill_error(&id, &f.path, e))?;
                     let _ = std::fs::remove_file(&f.path);
-                    Ok::<_, Failure>((bytes, f.num_rows as u32))
+                    Ok::<_, Failure>((bytes, f.num_rows))
                 })
                 .await
                 .map_err(|e| Failure::Fatal(format!("the reading thread panicked: {e}")))??
             }
             _ => {
                 let (id, compression, object) = (to.id.clone(), to.compression, key.clone());
+                let persisted = persisted.into_iter().map(|(bytes, _)| bytes).collect();
                 let merged =
                     tokio::task::spawn_blocking(move || merge_chunk(&id, &object, &files, persisted, compression))
                         .await
@@ -285,7 +287,7 @@ pub(super) async fn persist_merge_upload(
             .await
             .map_err(|source| Failure::Retryable(Box::new(IndexerError::Storage { id: to.id.clone(), source })))?;
         out.upload += started.elapsed();
-        out.hydrants.push(HydrantRef { key, chunk, num_rows: u64::from(num_rows), num_bytes });
+        out.hydrants.push(HydrantRef { key, chunk, num_rows, num_bytes });
     }
     Ok(out)
 }
@@ -297,7 +299,7 @@ fn merge_chunk(
     files: &[SpillFile],
     persisted: Vec<Vec<u8>>,
     compression: Compression,
-) -> Result<(Vec<u8>, u32), Failure> {
+) -> Result<(Vec<u8>, u64), Failure> {
     let mut parts = Vec::with_capacity(files.len() + persisted.len());
     for f in files {
         let named = f.path.display().to_string();
@@ -328,7 +330,7 @@ fn merge_chunk(
     }
     let bytes = merged.pop().expect("one output");
     let rows = Segment::directory_of(object, &bytes).map_err(|e| Failure::Fatal(e.to_string()))?.num_rows;
-    Ok((bytes, rows))
+    Ok((bytes, u64::from(rows)))
 }
 
 /// One index persisted to hydrant bytes.

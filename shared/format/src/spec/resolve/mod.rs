@@ -11,6 +11,7 @@ mod tuning_settings;
 pub use names::{datasource_name_problem, topic_name_problem, MAX_DATASOURCE_BYTES, MAX_TOPIC_CHARS};
 pub use settings::{
     Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
+    DEFAULT_MAX_ROWS_IN_MEMORY,
 };
 pub use topics::{TopicPattern, TopicSource, MAX_PATTERN_CHARS};
 

@@ -188,3 +188,5 @@ impl Default for SluiceConfig {
 
 /// Default `maxBytesInMemory`: 64 MiB, sized for a Lambda of 512 MiB or more.
 pub const DEFAULT_MAX_BYTES_IN_MEMORY: u64 = 64 << 20;
+/// Default `maxRowsInMemory` (Druid's).
+pub const DEFAULT_MAX_ROWS_IN_MEMORY: u64 = 150_000;

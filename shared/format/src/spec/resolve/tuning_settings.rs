@@ -1,11 +1,12 @@
 //! `tuningConfig` resolved: in-memory limits, segment sizes, parse exception handling and the
 //! index specs' compression; options a serverless task has no use for are reported.
 
-use super::settings::{Compression, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY};
+use super::settings::{Compression, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_ROWS_IN_MEMORY};
 use super::{kafka_type, period_opt};
 use crate::codec::Codec;
 use crate::spec::tuning::{IndexSpec, TuningConfig};
 use crate::spec::SpecError;
+use crate::spec::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};
 use crate::time::Period;
 
 fn codec(name: &Option<String>, field: String) -> Result<Codec, SpecError> {
@@ -121,10 +122,10 @@ pub(super) fn resolve_tuning(
         None => index,
     };
     Ok(TuningSettings {
-        max_rows_in_memory: positive(t.max_rows_in_memory, "maxRowsInMemory", 150_000)?,
+        max_rows_in_memory: positive(t.max_rows_in_memory, "maxRowsInMemory", DEFAULT_MAX_ROWS_IN_MEMORY)?,
         max_bytes_in_memory,
-        max_rows_per_segment: positive(t.max_rows_per_segment, "maxRowsPerSegment", 5_000_000)?,
-        max_total_rows: positive(t.max_total_rows, "maxTotalRows", 20_000_000)?,
+        max_rows_per_segment: positive(t.max_rows_per_segment, "maxRowsPerSegment", DEFAULT_MAX_ROWS_PER_SEGMENT)?,
+        max_total_rows: positive(t.max_total_rows, "maxTotalRows", DEFAULT_MAX_TOTAL_ROWS)?,
         intermediate_persist_period: period_opt(&t.intermediate_persist_period, f("intermediatePersistPeriod"))?
             .unwrap_or(Period { months: 0, millis: 600_000 }),
         max_parse_exceptions,
