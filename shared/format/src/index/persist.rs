@@ -3,7 +3,7 @@
 
 use super::dims::{DimColumn, MULTI};
 use super::IncrementalIndex;
-use crate::segment::{DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter};
+use crate::segment::{DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter, StoredDictionary};
 use crate::spec::Compression;
 use crate::value::cmp_opt_f64;
 use std::cmp::Ordering;
@@ -80,12 +80,16 @@ impl IncrementalIndex {
                         .map(|&code| if code & MULTI != 0 || code == 0 { code } else { rank[code as usize - 1] })
                         .collect();
                     let combos = c.combos.iter().map(|ids| ids.iter().map(|&id| rank[id as usize]).collect()).collect();
-                    let dictionary: Vec<String> = by_value.iter().map(|&id| values[id as usize].to_string()).collect();
+                    let bytes = by_value.iter().map(|&id| values[id as usize].len()).sum();
+                    let mut dictionary = StoredDictionary::with_capacity(by_value.len(), bytes);
+                    for &id in &by_value {
+                        dictionary.push(&values[id as usize]).map_err(|e| FormatError::new("incremental index", e))?;
+                    }
                     (dictionary, Sorted::Str { codes, combos })
                 }
-                DimColumn::Long(v) => (Vec::new(), Sorted::Long(v)),
-                DimColumn::Double(v) => (Vec::new(), Sorted::Double(v)),
-                DimColumn::Float(v) => (Vec::new(), Sorted::Float(v)),
+                DimColumn::Long(v) => (StoredDictionary::default(), Sorted::Long(v)),
+                DimColumn::Double(v) => (StoredDictionary::default(), Sorted::Double(v)),
+                DimColumn::Float(v) => (StoredDictionary::default(), Sorted::Float(v)),
             };
             layouts.push(DimLayout {
                 name: meta.name.clone(),

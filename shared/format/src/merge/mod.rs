@@ -93,14 +93,15 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
     for (name, kind) in &dims {
         if *kind != ColumnType::String {
             remaps.iter_mut().for_each(|r| r.push(Vec::new()));
-            dictionaries.push(Vec::new());
+            dictionaries.push(StoredDictionary::default());
             continue;
         }
         let locals: Vec<StoredDictionary> = inputs
             .iter()
             .map(|s| if s.column(name).is_some() { s.stored_dictionary(name) } else { Ok(Default::default()) })
             .collect::<Result<_, _>>()?;
-        let (dictionary, tables) = schema::merge_dictionaries(&locals);
+        let (dictionary, tables) = schema::merge_dictionaries(&locals)
+            .map_err(|reason| MergeError::Incompatible { object: first.object().into(), reason })?;
         dictionaries.push(dictionary);
         for (i, table) in tables.into_iter().enumerate() {
             remaps[i].push(table);

@@ -66,8 +66,9 @@ pub fn keeps_bitmaps(inputs: &[Segment], name: &str) -> bool {
 }
 
 /// K-way merges sorted dictionaries into their sorted union, returning it with each input's
-/// table from local id (0 null, k value k-1) to merged code.
-pub fn merge_dictionaries(locals: &[StoredDictionary]) -> (Vec<String>, Vec<Vec<u32>>) {
+/// table from local id (0 null, k value k-1) to merged code; fails when the union would pass
+/// 4 GiB.
+pub fn merge_dictionaries(locals: &[StoredDictionary]) -> Result<(StoredDictionary, Vec<Vec<u32>>), String> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut tables: Vec<Vec<u32>> = locals
@@ -81,12 +82,13 @@ pub fn merge_dictionaries(locals: &[StoredDictionary]) -> (Vec<String>, Vec<Vec<
     // (value, input, its index): values are borrowed, each copied once into the union.
     let mut heap: BinaryHeap<Reverse<(&str, usize, usize)>> =
         locals.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, l)| Reverse((l.get(0), i, 0))).collect();
-    let mut merged: Vec<String> = Vec::new();
+    let most = |f: fn(&StoredDictionary) -> usize| locals.iter().map(f).max().unwrap_or(0);
+    let mut merged = StoredDictionary::with_capacity(most(StoredDictionary::len), most(StoredDictionary::bytes));
     // The smallest head is replaced in place by its input's next value: one sift per value.
     while let Some(mut top) = heap.peek_mut() {
         let Reverse((v, i, k)) = *top;
-        if merged.last().map(String::as_str) != Some(v) {
-            merged.push(v.to_string());
+        if merged.last() != Some(v) {
+            merged.push(v)?;
         }
         tables[i].push(merged.len() as u32);
         if k + 1 < locals[i].len() {
@@ -95,5 +97,5 @@ pub fn merge_dictionaries(locals: &[StoredDictionary]) -> (Vec<String>, Vec<Vec<
             std::collections::binary_heap::PeekMut::pop(top);
         }
     }
-    (merged, tables)
+    Ok((merged, tables))
 }

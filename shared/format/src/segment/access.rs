@@ -16,57 +16,74 @@ fn past_end(i: usize, len: usize) -> FormatError {
 pub struct Longs<'a> {
     part: NumericPart<'a>,
     block: Vec<i64>,
-    block_at: usize,
-    per_block: usize,
+    /// The index of the block's first value.
+    first: usize,
 }
 
 impl<'a> Longs<'a> {
     /// Reads `part` forward.
     pub fn new(part: NumericPart<'a>) -> Self {
-        Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
+        Self { part, block: Vec::new(), first: 0 }
     }
 
     /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<i64, FormatError> {
-        if i >= self.part.len() {
-            return Err(past_end(i, self.part.len()));
+        // The block read last holds it, mostly: no division by the block size.
+        match self.block.get(i.wrapping_sub(self.first)) {
+            Some(&v) => Ok(v),
+            None => {
+                let read = load_block(&self.part, i, |b| self.part.long_block(b, &mut self.block));
+                // A block that failed to read is not read from again.
+                self.first = read.inspect_err(|_| self.block.clear())?;
+                Ok(self.block[i - self.first])
+            }
         }
-        let b = i / self.per_block;
-        if b != self.block_at {
-            self.part.long_block(b, &mut self.block)?;
-            self.block_at = b;
-        }
-        Ok(self.block[i % self.per_block])
     }
+}
+
+/// Reads the block of `part` holding value `i` with `read`, returning the index of its first
+/// value; `i` past the end is an error.
+#[cold]
+fn load_block(
+    part: &NumericPart<'_>,
+    i: usize,
+    read: impl FnOnce(usize) -> Result<(), FormatError>,
+) -> Result<usize, FormatError> {
+    if i >= part.len() {
+        return Err(past_end(i, part.len()));
+    }
+    let per = part.block_values();
+    read(i / per)?;
+    Ok(i / per * per)
 }
 
 /// Floats or doubles by index.
 pub struct Floats<'a, T> {
     part: NumericPart<'a>,
     block: Vec<T>,
-    block_at: usize,
-    per_block: usize,
+    /// The index of the block's first value.
+    first: usize,
 }
 
 impl<'a, T: Element> Floats<'a, T> {
     /// Reads `part` forward.
     pub fn new(part: NumericPart<'a>) -> Self {
-        Self { per_block: part.block_values(), part, block: Vec::new(), block_at: usize::MAX }
+        Self { part, block: Vec::new(), first: 0 }
     }
 
     /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
-        if i >= self.part.len() {
-            return Err(past_end(i, self.part.len()));
+        match self.block.get(i.wrapping_sub(self.first)) {
+            Some(&v) => Ok(v),
+            None => {
+                let read = load_block(&self.part, i, |b| self.part.float_block(b, &mut self.block));
+                // A block that failed to read is not read from again.
+                self.first = read.inspect_err(|_| self.block.clear())?;
+                Ok(self.block[i - self.first])
+            }
         }
-        let b = i / self.per_block;
-        if b != self.block_at {
-            self.part.float_block(b, &mut self.block)?;
-            self.block_at = b;
-        }
-        Ok(self.block[i % self.per_block])
     }
 }
 
@@ -103,27 +120,40 @@ pub struct Codes<'a> {
     max_id: i64,
     block: Vec<u32>,
     raw: Vec<i64>,
-    block_at: usize,
+    /// The row of the block's first code.
+    first: usize,
 }
 
 impl Codes<'_> {
     /// The code of row `row`.
     #[inline]
     pub fn get(&mut self, row: usize) -> Result<u32, FormatError> {
-        if row >= self.part.len() {
-            return Err(past_end(row, self.part.len()));
-        }
-        let per = self.part.block_values();
-        let b = row / per;
-        if b != self.block_at {
-            self.part.long_block(b, &mut self.raw)?;
-            self.block.clear();
-            for (j, &id) in self.raw.iter().enumerate() {
-                self.block.push(checked(id, self.max_id, &self.remap, b * per + j)?);
+        match self.block.get(row.wrapping_sub(self.first)) {
+            Some(&code) => Ok(code),
+            None => {
+                self.load(row)?;
+                Ok(self.block[row - self.first])
             }
-            self.block_at = b;
         }
-        Ok(self.block[row % per])
+    }
+
+    #[cold]
+    fn load(&mut self, row: usize) -> Result<(), FormatError> {
+        self.block.clear();
+        let raw = &mut self.raw;
+        let first = load_block(&self.part, row, |b| self.part.long_block(b, raw))?;
+        for (j, &id) in self.raw.iter().enumerate() {
+            match checked(id, self.max_id, &self.remap, first + j) {
+                Ok(code) => self.block.push(code),
+                Err(e) => {
+                    // A block that failed to read is not read from again.
+                    self.block.clear();
+                    return Err(e);
+                }
+            }
+        }
+        self.first = first;
+        Ok(())
     }
 }
 
@@ -335,7 +365,7 @@ impl<'a> Columns<'a> {
                             max_id,
                             block: Vec::new(),
                             raw: Vec::new(),
-                            block_at: usize::MAX,
+                            first: 0,
                         }),
                         Some(o) => Dim::Multi {
                             offsets: Longs::new(o),
@@ -392,5 +422,31 @@ impl<'a> Columns<'a> {
             metrics.push(Metric { kind: agg.kind, times, values, nulls: seg.nulls(col)? });
         }
         Ok(Columns { times: Longs::new(seg.times()?), dims: out_dims, metrics, rows: n })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::parts::LongsEncoder;
+    use crate::segment::Codec;
+
+    #[test]
+    fn values_are_read_across_blocks_and_past_the_end_is_an_error() {
+        let values: Vec<i64> = (0..20_000i64).map(|i| i * 3 - 7).collect();
+        let mut enc = LongsEncoder::longs(Codec::Lz4, true);
+        values.iter().for_each(|&v| enc.push(v));
+        let bytes = enc.finish();
+        let part = NumericPart::open(&bytes, KIND_LONGS, "seg", "times").expect("open");
+        let mut longs = Longs::new(part);
+        // Forward, skipping within and across blocks of 8,192, to the partial last block.
+        for i in [0, 1, 8_191, 8_192, 8_193, 16_500, 19_999] {
+            assert_eq!(longs.get(i).expect("value"), values[i], "value {i}");
+        }
+        let e = longs.get(20_000).expect_err("past the end");
+        assert!(e.reason.contains("value 20000 is past the end of its part (20000 values)"), "{e}");
+        // After an error, no block is read from without being read again.
+        assert_eq!(longs.get(19_999).expect("value"), values[19_999]);
+        assert_eq!(longs.get(3).expect("an earlier block, read again"), values[3]);
     }
 }

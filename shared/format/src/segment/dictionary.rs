@@ -1,5 +1,6 @@
 //! A string column's dictionary as merge reads it: every block decoded into one string, checked
-//! UTF-8 once and ascending, its values borrowed from it rather than copied one by one.
+//! UTF-8 once and ascending, its values borrowed from it rather than copied one by one. The
+//! writer takes its dictionaries in the same form: one string for all values, not one each.
 
 use super::parts::{BytesBlock, BytesPart};
 use super::FormatError;
@@ -43,6 +44,33 @@ impl StoredDictionary {
         Ok(dictionary)
     }
 
+    /// An empty dictionary with room for `values` values of `bytes` bytes in all.
+    pub fn with_capacity(values: usize, bytes: usize) -> Self {
+        Self { text: String::with_capacity(bytes), ends: Vec::with_capacity(values) }
+    }
+
+    /// Appends `value`, which sorts after every value before it (checked in debug builds).
+    /// Fails when the values would pass 4 GiB.
+    pub fn push(&mut self, value: &str) -> Result<(), String> {
+        debug_assert!(self.last().is_none_or(|last| last < value), "dictionary values must ascend");
+        let end = u32::try_from(self.text.len() + value.len())
+            .map_err(|_| "a dictionary of more than 4 GiB of values".to_string())?;
+        self.text.push_str(value);
+        self.ends.push(end);
+        Ok(())
+    }
+
+    /// The last value.
+    #[inline]
+    pub fn last(&self) -> Option<&str> {
+        self.len().checked_sub(1).map(|i| self.get(i))
+    }
+
+    /// Bytes of all values.
+    pub fn bytes(&self) -> usize {
+        self.text.len()
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -54,6 +82,7 @@ impl StoredDictionary {
     }
 
     /// Value `i` (0-based: the column's id `i + 1`).
+    #[inline]
     pub fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.text[start..self.ends[i] as usize]
@@ -88,6 +117,15 @@ mod tests {
         assert!(d.iter().eq(many.iter().map(String::as_str)));
         assert_eq!(d.get(0), "value 000000 é");
         assert!(read(&[]).expect("empty").is_empty());
+    }
+
+    #[test]
+    fn pushed_values_read_as_written() {
+        let mut d = StoredDictionary::with_capacity(2, 8);
+        assert_eq!(d.last(), None);
+        d.push("").and_then(|()| d.push("ab")).and_then(|()| d.push("é")).expect("push");
+        assert_eq!((d.len(), d.last()), (3, Some("é")));
+        assert!(d.iter().eq(["", "ab", "é"]));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::directory::{ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use super::parts::{BytesEncoder, LongsEncoder, NumericEncoder};
-use super::{bitmap_bytes, Codec, FormatError};
+use super::{bitmap_bytes, Codec, FormatError, StoredDictionary};
 use crate::aggregate::{Aggregator, MetricCell, Scalar};
 use crate::granularity::Granularity;
 use crate::spec::Compression;
@@ -24,7 +24,7 @@ pub struct DimLayout {
     /// Multi-value ordering (string dimensions).
     pub multi_value_handling: MultiValueHandling,
     /// Sorted dictionary the codes refer to (string dimensions).
-    pub dictionary: Arc<Vec<String>>,
+    pub dictionary: Arc<StoredDictionary>,
     /// A bitmap per value is written (string dimensions; `createBitmapIndex`).
     pub bitmap_index: bool,
 }
@@ -326,7 +326,7 @@ impl SegmentWriter {
                     let index = StringIndex::build(ids, offsets.as_deref(), cardinality, layout.bitmap_index, dc);
                     let mut dict = BytesEncoder::front_coded(dc);
                     for &c in &index.used {
-                        dict.push(layout.dictionary[c as usize - 1].as_bytes());
+                        dict.push(layout.dictionary.get(c as usize - 1).as_bytes());
                     }
                     add(&mut parts, "dictionary", dict.finish());
                     add(&mut parts, "ids", index.ids);
