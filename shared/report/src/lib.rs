@@ -122,6 +122,9 @@ pub struct PipelineReport {
     /// `tuningConfig.maxTotalRows` when set (else the default, 20,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_total_rows: Option<u64>,
+    /// `tuningConfig.maxRowsPerSegment` when set (else the default, 5,000,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows_per_segment: Option<u64>,
     /// Bytes of JSON per record, on average.
     pub record_bytes: f64,
     /// Indexer-only rate (phase 1), rows/s.
@@ -209,6 +212,7 @@ mod tests {
             "pipeline-16p-4g.json",
             "pipeline-8p.json",
             "pipeline-8p-4c.json",
+            "pipeline-8p-4s.json",
             "pipeline-realtime.json",
             "pipeline-realtime-5s.json",
         ];
@@ -223,11 +227,16 @@ mod tests {
             );
             assert!(!name.ends_with("-5s.json") || checkpoint == Some(5_000), "{name}: {checkpoint:?}");
             assert_eq!(report.task_count, if name.ends_with("-4g.json") { 4 } else { 1 }, "{name}");
-            let (spilled, checkpointed) = (name.contains("-8p"), name.ends_with("-4c.json"));
+            let segmented = name.ends_with("-4s.json");
+            let (spilled, checkpointed) = (name.contains("-8p"), name.ends_with("-4c.json") || segmented);
             assert_eq!(report.max_rows_in_memory, spilled.then_some(10_000), "{name}");
             assert_eq!(report.max_total_rows, checkpointed.then_some(20_000), "{name}");
+            assert_eq!(report.max_rows_per_segment, segmented.then_some(40_000), "{name}");
             let t = &report.throughput;
             assert_eq!(t.hydrants, t.tasks * if checkpointed { 4 } else { 1 }, "{name}: hydrants checkpointed");
+            // Hydrants of a quarter of maxRowsPerSegment or more are published as they are.
+            let segments = if checkpointed && !segmented { t.tasks } else { t.hydrants };
+            assert_eq!(t.segments, segments, "{name}: segments published");
             // Reports from before spilling did not count persists.
             let persists = if spilled { 8 } else { 1 };
             assert!(t.persists == t.tasks * persists || (!spilled && t.persists == 0), "{name}: persists");

@@ -13,6 +13,7 @@ mod kafka_columns;
 mod kafka_faults;
 mod kafka_gaps;
 mod kafka_range;
+mod merger_segments;
 mod msk_iam;
 mod pipeline;
 mod protobuf;

@@ -66,6 +66,11 @@ pub struct CostArgs {
     /// task's first costs.
     #[arg(long, default_value = "bench/results/pipeline-8p-4c.json")]
     pub(super) checkpoints_report: PathBuf,
+    /// A `bench pipeline --out` report of the same checkpoints, each published as its own
+    /// segment (`--max-rows-per-segment` at most four times `--max-total-rows`): what each
+    /// hydrant the merger publishes as it is costs.
+    #[arg(long, default_value = "bench/results/pipeline-8p-4s.json")]
+    pub(super) segments_report: PathBuf,
     /// The `maxRowsInMemory` priced: a task persists a hydrant per this many rows (Druid's
     /// default; a larger one needs the memory, see `bench indexer`'s memory passes).
     #[arg(long, default_value_t = DEFAULT_MAX_ROWS_IN_MEMORY, value_parser = clap::value_parser!(u64).range(1_000..))]
@@ -96,15 +101,22 @@ impl CostArgs {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
         let spilled = read_report(&self.persists_report)?;
         let checkpointed = read_report(&self.checkpoints_report)?;
-        let runs =
-            Runs { report: &read_report(&self.report)?, scale: &scale, spilled: &spilled, checkpointed: &checkpointed };
+        let segmented = read_report(&self.segments_report)?;
+        let runs = Runs {
+            report: &read_report(&self.report)?,
+            scale: &scale,
+            spilled: &spilled,
+            checkpointed: &checkpointed,
+            segmented: &segmented,
+        };
         let tuning = (self.max_rows_in_memory as f64, self.max_total_rows as f64);
         CostModel::from_reports(runs, tuning).with_context(|| {
             format!(
-                "{}, {} and {}",
+                "{}, {}, {} and {}",
                 self.report.display(),
                 self.persists_report.display(),
-                self.checkpoints_report.display()
+                self.checkpoints_report.display(),
+                self.segments_report.display()
             )
         })
     }
@@ -150,6 +162,8 @@ pub struct Runs<'r> {
     pub spilled: &'r PipelineReport,
     /// The same persists, checkpointed several times.
     pub checkpointed: &'r PipelineReport,
+    /// The same checkpoints, each published as its own segment.
+    pub segmented: &'r PipelineReport,
 }
 
 /// The model: the functions' fits, the supervisor's pass, a persist's and a hydrant's cost.
@@ -213,7 +227,7 @@ impl CostModel {
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows)),
             supervisor: SupervisorModel::fit(&passes),
             persists: ExtraPersists::fit(r, runs.spilled).map_err(|e| anyhow!(e))?,
-            hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed).map_err(|e| anyhow!(e))?,
+            hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed, runs.segmented).map_err(|e| anyhow!(e))?,
             rows_per_persist,
             rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(max_total_rows).min(spill_rows(t)),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
@@ -247,6 +261,7 @@ impl CostModel {
         args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
         args.persists_report = root.join(&args.persists_report);
         args.checkpoints_report = root.join(&args.checkpoints_report);
+        args.segments_report = root.join(&args.segments_report);
         args.model().expect("the committed reports")
     }
 
@@ -378,7 +393,9 @@ mod tests {
         let model = CostModel::committed();
         let fewer_persists = CostModel { rows_per_persist: 1_000_000.0, ..model };
         let (a, b) = (model.monthly(1_000_000.0), fewer_persists.monthly(1_000_000.0));
-        assert!(b.lambda < a.lambda && (b.s3, b.dynamodb) == (a.s3, a.dynamodb), "{a:?} {b:?}");
+        // Persists of 1M rows fill a checkpoint of the spill's ~2.07M rows as well (2M) as
+        // persists of 150,000 do (1.95M): no more checkpoints, so no more requests.
+        assert!(b.lambda < a.lambda && b.s3 <= a.s3 && b.dynamodb <= a.dynamodb, "{a:?} {b:?}");
         // A checkpoint per persist, as before spilling: the requests of every hydrant.
         let every_persist = CostModel { rows_per_checkpoint: 150_000.0, ..model };
         let c = every_persist.monthly(1_000_000.0);

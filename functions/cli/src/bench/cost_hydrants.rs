@@ -3,8 +3,9 @@
 //! the merger publishes as it is). A planned task persists every `maxRowsInMemory` rows,
 //! spilling to local disk, and checkpoints when the rows since its last checkpoint near
 //! `min(maxRowsPerSegment, maxTotalRows)`, merging its spill into one hydrant per time chunk;
-//! its merger merges the hydrants only when that makes fewer segments. What each part adds
-//! comes from two runs beside the report's, on the same records and tasks:
+//! its merger publishes each hydrant of a quarter of `maxRowsPerSegment` or more as its own
+//! segment and merges smaller ones. What each part adds comes from three runs beside the
+//! report's, on the same records and tasks:
 //!
 //! - `spilled` (`bench pipeline --max-rows-in-memory`): the tasks persist several times and
 //!   checkpoint once. Per persist beyond the first, the indexer's seconds outside the merge
@@ -13,10 +14,14 @@
 //! - `checkpointed` (the same and `--max-total-rows`): the same persists, checkpointed several
 //!   times. Per checkpointed hydrant beyond the first, the indexer's and the merger's units,
 //!   requests and the indexer's seconds (merges aside); per row of a task whose hydrants the
-//!   merger merged, the merger's seconds.
+//!   merger merged, the merger's seconds;
+//! - `segmented` (the same and `--max-rows-per-segment` at most four times the checkpoints):
+//!   the same hydrants, each published as its own segment. Per hydrant beyond the first, the
+//!   merger's units, requests and seconds.
 
 use super::cost_figures::Figures;
 use sluice_format::spec::DEFAULT_MAX_ROWS_PER_SEGMENT;
+use sluice_pipeline::merger::MIN_SHARE_AS_PERSISTED;
 use sluice_report::{PipelineReport, Throughput};
 
 /// `maxRowsPerSegment`'s default, as the model counts rows.
@@ -40,6 +45,9 @@ pub struct ExtraHydrants {
     pub(super) merger: Figures,
     /// Per row of a task whose hydrants the merger merged, the merger's seconds.
     pub(super) merge_secs_per_row: f64,
+    /// Per hydrant beyond the first that the merger publishes as its own segment, the
+    /// merger's figures.
+    pub(super) as_segments: Figures,
 }
 
 /// Persists per task: reports from before spilling counted only hydrants, one per persist.
@@ -83,10 +91,43 @@ impl ExtraPersists {
 }
 
 impl ExtraHydrants {
-    /// From `spilled` (tasks checkpointing once) and `checkpointed` (the same persists,
-    /// checkpointed several times).
-    pub fn fit(spilled: &PipelineReport, checkpointed: &PipelineReport) -> Result<Self, String> {
-        let (a, b) = (&spilled.throughput, &checkpointed.throughput);
+    /// From `spilled` (tasks checkpointing once), `checkpointed` (the same persists,
+    /// checkpointed several times, merged by the merger) and `segmented` (the same
+    /// checkpoints, each published as its own segment).
+    pub fn fit(
+        spilled: &PipelineReport,
+        checkpointed: &PipelineReport,
+        segmented: &PipelineReport,
+    ) -> Result<Self, String> {
+        let a = &spilled.throughput;
+        let (merged, per_hydrant) = Delta::between(a, &checkpointed.throughput)?;
+        let (as_segments, _) = Delta::between(a, &segmented.throughput)?;
+        if segmented.throughput.segments != segmented.throughput.hydrants {
+            return Err(format!(
+                "the segmented run published {} segments of {} hydrants: not one each",
+                segmented.throughput.segments, segmented.throughput.hydrants
+            ));
+        }
+        let merger_secs_per_row = |t: &Throughput| t.functions.merger.secs / t.rows.max(1) as f64;
+        let b = &checkpointed.throughput;
+        Ok(ExtraHydrants {
+            indexer: Figures { secs: per_hydrant, ..merged.indexer },
+            merger: Figures { secs: 0.0, ..merged.merger },
+            merge_secs_per_row: (merger_secs_per_row(b) - merger_secs_per_row(a)).max(0.0),
+            as_segments: as_segments.merger,
+        })
+    }
+}
+
+/// Per hydrant beyond the first, what a run's tasks used beyond another's.
+struct Delta {
+    indexer: Figures,
+    merger: Figures,
+}
+
+impl Delta {
+    /// From `a` to `b`, and the indexer's seconds per hydrant (its stages summed, merges aside).
+    fn between(a: &Throughput, b: &Throughput) -> Result<(Self, f64), String> {
         let more = per_task(b.hydrants, b) - per_task(a.hydrants, a);
         if more < 1.0 {
             return Err(format!(
@@ -99,15 +140,8 @@ impl ExtraHydrants {
             let (x, y) = (Figures::of(f(&a.functions), a.tasks as f64), Figures::of(f(&b.functions), b.tasks as f64));
             y.zip(x, |y, x| ((y - x) / more).max(0.0))
         };
-        let merger_secs_per_row = |t: &Throughput| t.functions.merger.secs / t.rows.max(1) as f64;
-        Ok(ExtraHydrants {
-            indexer: Figures {
-                secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0),
-                ..delta(|f| &f.indexer)
-            },
-            merger: Figures { secs: 0.0, ..delta(|f| &f.merger) },
-            merge_secs_per_row: (merger_secs_per_row(b) - merger_secs_per_row(a)).max(0.0),
-        })
+        let indexer_secs = ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0);
+        Ok((Delta { indexer: delta(|f| &f.indexer), merger: delta(|f| &f.merger) }, indexer_secs))
     }
 }
 
@@ -120,7 +154,8 @@ pub struct TaskShape {
     pub hydrants: f64,
     /// Whether the indexer merged a spill (some checkpoint took more than one persist).
     pub spill_merged: bool,
-    /// Whether the merger merged the hydrants (a merge makes fewer segments).
+    /// Whether the merger merged the hydrants (more than one, each under a quarter of
+    /// `maxRowsPerSegment`); else it publishes each as its own segment.
     pub merged: bool,
 }
 
@@ -132,18 +167,20 @@ impl TaskShape {
         let persists = (rows / rows_per_persist).ceil().max(1.0);
         let per_checkpoint = (rows_per_checkpoint / rows_per_persist).floor().max(1.0);
         let hydrants = (persists / per_checkpoint).ceil();
-        Self::with(rows, persists, hydrants)
+        Self::with(persists, hydrants, (per_checkpoint * rows_per_persist).min(rows))
     }
 
     /// A task that checkpointed `hydrants` hydrants, one per persist (real time).
     pub fn checkpointing_every_persist(rows: f64, hydrants: f64) -> Self {
         let hydrants = hydrants.max(1.0);
-        Self::with(rows, hydrants, hydrants)
+        Self::with(hydrants, hydrants, rows / hydrants)
     }
 
-    fn with(rows: f64, persists: f64, hydrants: f64) -> Self {
-        let segments = (rows / MAX_ROWS_PER_SEGMENT).ceil().max(1.0);
-        TaskShape { persists, hydrants, spill_merged: persists > hydrants, merged: hydrants > segments }
+    /// A task's shape from its persists and hydrants, its hydrants (but the last) of
+    /// `rows_per_hydrant` rows each.
+    fn with(persists: f64, hydrants: f64, rows_per_hydrant: f64) -> Self {
+        let small = rows_per_hydrant < (MAX_ROWS_PER_SEGMENT / MIN_SHARE_AS_PERSISTED as f64).ceil();
+        TaskShape { persists, hydrants, spill_merged: persists > hydrants, merged: hydrants > 1.0 && small }
     }
 
     /// The indexer's and the merger's figures this shape adds to a task of `rows` rows that
@@ -155,10 +192,13 @@ impl TaskShape {
         if self.spill_merged {
             indexer.secs += rows * persists.merge_secs_per_row;
         }
-        let mut merger = hydrants.merger.map(|x| x * extra_hydrants);
-        if self.merged {
+        let merger = if self.merged {
+            let mut merger = hydrants.merger.map(|x| x * extra_hydrants);
             merger.secs += rows * hydrants.merge_secs_per_row;
-        }
+            merger
+        } else {
+            hydrants.as_segments.map(|x| x * extra_hydrants)
+        };
         (indexer, merger)
     }
 }
@@ -168,12 +208,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn persists_cost_the_indexer_and_checkpointed_hydrants_both() {
+    fn persists_cost_the_indexer_and_checkpointed_hydrants_both_merged_or_as_segments() {
         let persists = ExtraPersists { indexer_secs: 0.01, merge_secs_per_row: 1e-6 };
         let hydrants = ExtraHydrants {
             indexer: Figures { secs: 0.02, write_units: 5.0, puts: 1.0, ..Default::default() },
             merger: Figures { gets: 1.0, ..Default::default() },
             merge_secs_per_row: 2e-6,
+            as_segments: Figures { secs: 0.3, gets: 1.0, puts: 1.0, ..Default::default() },
         };
         // Druid's defaults at 1M rows/s: 37 persists, checkpoints of 33 (4.95M rows).
         let shape = TaskShape::planned(5_450_000.0, 150_000.0, MAX_ROWS_PER_SEGMENT);
@@ -181,7 +222,8 @@ mod tests {
         let (indexer, merger) = shape.added(5_450_000.0, &persists, &hydrants);
         assert!((indexer.puts - 1.0).abs() < 1e-9 && (indexer.write_units - 5.0).abs() < 1e-9, "{indexer:?}");
         assert!((indexer.secs - (0.02 + 35.0 * 0.01 + 5.45)).abs() < 1e-9, "{indexer:?}");
-        assert_eq!((merger.gets, merger.secs), (1.0, 0.0), "two hydrants make two segments either way");
+        let as_segment = (merger.gets, merger.puts, merger.secs);
+        assert_eq!(as_segment, (1.0, 1.0, 0.3), "two hydrants of 4.95M and 0.5M rows, each a segment");
         // Checkpoints of 20,000 rows: 4 hydrants of an 80,000-row task, merged into one segment.
         let shape = TaskShape::planned(80_000.0, 10_000.0, 20_000.0);
         assert_eq!(shape, TaskShape { persists: 8.0, hydrants: 4.0, spill_merged: true, merged: true });
@@ -192,5 +234,10 @@ mod tests {
         assert_eq!((indexer, merger), (Figures::default(), Figures::default()), "one persist adds nothing");
         let realtime = TaskShape::checkpointing_every_persist(1_000_000.0, 7.0);
         assert_eq!(realtime, TaskShape { persists: 7.0, hydrants: 7.0, spill_merged: false, merged: true });
+        // Checkpoints at the spill's bound: a quarter of maxRowsPerSegment or more, not merged.
+        let spill_bound = TaskShape::planned(4_600_000.0, 150_000.0, 2_070_000.0);
+        assert_eq!(spill_bound, TaskShape { persists: 31.0, hydrants: 3.0, spill_merged: true, merged: false });
+        let below = TaskShape::planned(4_600_000.0, 150_000.0, 1_200_000.0);
+        assert!(below.merged, "checkpoints of 1.2M rows, under a quarter of 5M, are merged: {below:?}");
     }
 }

@@ -60,6 +60,7 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
         task_count: args.task_count,
         max_rows_in_memory: args.max_rows_in_memory,
         max_total_rows: args.max_total_rows,
+        max_rows_per_segment: args.max_rows_per_segment,
         record_bytes: only.bytes as f64 / only.rows as f64,
         indexer_only_rows_per_sec: indexer_only,
         raw_read_rows_per_sec: raw_read,

@@ -61,6 +61,11 @@ pub struct PipelineArgs {
     /// each task checkpoint every about this many rows, and each merger merge the hydrants.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_total_rows: Option<u64>,
+    /// The datasource's `tuningConfig.maxRowsPerSegment` (default 5,000,000): with
+    /// `--max-total-rows` a quarter of it or more, the merger publishes each checkpoint's
+    /// hydrant as its own segment instead of merging them.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_segment: Option<u64>,
     /// Records per partition per wave (the mock cluster keeps about 5 MB per partition).
     #[arg(long, default_value_t = 20_000)]
     pub wave: usize,
@@ -130,6 +135,8 @@ pub(super) struct RigTuning {
     pub max_rows_in_memory: Option<u64>,
     /// `tuningConfig.maxTotalRows`, when set.
     pub max_total_rows: Option<u64>,
+    /// `tuningConfig.maxRowsPerSegment`, when set.
+    pub max_rows_per_segment: Option<u64>,
 }
 
 impl RigTuning {
@@ -139,6 +146,7 @@ impl RigTuning {
             task_count: args.task_count,
             max_rows_in_memory: args.max_rows_in_memory,
             max_total_rows: args.max_total_rows,
+            max_rows_per_segment: args.max_rows_per_segment,
         }
     }
 }
@@ -193,6 +201,9 @@ impl Rig {
         }
         if let Some(rows) = tuning.max_total_rows {
             spec["tuningConfig"]["maxTotalRows"] = rows.into();
+        }
+        if let Some(rows) = tuning.max_rows_per_segment {
+            spec["tuningConfig"]["maxRowsPerSegment"] = rows.into();
         }
         if let Some(ms) = realtime {
             let period = Period { months: 0, millis: ms as i64 }.to_string();

@@ -1,9 +1,8 @@
-//! Hydrants for unit tests: rows of `{"ts", "page", "added"}` indexed by the indexer's own
+//! Indexes for unit tests: rows of `{"ts", "page", "added"}` indexed by the indexer's own
 //! ingester under a small hourly spec.
 
 use super::{Ingester, MessageWindow, RowMeters};
 use sluice_format::index::IncrementalIndex;
-use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_kafka::Record;
 
@@ -27,12 +26,4 @@ pub(crate) fn indexes(spec: &DatasourceSpec, times: &[i64]) -> Vec<IncrementalIn
         ingester.ingest(Record::value(0, n as i64, Some(payload.as_bytes()), None)).expect("row");
     }
     ingester.take_indexes()
-}
-
-/// A hydrant of `rows` rows in the first hour, persisted as `spec` says.
-pub(crate) fn hydrant(spec: &DatasourceSpec, rows: usize) -> Segment {
-    let times: Vec<i64> = (0..rows as i64).collect();
-    let index = indexes(spec, &times).pop().expect("one hour");
-    let bytes = index.persist(spec.tuning.intermediate_index).expect("persist");
-    Segment::from_bytes("hydrant", bytes).expect("hydrant")
 }

@@ -3,8 +3,8 @@
 //!
 //! ```text
 //!  task# Complete, offsets#<group> == the task's start offsets     (else: Waiting / Conflict)
-//!  per chunk: get hydrants -> merge -> split at maxRowsPerSegment
-//!             (or each hydrant a segment, when a merge would not make fewer)
+//!  per chunk: hydrants of >= maxRowsPerSegment / 4 rows: each a segment as persisted;
+//!             smaller ones: get -> merge -> split at maxRowsPerSegment
 //!  chunk#: reserve partition numbers (version shared by appends)    Version(v) / Absent
 //!  put_if_absent segments/<ds>/<chunk>/<version>/<partition>.seg
 //!  put seg#<chunk>#<version>#<partition>  Absent, invisible
@@ -21,4 +21,4 @@
 
 mod publish;
 
-pub use publish::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};
+pub use publish::{merge_and_publish, MergeOutcome, MergerError, MergerOptions, MIN_SHARE_AS_PERSISTED};

@@ -148,31 +148,31 @@ pub async fn merge_and_publish(
     let mut written = Vec::new();
     let result = async {
         for (chunk, hydrants) in chunks {
-            let parts = fetch_hydrants(meta, store, id, &task_item, &hydrants).await?;
-            let outputs = if publish_as_persisted(&parts, &spec.tuning) {
-                // Each hydrant as its segment: a merge of one gives back its bytes
-                // (shared/format/tests/merge_single.rs).
-                parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+            let plan = ChunkPlan::of(&hydrants, &spec.tuning);
+            let merged = if plan.merged.is_empty() {
+                Vec::new()
             } else {
+                let parts = fetch_hydrants(meta, store, id, &task_item, &plan.merged).await?;
                 tokio::task::spawn_blocking(move || merge(&parts, &merge_options))
                     .await
                     .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
                     .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })?
             };
+            let count = (merged.len() + plan.as_persisted.len()) as u32;
             let (version, first) =
-                allocate_partitions(meta, &id.datasource, chunk, outputs.len() as u32, &version).await.map_err(d)?;
-            for (i, bytes) in outputs.into_iter().enumerate() {
-                let partition = first + i as u32;
-                let record =
-                    describe(&id.datasource, chunk, &version, partition, &bytes, (Some(id.clone()), None), &merge_id)
-                        .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merged segment: {e}") })?;
-                store
-                    .put_if_absent(&record.key, bytes.into())
-                    .await
-                    .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
-                let item = Item::new(datasource_pk(&id.datasource), record.sk(), to_json(&record));
-                meta.put(item, Condition::Absent).await.map_err(m)?;
-                written.push(record);
+                allocate_partitions(meta, &id.datasource, chunk, count, &version).await.map_err(d)?;
+            let segment = SegmentOf { id, chunk, version: &version, merge_id: &merge_id };
+            let mut partition = first;
+            for bytes in merged {
+                written.push(segment.write(meta, store, partition, bytes).await?);
+                partition += 1;
+            }
+            // One at a time: the merger holds one such hydrant in memory, however many there are.
+            for h in plan.as_persisted {
+                let part = fetch_hydrants(meta, store, id, &task_item, &[h]).await?.remove(0);
+                // A merge of one gives back its bytes (shared/format/tests/merge_single.rs).
+                written.push(segment.write(meta, store, partition, part.as_bytes().to_vec()).await?);
+                partition += 1;
             }
         }
         Ok(())
@@ -187,16 +187,77 @@ pub async fn merge_and_publish(
     publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters), options.now_ms).await
 }
 
-/// Whether a chunk's hydrants can be published as its segments, one each: they were
-/// persisted with the segments' compression, each fits a segment, and a merge would not make
-/// fewer (a task that checkpointed every `maxRowsPerSegment` rows, as Druid starts a segment
-/// then; rows of two such segments are not rolled up together, as in Druid).
-fn publish_as_persisted(parts: &[Segment], tuning: &TuningSettings) -> bool {
-    let max = tuning.max_rows_per_segment;
-    let rows: u64 = parts.iter().map(|p| p.num_rows() as u64).sum();
-    tuning.intermediate_index == tuning.index
-        && parts.iter().all(|p| p.num_rows() as u64 <= max)
-        && parts.len() as u64 == rows.div_ceil(max).max(1)
+/// A hydrant of at least `maxRowsPerSegment` / this many rows is published as its own segment.
+pub const MIN_SHARE_AS_PERSISTED: u64 = 4;
+
+/// Which of a chunk's hydrants are published as they were persisted, one segment each, and
+/// which are merged. As Druid publishes a segment at each handoff and does not roll up rows of
+/// two handoffs together (compaction joins them), a hydrant of at least a quarter of
+/// `maxRowsPerSegment` (a checkpoint at a segment's end or at the spill's bound) is a segment
+/// as it is: merging it again would cost the merger a pass over its rows for segments at most
+/// four times fewer. Smaller hydrants (a task's last checkpoint, a real-time task's
+/// checkpoints) are merged together, unless only one is left. Hydrants of another compression
+/// than the segments' are all rewritten.
+struct ChunkPlan<'a> {
+    as_persisted: Vec<&'a HydrantRef>,
+    merged: Vec<&'a HydrantRef>,
+}
+
+impl<'a> ChunkPlan<'a> {
+    fn of(hydrants: &[&'a HydrantRef], tuning: &TuningSettings) -> Self {
+        if tuning.intermediate_index != tuning.index {
+            return ChunkPlan { as_persisted: Vec::new(), merged: hydrants.to_vec() };
+        }
+        let max = tuning.max_rows_per_segment;
+        let fits = |h: &&HydrantRef| h.num_rows <= max;
+        let (as_persisted, mut merged): (Vec<_>, Vec<_>) =
+            hydrants.iter().partition(|h| fits(h) && h.num_rows >= max.div_ceil(MIN_SHARE_AS_PERSISTED));
+        let mut as_persisted = as_persisted;
+        if merged.len() == 1 && fits(&merged[0]) {
+            as_persisted.append(&mut merged);
+        }
+        ChunkPlan { as_persisted, merged }
+    }
+}
+
+/// Where a merge's segments of one time chunk go.
+struct SegmentOf<'a> {
+    id: &'a TaskId,
+    chunk: Interval,
+    version: &'a str,
+    merge_id: &'a str,
+}
+
+impl SegmentOf<'_> {
+    /// Uploads `bytes` as partition `partition` and writes its record, not yet visible.
+    async fn write(
+        &self,
+        meta: &dyn MetadataStore,
+        store: &dyn ObjectStore,
+        partition: u32,
+        bytes: Vec<u8>,
+    ) -> Result<SegmentRecord, MergerError> {
+        let id = self.id;
+        let record = describe(
+            &id.datasource,
+            self.chunk,
+            self.version,
+            partition,
+            &bytes,
+            (Some(id.clone()), None),
+            self.merge_id,
+        )
+        .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merged segment: {e}") })?;
+        store
+            .put_if_absent(&record.key, bytes.into())
+            .await
+            .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
+        let item = Item::new(datasource_pk(&id.datasource), record.sk(), to_json(&record));
+        meta.put(item, Condition::Absent)
+            .await
+            .map_err(|e| MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) })?;
+        Ok(record)
+    }
 }
 
 /// `None` when the task is next in its group's offset order.
@@ -372,28 +433,44 @@ impl Publish<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::publish_as_persisted;
-    use crate::indexer::test_hydrants::{hydrant, spec};
+    use super::ChunkPlan;
+    use crate::indexer::test_hydrants::spec;
+    use crate::task::HydrantRef;
+    use sluice_format::time::Interval;
 
-    fn as_persisted(tuning: serde_json::Value, rows: &[usize]) -> bool {
+    /// The rows of the hydrants published as persisted, and of those merged.
+    fn plan(tuning: serde_json::Value, rows: &[u64]) -> (Vec<u64>, Vec<u64>) {
         let spec = spec(tuning);
-        let parts: Vec<_> = rows.iter().map(|&n| hydrant(&spec, n)).collect();
-        publish_as_persisted(&parts, &spec.tuning)
+        let refs: Vec<HydrantRef> = rows
+            .iter()
+            .enumerate()
+            .map(|(n, &num_rows)| HydrantRef {
+                key: format!("h{n}"),
+                chunk: Interval::new(0, 3_600_000),
+                num_rows,
+                num_bytes: 0,
+            })
+            .collect();
+        let refs: Vec<&HydrantRef> = refs.iter().collect();
+        let plan = ChunkPlan::of(&refs, &spec.tuning);
+        let rows = |hs: Vec<&HydrantRef>| hs.iter().map(|h| h.num_rows).collect();
+        (rows(plan.as_persisted), rows(plan.merged))
     }
 
     #[test]
-    fn hydrants_are_published_as_persisted_only_when_a_merge_makes_no_fewer_segments() {
+    fn hydrants_of_a_quarter_segment_are_published_as_persisted_and_smaller_ones_merged() {
         let max = |n: u64| serde_json::json!({"maxRowsPerSegment": n});
-        assert!(as_persisted(max(30), &[20]), "one hydrant that fits a segment");
-        assert!(as_persisted(max(30), &[28, 28]), "56 rows make two segments either way");
-        assert!(!as_persisted(max(30), &[28, 28, 4]), "60 rows merge into two segments, not three");
-        assert!(!as_persisted(max(30), &[5, 5]), "10 rows merge into one segment");
-        assert!(!as_persisted(max(30), &[31]), "a hydrant past maxRowsPerSegment is split");
+        assert_eq!(plan(max(40), &[20]), (vec![20], vec![]), "one hydrant that fits a segment");
+        assert_eq!(plan(max(40), &[5]), (vec![5], vec![]), "a small hydrant alone is not merged");
+        assert_eq!(plan(max(40), &[38, 38, 4]), (vec![38, 38, 4], vec![]), "one small hydrant left");
+        assert_eq!(plan(max(40), &[10, 3, 38, 9]), (vec![10, 38], vec![3, 9]), "a quarter is 10 rows");
+        assert_eq!(plan(max(40), &[5, 5, 5]), (vec![], vec![5, 5, 5]), "small hydrants merge together");
+        assert_eq!(plan(max(40), &[41, 20]), (vec![20], vec![41]), "a hydrant past maxRowsPerSegment is split");
         let lz4_hydrants = serde_json::json!({
-            "maxRowsPerSegment": 30,
+            "maxRowsPerSegment": 40,
             "indexSpec": {"metricCompression": "zstd", "dimensionCompression": "zstd"},
             "indexSpecForIntermediatePersists": {"metricCompression": "lz4", "dimensionCompression": "lz4"},
         });
-        assert!(!as_persisted(lz4_hydrants, &[20]), "hydrants of another compression are rewritten");
+        assert_eq!(plan(lz4_hydrants, &[20, 30]), (vec![], vec![20, 30]), "another compression is rewritten");
     }
 }
