@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 20;
-const PER_PARTITION: usize = 600;
+const PER_PARTITION: usize = 2000;
 const LEASE_MS: u64 = 300;
 
 struct Xorshift(u64);
@@ -29,9 +29,9 @@ impl Xorshift {
 }
 
 /// Runs attempts of `id` until one completes; the first `kills` attempts are killed after a
-/// random time from process start: between three fifths and nineteen twentieths of `window` for
-/// the first attempt (so that most kills land after a checkpoint), between a fifth and four fifths
-/// for the next. An attempt that resumes from checkpoints has less to do and may complete before its kill
+/// random time from process start: between two fifths and nineteen twentieths of `window` for
+/// the first attempt (so that most kills land after a checkpoint, some before the first), between
+/// a fifth and four fifths for the next. An attempt that resumes from checkpoints has less to do and may complete before its kill
 /// time. Returns the number of attempts that were killed and how long the one that completed ran.
 fn run_until_complete(
     urls: &[String; 2],
@@ -60,7 +60,7 @@ fn run_until_complete(
         if attempt < kills {
             let twentieth = window.as_micros() as u64 / 20;
             let (from, to) =
-                if attempt == 0 { (12 * twentieth, 19 * twentieth) } else { (4 * twentieth, 16 * twentieth) };
+                if attempt == 0 { (8 * twentieth, 19 * twentieth) } else { (4 * twentieth, 16 * twentieth) };
             std::thread::sleep(Duration::from_micros(from + rng.below(to - from)));
             if child.try_wait().expect("poll").is_none() {
                 child.kill().expect("SIGKILL");
@@ -94,8 +94,9 @@ async fn killed_indexers_leave_every_record_exactly_once() {
     let urls = [format!("file://{}/meta", dir.path().display()), format!("file://{}/store", dir.path().display())];
     let meta = open_metadata(&urls[0]).await.expect("metadata");
     let store = open_store(&urls[1]).await.expect("store");
-    // A persist every 40 rows, spilled to local disk; a checkpoint every 200 rows.
-    let tuning = serde_json::json!({"maxRowsInMemory": 40, "maxTotalRows": 200});
+    // A persist every 40 rows, spilled to local disk; a checkpoint every 120 rows (two persists
+    // spilled, the third checkpointed with them), from early in an attempt on.
+    let tuning = serde_json::json!({"maxRowsInMemory": 40, "maxTotalRows": 120});
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).expect("attempts' temporary directory");
     let ranges: Vec<OffsetRange> =
