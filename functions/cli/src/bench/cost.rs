@@ -14,8 +14,9 @@
 //!   half the period; each group plans one task per period, of R x 60 / G rows, which
 //!   persists a hydrant per 150,000 rows (`maxRowsInMemory`), spilled, and checkpoints one
 //!   merged hydrant when `maxRowsPerSegment` nears or the spill holds its 96 MiB (rows at the
-//!   hydrant bytes per row measured), each persist and checkpointed hydrant beyond the first
-//!   costing what [`super::cost_hydrants`] measured;
+//!   hydrant bytes per row measured), which the merger publishes as a segment of its own (a
+//!   quarter of `maxRowsPerSegment` or more) or merges, each persist and checkpointed hydrant
+//!   beyond the first costing what [`super::cost_hydrants`] measured;
 //! - Lambda = GB-seconds x price + requests x price; DynamoDB on demand; S3 requests.
 //!
 //! The Druid cluster is sized by Druid's clustered-deployment guidance: one master server
