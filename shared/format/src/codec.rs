@@ -50,10 +50,10 @@ impl Codec {
                 Ok(data.to_vec())
             }
             Codec::Lz4 => {
-                let mut out = vec![0u8; len];
-                let n = lz4_flex::block::decompress_into(data, &mut out).map_err(|e| format!("lz4: {e}"))?;
-                if n != len {
-                    return Err(format!("lz4 block decompressed to {n} bytes, expected {len}"));
+                // Into a fresh buffer of `len` bytes that is not zeroed first.
+                let out = lz4_flex::block::decompress(data, len).map_err(|e| format!("lz4: {e}"))?;
+                if out.len() != len {
+                    return Err(format!("lz4 block decompressed to {} bytes, expected {len}", out.len()));
                 }
                 Ok(out)
             }
@@ -65,5 +65,25 @@ impl Codec {
                 Ok(out)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Codec;
+
+    #[test]
+    fn a_block_decodes_to_its_recorded_size_and_no_further() {
+        let data: Vec<u8> = (0..10_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        for codec in [Codec::None, Codec::Lz4, Codec::Zstd] {
+            let block = codec.compress(&data);
+            assert_eq!(codec.decompress(&block, data.len()).as_deref(), Ok(&data[..]), "{codec:?}");
+            let short = codec.decompress(&block, data.len() - 1).expect_err("a block larger than recorded");
+            let long = codec.decompress(&block, data.len() + 1).expect_err("a block smaller than recorded");
+            assert!(!short.is_empty() && !long.is_empty(), "{codec:?}: {short}; {long}");
+        }
+        let mut corrupt = Codec::Lz4.compress(&data);
+        corrupt.truncate(corrupt.len() / 2);
+        assert!(Codec::Lz4.decompress(&corrupt, data.len()).is_err(), "a truncated block");
     }
 }

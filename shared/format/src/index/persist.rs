@@ -3,7 +3,7 @@
 
 use super::dims::{DimColumn, MULTI};
 use super::IncrementalIndex;
-use crate::segment::{DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter, StoredDictionary};
+use crate::segment::{sort_prefix, DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter, StoredDictionary};
 use crate::spec::Compression;
 use crate::value::cmp_opt_f64;
 use std::cmp::Ordering;
@@ -152,18 +152,9 @@ impl IncrementalIndex {
 /// bytes held beside its id, the strings themselves compared only where those tie: most
 /// comparisons stay in one array rather than following two pointers to compare two strings.
 fn ids_by_value(values: &[Box<str>]) -> Vec<u32> {
-    let mut keyed: Vec<(u64, u32)> = values.iter().enumerate().map(|(id, v)| (prefix(v), id as u32)).collect();
+    let mut keyed: Vec<(u64, u32)> = values.iter().enumerate().map(|(id, v)| (sort_prefix(v), id as u32)).collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| values[a.1 as usize].cmp(&values[b.1 as usize])));
     keyed.into_iter().map(|(_, id)| id).collect()
-}
-
-/// The first eight bytes of `s`, zero-padded, as a big-endian number: where two prefixes differ,
-/// their strings compare as the prefixes do.
-fn prefix(s: &str) -> u64 {
-    let mut bytes = [0u8; 8];
-    let n = s.len().min(8);
-    bytes[..n].copy_from_slice(&s.as_bytes()[..n]);
-    u64::from_be_bytes(bytes)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! dictionaries (a k-way merge of the inputs' sorted dictionaries).
 
 use super::MergeError;
-use crate::segment::{ColumnType, Segment, StoredDictionary};
+use crate::segment::{sort_prefix, ColumnType, Segment, StoredDictionary};
 use crate::spec::MultiValueHandling;
 use std::collections::HashMap;
 
@@ -79,20 +79,25 @@ pub fn merge_dictionaries(locals: &[StoredDictionary]) -> Result<(StoredDictiona
             t
         })
         .collect();
-    // (value, input, its index): values are borrowed, each copied once into the union.
-    let mut heap: BinaryHeap<Reverse<(&str, usize, usize)>> =
-        locals.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, l)| Reverse((l.get(0), i, 0))).collect();
+    // (value's sort prefix, value, input, its index): values are borrowed, each copied once
+    // into the union; most comparisons are of the prefixes alone.
+    let head = |i: usize, k: usize| {
+        let v = locals[i].get(k);
+        Reverse((sort_prefix(v), v, i, k))
+    };
+    let mut heap: BinaryHeap<Reverse<(u64, &str, usize, usize)>> =
+        locals.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, _)| head(i, 0)).collect();
     let most = |f: fn(&StoredDictionary) -> usize| locals.iter().map(f).max().unwrap_or(0);
     let mut merged = StoredDictionary::with_capacity(most(StoredDictionary::len), most(StoredDictionary::bytes));
     // The smallest head is replaced in place by its input's next value: one sift per value.
     while let Some(mut top) = heap.peek_mut() {
-        let Reverse((v, i, k)) = *top;
+        let Reverse((_, v, i, k)) = *top;
         if merged.last() != Some(v) {
             merged.push(v)?;
         }
         tables[i].push(merged.len() as u32);
         if k + 1 < locals[i].len() {
-            *top = Reverse((locals[i].get(k + 1), i, k + 1));
+            *top = head(i, k + 1);
         } else {
             std::collections::binary_heap::PeekMut::pop(top);
         }

@@ -94,10 +94,38 @@ impl StoredDictionary {
     }
 }
 
+/// The first eight bytes of `s`, zero-padded, as a big-endian number: where the prefixes of
+/// two strings differ, the strings compare as their prefixes do, so sorts and merges of
+/// dictionary values compare the strings themselves only where prefixes tie.
+#[inline]
+pub(crate) fn sort_prefix(s: &str) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = s.len().min(8);
+    bytes[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u64::from_be_bytes(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::segment::parts::BytesEncoder;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn prefixes_order_as_their_strings(
+            a in prop_oneof![".{0,12}", "[ab\u{0}]{0,10}"],
+            b in prop_oneof![".{0,12}", "[ab\u{0}]{0,10}"],
+        ) {
+            let (pa, pb) = (sort_prefix(&a), sort_prefix(&b));
+            if pa != pb {
+                prop_assert_eq!(pa.cmp(&pb), a.cmp(&b), "{:?} {:?}", a, b);
+            }
+            if a == b {
+                prop_assert_eq!(pa, pb);
+            }
+        }
+    }
     use crate::segment::Codec;
 
     fn read(values: &[&[u8]]) -> Result<StoredDictionary, FormatError> {

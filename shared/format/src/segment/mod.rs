@@ -12,6 +12,7 @@ mod rows;
 mod writer;
 
 pub use crate::codec::Codec;
+pub(crate) use dictionary::sort_prefix;
 pub use dictionary::StoredDictionary;
 pub use directory::{ColumnEntry, ColumnType, Directory, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use reader::{Segment, StringColumn};
