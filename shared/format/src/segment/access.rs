@@ -12,15 +12,39 @@ fn past_end(i: usize, len: usize) -> FormatError {
     FormatError::new("segment", format!("value {i} is past the end of its part ({len} values)"))
 }
 
-/// Longs by index.
-pub struct Longs<'a> {
+/// Numbers by index: longs, floats or doubles.
+pub struct Numbers<'a, T> {
     part: NumericPart<'a>,
-    block: Vec<i64>,
+    block: Vec<T>,
     /// The index of the block's first value.
     first: usize,
 }
 
-impl<'a> Longs<'a> {
+/// Longs by index.
+pub type Longs<'a> = Numbers<'a, i64>;
+
+/// Floats or doubles by index.
+pub type Floats<'a, T> = Numbers<'a, T>;
+
+/// A number a numeric part's blocks decode to.
+pub trait Number: Copy {
+    /// Decodes block `b` of `part` into `out`.
+    fn decode(part: &NumericPart<'_>, b: usize, out: &mut Vec<Self>) -> Result<(), FormatError>;
+}
+
+impl Number for i64 {
+    fn decode(part: &NumericPart<'_>, b: usize, out: &mut Vec<Self>) -> Result<(), FormatError> {
+        part.long_block(b, out)
+    }
+}
+
+impl<T: Element> Number for T {
+    fn decode(part: &NumericPart<'_>, b: usize, out: &mut Vec<Self>) -> Result<(), FormatError> {
+        part.float_block(b, out)
+    }
+}
+
+impl<'a, T: Number> Numbers<'a, T> {
     /// Reads `part` forward.
     pub fn new(part: NumericPart<'a>) -> Self {
         Self { part, block: Vec::new(), first: 0 }
@@ -28,12 +52,12 @@ impl<'a> Longs<'a> {
 
     /// Value `i`; `i` must not go below a value already read from another block.
     #[inline]
-    pub fn get(&mut self, i: usize) -> Result<i64, FormatError> {
+    pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
         // The block read last holds it, mostly: no division by the block size.
         match self.block.get(i.wrapping_sub(self.first)) {
             Some(&v) => Ok(v),
             None => {
-                let read = load_block(&self.part, i, |b| self.part.long_block(b, &mut self.block));
+                let read = load_block(&self.part, i, |b| T::decode(&self.part, b, &mut self.block));
                 // A block that failed to read is not read from again.
                 self.first = read.inspect_err(|_| self.block.clear())?;
                 Ok(self.block[i - self.first])
@@ -56,35 +80,6 @@ fn load_block(
     let per = part.block_values();
     read(i / per)?;
     Ok(i / per * per)
-}
-
-/// Floats or doubles by index.
-pub struct Floats<'a, T> {
-    part: NumericPart<'a>,
-    block: Vec<T>,
-    /// The index of the block's first value.
-    first: usize,
-}
-
-impl<'a, T: Element> Floats<'a, T> {
-    /// Reads `part` forward.
-    pub fn new(part: NumericPart<'a>) -> Self {
-        Self { part, block: Vec::new(), first: 0 }
-    }
-
-    /// Value `i`; `i` must not go below a value already read from another block.
-    #[inline]
-    pub fn get(&mut self, i: usize) -> Result<T, FormatError> {
-        match self.block.get(i.wrapping_sub(self.first)) {
-            Some(&v) => Ok(v),
-            None => {
-                let read = load_block(&self.part, i, |b| self.part.float_block(b, &mut self.block));
-                // A block that failed to read is not read from again.
-                self.first = read.inspect_err(|_| self.block.clear())?;
-                Ok(self.block[i - self.first])
-            }
-        }
-    }
 }
 
 /// Byte values by index.
