@@ -151,13 +151,13 @@ pub fn describe(
     merge_id: &str,
 ) -> Result<SegmentRecord, FormatError> {
     let key = segment_key(datasource, interval, version, partition);
-    let segment = Segment::from_bytes(&key, bytes.to_vec())?;
-    let columns = &segment.directory().columns;
+    let directory = Segment::directory_of(&key, bytes)?;
+    let columns = &directory.columns;
     Ok(SegmentRecord {
         interval,
         version: version.into(),
         partition,
-        num_rows: segment.num_rows() as u64,
+        num_rows: u64::from(directory.num_rows),
         num_bytes: bytes.len() as u64,
         dimensions: columns
             .iter()

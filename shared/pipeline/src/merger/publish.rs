@@ -5,6 +5,7 @@ use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, offsets_sk};
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
 use crate::timeline::{allocate_partitions, describe, discard, mark_visible, SegmentRecord};
+use bytes::Bytes;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, TuningSettings};
@@ -164,14 +165,14 @@ pub async fn merge_and_publish(
             let segment = SegmentOf { id, chunk, version: &version, merge_id: &merge_id };
             let mut partition = first;
             for bytes in merged {
-                written.push(segment.write(meta, store, partition, bytes).await?);
+                written.push(segment.write(meta, store, partition, bytes.into()).await?);
                 partition += 1;
             }
             // One at a time: the merger holds one such hydrant in memory, however many there are.
             for h in plan.as_persisted {
-                let part = fetch_hydrants(meta, store, id, &task_item, &[h]).await?.remove(0);
+                let bytes = fetch_hydrant(meta, store, id, &task_item, h).await?;
                 // A merge of one gives back its bytes (shared/format/tests/merge_single.rs).
-                written.push(segment.write(meta, store, partition, part.as_bytes().to_vec()).await?);
+                written.push(segment.write(meta, store, partition, bytes).await?);
                 partition += 1;
             }
         }
@@ -210,9 +211,8 @@ impl<'a> ChunkPlan<'a> {
         }
         let max = tuning.max_rows_per_segment;
         let fits = |h: &&HydrantRef| h.num_rows <= max;
-        let (as_persisted, mut merged): (Vec<_>, Vec<_>) =
+        let (mut as_persisted, mut merged): (Vec<_>, Vec<_>) =
             hydrants.iter().partition(|h| fits(h) && h.num_rows >= max.div_ceil(MIN_SHARE_AS_PERSISTED));
-        let mut as_persisted = as_persisted;
         if merged.len() == 1 && fits(&merged[0]) {
             as_persisted.append(&mut merged);
         }
@@ -235,7 +235,7 @@ impl SegmentOf<'_> {
         meta: &dyn MetadataStore,
         store: &dyn ObjectStore,
         partition: u32,
-        bytes: Vec<u8>,
+        bytes: Bytes,
     ) -> Result<SegmentRecord, MergerError> {
         let id = self.id;
         let record = describe(
@@ -249,7 +249,7 @@ impl SegmentOf<'_> {
         )
         .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merged segment: {e}") })?;
         store
-            .put_if_absent(&record.key, bytes.into())
+            .put_if_absent(&record.key, bytes)
             .await
             .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
         let item = Item::new(datasource_pk(&id.datasource), record.sk(), to_json(&record));
@@ -304,27 +304,34 @@ async fn fetch_hydrants(
 ) -> Result<Vec<Segment>, MergerError> {
     let mut parts = Vec::with_capacity(hydrants.len());
     for h in hydrants {
-        let segment = match store.get(&h.key).await {
-            Ok(bytes) => Segment::from_bytes(&h.key, bytes.to_vec()).map_err(|e| e.to_string()),
-            Err(StorageError::NotFound { .. }) => Err("the object is missing".to_string()),
-            Err(source) => return Err(MergerError::Storage { id: id.clone(), source: Box::new(source) }),
-        };
-        match segment {
-            Ok(s) if s.num_rows() as u64 == h.num_rows => parts.push(s),
-            Ok(s) => {
-                return Err(fail(
-                    meta,
-                    id,
-                    task_item,
-                    &h.key,
-                    format!("holds {} rows, checkpointed {}", s.num_rows(), h.num_rows),
-                )
-                .await)
-            }
-            Err(reason) => return Err(fail(meta, id, task_item, &h.key, reason).await),
+        let bytes = fetch_hydrant(meta, store, id, task_item, h).await?;
+        match Segment::from_bytes(&h.key, bytes.to_vec()) {
+            Ok(s) => parts.push(s),
+            Err(e) => return Err(fail(meta, id, task_item, &h.key, e.to_string()).await),
         }
     }
     Ok(parts)
+}
+
+/// Reads one hydrant's bytes, its directory checked and its rows those checkpointed; a missing
+/// or corrupt one fails the task, naming the object.
+async fn fetch_hydrant(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    id: &TaskId,
+    task_item: &Item,
+    h: &HydrantRef,
+) -> Result<Bytes, MergerError> {
+    let reason = match store.get(&h.key).await {
+        Ok(bytes) => match Segment::directory_of(&h.key, &bytes) {
+            Ok(d) if u64::from(d.num_rows) == h.num_rows => return Ok(bytes),
+            Ok(d) => format!("holds {} rows, checkpointed {}", d.num_rows, h.num_rows),
+            Err(e) => e.to_string(),
+        },
+        Err(StorageError::NotFound { .. }) => "the object is missing".to_string(),
+        Err(source) => return Err(MergerError::Storage { id: id.clone(), source: Box::new(source) }),
+    };
+    Err(fail(meta, id, task_item, &h.key, reason).await)
 }
 
 /// Marks the task failed because of a hydrant (fenced by its version) and returns the error.
