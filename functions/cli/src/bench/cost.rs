@@ -62,6 +62,12 @@ pub struct CostArgs {
     /// task's first costs.
     #[arg(long, default_value = "bench/results/pipeline-8p.json")]
     pub(super) persists_report: PathBuf,
+    /// A `bench pipeline --out` report of one task of the shape priced at high rates
+    /// (`--rows 2000000 --partitions 128 --wave 15625`: persists of about 150,000 rows, one
+    /// checkpoint): the spill's merge per row at the sizes priced, and a check of the model
+    /// against a measured task.
+    #[arg(long, default_value = "bench/results/pipeline-2m.json")]
+    pub(super) sized_report: PathBuf,
     /// A `bench pipeline --out` report of the same persists checkpointed several times
     /// (`--max-rows-in-memory`, `--max-total-rows`): what each checkpointed hydrant beyond a
     /// task's first costs.
@@ -103,19 +109,22 @@ impl CostArgs {
         let spilled = read_report(&self.persists_report)?;
         let checkpointed = read_report(&self.checkpoints_report)?;
         let segmented = read_report(&self.segments_report)?;
+        let sized = read_report(&self.sized_report)?;
         let runs = Runs {
             report: &read_report(&self.report)?,
             scale: &scale,
             spilled: &spilled,
+            sized: &sized,
             checkpointed: &checkpointed,
             segmented: &segmented,
         };
         let tuning = (self.max_rows_in_memory as f64, self.max_total_rows as f64);
         CostModel::from_reports(runs, tuning).with_context(|| {
             format!(
-                "{}, {}, {} and {}",
+                "{}, {}, {}, {} and {}",
                 self.report.display(),
                 self.persists_report.display(),
+                self.sized_report.display(),
                 self.checkpoints_report.display(),
                 self.segments_report.display()
             )
@@ -161,6 +170,8 @@ pub struct Runs<'r> {
     pub scale: &'r [PipelineReport],
     /// The report's tasks persisting several times, checkpointing once.
     pub spilled: &'r PipelineReport,
+    /// A task of the shape priced at high rates.
+    pub sized: &'r PipelineReport,
     /// The same persists, checkpointed several times.
     pub checkpointed: &'r PipelineReport,
     /// The same checkpoints, each published as its own segment.
@@ -180,6 +191,36 @@ pub struct CostModel {
     /// Rows a checkpoint may hold (`min(maxRowsPerSegment, maxTotalRows)`).
     pub(super) rows_per_checkpoint: f64,
     pub(super) druid_rows_per_task: f64,
+    /// The sized run's task, to check the model against.
+    pub(super) sized: MeasuredTask,
+}
+
+/// A task a report measured: its rows, persists and hydrants, and the indexer's seconds.
+#[derive(Debug, Clone, Copy)]
+pub struct MeasuredTask {
+    rows: f64,
+    persists: f64,
+    hydrants: f64,
+    /// The indexer's seconds, as the model's fits count them (the function's).
+    secs: f64,
+    /// The indexer's stages summed (a persist beside reading counted as well).
+    stage_secs: f64,
+}
+
+impl MeasuredTask {
+    /// The first task of a report's throughput phase, all its tasks taken as alike.
+    fn of(report: &PipelineReport) -> Self {
+        let t = &report.throughput;
+        let s = &t.stages;
+        let n = t.tasks.max(1) as f64;
+        MeasuredTask {
+            rows: t.rows as f64 / n,
+            persists: t.persists as f64 / n,
+            hydrants: t.hydrants as f64 / n,
+            secs: t.functions.indexer.secs / n,
+            stage_secs: (s.open + s.read + s.parse_index + s.persist + s.upload + s.checkpoint + s.spill_merge) / n,
+        }
+    }
 }
 
 /// One row of the table.
@@ -227,12 +268,19 @@ impl CostModel {
             indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows)),
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows)),
             supervisor: SupervisorModel::fit(&passes),
-            persists: ExtraPersists::fit(r, runs.spilled).map_err(|e| anyhow!(e))?,
+            persists: ExtraPersists::fit(r, runs.spilled, runs.sized).map_err(|e| anyhow!(e))?,
             hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed, runs.segmented).map_err(|e| anyhow!(e))?,
             rows_per_persist,
             rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(max_total_rows).min(spill_rows(t)),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
+            sized: MeasuredTask::of(runs.sized),
         })
+    }
+
+    /// The indexer's seconds the model prices for the sized run's task.
+    pub(super) fn sized_secs(&self) -> f64 {
+        let t = &self.sized;
+        self.task(t.rows, TaskShape::measured(t.rows, t.persists, t.hydrants)).0.secs
     }
 
     /// The indexer's and the merger's figures for a task of `rows` rows of `shape`.
@@ -261,6 +309,7 @@ impl CostModel {
         args.report = root.join(&args.report);
         args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
         args.persists_report = root.join(&args.persists_report);
+        args.sized_report = root.join(&args.sized_report);
         args.checkpoints_report = root.join(&args.checkpoints_report);
         args.segments_report = root.join(&args.segments_report);
         args.model().expect("the committed reports")
@@ -349,6 +398,17 @@ pub fn markdown(model: &CostModel) -> String {
             100.0 * c.sluice() / c.druid
         ));
     }
+    let t = &model.sized;
+    out.push_str(&format!(
+        "\nChecked against a measured task of the shape priced at high rates ({:.0} rows, {:.0} persists, {:.0} checkpointed hydrant{}): the model prices {:.2} s of indexer, the run took {:.2} s ({:.2} s its stages summed).\n",
+        t.rows,
+        t.persists,
+        t.hydrants,
+        if t.hydrants == 1.0 { "" } else { "s" },
+        model.sized_secs(),
+        t.secs,
+        t.stage_secs
+    ));
     let top = model.monthly(RATES[RATES.len() - 1]);
     out.push_str(&format!(
         "\nLambda at {:.0} rows/s on x86_64 instead: {} a month ({:.2}x arm64's {}).\n",
@@ -377,6 +437,25 @@ mod tests {
             table,
             "the cost table of docs/benchmarks.md differs from `sluice bench cost` on bench/results"
         );
+    }
+
+    #[test]
+    fn the_spill_merge_is_priced_from_a_task_of_persists_of_the_size_priced() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
+        let read = |name: &str| read_report(&dir.join(name)).expect(name);
+        let (one, spilled, sized) = (read("pipeline.json"), read("pipeline-8p.json"), read("pipeline-2m.json"));
+        let fit = ExtraPersists::fit(&one, &spilled, &sized).expect("the committed runs");
+        let t = &sized.throughput;
+        assert_eq!(fit.merge_secs_per_row, t.stages.spill_merge / t.rows as f64);
+        // A run that merged no spill, or only persists of 10,000 rows, does not price it.
+        for wrong in [&one, &spilled] {
+            let e = ExtraPersists::fit(&one, &spilled, wrong).expect_err("not of the size priced");
+            assert!(e.contains("sized run"), "{e}");
+        }
+        // The model's check: its indexer seconds for the sized task, against the run's.
+        let model = CostModel::committed();
+        let priced = model.sized_secs();
+        assert!(priced > 0.5 * model.sized.stage_secs && priced < 2.0 * model.sized.stage_secs, "{model:?}");
     }
 
     #[test]

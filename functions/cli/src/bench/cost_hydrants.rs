@@ -10,7 +10,12 @@
 //! - `spilled` (`bench pipeline --max-rows-in-memory`): the tasks persist several times and
 //!   checkpoint once. Per persist beyond the first, the indexer's seconds outside the merge
 //!   (its stages summed: here a persist runs beside reading on a second core, which a Lambda
-//!   of one vCPU does not have); per row of a task that merged a spill, the merge's seconds;
+//!   of one vCPU does not have);
+//! - `sized` (`bench pipeline --rows 2000000 --partitions 128 --wave 15625`): one task of the
+//!   shape priced at high rates, persisting every 150,000 rows and checkpointing its spill
+//!   once. Per row of a task that merged a spill, the merge's seconds: a merge's cost per row
+//!   depends on its hydrants' sizes (the 10,000-row persists of `spilled` merge at about half
+//!   the rate per row that 150,000-row ones do), so it is measured at the size priced;
 //! - `checkpointed` (the same and `--max-total-rows`): the same persists, checkpointed several
 //!   times. Per checkpointed hydrant beyond the first, the indexer's and the merger's units,
 //!   requests and the indexer's seconds (merges aside); per row of a task whose hydrants the
@@ -50,6 +55,10 @@ pub struct ExtraHydrants {
     pub(super) as_segments: Figures,
 }
 
+/// Rows per persist of the sized run at least: persists of `maxRowsInMemory`'s 150,000 rows
+/// or of `maxBytesInMemory` (about 145,000 Wikipedia rows), not the small ones of `spilled`.
+const MIN_SIZED_PERSIST_ROWS: f64 = 100_000.0;
+
 /// Persists per task: reports from before spilling counted only hydrants, one per persist.
 fn persists(t: &Throughput) -> u64 {
     if t.persists == 0 {
@@ -70,10 +79,11 @@ fn indexer_stage_secs(t: &Throughput) -> f64 {
 }
 
 impl ExtraPersists {
-    /// From `one` (tasks persisting once) and `spilled` (the same tasks persisting several
-    /// times, checkpointing once).
-    pub fn fit(one: &PipelineReport, spilled: &PipelineReport) -> Result<Self, String> {
-        let (a, b) = (&one.throughput, &spilled.throughput);
+    /// From `one` (tasks persisting once), `spilled` (the same tasks persisting several
+    /// times, checkpointing once) and `sized` (a task of the priced shape, whose spill's merge
+    /// gives the merge's seconds per row).
+    pub fn fit(one: &PipelineReport, spilled: &PipelineReport, sized: &PipelineReport) -> Result<Self, String> {
+        let (a, b, c) = (&one.throughput, &spilled.throughput, &sized.throughput);
         let more = per_task(persists(b), b) - per_task(persists(a), a);
         if more < 1.0 {
             return Err(format!(
@@ -82,10 +92,17 @@ impl ExtraPersists {
                 per_task(persists(b), b)
             ));
         }
-        let merge_per_row = |t: &Throughput| t.stages.spill_merge / t.rows.max(1) as f64;
+        let rows_per_persist = c.rows as f64 / persists(c).max(1) as f64;
+        if c.persists <= c.hydrants || c.stages.spill_merge <= 0.0 || rows_per_persist < MIN_SIZED_PERSIST_ROWS {
+            return Err(format!(
+                "the sized run's tasks persisted {} times into {} hydrants, {rows_per_persist:.0} rows each: \
+                 no spill of persists of {MIN_SIZED_PERSIST_ROWS} rows or more was merged",
+                c.persists, c.hydrants
+            ));
+        }
         Ok(ExtraPersists {
             indexer_secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0),
-            merge_secs_per_row: (merge_per_row(b) - merge_per_row(a)).max(0.0),
+            merge_secs_per_row: c.stages.spill_merge / c.rows as f64,
         })
     }
 }
@@ -168,6 +185,12 @@ impl TaskShape {
         let per_checkpoint = (rows_per_checkpoint / rows_per_persist).floor().max(1.0);
         let hydrants = (persists / per_checkpoint).ceil();
         Self::with(persists, hydrants, (per_checkpoint * rows_per_persist).min(rows))
+    }
+
+    /// A task as a report measured it: `persists` persists into `hydrants` hydrants.
+    pub fn measured(rows: f64, persists: f64, hydrants: f64) -> Self {
+        let hydrants = hydrants.max(1.0);
+        Self::with(persists.max(hydrants), hydrants, rows / hydrants)
     }
 
     /// A task that checkpointed `hydrants` hydrants, one per persist (real time).
