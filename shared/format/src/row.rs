@@ -39,3 +39,13 @@ impl Row {
         self.dims.get(i).unwrap_or(&NULL)
     }
 }
+
+/// What indexed rows hand back to the parser, to read the next records into without
+/// allocating: their strings once interned, and their emptied value vectors.
+#[derive(Debug, Default)]
+pub struct Spare {
+    /// Strings of dimension values interned by the index.
+    pub strings: Vec<String>,
+    /// Rows' dimension and metric vectors, emptied.
+    pub rows: Vec<(Vec<DimValue>, Vec<Value>)>,
+}

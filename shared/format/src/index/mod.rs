@@ -8,9 +8,10 @@ mod persist;
 use crate::aggregate::{cell_heap_bytes, Aggregator, MetricCell};
 use crate::granularity::Granularity;
 use crate::input::DimPlan;
-use crate::row::{DimValue, Row};
+use crate::row::{DimValue, Row, Spare};
 use crate::spec::{DatasourceSpec, DimensionType, MultiValueHandling};
 use crate::time::Interval;
+use crate::value::Value;
 use dims::DimColumn;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
@@ -131,19 +132,29 @@ impl IncrementalIndex {
     /// Adds a row whose dimensions follow `plan` (the parser's dimension list). The row's
     /// time must lie in the index's interval.
     pub fn add(&mut self, row: Row, plan: &[DimPlan]) {
+        let Row { mut dims, metrics: inputs, time: raw_time } = row;
         let mut spare = std::mem::take(&mut self.spare);
-        self.add_recycling(row, plan, &mut spare);
+        let slot = self.locate(raw_time, &mut dims, plan, &mut spare);
         spare.clear();
         self.spare = spare;
+        self.add_metrics(slot, raw_time, &inputs);
     }
 
-    /// [`add`](Self::add), handing the row's strings to `spare` once interned, for the
-    /// parser to read the next rows into without allocating.
-    pub fn add_recycling(&mut self, row: Row, plan: &[DimPlan], spare: &mut Vec<String>) {
-        let Row { dims, metrics: inputs, time: raw_time } = row;
-        match self.locate(raw_time, dims, plan, spare) {
+    /// [`add`](Self::add), handing the row's strings (once interned) and its emptied vectors
+    /// to `spare`, for the parser to read the next rows into without allocating.
+    pub fn add_recycling(&mut self, row: Row, plan: &[DimPlan], spare: &mut Spare) {
+        let Row { mut dims, metrics: mut inputs, time: raw_time } = row;
+        let slot = self.locate(raw_time, &mut dims, plan, &mut spare.strings);
+        self.add_metrics(slot, raw_time, &inputs);
+        inputs.clear();
+        spare.rows.push((dims, inputs));
+    }
+
+    /// Folds a row's metric inputs into its slot.
+    fn add_metrics(&mut self, slot: Slot, raw_time: i64, inputs: &[Value]) {
+        match slot {
             Slot::Existing(r) => {
-                for (agg, (cells, input)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(&inputs)) {
+                for (agg, (cells, input)) in self.config.aggregators.iter().zip(self.metrics.iter_mut().zip(inputs)) {
                     let cell = &mut cells[r];
                     let before = cell_heap_bytes(cell);
                     agg.fold(cell, input, raw_time);
@@ -153,7 +164,7 @@ impl IncrementalIndex {
             Slot::New(time) => {
                 self.times.push(time);
                 for (i, (agg, cells)) in self.config.aggregators.iter().zip(self.metrics.iter_mut()).enumerate() {
-                    let cell = agg.init(inputs.get(i).unwrap_or(&crate::value::Value::Null), raw_time);
+                    let cell = agg.init(inputs.get(i).unwrap_or(&Value::Null), raw_time);
                     self.metric_heap += cell_heap_bytes(&cell);
                     cells.push(cell);
                 }
@@ -164,10 +175,10 @@ impl IncrementalIndex {
     /// Adds a row of aggregated metric states, one per aggregator (a segment's row being
     /// re-indexed): combined into an equal row when rolling up. The row's time must lie in
     /// the index's interval.
-    pub fn add_states(&mut self, time: i64, dims: Vec<DimValue>, states: Vec<MetricCell>, plan: &[DimPlan]) {
+    pub fn add_states(&mut self, time: i64, mut dims: Vec<DimValue>, states: Vec<MetricCell>, plan: &[DimPlan]) {
         debug_assert_eq!(states.len(), self.config.aggregators.len(), "one state per aggregator");
         let mut spare = std::mem::take(&mut self.spare);
-        let slot = self.locate(time, dims, plan, &mut spare);
+        let slot = self.locate(time, &mut dims, plan, &mut spare);
         spare.clear();
         self.spare = spare;
         match slot {
@@ -189,10 +200,10 @@ impl IncrementalIndex {
         }
     }
 
-    /// Pushes a row's dimension values and finds its row: an equal row's when rolling up
-    /// (the values pushed are taken back), else a new one whose time and metrics the caller
-    /// pushes.
-    fn locate(&mut self, raw_time: i64, values: Vec<DimValue>, plan: &[DimPlan], spare: &mut Vec<String>) -> Slot {
+    /// Pushes a row's dimension values (taking them out of `values`) and finds its row: an
+    /// equal row's when rolling up (the values pushed are taken back), else a new one whose
+    /// time and metrics the caller pushes.
+    fn locate(&mut self, raw_time: i64, values: &mut Vec<DimValue>, plan: &[DimPlan], spare: &mut Vec<String>) -> Slot {
         debug_assert!(self.interval.contains(raw_time), "row outside the index interval");
         if self.meta.len() < plan.len() {
             self.add_dimensions(&plan[self.meta.len()..]);
@@ -200,7 +211,7 @@ impl IncrementalIndex {
         self.num_ingested += 1;
         let time = self.config.query_granularity.floor(raw_time);
         debug_assert!(values.len() <= self.dims.len(), "row has more dimensions than its plan");
-        let mut values = values.into_iter();
+        let mut values = values.drain(..);
         if !self.config.rollup {
             for col in &mut self.dims {
                 col.push(values.next().unwrap_or_default(), spare);

@@ -80,3 +80,35 @@ fn persist_sorts_rows_and_dictionaries() {
         ]
     );
 }
+
+#[test]
+fn recycled_rows_are_built_in_the_vectors_of_rows_indexed_and_carry_nothing_over() {
+    let spec = load_spec(ROLLUP_SPEC).expect("spec").spec;
+    let mut parser = RecordParser::new(&spec).expect("parser");
+    let config = IndexConfig::from_spec(&spec);
+    let mut index = IncrementalIndex::new(config.clone(), config.segment_granularity.bucket(0));
+    let (mut out, mut spare) = (Vec::new(), Spare::default());
+    let mut parse = |parser: &mut RecordParser, record: &str| {
+        parser.parse_record(record.as_bytes(), &mut out);
+        match out.pop() {
+            Some(Ok(Parsed::Row { row, .. })) => row,
+            other => panic!("{other:?}"),
+        }
+    };
+    let first = parse(&mut parser, r#"{"t": 1000, "a": "x", "b": "y", "x": 1}"#);
+    let dims_at = first.dims.as_ptr();
+    index.add_recycling(first, parser.dimensions(), &mut spare);
+    assert_eq!((spare.strings.len(), spare.rows.len()), (2, 1), "both strings and the row's vectors handed back");
+    parser.recycle(&mut spare);
+    assert!(spare.strings.is_empty() && spare.rows.is_empty(), "taken by the parser");
+    // The next row is built in the same vector, with no value of the row before.
+    let second = parse(&mut parser, r#"{"t": 120000, "x": 2}"#);
+    assert_eq!(second.dims.as_ptr(), dims_at);
+    assert_eq!(second.dims, vec![DimValue::Null, DimValue::Null]);
+    assert_eq!(second.metrics.len(), 2);
+    index.add_recycling(second, parser.dimensions(), &mut spare);
+    let seg = Segment::from_bytes("recycled", index.persist(Default::default()).expect("persist")).expect("open");
+    let rows: Vec<(i64, Vec<DimValue>)> = seg.read_rows().expect("rows").into_iter().map(|r| (r.0, r.1)).collect();
+    let (x, y) = (DimValue::Str("x".into()), DimValue::Str("y".into()));
+    assert_eq!(rows, vec![(0, vec![x, y]), (120_000, vec![DimValue::Null, DimValue::Null])]);
+}

@@ -14,7 +14,7 @@ mod values;
 
 use crate::expr::{self, Expr};
 use crate::filter::RowFilter;
-use crate::row::{DimValue, Row};
+use crate::row::{DimValue, Row, Spare};
 use crate::spec::{AggregatorSpec, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
 use crate::timestamp::TimestampFormat;
 use crate::value::Value;
@@ -150,6 +150,8 @@ pub struct RecordParser {
     scratch: Vec<Value>,
     /// Emptied strings that JSON string values are read into instead of new allocations.
     pool: Vec<String>,
+    /// Emptied rows' vectors that rows are built in instead of new allocations.
+    row_pool: Vec<(Vec<DimValue>, Vec<Value>)>,
     /// The `kafka` format's columns beside the value's.
     kafka: Option<KafkaInput>,
     /// The current record's Kafka columns (slot, value): the first of a slot wins, and a
@@ -160,6 +162,8 @@ pub struct RecordParser {
 /// Strings kept for reuse at most, and the largest capacity kept: a few hundred KiB.
 const POOL_STRINGS: usize = 1_024;
 const POOL_STRING_BYTES: usize = 256;
+/// Emptied row vectors the parser keeps for the next rows.
+const POOL_ROWS: usize = 16;
 
 impl RecordParser {
     /// Builds a parser for a resolved spec; the error names the part of the spec at fault. A
@@ -216,6 +220,7 @@ impl RecordParser {
             filter: None,
             scratch: Vec::new(),
             pool: Vec::new(),
+            row_pool: Vec::new(),
             kafka: spec.input_format.kafka_columns().map(|c| KafkaInput::new(c, &sources.key)).transpose()?,
             meta: Vec::new(),
         };
@@ -298,9 +303,10 @@ impl RecordParser {
         Ok(p)
     }
 
-    /// Takes strings back from rows indexed (emptied here) to read later values into.
-    pub fn recycle(&mut self, spare: &mut Vec<String>) {
-        for mut s in spare.drain(..) {
+    /// Takes strings and row vectors back from rows indexed (emptied here) to read later
+    /// records into.
+    pub fn recycle(&mut self, spare: &mut Spare) {
+        for mut s in spare.strings.drain(..) {
             if self.pool.len() >= POOL_STRINGS {
                 break;
             }
@@ -308,6 +314,14 @@ impl RecordParser {
                 s.clear();
                 self.pool.push(s);
             }
+        }
+        for (mut dims, mut metrics) in spare.rows.drain(..) {
+            if self.row_pool.len() >= POOL_ROWS {
+                break;
+            }
+            dims.clear();
+            metrics.clear();
+            self.row_pool.push((dims, metrics));
         }
     }
 
@@ -594,7 +608,8 @@ impl RecordParser {
         }
         let mut errors = Vec::new();
         // Metrics first: they read the slots; dimensions then take their values out of them.
-        let mut metrics = Vec::with_capacity(self.metrics.len());
+        let (mut dims, mut metrics) = self.row_pool.pop().unwrap_or_default();
+        metrics.reserve(self.metrics.len());
         for (input, kind, name) in &self.metrics {
             let raw = match input {
                 MetricInput::None => Value::Null,
@@ -603,7 +618,7 @@ impl RecordParser {
             };
             metrics.push(metric_value(name, *kind, raw, &mut errors)?);
         }
-        let mut dims = Vec::with_capacity(self.dims.len());
+        dims.reserve(self.dims.len());
         for d in &self.dims {
             let v = self.scratch.get_mut(d.slot).map(std::mem::take).unwrap_or(Value::Null);
             // Most values are strings of string dimensions: moved straight into the row.

@@ -8,6 +8,7 @@
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
 use sluice_format::index::{IncrementalIndex, IndexConfig};
 use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser};
+use sluice_format::row::Spare;
 use sluice_format::spec::{DatasourceSpec, TuningSettings};
 use sluice_kafka::{Flow, Record};
 use std::collections::BTreeMap;
@@ -49,8 +50,8 @@ pub struct Ingester {
     since_check: u64,
     last_persist: Instant,
     out: Vec<Result<Parsed, ParseError>>,
-    /// Strings of rows indexed, handed back to the parser.
-    spare: Vec<String>,
+    /// Strings and vectors of rows indexed, handed back to the parser.
+    spare: Spare,
     /// The task's row meters.
     pub meters: RowMeters,
     /// The error that stopped ingestion, if any.
@@ -73,7 +74,7 @@ impl Ingester {
             since_check: 0,
             last_persist: Instant::now(),
             out: Vec::new(),
-            spare: Vec::new(),
+            spare: Spare::default(),
             meters,
             fatal: None,
         })
