@@ -107,7 +107,7 @@ impl Schedule {
                 }
             }
             Job::Merge { task } => {
-                let _ = merge_and_publish(&meta, &store, Some(queue), task, &MergerOptions { now_ms: now() }).await;
+                let _ = merge_and_publish(&meta, &store, Some(queue), task, &MergerOptions::at(now())).await;
             }
         }
     }

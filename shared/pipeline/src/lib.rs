@@ -34,3 +34,8 @@ pub mod runner;
 pub mod supervisor;
 pub mod task;
 pub mod timeline;
+
+/// The function's memory size when running in Lambda (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`).
+pub(crate) fn function_memory_mb() -> Option<u64> {
+    std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").ok()?.parse().ok()
+}

@@ -75,7 +75,7 @@ pub async fn run_merge_job(
     invoker: &dyn TaskInvoker,
     task: &TaskId,
 ) -> Result<MergeOutcome, MergerError> {
-    let options = MergerOptions { now_ms: now_ms() };
+    let options = MergerOptions::at(now_ms());
     merge_and_publish(meta, store, Some(invoker), task, &options).await
 }
 

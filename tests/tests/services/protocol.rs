@@ -28,7 +28,7 @@ fn now() -> i64 {
 }
 
 fn merger() -> MergerOptions {
-    MergerOptions { now_ms: now() }
+    MergerOptions::at(now())
 }
 
 async fn pass(s: &Setup, queue: &QueueInvoker) {

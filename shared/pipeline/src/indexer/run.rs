@@ -24,9 +24,10 @@
 
 use super::failure::Failure;
 use super::realtime::{closing, records_read, CloseReason, Realtime};
-use super::spill::{function_memory_mb, persist_merge_upload, persist_spill, spill_bound, HandedOver, Spill, Upload};
+use super::spill::{persist_merge_upload, persist_spill, spill_bound, HandedOver, Spill, Upload};
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
 use crate::datasource::DatasourceError;
+use crate::function_memory_mb;
 use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::offsets::OPEN_END;

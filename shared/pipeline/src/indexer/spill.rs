@@ -64,11 +64,6 @@ pub fn spill_bound(memory_mb: Option<u64>, max_bytes_in_memory: Option<u64>) -> 
     }
 }
 
-/// The function's memory size when running in Lambda.
-pub(super) fn function_memory_mb() -> Option<u64> {
-    std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").ok()?.parse().ok()
-}
-
 /// Time chunks a spill holds before a checkpoint is due: with the 1,000 of one hand-over,
 /// a checkpoint lists at most 2,000 hydrants.
 pub(super) const MAX_SPILL_CHUNKS: usize = 1_000;

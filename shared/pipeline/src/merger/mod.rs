@@ -4,7 +4,8 @@
 //! ```text
 //!  task# Complete, offsets#<group> == the task's start offsets     (else: Waiting / Conflict)
 //!  per chunk: hydrants of >= maxRowsPerSegment / 4 rows: each a segment as persisted;
-//!             smaller ones: get -> merge -> split at maxRowsPerSegment
+//!             smaller ones, in batches of the bytes the merger's memory holds:
+//!             get -> merge -> split at maxRowsPerSegment
 //!  chunk#: reserve partition numbers (version shared by appends)    Version(v) / Absent
 //!  put_if_absent segments/<ds>/<chunk>/<version>/<partition>.seg
 //!  put seg#<chunk>#<version>#<partition>  Absent, invisible
@@ -19,6 +20,8 @@
 //! invocation, or a task superseded meanwhile) deletes the segments it wrote, which were never
 //! visible.
 
+mod plan;
 mod publish;
 
-pub use publish::{merge_and_publish, MergeOutcome, MergerError, MergerOptions, MIN_SHARE_AS_PERSISTED};
+pub use plan::{merge_batch_bound, MERGE_BATCH_BYTES, MIN_SHARE_AS_PERSISTED};
+pub use publish::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};

@@ -1,5 +1,6 @@
 //! Merge a completed task's hydrants and publish them with its offsets.
 
+use super::plan::{merge_batch_bound, ChunkPlan};
 use crate::datasource::{parse_body, to_json, DatasourceError, OffsetsItem};
 use crate::invoker::{Job, TaskInvoker};
 use crate::keys::{datasource_pk, offsets_sk};
@@ -8,7 +9,7 @@ use crate::timeline::{allocate_partitions, describe, discard, mark_visible, Segm
 use bytes::Bytes;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
-use sluice_format::spec::{load_spec_value, TuningSettings};
+use sluice_format::spec::load_spec_value;
 use sluice_format::time::{format_iso, now_ms, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
@@ -19,6 +20,15 @@ use std::collections::BTreeMap;
 pub struct MergerOptions {
     /// Now (ms): the version of a time chunk that has none yet.
     pub now_ms: i64,
+    /// Hydrant bytes merged together at most ([`merge_batch_bound`]).
+    pub max_batch_bytes: u64,
+}
+
+impl MergerOptions {
+    /// A merger at `now_ms`, its batches bounded by the function's memory.
+    pub fn at(now_ms: i64) -> Self {
+        Self { now_ms, max_batch_bytes: merge_batch_bound(crate::function_memory_mb()) }
+    }
 }
 
 /// How a merge ended.
@@ -149,24 +159,44 @@ pub async fn merge_and_publish(
     let mut written = Vec::new();
     let result = async {
         for (chunk, hydrants) in chunks {
-            let plan = ChunkPlan::of(&hydrants, &spec.tuning);
-            let merged = if plan.merged.is_empty() {
-                Vec::new()
+            let plan = ChunkPlan::of(&hydrants, &spec.tuning, options.max_batch_bytes);
+            let batch_of = Batch { meta, store, id, task_item: &task_item, chunk, options: merge_options };
+            // One batch (the usual case) is merged before partition numbers are reserved, so
+            // they are its segments'; several reserve as many as their rows could fill, and a
+            // number their merges leave unused is a gap, as a losing merger's are.
+            let max_rows = spec.tuning.max_rows_per_segment;
+            let most: u64 = plan.batches.iter().map(|b| ChunkPlan::most_segments(b, max_rows)).sum();
+            let mut batches = plan.batches.into_iter();
+            let mut merged = Vec::new();
+            let mut count = plan.as_persisted.len() as u64;
+            if batches.len() == 1 {
+                merged = batch_of.merge(&batches.next().expect("one batch")).await?;
+                count += merged.len() as u64;
             } else {
-                let parts = fetch_hydrants(meta, store, id, &task_item, &plan.merged).await?;
-                tokio::task::spawn_blocking(move || merge(&parts, &merge_options))
-                    .await
-                    .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
-                    .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })?
-            };
-            let count = (merged.len() + plan.as_persisted.len()) as u32;
+                count += most;
+            }
+            let count = u32::try_from(count).map_err(|_| MergerError::Invalid {
+                id: id.clone(),
+                reason: format!("chunk {chunk:?} would take {count} segments"),
+            })?;
             let (version, first) =
                 allocate_partitions(meta, &id.datasource, chunk, count, &version).await.map_err(d)?;
             let segment = SegmentOf { id, chunk, version: &version, merge_id: &merge_id };
             let mut partition = first;
-            for bytes in merged {
-                written.push(segment.write(meta, store, partition, bytes.into()).await?);
-                partition += 1;
+            loop {
+                for bytes in std::mem::take(&mut merged) {
+                    if partition - first >= count {
+                        let reason = format!("the merge of {chunk:?} gave more segments than its rows could fill");
+                        return Err(MergerError::Invalid { id: id.clone(), reason });
+                    }
+                    written.push(segment.write(meta, store, partition, bytes.into()).await?);
+                    partition += 1;
+                }
+                // The next batch is fetched once the one before is written and dropped.
+                match batches.next() {
+                    Some(batch) => merged = batch_of.merge(&batch).await?,
+                    None => break,
+                }
             }
             // One at a time: the merger holds one such hydrant in memory, however many there are.
             for h in plan.as_persisted {
@@ -188,35 +218,25 @@ pub async fn merge_and_publish(
     publish.run(meta, store, invoker, id, &merge_id, written, progress.last.map(|c| c.meters), options.now_ms).await
 }
 
-/// A hydrant of at least `maxRowsPerSegment` / this many rows is published as its own segment.
-pub const MIN_SHARE_AS_PERSISTED: u64 = 4;
-
-/// Which of a chunk's hydrants are published as they were persisted, one segment each, and
-/// which are merged. As Druid publishes a segment at each handoff and does not roll up rows of
-/// two handoffs together (compaction joins them), a hydrant of at least a quarter of
-/// `maxRowsPerSegment` (a checkpoint at a segment's end or at the spill's bound) is a segment
-/// as it is: merging it again would cost the merger a pass over its rows for segments at most
-/// four times fewer. Smaller hydrants (a task's last checkpoint, a real-time task's
-/// checkpoints) are merged together, unless only one is left. Hydrants of another compression
-/// than the segments' are all rewritten.
-struct ChunkPlan<'a> {
-    as_persisted: Vec<&'a HydrantRef>,
-    merged: Vec<&'a HydrantRef>,
+/// What a merge of one batch of a chunk's hydrants reads.
+struct Batch<'a> {
+    meta: &'a dyn MetadataStore,
+    store: &'a dyn ObjectStore,
+    id: &'a TaskId,
+    task_item: &'a Item,
+    chunk: Interval,
+    options: MergeOptions,
 }
 
-impl<'a> ChunkPlan<'a> {
-    fn of(hydrants: &[&'a HydrantRef], tuning: &TuningSettings) -> Self {
-        if tuning.intermediate_index != tuning.index {
-            return ChunkPlan { as_persisted: Vec::new(), merged: hydrants.to_vec() };
-        }
-        let max = tuning.max_rows_per_segment;
-        let fits = |h: &&HydrantRef| h.num_rows <= max;
-        let (mut as_persisted, mut merged): (Vec<_>, Vec<_>) =
-            hydrants.iter().partition(|h| fits(h) && h.num_rows >= max.div_ceil(MIN_SHARE_AS_PERSISTED));
-        if merged.len() == 1 && fits(&merged[0]) {
-            as_persisted.append(&mut merged);
-        }
-        ChunkPlan { as_persisted, merged }
+impl Batch<'_> {
+    /// Fetches `hydrants` and merges them into segments.
+    async fn merge(&self, hydrants: &[&HydrantRef]) -> Result<Vec<Vec<u8>>, MergerError> {
+        let (id, chunk, options) = (self.id, self.chunk, self.options);
+        let parts = fetch_hydrants(self.meta, self.store, id, self.task_item, hydrants).await?;
+        tokio::task::spawn_blocking(move || merge(&parts, &options))
+            .await
+            .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
+            .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })
     }
 }
 
@@ -435,49 +455,5 @@ impl Publish<'_> {
             }
         }
         Ok(MergeOutcome::Published { segments })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ChunkPlan;
-    use crate::indexer::test_hydrants::spec;
-    use crate::task::HydrantRef;
-    use sluice_format::time::Interval;
-
-    /// The rows of the hydrants published as persisted, and of those merged.
-    fn plan(tuning: serde_json::Value, rows: &[u64]) -> (Vec<u64>, Vec<u64>) {
-        let spec = spec(tuning);
-        let refs: Vec<HydrantRef> = rows
-            .iter()
-            .enumerate()
-            .map(|(n, &num_rows)| HydrantRef {
-                key: format!("h{n}"),
-                chunk: Interval::new(0, 3_600_000),
-                num_rows,
-                num_bytes: 0,
-            })
-            .collect();
-        let refs: Vec<&HydrantRef> = refs.iter().collect();
-        let plan = ChunkPlan::of(&refs, &spec.tuning);
-        let rows = |hs: Vec<&HydrantRef>| hs.iter().map(|h| h.num_rows).collect();
-        (rows(plan.as_persisted), rows(plan.merged))
-    }
-
-    #[test]
-    fn hydrants_of_a_quarter_segment_are_published_as_persisted_and_smaller_ones_merged() {
-        let max = |n: u64| serde_json::json!({"maxRowsPerSegment": n});
-        assert_eq!(plan(max(40), &[20]), (vec![20], vec![]), "one hydrant that fits a segment");
-        assert_eq!(plan(max(40), &[5]), (vec![5], vec![]), "a small hydrant alone is not merged");
-        assert_eq!(plan(max(40), &[38, 38, 4]), (vec![38, 38, 4], vec![]), "one small hydrant left");
-        assert_eq!(plan(max(40), &[10, 3, 38, 9]), (vec![10, 38], vec![3, 9]), "a quarter is 10 rows");
-        assert_eq!(plan(max(40), &[5, 5, 5]), (vec![], vec![5, 5, 5]), "small hydrants merge together");
-        assert_eq!(plan(max(40), &[41, 20]), (vec![20], vec![41]), "a hydrant past maxRowsPerSegment is split");
-        let lz4_hydrants = serde_json::json!({
-            "maxRowsPerSegment": 40,
-            "indexSpec": {"metricCompression": "zstd", "dimensionCompression": "zstd"},
-            "indexSpecForIntermediatePersists": {"metricCompression": "lz4", "dimensionCompression": "lz4"},
-        });
-        assert_eq!(plan(lz4_hydrants, &[20, 30]), (vec![], vec![20, 30]), "another compression is rewritten");
     }
 }
