@@ -11,12 +11,14 @@
 //! - a function with M MB of memory gets min(1, M / 1,769) of a vCPU, and its measured
 //!   single-core seconds stretch by the inverse;
 //! - task groups G = min(P, ceil(2 R x indexer seconds per row)): each indexer is busy at most
-//!   half the period; each group plans one task per period, of R x 60 / G rows, which
+//!   half the period (at a spilling task's seconds per row when its tasks spill); each group
+//!   plans one task per period, of R x 60 / G rows, which
 //!   persists a hydrant per 150,000 rows (`maxRowsInMemory`), spilled, and checkpoints one
 //!   merged hydrant when `maxRowsPerSegment` nears or the spill holds its 96 MiB (rows at the
 //!   hydrant bytes per row measured), which the merger publishes as a segment of its own (a
-//!   quarter of `maxRowsPerSegment` or more) or merges, each persist and checkpointed hydrant
-//!   beyond the first costing what [`super::cost_hydrants`] measured;
+//!   quarter of `maxRowsPerSegment` or more) or merges; a task that spills is priced per row
+//!   from a measured task of that shape, and each checkpointed hydrant beyond the first costs
+//!   what [`super::cost_hydrants`] measured;
 //! - Lambda = GB-seconds x price + requests x price; DynamoDB on demand; S3 requests.
 //!
 //! The Druid cluster is sized by Druid's clustered-deployment guidance: one master server
@@ -25,7 +27,7 @@
 //! the indexer-only rate measured here (the same per-core rate as Sluice's indexer), replicas 1.
 
 use super::cost_figures::Figures;
-use super::cost_hydrants::{ExtraHydrants, ExtraPersists, TaskShape, MAX_ROWS_PER_SEGMENT};
+use super::cost_hydrants::{indexer_core_secs, ExtraHydrants, ExtraPersists, TaskShape, MAX_ROWS_PER_SEGMENT};
 use super::cost_supervisor::SupervisorModel;
 use super::prices;
 use anyhow::{anyhow, Context, Result};
@@ -211,14 +213,13 @@ impl MeasuredTask {
     /// The first task of a report's throughput phase, all its tasks taken as alike.
     fn of(report: &PipelineReport) -> Self {
         let t = &report.throughput;
-        let s = &t.stages;
         let n = t.tasks.max(1) as f64;
         MeasuredTask {
             rows: t.rows as f64 / n,
             persists: t.persists as f64 / n,
             hydrants: t.hydrants as f64 / n,
             secs: t.functions.indexer.secs / n,
-            stage_secs: (s.open + s.read + s.parse_index + s.persist + s.upload + s.checkpoint + s.spill_merge) / n,
+            stage_secs: indexer_core_secs(t),
         }
     }
 }
@@ -264,11 +265,12 @@ impl CostModel {
         let r = runs.report;
         let (t, s) = (&r.throughput, &r.steady);
         let passes: Vec<&PipelineReport> = std::iter::once(r).chain(runs.scale).collect();
+        let indexer = FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows));
         Ok(CostModel {
-            indexer: FunctionModel::fit((&t.functions.indexer, t.rows), (&s.functions.indexer, s.rows)),
+            indexer,
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows)),
             supervisor: SupervisorModel::fit(&passes),
-            persists: ExtraPersists::fit(r, runs.spilled, runs.sized).map_err(|e| anyhow!(e))?,
+            persists: ExtraPersists::fit(r, runs.spilled, runs.sized, &indexer.secs).map_err(|e| anyhow!(e))?,
             hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed, runs.segmented).map_err(|e| anyhow!(e))?,
             rows_per_persist,
             rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(max_total_rows).min(spill_rows(t)),
@@ -319,7 +321,12 @@ impl CostModel {
     pub fn monthly(&self, rate: f64) -> MonthlyCost {
         let partitions = (rate / 1000.0).max(4.0).ceil();
         let idx_cpu = vcpu(INDEXER_MB);
-        let groups = (2.0 * rate * self.indexer.secs.per_row / idx_cpu).ceil().clamp(1.0, partitions);
+        let groups_at = |per_row: f64| (2.0 * rate * per_row / idx_cpu).ceil().clamp(1.0, partitions);
+        let mut groups = groups_at(self.indexer.secs.per_row);
+        if self.planned(rate * PERIOD_SECS / groups).spill_merged {
+            // Tasks that spill take longer per row: groups enough for them to stay half idle.
+            groups = groups_at(self.indexer.secs.per_row + self.persists.spilling_secs_per_row);
+        }
         let passes = SECONDS_PER_MONTH / PERIOD_SECS;
         let tasks = groups * passes;
         let rows_per_task = rate * PERIOD_SECS / groups;
@@ -400,14 +407,16 @@ pub fn markdown(model: &CostModel) -> String {
     }
     let t = &model.sized;
     out.push_str(&format!(
-        "\nChecked against a measured task of the shape priced at high rates ({:.0} rows, {:.0} persists, {:.0} checkpointed hydrant{}): the model prices {:.2} s of indexer, the run took {:.2} s ({:.2} s its stages summed).\n",
+        "\nTasks that spill are priced per row from a measured task of the shape priced at high rates ({:.0} rows, {:.0} persists, {:.0} checkpointed hydrant{}): its stages summed took {:.2} s ({:.2} s of wall time, a persist beside reading on a second core), {:.3} µs per row against the base fit's {:.3}; the model prices it {:.2} s.\n",
         t.rows,
         t.persists,
         t.hydrants,
         if t.hydrants == 1.0 { "" } else { "s" },
-        model.sized_secs(),
+        t.stage_secs,
         t.secs,
-        t.stage_secs
+        (t.stage_secs - model.indexer.secs.fixed) / t.rows * 1e6,
+        model.indexer.secs.per_row * 1e6,
+        model.sized_secs()
     ));
     let top = model.monthly(RATES[RATES.len() - 1]);
     out.push_str(&format!(
@@ -444,18 +453,25 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
         let read = |name: &str| read_report(&dir.join(name)).expect(name);
         let (one, spilled, sized) = (read("pipeline.json"), read("pipeline-8p.json"), read("pipeline-2m.json"));
-        let fit = ExtraPersists::fit(&one, &spilled, &sized).expect("the committed runs");
-        let t = &sized.throughput;
-        assert_eq!(fit.merge_secs_per_row, t.stages.spill_merge / t.rows as f64);
+        let model = CostModel::committed();
+        let base = model.indexer.secs;
+        let fit = ExtraPersists::fit(&one, &spilled, &sized, &base).expect("the committed runs");
         // A run that merged no spill, or only persists of 10,000 rows, does not price it.
         for wrong in [&one, &spilled] {
-            let e = ExtraPersists::fit(&one, &spilled, wrong).expect_err("not of the size priced");
+            let e = ExtraPersists::fit(&one, &spilled, wrong, &base).expect_err("not of the size priced");
             assert!(e.contains("sized run"), "{e}");
         }
-        // The model's check: its indexer seconds for the sized task, against the run's.
-        let model = CostModel::committed();
+        // The sized task itself is priced at its stages summed (when they cost more per row
+        // than the base fit, as its larger indexes and its persists and merge do).
+        let t = &sized.throughput;
+        let core = indexer_core_secs(t);
+        assert!(fit.spilling_secs_per_row > 0.0, "{fit:?}");
+        assert!(
+            (base.fixed + base.per_row * t.rows as f64 + fit.spilling_secs_per_row * t.rows as f64 - core).abs() < 1e-9
+        );
         let priced = model.sized_secs();
-        assert!(priced > 0.5 * model.sized.stage_secs && priced < 2.0 * model.sized.stage_secs, "{model:?}");
+        let extra_hydrants = model.hydrants.indexer.secs * (t.hydrants as f64 - 1.0);
+        assert!((priced - core - extra_hydrants).abs() < 1e-6, "{priced} against {core}");
     }
 
     #[test]

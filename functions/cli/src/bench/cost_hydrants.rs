@@ -10,12 +10,14 @@
 //! - `spilled` (`bench pipeline --max-rows-in-memory`): the tasks persist several times and
 //!   checkpoint once. Per persist beyond the first, the indexer's seconds outside the merge
 //!   (its stages summed: here a persist runs beside reading on a second core, which a Lambda
-//!   of one vCPU does not have);
+//!   of one vCPU does not have), which real-time tasks' persists beside their checkpoints add;
 //! - `sized` (`bench pipeline --rows 2000000 --partitions 128 --wave 15625`): one task of the
-//!   shape priced at high rates, persisting every 150,000 rows and checkpointing its spill
-//!   once. Per row of a task that merged a spill, the merge's seconds: a merge's cost per row
-//!   depends on its hydrants' sizes (the 10,000-row persists of `spilled` merge at about half
-//!   the rate per row that 150,000-row ones do), so it is measured at the size priced;
+//!   shape priced at high rates, persisting every 150,000 rows and merging its spill into one
+//!   checkpoint. Per row of a task that spills, its stages summed beyond the base fit's per
+//!   row: its persists, its spill's merge and indexes of a persist's size all cost more per
+//!   row than the base's tasks of 80,000 rows persisting once (a merge of 10,000-row persists,
+//!   as `spilled`'s, costs about twice per row what one of 150,000-row persists does), so a
+//!   spilling task is priced from a task of that shape;
 //! - `checkpointed` (the same and `--max-total-rows`): the same persists, checkpointed several
 //!   times. Per checkpointed hydrant beyond the first, the indexer's and the merger's units,
 //!   requests and the indexer's seconds (merges aside); per row of a task whose hydrants the
@@ -27,7 +29,7 @@
 use super::cost_figures::Figures;
 use sluice_format::spec::DEFAULT_MAX_ROWS_PER_SEGMENT;
 use sluice_pipeline::merger::MIN_SHARE_AS_PERSISTED;
-use sluice_report::{PipelineReport, Throughput};
+use sluice_report::{Fit, PipelineReport, Throughput};
 
 /// `maxRowsPerSegment`'s default, as the model counts rows.
 pub const MAX_ROWS_PER_SEGMENT: f64 = DEFAULT_MAX_ROWS_PER_SEGMENT as f64;
@@ -35,10 +37,16 @@ pub const MAX_ROWS_PER_SEGMENT: f64 = DEFAULT_MAX_ROWS_PER_SEGMENT as f64;
 /// What persists beyond a task's first add: to the indexer only.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExtraPersists {
-    /// Per persist beyond the first, the indexer's seconds outside the merge.
+    /// Per persist beyond the first, the indexer's seconds outside the merge (what a
+    /// real-time task's persists beside its checkpoints add).
     pub(super) indexer_secs: f64,
-    /// Per row of a task that merged its spill, the indexer's seconds.
-    pub(super) merge_secs_per_row: f64,
+    /// Per row of a task that spills, the indexer's seconds beyond the base fit's per row:
+    /// its persists, the spill's merge and the work of indexes of a persist's size, from the
+    /// sized run's stages summed (none below the base's).
+    pub(super) spilling_secs_per_row: f64,
+    /// Rows per persist of the sized run: a task persisting more often than it did pays
+    /// `indexer_secs` per persist more, one persisting less often that much less.
+    pub(super) sized_rows_per_persist: f64,
 }
 
 /// What checkpointed hydrants beyond a task's first add.
@@ -78,11 +86,22 @@ fn indexer_stage_secs(t: &Throughput) -> f64 {
     (s.open + s.read + s.parse_index + s.persist + s.upload + s.checkpoint) / t.tasks.max(1) as f64
 }
 
+/// The indexer's seconds per task, its stages summed with the spill's merge: its time on one
+/// core, where a persist beside reading on a second core does not shorten it.
+pub(super) fn indexer_core_secs(t: &Throughput) -> f64 {
+    indexer_stage_secs(t) + t.stages.spill_merge / t.tasks.max(1) as f64
+}
+
 impl ExtraPersists {
-    /// From `one` (tasks persisting once), `spilled` (the same tasks persisting several
-    /// times, checkpointing once) and `sized` (a task of the priced shape, whose spill's merge
-    /// gives the merge's seconds per row).
-    pub fn fit(one: &PipelineReport, spilled: &PipelineReport, sized: &PipelineReport) -> Result<Self, String> {
+    /// From `one` (tasks persisting once, whose indexer the `base` fit is), `spilled` (the
+    /// same tasks persisting several times, checkpointing once) and `sized` (a task of the
+    /// priced shape).
+    pub fn fit(
+        one: &PipelineReport,
+        spilled: &PipelineReport,
+        sized: &PipelineReport,
+        base: &Fit,
+    ) -> Result<Self, String> {
         let (a, b, c) = (&one.throughput, &spilled.throughput, &sized.throughput);
         let more = per_task(persists(b), b) - per_task(persists(a), a);
         if more < 1.0 {
@@ -100,9 +119,11 @@ impl ExtraPersists {
                 c.persists, c.hydrants
             ));
         }
+        let rows_per_task = c.rows as f64 / c.tasks.max(1) as f64;
         Ok(ExtraPersists {
             indexer_secs: ((indexer_stage_secs(b) - indexer_stage_secs(a)) / more).max(0.0),
-            merge_secs_per_row: c.stages.spill_merge / c.rows as f64,
+            spilling_secs_per_row: ((indexer_core_secs(c) - base.fixed) / rows_per_task - base.per_row).max(0.0),
+            sized_rows_per_persist: rows_per_persist,
         })
     }
 }
@@ -211,9 +232,9 @@ impl TaskShape {
     pub fn added(&self, rows: f64, persists: &ExtraPersists, hydrants: &ExtraHydrants) -> (Figures, Figures) {
         let extra_hydrants = self.hydrants - 1.0;
         let mut indexer = hydrants.indexer.map(|x| x * extra_hydrants);
-        indexer.secs += persists.indexer_secs * (self.persists - self.hydrants);
         if self.spill_merged {
-            indexer.secs += rows * persists.merge_secs_per_row;
+            let as_sized = rows / persists.sized_rows_per_persist.max(1.0);
+            indexer.secs += rows * persists.spilling_secs_per_row + persists.indexer_secs * (self.persists - as_sized);
         }
         let merger = if self.merged {
             let mut merger = hydrants.merger.map(|x| x * extra_hydrants);
@@ -232,7 +253,8 @@ mod tests {
 
     #[test]
     fn persists_cost_the_indexer_and_checkpointed_hydrants_both_merged_or_as_segments() {
-        let persists = ExtraPersists { indexer_secs: 0.01, merge_secs_per_row: 1e-6 };
+        let persists =
+            ExtraPersists { indexer_secs: 0.01, spilling_secs_per_row: 1e-6, sized_rows_per_persist: 109_000.0 };
         let hydrants = ExtraHydrants {
             indexer: Figures { secs: 0.02, write_units: 5.0, puts: 1.0, ..Default::default() },
             merger: Figures { gets: 1.0, ..Default::default() },
@@ -244,7 +266,9 @@ mod tests {
         assert_eq!(shape, TaskShape { persists: 37.0, hydrants: 2.0, spill_merged: true, merged: false });
         let (indexer, merger) = shape.added(5_450_000.0, &persists, &hydrants);
         assert!((indexer.puts - 1.0).abs() < 1e-9 && (indexer.write_units - 5.0).abs() < 1e-9, "{indexer:?}");
-        assert!((indexer.secs - (0.02 + 35.0 * 0.01 + 5.45)).abs() < 1e-9, "{indexer:?}");
+        // A spilling task's persists and merge are in its per row (the sized run's), and each
+        // persist beyond the sized run's rate costs its own: 37 persists where it made 50.
+        assert!((indexer.secs - (0.02 + 5.45 - 13.0 * 0.01)).abs() < 1e-9, "{indexer:?}");
         let as_segment = (merger.gets, merger.puts, merger.secs);
         assert_eq!(as_segment, (1.0, 1.0, 0.3), "two hydrants of 4.95M and 0.5M rows, each a segment");
         // Checkpoints of 20,000 rows: 4 hydrants of an 80,000-row task, merged into one segment.
