@@ -26,7 +26,7 @@ use sluice_pipeline::compaction_plan::plan_now;
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_pipeline::invoker::{Job, QueueInvoker, TaskInvoker};
-use sluice_pipeline::merger::{merge_and_publish, MergerOptions};
+use sluice_pipeline::merger::{merge_and_publish, MergerOptions, MERGE_BATCH_BYTES};
 use sluice_pipeline::supervisor::{supervise, SupervisorOptions};
 use sluice_query::{run_query, SegmentCache};
 use sluice_store::faults::{FaultCounts, Faults, Rng};
@@ -107,7 +107,11 @@ impl Schedule {
                 }
             }
             Job::Merge { task } => {
-                let _ = merge_and_publish(&meta, &store, Some(queue), task, &MergerOptions::at(now())).await;
+                // Half the mergers hold a few KiB: a chunk's small hydrants merge in batches.
+                let max_batch_bytes =
+                    if self.rng.chance(0.5) { 1 + self.rng.below(8 << 10) } else { MERGE_BATCH_BYTES };
+                let options = MergerOptions { max_batch_bytes, ..MergerOptions::at(now()) };
+                let _ = merge_and_publish(&meta, &store, Some(queue), task, &options).await;
             }
         }
     }
