@@ -14,10 +14,11 @@
 //! - `sized` (`bench pipeline --rows 2000000 --partitions 128 --wave 15625`): one task of the
 //!   shape priced at high rates, persisting every 150,000 rows and merging its spill into one
 //!   checkpoint. Per row of a task that spills, its stages summed beyond the base fit's per
-//!   row: its persists, its spill's merge and indexes of a persist's size all cost more per
-//!   row than the base's tasks of 80,000 rows persisting once (a merge of 10,000-row persists,
-//!   as `spilled`'s, costs about twice per row what one of 150,000-row persists does), so a
-//!   spilling task is priced from a task of that shape;
+//!   row: its spill's merge (a merge of 10,000-row persists, as `spilled`'s, costs about twice
+//!   per row what one of 150,000-row persists does), and what a large task costs per row above
+//!   the base fit's slope (fitted through the steady phase's small tasks, it prices even the
+//!   base's tasks of 80,000 rows below their stages), so a spilling task is priced from a
+//!   task of that shape;
 //! - `checkpointed` (the same and `--max-total-rows`): the same persists, checkpointed several
 //!   times. Per checkpointed hydrant beyond the first, the indexer's and the merger's units,
 //!   requests and the indexer's seconds (merges aside); per row of a task whose hydrants the
@@ -40,9 +41,9 @@ pub struct ExtraPersists {
     /// Per persist beyond the first, the indexer's seconds outside the merge (what a
     /// real-time task's persists beside its checkpoints add).
     pub(super) indexer_secs: f64,
-    /// Per row of a task that spills, the indexer's seconds beyond the base fit's per row:
-    /// its persists, the spill's merge and the work of indexes of a persist's size, from the
-    /// sized run's stages summed (none below the base's).
+    /// Per row of a task that spills, the indexer's seconds beyond the base fit's per row
+    /// (its persists, the spill's merge, the per-row cost of a large task), from the sized
+    /// run's stages summed (none below the base's).
     pub(super) spilling_secs_per_row: f64,
     /// Rows per persist of the sized run: a task persisting more often than it did pays
     /// `indexer_secs` per persist more, one persisting less often that much less.
