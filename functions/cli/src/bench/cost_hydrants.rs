@@ -210,6 +210,7 @@ impl TaskShape {
     }
 
     /// A task as a report measured it: `persists` persists into `hydrants` hydrants.
+    #[cfg(test)]
     pub fn measured(rows: f64, persists: f64, hydrants: f64) -> Self {
         let hydrants = hydrants.max(1.0);
         Self::with(persists.max(hydrants), hydrants, rows / hydrants)
