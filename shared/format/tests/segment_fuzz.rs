@@ -135,6 +135,8 @@ proptest! {
         }
         let bytes = rebuild(&mut dir, &data, fix);
         let len = bytes.len();
+        let verified = Segment::from_bytes("fuzzed-object", bytes.clone()).and_then(|s| s.verify());
+        prop_assert_eq!(verified.is_ok(), fix, "verify finds a flipped bit unless the checksums were fixed");
         let _one_at_a_time = measuring();
         alloc::reset_peak();
         let result = decode_everything(bytes);

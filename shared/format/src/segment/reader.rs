@@ -2,7 +2,8 @@
 //! the parts a caller asks for are checksummed and decoded.
 
 use super::directory::{
-    ColumnEntry, ColumnType, Directory, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES, OLDEST_FORMAT_VERSION,
+    ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES,
+    OLDEST_FORMAT_VERSION,
 };
 use super::parts::{BytesPart, NumericPart, KIND_LONGS};
 use super::FormatError;
@@ -81,6 +82,14 @@ impl Segment {
     /// without taking the bytes.
     pub fn directory_of(object: &str, bytes: &[u8]) -> Result<Directory, FormatError> {
         Self::parse(object, bytes).map(|(dir, _)| dir)
+    }
+
+    /// The column directory of segment bytes, every part's checksum checked (as
+    /// [`Segment::verify`] checks them), without taking the bytes.
+    pub fn verified_directory(object: &str, bytes: &[u8]) -> Result<Directory, FormatError> {
+        let (dir, data_start) = Self::parse(object, bytes)?;
+        check_parts(object, &dir, &bytes[data_start..])?;
+        Ok(dir)
     }
 
     /// The directory and where the data starts.
@@ -164,12 +173,13 @@ impl Segment {
         let Some(r) = col.parts.get(part) else {
             return Ok(None);
         };
-        let start = self.data_start + r.offset as usize;
-        let bytes = &self.bytes.as_slice()[start..start + r.length as usize];
-        if crc32fast::hash(bytes) != r.crc32 {
-            return Err(self.err(format!("column {:?} part {part}: checksum mismatch", col.name)));
-        }
-        Ok(Some(bytes))
+        checked(&self.object, &col.name, part, r, &self.bytes.as_slice()[self.data_start..]).map(Some)
+    }
+
+    /// Checks every part's checksum: the whole segment is as written, not only the parts a
+    /// reader happens to open.
+    pub fn verify(&self) -> Result<(), FormatError> {
+        check_parts(&self.object, &self.dir, &self.bytes.as_slice()[self.data_start..])
     }
 
     /// Like [`Segment::part_opt`], but a missing part is an error.
@@ -266,4 +276,24 @@ impl Segment {
         let ids = self.numeric(col, "ids", KIND_LONGS, if col.multi_value { None } else { Some(self.num_rows()) })?;
         Ok(StringColumn { dictionary, ids, offsets, bitmaps })
     }
+}
+
+/// Checks the checksum of every part of `dir` in `data` (the bytes after the directory, whose
+/// extents [`Segment::parse`] checked).
+fn check_parts(object: &str, dir: &Directory, data: &[u8]) -> Result<(), FormatError> {
+    for col in &dir.columns {
+        for (name, r) in &col.parts {
+            checked(object, &col.name, name, r, data)?;
+        }
+    }
+    Ok(())
+}
+
+/// Part `r` of `data` (the bytes after the directory), its checksum checked.
+fn checked<'a>(object: &str, column: &str, part: &str, r: &PartRef, data: &'a [u8]) -> Result<&'a [u8], FormatError> {
+    let bytes = &data[r.offset as usize..(r.offset + r.length) as usize];
+    if crc32fast::hash(bytes) != r.crc32 {
+        return Err(FormatError::new(object, format!("column {column:?} part {part}: checksum mismatch")));
+    }
+    Ok(bytes)
 }

@@ -333,7 +333,7 @@ async fn fetch_hydrants(
     Ok(parts)
 }
 
-/// Reads one hydrant's bytes, its directory checked and its rows those checkpointed; a missing
+/// Reads one hydrant's bytes, its checksums checked and its rows those checkpointed; a missing
 /// or corrupt one fails the task, naming the object.
 async fn fetch_hydrant(
     meta: &dyn MetadataStore,
@@ -343,7 +343,9 @@ async fn fetch_hydrant(
     h: &HydrantRef,
 ) -> Result<Bytes, MergerError> {
     let reason = match store.get(&h.key).await {
-        Ok(bytes) => match Segment::directory_of(&h.key, &bytes) {
+        // Every part's checksum: a hydrant published as persisted is not read again before a
+        // query reads it, and a merge must not stop halfway through a damaged one.
+        Ok(bytes) => match Segment::verified_directory(&h.key, &bytes) {
             Ok(d) if u64::from(d.num_rows) == h.num_rows => return Ok(bytes),
             Ok(d) => format!("holds {} rows, checkpointed {}", d.num_rows, h.num_rows),
             Err(e) => e.to_string(),
