@@ -343,8 +343,8 @@ async fn fetch_hydrant(
     h: &HydrantRef,
 ) -> Result<Bytes, MergerError> {
     let reason = match store.get(&h.key).await {
-        // Every part's checksum: a hydrant published as persisted is not read again before a
-        // query reads it, and a merge must not stop halfway through a damaged one.
+        // Every part's checksum: a hydrant published as persisted is not decoded before a query
+        // reads it, and a damaged part found by a merge would fail the merge, not the task.
         Ok(bytes) => match Segment::verified_directory(&h.key, &bytes) {
             Ok(d) if u64::from(d.num_rows) == h.num_rows => return Ok(bytes),
             Ok(d) => format!("holds {} rows, checkpointed {}", d.num_rows, h.num_rows),
