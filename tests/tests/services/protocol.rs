@@ -242,19 +242,45 @@ async fn more_segments_than_a_transaction_holds(b: Backends) {
     assert_eq!(visible_values(small.as_ref(), s.b.store.as_ref(), &s.name, "id").await, s.expected());
 }
 
-/// Where a byte of a hydrant's first bitmap lies: a part that a merge rebuilds and a
-/// hydrant published as persisted is not decoded for.
-fn a_bitmap_byte(key: &str, bytes: &[u8]) -> usize {
-    let directory = Segment::directory_of(key, bytes).expect("a hydrant");
-    let dir_len = u32::from_le_bytes(bytes[12..16].try_into().expect("a header")) as usize;
-    let part = directory.columns.iter().find_map(|c| c.parts.get("bitmaps")).expect("a string dimension with bitmaps");
-    HEADER_LEN + dir_len + (part.offset + part.length / 2) as usize
+/// How a test damages a hydrant.
+#[derive(Debug, Clone, Copy)]
+enum Damage {
+    /// A byte of its first bitmap flipped: a part a hydrant published as persisted is not
+    /// decoded for.
+    Bitmap,
+    /// Its first ids part zeroed and every checksum made to match: it decodes to nothing valid.
+    Forged,
+}
+
+impl Damage {
+    fn apply(self, key: &str, mut bytes: Vec<u8>) -> Vec<u8> {
+        let mut directory = Segment::directory_of(key, &bytes).expect("a hydrant");
+        let data_start = HEADER_LEN + u32::from_le_bytes(bytes[12..16].try_into().expect("a header")) as usize;
+        let name = if matches!(self, Damage::Bitmap) { "bitmaps" } else { "ids" };
+        let part = directory.columns.iter_mut().find_map(|c| c.parts.get_mut(name)).expect("a string dimension");
+        let range = data_start + part.offset as usize..data_start + (part.offset + part.length) as usize;
+        if let Damage::Bitmap = self {
+            bytes[range.start + range.len() / 2] ^= 0xff;
+            return bytes;
+        }
+        bytes[range.clone()].fill(0);
+        part.crc32 = crc32fast::hash(&bytes[range]);
+        let dir = serde_json::to_vec(&directory).expect("directory");
+        let mut forged = bytes[..12].to_vec();
+        forged.extend_from_slice(&(dir.len() as u32).to_le_bytes());
+        forged.extend_from_slice(&crc32fast::hash(&dir).to_le_bytes());
+        forged.extend_from_slice(&dir);
+        forged.extend_from_slice(&bytes[data_start..]);
+        forged
+    }
 }
 
 async fn a_corrupt_hydrant_fails_the_task_and_it_is_indexed_again(b: Backends) {
     // A checkpoint every 5 rows: several hydrants a chunk, merged. One checkpoint: a chunk's
-    // only hydrant, published as persisted.
-    for tuning in [serde_json::json!({"maxRowsInMemory": 5, "maxTotalRows": 5}), serde_json::json!({})] {
+    // only hydrant, published as persisted (its checksums are checked; it is not decoded).
+    let merged = serde_json::json!({"maxRowsInMemory": 5, "maxTotalRows": 5});
+    let cases = [(merged.clone(), Damage::Bitmap), (serde_json::json!({}), Damage::Bitmap), (merged, Damage::Forged)];
+    for (tuning, damage) in cases {
         let s = Setup::new(b.clone(), 1, 20, 1, 100, tuning.clone()).await;
         let queue = QueueInvoker::default();
         pass(&s, &queue).await;
@@ -262,26 +288,21 @@ async fn a_corrupt_hydrant_fails_the_task_and_it_is_indexed_again(b: Backends) {
         index(&s, &id).await;
         let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
         let hydrants = store.list(&format!("hydrants/{}/", s.name)).await.expect("list");
-        let merged = tuning.get("maxTotalRows").is_some();
-        assert_eq!(hydrants.len() > 3, merged, "{tuning}: {} hydrants for 3 chunks", hydrants.len());
+        let merges = tuning.get("maxTotalRows").is_some();
+        assert_eq!(hydrants.len() > 3, merges, "{tuning}: {} hydrants for 3 chunks", hydrants.len());
         let victim = hydrants[hydrants.len() / 2].key.clone();
-        let mut bytes = store.get(&victim).await.expect("hydrant").to_vec();
-        let at = a_bitmap_byte(&victim, &bytes);
-        bytes[at] ^= 0xff;
-        store.put(&victim, bytes.into()).await.expect("corrupt it");
+        let bytes = store.get(&victim).await.expect("hydrant").to_vec();
+        store.put(&victim, damage.apply(&victim, bytes).into()).await.expect("damage it");
         let err = merge_and_publish(meta, store, None, &id, &merger()).await.expect_err("corrupt");
-        assert!(matches!(&err, MergerError::Corrupt { object, .. } if *object == victim), "{tuning}: {err}");
+        let case = format!("{tuning} {damage:?}");
+        assert!(matches!(&err, MergerError::Corrupt { object, .. } if *object == victim), "{case}: {err}");
         assert!(err.to_string().contains(&victim), "the error names the object: {err}");
-        assert_eq!(committed(meta, &s.name, 0).await, BTreeMap::from([(0, 0)]), "{tuning}: offsets did not advance");
+        assert_eq!(committed(meta, &s.name, 0).await, BTreeMap::from([(0, 0)]), "{case}: offsets did not advance");
         let task: TaskItem =
             serde_json::from_value(meta.get(&id.pk(), &id.sk()).await.expect("get").expect("task").body).expect("task");
         assert_eq!(task.state, TaskState::Failed);
         finish(&s).await;
-        assert_eq!(
-            visible_values(meta, store, &s.name, "id").await,
-            s.expected(),
-            "{tuning}: indexed again from Kafka"
-        );
+        assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "{case}: indexed again from Kafka");
     }
 }
 

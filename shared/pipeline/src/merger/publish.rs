@@ -7,7 +7,7 @@ use crate::keys::{datasource_pk, offsets_sk};
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
 use crate::timeline::{allocate_partitions, describe, discard, mark_visible, SegmentRecord};
 use bytes::Bytes;
-use sluice_format::merge::{merge, MergeOptions};
+use sluice_format::merge::{merge, MergeError, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec_value;
 use sluice_format::time::{format_iso, now_ms, Interval};
@@ -233,10 +233,22 @@ impl Batch<'_> {
     async fn merge(&self, hydrants: &[&HydrantRef]) -> Result<Vec<Vec<u8>>, MergerError> {
         let (id, chunk, options) = (self.id, self.chunk, self.options);
         let parts = fetch_hydrants(self.meta, self.store, id, self.task_item, hydrants).await?;
-        tokio::task::spawn_blocking(move || merge(&parts, &options))
+        let merged = tokio::task::spawn_blocking(move || merge(&parts, &options))
             .await
-            .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?
-            .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") })
+            .map_err(|e| MergerError::Invalid { id: id.clone(), reason: format!("merge panicked: {e}") })?;
+        // A hydrant whose checksums hold but whose contents do not decode, or do not merge with
+        // the others, fails the task as a damaged one does: every retry would fail the same way.
+        let (object, reason) = match merged {
+            Ok(segments) => return Ok(segments),
+            Err(MergeError::Format(e)) => (e.object, e.reason),
+            Err(MergeError::Incompatible { object, reason }) => (object, reason),
+            Err(e) => return Err(MergerError::Invalid { id: id.clone(), reason: format!("merge of {chunk:?}: {e}") }),
+        };
+        if !hydrants.iter().any(|h| h.key == object) {
+            let reason = format!("merge of {chunk:?}: {object}: {reason}");
+            return Err(MergerError::Invalid { id: id.clone(), reason });
+        }
+        Err(fail(self.meta, id, self.task_item, &object, reason).await)
     }
 }
 
