@@ -256,13 +256,17 @@ impl Damage {
     fn apply(self, key: &str, mut bytes: Vec<u8>) -> Vec<u8> {
         let mut directory = Segment::directory_of(key, &bytes).expect("a hydrant");
         let data_start = HEADER_LEN + u32::from_le_bytes(bytes[12..16].try_into().expect("a header")) as usize;
-        let name = if matches!(self, Damage::Bitmap) { "bitmaps" } else { "ids" };
+        let name = match self {
+            Damage::Bitmap => "bitmaps",
+            Damage::Forged => "ids",
+        };
         let part = directory.columns.iter_mut().find_map(|c| c.parts.get_mut(name)).expect("a string dimension");
         let range = data_start + part.offset as usize..data_start + (part.offset + part.length) as usize;
         if let Damage::Bitmap = self {
             bytes[range.start + range.len() / 2] ^= 0xff;
             return bytes;
         }
+        // Forged: the part zeroed, then the part's and the directory's checksums rewritten.
         bytes[range.clone()].fill(0);
         part.crc32 = crc32fast::hash(&bytes[range]);
         let dir = serde_json::to_vec(&directory).expect("directory");
