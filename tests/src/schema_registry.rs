@@ -67,8 +67,9 @@ pub struct SchemaRegistry {
 }
 
 impl SchemaRegistry {
-    /// Starts a registry on a free port.
+    /// Starts a registry on a free port, and lets this process's registry clients ask it there.
     pub async fn start() -> Self {
+        sluice_kafka::allow_local_registries();
         let state = Arc::new(Mutex::new(Registered::default()));
         let app = Router::new()
             .route("/subjects/{subject}/versions", post(register))
@@ -100,6 +101,18 @@ impl SchemaRegistry {
             }
         }
         subjects
+    }
+
+    /// Registers Avro schema `schema` under `subject`, as a serializer would: its id.
+    pub fn register(&self, subject: &str, schema: &str) -> u32 {
+        let mut state = self.state.lock().expect("registry state");
+        state.schemas.push(Registration {
+            subject: subject.into(),
+            schema: schema.into(),
+            kind: None,
+            references: json!([]),
+        });
+        state.schemas.len() as u32
     }
 
     /// Makes fetches fail (503) or succeed again.

@@ -12,8 +12,11 @@ mod settings;
 mod topic;
 
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
-pub use registry::HttpSchemaRegistry;
-pub use settings::{is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, PREFETCH_KBYTES};
+pub use registry::{allow_local_registries, HttpSchemaRegistry, LOCAL_ENV as REGISTRY_LOCAL_ENV};
+pub use settings::{
+    is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, KafkaDeployment, BROKERS_ENV,
+    PREFETCH_KBYTES,
+};
 pub use topic::{commit_group_offsets, matching_watermarks, partition_watermarks, Watermarks};
 
 pub use sluice_format::offsets::{OffsetRange, ResetEvent};

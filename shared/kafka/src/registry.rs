@@ -1,23 +1,119 @@
 //! A client of Confluent's schema registry, as the `schema_registry` Avro and Protobuf decoders
 //! need it: `GET {url}/schemas/ids/{id}` and `GET {url}/subjects/{subject}/versions/{version}`
 //! (with `format=serialized` for Protobuf descriptors) on each URL in turn, with basic auth
-//! (`basic.auth.user.info`) and headers from the spec, bounded in time and size. Credentials
-//! and headers are never printed.
+//! (`basic.auth.user.info`) and headers from the spec, bounded in time and size.
+//!
+//! A spec chooses the URLs, so the client reaches only what a registry should be: `http` and
+//! `https` URLs, no redirects, and no loopback, link-local or instance-metadata address (the
+//! Lambda Runtime API listens on 127.0.0.1; credentials services on 169.254.x.x) unless the
+//! deployment allows local registries ([`LOCAL_ENV`], [`allow_local_registries`]). Addresses are
+//! checked as they are resolved, so a name that resolves to a refused address is refused too.
+//! Credentials, headers and query strings are never printed, and errors that reach a task's
+//! status say only which registry did not give which schema: why (the status code, the socket
+//! error) goes to the function's log, so that status does not map the network for its readers.
 
 use base64::Engine;
-use sluice_format::input::{RegisteredSchema, SchemaAt, SchemaReference, SchemaRegistry};
-use sluice_format::spec::RegistrySettings;
+use sluice_format::input::{RegisteredSchema, RegistryError, SchemaAt, SchemaReference, SchemaRegistry};
+use sluice_format::spec::{urls_redacted, RegistrySettings};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 /// Time for one request to one URL.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest schema response read.
 const MAX_RESPONSE_BYTES: u64 = 4 << 20;
+/// URLs one decoder may name.
+const MAX_URLS: usize = 8;
+/// Headers one decoder may send, and the bytes of each name and value.
+const MAX_HEADERS: usize = 32;
+const MAX_HEADER_BYTES: usize = 8 << 10;
+/// Headers a spec may not set: they change where or how the request goes.
+const RESERVED_HEADERS: [&str; 6] = ["host", "content-length", "transfer-encoding", "connection", "upgrade", "te"];
+/// Confluent's error codes for a subject, version or schema that does not exist.
+const NOT_FOUND_CODES: [i64; 3] = [40401, 40402, 40403];
+
+/// `true` lets registries at loopback and link-local addresses be asked (local runs against a
+/// registry on the same machine); anything else, or unset, refuses them.
+pub const LOCAL_ENV: &str = "SLUICE_REGISTRY_ALLOW_LOCAL";
+
+static ALLOW_LOCAL: AtomicBool = AtomicBool::new(false);
+
+/// Lets this process's registry clients reach loopback and link-local addresses, as
+/// [`LOCAL_ENV`] `true` does (for tests and local tools whose registry runs beside them).
+pub fn allow_local_registries() {
+    ALLOW_LOCAL.store(true, Ordering::SeqCst);
+}
+
+fn local_allowed() -> bool {
+    ALLOW_LOCAL.load(Ordering::SeqCst) || std::env::var(LOCAL_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// Whether `ip` is an address a registry named by a spec may not have unless local registries
+/// are allowed: loopback, link-local (instance metadata and credentials services), unspecified,
+/// multicast or broadcast, and AWS's IPv6 metadata prefix `fd00:ec2::/32`.
+pub fn is_local_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+                || v4.octets()[0] == 0
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_local_address(IpAddr::V4(v4)),
+            None => {
+                let s = v6.segments();
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    || (s[0] & 0xffc0) == 0xfe80
+                    || (s[0] == 0xfd00 && s[1] == 0x0ec2)
+            }
+        },
+    }
+}
+
+/// Resolves as ureq does, then keeps only the addresses a registry may have.
+#[derive(Debug)]
+struct CheckedResolver {
+    inner: DefaultResolver,
+    allow_local: bool,
+}
+
+impl Resolver for CheckedResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let resolved = self.inner.resolve(uri, config, timeout)?;
+        if self.allow_local {
+            return Ok(resolved);
+        }
+        let mut kept = self.inner.empty();
+        for addr in resolved.iter().filter(|a| !is_local_address(a.ip())) {
+            kept.push(*addr);
+        }
+        if kept.is_empty() {
+            return Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("the registry's host resolves only to local addresses (allow them with {LOCAL_ENV}=true)"),
+            )));
+        }
+        Ok(kept)
+    }
+}
 
 /// A schema registry reached over HTTP.
 pub struct HttpSchemaRegistry {
     urls: Vec<String>,
-    /// The URLs as errors name them: without user info.
+    /// The URLs as errors name them: without user info or query.
     shown: Vec<String>,
     agent: ureq::Agent,
     /// Headers sent with every request: the spec's, and `Authorization` for basic auth.
@@ -31,25 +127,48 @@ impl std::fmt::Debug for HttpSchemaRegistry {
 }
 
 impl HttpSchemaRegistry {
-    /// The registry a `schema_registry` decoder's settings name.
+    /// The registry a `schema_registry` decoder's settings name, refused when a URL or header
+    /// could send the request somewhere a registry should not be. Local addresses are refused
+    /// unless the process allows them ([`LOCAL_ENV`]).
     pub fn new(settings: &RegistrySettings) -> Result<Self, String> {
+        Self::reaching(settings, local_allowed())
+    }
+
+    /// [`HttpSchemaRegistry::new`], with local addresses allowed or not by `allow_local`.
+    pub fn reaching(settings: &RegistrySettings, allow_local: bool) -> Result<Self, String> {
         let RegistrySettings { url, urls, config, headers, .. } = settings;
         let urls: Vec<String> = url
             .iter()
             .chain(urls.iter().flatten())
-            .map(|u| u.trim_end_matches('/').to_string())
+            .map(|u| u.trim().trim_end_matches('/').to_string())
             .filter(|u| !u.is_empty())
             .collect();
         if urls.is_empty() {
             return Err("schema_registry decoder: give url or urls".into());
         }
-        let mut all: Vec<(String, String)> = headers.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if urls.len() > MAX_URLS {
+            return Err(format!("schema_registry decoder: {} urls, at most {MAX_URLS}", urls.len()));
+        }
+        let shown: Vec<String> = urls.iter().map(|u| urls_redacted(u)).collect();
+        for (u, shown) in urls.iter().zip(&shown) {
+            check_url(u, shown, allow_local)?;
+        }
+        let spec_headers = headers.iter().flatten();
+        if spec_headers.clone().count() > MAX_HEADERS {
+            return Err(format!("schema_registry decoder: headers: more than {MAX_HEADERS}"));
+        }
+        let mut all = Vec::new();
+        for (k, v) in spec_headers {
+            check_header(k, v)?;
+            all.push((k.clone(), v.clone()));
+        }
         let setting = |name: &str| config.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str());
         match (setting("basic.auth.credentials.source"), setting("basic.auth.user.info")) {
             (Some(source), _) if !source.eq_ignore_ascii_case("USER_INFO") => {
+                let source = sluice_format::text::excerpt(source, 40);
                 return Err(format!(
                     "schema_registry config: basic.auth.credentials.source {source:?} is not supported: use USER_INFO"
-                ))
+                ));
             }
             (_, Some(user_info)) => {
                 let encoded = base64::engine::general_purpose::STANDARD.encode(user_info);
@@ -57,13 +176,19 @@ impl HttpSchemaRegistry {
             }
             _ => {}
         }
-        let agent = ureq::Agent::config_builder().timeout_global(Some(REQUEST_TIMEOUT)).build().into();
-        let shown = urls.iter().map(|u| without_user_info(u)).collect();
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(REQUEST_TIMEOUT))
+            .max_redirects(0)
+            .proxy(None)
+            .http_status_as_error(false)
+            .build();
+        let resolver = CheckedResolver { inner: DefaultResolver::default(), allow_local };
+        let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), resolver);
         Ok(Self { urls, shown, agent, headers: all })
     }
 
-    fn fetch(&self, index: usize, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, String> {
-        let (url, shown) = (&self.urls[index], &self.shown[index]);
+    fn fetch(&self, index: usize, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, Failed> {
+        let url = &self.urls[index];
         let path = match at {
             SchemaAt::Id(id) => format!("{url}/schemas/ids/{id}"),
             SchemaAt::Version(subject, version) => {
@@ -78,20 +203,23 @@ impl HttpSchemaRegistry {
         for (k, v) in &self.headers {
             request = request.header(k, v);
         }
-        let mut response = request.call().map_err(|e| match e {
-            ureq::Error::StatusCode(404) => format!("{shown} has no {at} (404)"),
-            ureq::Error::StatusCode(code) => format!("{shown} answered HTTP {code}"),
-            other => format!("{shown}: {}", without_user_info(&other.to_string())),
-        })?;
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE_BYTES)
-            .read_to_string()
-            .map_err(|e| format!("{shown}: reading the answer: {e}"))?;
+        let mut response = request.call().map_err(|e| Failed::Unavailable(urls_redacted(&e.to_string())))?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().with_config().limit(MAX_RESPONSE_BYTES).read_to_string();
+        if (300..400).contains(&status) {
+            return Err(Failed::Unavailable(format!("answered HTTP {status}: redirects are not followed")));
+        }
+        let body = body.map_err(|e| Failed::Unavailable(format!("HTTP {status}, reading the answer: {e}")))?;
         let answer: serde_json::Value =
-            serde_json::from_str(&body).map_err(|e| format!("{shown}: the answer is not JSON: {e}"))?;
-        let schema = answer["schema"].as_str().ok_or_else(|| format!("{shown}: the answer has no schema field"))?;
+            serde_json::from_str(&body).map_err(|e| Failed::Unavailable(format!("HTTP {status}, not JSON: {e}")))?;
+        if status == 404 && answer["error_code"].as_i64().is_some_and(|c| NOT_FOUND_CODES.contains(&c)) {
+            return Err(Failed::Missing(format!("{} has no {at}", self.shown[index])));
+        }
+        if status != 200 {
+            return Err(Failed::Unavailable(format!("answered HTTP {status}")));
+        }
+        let malformed = |what: &str| Failed::Unavailable(format!("HTTP 200, {what}"));
+        let schema = answer["schema"].as_str().ok_or_else(|| malformed("the answer has no schema field"))?;
         let references = answer["references"]
             .as_array()
             .into_iter()
@@ -100,64 +228,169 @@ impl HttpSchemaRegistry {
                 (Some(name), Some(subject), Some(version)) => {
                     Ok(SchemaReference { name: name.into(), subject: subject.into(), version })
                 }
-                _ => Err(format!("{shown}: a reference of {at} lacks its name, subject or version")),
+                _ => Err(malformed("a reference lacks its name, subject or version")),
             })
             .collect::<Result<_, _>>()?;
         Ok(RegisteredSchema { schema: schema.to_string(), references })
     }
 }
 
+/// Why one URL gave no schema.
+enum Failed {
+    /// The registry says there is no such schema.
+    Missing(String),
+    /// Anything else: the detail goes to the log only.
+    Unavailable(String),
+}
+
 impl SchemaRegistry for HttpSchemaRegistry {
-    fn schema(&self, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, String> {
-        let mut errors = Vec::new();
+    fn schema(&self, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, RegistryError> {
+        let mut missing = None;
         for index in 0..self.urls.len() {
             match self.fetch(index, at, serialized) {
                 Ok(schema) => return Ok(schema),
-                Err(e) => errors.push(e),
+                Err(Failed::Missing(e)) => missing = Some(e),
+                Err(Failed::Unavailable(detail)) => {
+                    tracing::warn!(registry = self.shown[index], %at, detail, "schema registry gave no schema");
+                }
             }
         }
-        Err(errors.join("; "))
+        // One registry that says the schema does not exist is believed over others that could
+        // not be asked: they share one store of schemas.
+        match missing {
+            Some(e) => Err(RegistryError::Missing(e)),
+            None => Err(RegistryError::Unavailable(format!(
+                "{} did not give {at} (the function's log has why)",
+                self.shown.join(", ")
+            ))),
+        }
     }
 }
 
-/// `text` with the user info of any URL in it (`scheme://user:password@`) left out.
-fn without_user_info(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        let (head, tail) = rest.split_at(i + 3);
-        out.push_str(head);
-        let authority_end = tail.find(['/', ' ', '?', '#']).unwrap_or(tail.len());
-        match tail[..authority_end].rfind('@') {
-            Some(at) => rest = &tail[at + 1..],
-            None => rest = tail,
-        }
+/// Refuses a URL that is not http(s), or whose host is a local address when those are refused.
+fn check_url(url: &str, shown: &str, allow_local: bool) -> Result<(), String> {
+    let uri: ureq::http::Uri = url.parse().map_err(|_| format!("schema_registry decoder: {shown:?} is not a URL"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => return Err(format!("schema_registry decoder: {shown:?}: only http and https URLs are asked")),
     }
-    out.push_str(rest);
-    out
+    let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(format!("schema_registry decoder: {shown:?} names no host"));
+    }
+    let local = match host.parse::<IpAddr>() {
+        Ok(ip) => is_local_address(ip),
+        Err(_) => host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost"),
+    };
+    if local && !allow_local {
+        return Err(format!(
+            "schema_registry decoder: {shown:?} is a loopback or link-local address, which this deployment does not \
+             ask (allow local registries with {LOCAL_ENV}=true)"
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a header that would change where or how a request goes, or is too large.
+fn check_header(name: &str, value: &str) -> Result<(), String> {
+    let shown = sluice_format::text::excerpt(name, 60);
+    if name.len() > MAX_HEADER_BYTES || value.len() > MAX_HEADER_BYTES {
+        return Err(format!("schema_registry decoder: headers.{shown}: longer than {MAX_HEADER_BYTES} bytes"));
+    }
+    if RESERVED_HEADERS.iter().any(|r| name.eq_ignore_ascii_case(r)) {
+        return Err(format!("schema_registry decoder: headers.{shown}: a spec may not set this header"));
+    }
+    if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() || ureq::http::HeaderValue::from_str(value).is_err()
+    {
+        return Err(format!("schema_registry decoder: headers.{shown}: not a valid HTTP header"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn settings(value: serde_json::Value) -> RegistrySettings {
+        serde_json::from_value(value).expect("settings")
+    }
+
     #[test]
-    fn user_info_is_never_shown() {
-        assert_eq!(without_user_info("http://u:secret@reg:8081/x"), "http://reg:8081/x");
-        assert_eq!(
-            without_user_info("error at https://a:b@h and http://plain/"),
-            "error at https://h and http://plain/"
-        );
-        let settings: RegistrySettings = serde_json::from_value(serde_json::json!({
-            "url": "http://u:secret@reg:8081/", "config": {"basic.auth.user.info": "u:pw"}, "headers": {"X-Key": "k"}}))
-        .expect("settings");
-        let registry = HttpSchemaRegistry::new(&settings).expect("valid");
+    fn user_info_and_query_strings_are_never_shown() {
+        let registry = HttpSchemaRegistry::reaching(
+            &settings(serde_json::json!({
+            "url": "http://u:secret@reg:8081/?apikey=k3y", "config": {"basic.auth.user.info": "u:pw"},
+            "headers": {"X-Key": "k"}})),
+            false,
+        )
+        .expect("valid");
         let shown = format!("{registry:?}");
-        assert!(!shown.contains("secret") && !shown.contains("pw") && !shown.contains("X-Key"), "{shown}");
-        // Nothing listens on port 9: the error names the URL without its user info.
-        let settings: RegistrySettings =
-            serde_json::from_value(serde_json::json!({"urls": ["http://u:secret@127.0.0.1:9"]})).expect("settings");
-        let e = HttpSchemaRegistry::new(&settings).expect("valid").schema(SchemaAt::Id(1), false).expect_err("down");
-        assert!(e.contains("http://127.0.0.1:9") && !e.contains("secret"), "{e}");
+        assert!(!shown.contains("secret") && !shown.contains("pw") && !shown.contains("k3y"), "{shown}");
+        assert!(!shown.contains("X-Key"), "{shown}");
+        // Nothing listens on port 9: the error names the URL without its user info or query.
+        let registry = HttpSchemaRegistry::reaching(
+            &settings(serde_json::json!({"urls": ["http://u:secret@127.0.0.1:9/?apikey=k3y"]})),
+            true,
+        )
+        .expect("valid");
+        match registry.schema(SchemaAt::Id(1), false) {
+            Err(RegistryError::Unavailable(e)) => {
+                assert!(e.contains("http://<redacted>@127.0.0.1:9/?<redacted>"), "{e}");
+                assert!(!e.contains("secret") && !e.contains("k3y"), "{e}");
+            }
+            other => panic!("expected an unavailable registry, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn local_addresses_other_schemes_and_reserved_headers_are_refused() {
+        for url in [
+            "http://127.0.0.1:9001/2018-06-01/runtime",
+            "http://localhost:8081",
+            "http://169.254.169.254/latest",
+            "http://[::1]:8081",
+            "http://[::ffff:127.0.0.1]:8081",
+            "http://[fd00:ec2::254]/",
+            "http://0.0.0.0:8081",
+        ] {
+            let e = HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), false)
+                .expect_err(url)
+                .to_string();
+            assert!(e.contains("loopback or link-local") && e.contains(LOCAL_ENV), "{url}: {e}");
+            HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), true).expect(url);
+        }
+        for url in ["file:///etc/passwd", "gopher://reg:70/", "reg:8081"] {
+            let e = HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), true).expect_err(url);
+            assert!(
+                e.contains("only http and https") || e.contains("is not a URL") || e.contains("names no host"),
+                "{e}"
+            );
+        }
+        HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": "http://10.0.0.7:8081"})), false)
+            .expect("a registry inside the VPC");
+        for header in ["Host", "transfer-encoding", "bad header"] {
+            let e = HttpSchemaRegistry::reaching(
+                &settings(serde_json::json!({"url": "http://reg", "headers": {header: "x"}})),
+                false,
+            )
+            .expect_err(header);
+            assert!(e.contains(&format!("headers.{header}")), "{e}");
+        }
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..=MAX_HEADERS).map(|i| (format!("X-{i}"), "v".into())).collect();
+        let e =
+            HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": "http://reg", "headers": many})), false)
+                .expect_err("too many headers");
+        assert!(e.contains("more than 32"), "{e}");
+    }
+
+    #[test]
+    fn the_address_check_knows_the_local_ranges() {
+        for local in ["127.0.0.1", "127.9.9.9", "169.254.170.2", "0.0.0.0", "::1", "fe80::1", "::ffff:169.254.1.1"] {
+            assert!(is_local_address(local.parse().expect("ip")), "{local}");
+        }
+        for remote in ["10.1.2.3", "172.16.0.1", "192.168.1.1", "52.94.0.1", "2600:1f18::1"] {
+            assert!(!is_local_address(remote.parse().expect("ip")), "{remote}");
+        }
     }
 }

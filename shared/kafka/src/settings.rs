@@ -1,22 +1,20 @@
 //! Consumer settings: the spec's `consumerProperties` passed through to librdkafka (TLS and
 //! SASL included), with the settings an exact range read requires forced, and secrets kept
-//! out of every log line and error. When the deployment configures Kafka (its secret), the
-//! spec may not say where or how to connect: a spec that could name another broker would
-//! receive the deployment's credentials.
+//! out of every log line and error.
+//!
+//! The deployment, not a spec, says where its Kafka is. When it configures Kafka (its secret),
+//! the spec may not say where or how to connect: a spec that could name another broker would
+//! receive the deployment's credentials. When it names its brokers ([`BROKERS_ENV`], the
+//! template's `KafkaBootstrapServers`), a spec may name only those. Amazon MSK's IAM
+//! authentication signs a token with the process's own AWS credentials, so it is refused unless
+//! the deployment fixes the brokers one way or the other.
 
 use rdkafka::config::ClientConfig;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
-/// Words that make a property's value a secret: never printed, never in an error.
-const SECRET_WORDS: [&str; 6] = ["password", "secret", "jaas", "token", ".pem", "credential"];
-
-/// Whether the value of property `key` is a secret.
-pub fn is_secret(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|w| key.contains(w))
-}
+pub use sluice_format::spec::is_secret;
 
 /// Whether property `key` says where or how to connect, which only the deployment may set when
 /// it configures Kafka.
@@ -55,6 +53,48 @@ pub fn set_deployment_properties(properties: BTreeMap<String, String>) -> Result
     DEPLOYMENT_PROPERTIES.set(properties).map_err(|_| "deployment consumer properties are already set".to_string())
 }
 
+/// The brokers the deployment reads Kafka at (`host:port`, comma-separated; the template's
+/// `KafkaBootstrapServers`). When set, a spec's `bootstrap.servers` may name only these.
+pub const BROKERS_ENV: &str = "SLUICE_KAFKA_BOOTSTRAP_SERVERS";
+
+/// What the deployment says of Kafka, which a spec may not overrule.
+#[derive(Debug, Clone, Default)]
+pub struct KafkaDeployment<'a> {
+    /// Consumer properties of the deployment's secret, applied over every spec's.
+    pub properties: Option<&'a BTreeMap<String, String>>,
+    /// The brokers a spec may name ([`BROKERS_ENV`]).
+    pub brokers: Option<BTreeSet<String>>,
+}
+
+impl KafkaDeployment<'static> {
+    /// The deployment of this process: its secret's properties, once set, and [`BROKERS_ENV`].
+    pub fn of_process() -> Self {
+        let brokers = std::env::var(BROKERS_ENV).ok().map(|b| broker_set(&b)).filter(|b| !b.is_empty());
+        Self { properties: DEPLOYMENT_PROPERTIES.get(), brokers }
+    }
+}
+
+/// The brokers of a `bootstrap.servers` list, trimmed and lowercased.
+fn broker_set(list: &str) -> BTreeSet<String> {
+    list.split(',').map(|b| b.trim().to_ascii_lowercase()).filter(|b| !b.is_empty()).collect()
+}
+
+/// Checks that the brokers a spec names are among the deployment's. The error names the
+/// property, never a value.
+fn check_brokers(spec: &BTreeMap<String, String>, allowed: &BTreeSet<String>) -> Result<(), String> {
+    for key in ["bootstrap.servers", "metadata.broker.list"] {
+        if let Some(list) = spec.get(key) {
+            if !broker_set(list).is_subset(allowed) {
+                return Err(format!(
+                    "consumerProperties.{key}: this deployment reads Kafka only at the brokers it names \
+                     ({BROKERS_ENV}, the template's KafkaBootstrapServers), and the spec names others"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks a spec's properties against the deployment's: a connection property the spec sets
 /// must be absent from the spec or hold the deployment's value. The error names the property,
 /// never a value.
@@ -85,20 +125,23 @@ pub struct ConsumerSettings {
 
 impl ConsumerSettings {
     /// Settings from `consumerProperties` (`bootstrap.servers` is required by the spec loader),
-    /// under the deployment's properties when it configures Kafka; refused when the spec sets a
-    /// connection property the deployment owns.
+    /// under this process's deployment ([`KafkaDeployment::of_process`]).
     pub fn new(properties: &BTreeMap<String, String>) -> Result<Self, String> {
-        Self::under(properties, DEPLOYMENT_PROPERTIES.get())
+        Self::under(properties, &KafkaDeployment::of_process())
     }
 
-    fn under(
-        properties: &BTreeMap<String, String>,
-        deployment: Option<&BTreeMap<String, String>>,
-    ) -> Result<Self, String> {
+    /// Settings from `consumerProperties` under `deployment`'s properties when it configures
+    /// Kafka; refused when the spec sets a connection property the deployment owns, names
+    /// brokers the deployment does not, or asks for MSK IAM tokens when the deployment does
+    /// not fix the brokers they would be sent to.
+    pub fn under(properties: &BTreeMap<String, String>, deployment: &KafkaDeployment<'_>) -> Result<Self, String> {
         let mut properties = properties.clone();
-        if let Some(deployment) = deployment {
-            check_against_deployment(&properties, deployment)?;
-            properties.extend(deployment.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(brokers) = &deployment.brokers {
+            check_brokers(&properties, brokers)?;
+        }
+        if let Some(secret) = deployment.properties {
+            check_against_deployment(&properties, secret)?;
+            properties.extend(secret.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         // Exact ranges: explicit assignment, nothing committed, no silent reset.
         properties.insert("enable.auto.commit".into(), "false".into());
@@ -108,7 +151,8 @@ impl ConsumerSettings {
         // Once the handler has drained a full prefetch queue, fetch again at once (librdkafka
         // waits a whole second by default, which starves a reader slower than the network).
         properties.entry("fetch.queue.backoff.ms".into()).or_insert_with(|| "1".into());
-        let msk_iam_region = msk_iam(&mut properties)?;
+        let brokers_fixed = deployment.brokers.is_some() || deployment.properties.is_some();
+        let msk_iam_region = msk_iam(&mut properties, brokers_fixed)?;
         Ok(Self { properties, msk_iam_region })
     }
 
@@ -171,8 +215,9 @@ impl ConsumerSettings {
 /// `OAUTHBEARER` with Sluice's token) or by `OAUTHBEARER` with `sluice.msk.iam` `true`: the
 /// mechanism set to `OAUTHBEARER`, `security.protocol` defaulting to `SASL_SSL`, and the
 /// cluster's region (`sluice.msk.region`, else the brokers' `*.kafka.REGION.amazonaws.com`
-/// names, else `AWS_REGION`).
-fn msk_iam(properties: &mut BTreeMap<String, String>) -> Result<Option<String>, String> {
+/// names, else `AWS_REGION`). The token is signed with this process's AWS credentials, so it
+/// is refused unless the deployment fixes the brokers it is sent to (`brokers_fixed`).
+fn msk_iam(properties: &mut BTreeMap<String, String>, brokers_fixed: bool) -> Result<Option<String>, String> {
     let key = ["sasl.mechanism", "sasl.mechanisms"].into_iter().find(|k| properties.contains_key(*k));
     let mechanism = key.and_then(|k| properties.get(k)).map(|m| m.trim().to_ascii_uppercase());
     let flag = properties.get("sluice.msk.iam").map(|v| v.trim().to_ascii_lowercase());
@@ -187,6 +232,14 @@ fn msk_iam(properties: &mut BTreeMap<String, String>) -> Result<Option<String>, 
     };
     if !enabled {
         return Ok(None);
+    }
+    if !brokers_fixed {
+        return Err(format!(
+            "consumerProperties.{}: MSK IAM signs a token with this deployment's AWS credentials, so the deployment \
+             must name the brokers it is for: set {BROKERS_ENV} (the template's KafkaBootstrapServers) or a Kafka \
+             secret",
+            key.unwrap_or("sluice.msk.iam")
+        ));
     }
     if let Some(k) = key {
         properties.insert(k.to_string(), "OAUTHBEARER".into());
@@ -230,7 +283,8 @@ mod tests {
     fn msk_iam_is_chosen_by_its_mechanism_or_flag_and_finds_the_region() {
         let settings = |pairs: &[(&str, &str)]| {
             let props: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-            ConsumerSettings::under(&props, None)
+            let brokers = props.get("bootstrap.servers").map(|b| broker_set(b));
+            ConsumerSettings::under(&props, &KafkaDeployment { properties: None, brokers })
         };
         let brokers = "b-1.c.x1.c2.kafka.eu-west-3.amazonaws.com:9098,b-2.c.x1.c2.kafka.eu-west-3.amazonaws.com:9098";
         let s = settings(&[("bootstrap.servers", brokers), ("sasl.mechanism", "AWS_MSK_IAM")]).expect("msk");
@@ -332,7 +386,8 @@ mod tests {
         let spec = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
             pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
         };
-        let same = ConsumerSettings::under(&spec(&[("bootstrap.servers", "b-1.msk:9096")]), Some(&deployment))
+        let deployment = KafkaDeployment { properties: Some(&deployment), brokers: None };
+        let same = ConsumerSettings::under(&spec(&[("bootstrap.servers", "b-1.msk:9096")]), &deployment)
             .expect("the deployment's own broker list");
         assert_eq!(same.properties["sasl.password"], "hunter2-deployment");
         for (key, value) in [
@@ -343,12 +398,44 @@ mod tests {
             ("enable.ssl.certificate.verification", "false"),
             ("sasl.mechanism", "PLAIN"),
         ] {
-            let err = ConsumerSettings::under(&spec(&[(key, value)]), Some(&deployment)).expect_err(key);
+            let err = ConsumerSettings::under(&spec(&[(key, value)]), &deployment).expect_err(key);
             assert!(err.starts_with(&format!("consumerProperties.{key}: ")) && !err.contains(value), "{err}");
         }
-        let local = ConsumerSettings::under(&spec(&[("security.protocol", "SSL")]), None).expect("no deployment");
+        let local = ConsumerSettings::under(&spec(&[("security.protocol", "SSL")]), &KafkaDeployment::default())
+            .expect("no deployment");
         assert_eq!(local.properties["security.protocol"], "SSL");
         assert!(set_deployment_properties(spec(&[("sasl.username", "u")])).is_err(), "no broker list");
+    }
+
+    #[test]
+    fn specs_name_only_the_deployments_brokers_and_msk_iam_needs_them_named() {
+        let spec = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let msk = "b-1.c.kafka.eu-west-3.amazonaws.com:9098,B-2.c.kafka.eu-west-3.amazonaws.com:9098";
+        let deployment = KafkaDeployment { properties: None, brokers: Some(broker_set(msk)) };
+        let iam = |brokers: &str| spec(&[("bootstrap.servers", brokers), ("sasl.mechanism", "AWS_MSK_IAM")]);
+        let s = ConsumerSettings::under(&iam(msk), &deployment).expect("the deployment's brokers");
+        assert_eq!(s.msk_iam_region(), Some("eu-west-3"));
+        ConsumerSettings::under(&iam("b-2.c.kafka.eu-west-3.amazonaws.com:9098"), &deployment).expect("one of them");
+        for (key, brokers) in [
+            ("bootstrap.servers", "attacker.example:9098"),
+            ("bootstrap.servers", "b-1.c.kafka.eu-west-3.amazonaws.com:9098,attacker.example:9098"),
+        ] {
+            let e = ConsumerSettings::under(&iam(brokers), &deployment).expect_err(brokers);
+            assert!(e.starts_with(&format!("consumerProperties.{key}: ")) && !e.contains("attacker"), "{e}");
+        }
+        let listed = spec(&[("bootstrap.servers", msk), ("metadata.broker.list", "attacker.example:9092")]);
+        let e = ConsumerSettings::under(&listed, &deployment).expect_err("another list");
+        assert!(e.starts_with("consumerProperties.metadata.broker.list: "), "{e}");
+        // Without brokers fixed by the deployment, no token is signed for whatever a spec names.
+        let e = ConsumerSettings::under(&iam("attacker.example:9098"), &KafkaDeployment::default())
+            .expect_err("MSK IAM without the deployment's brokers");
+        assert!(e.starts_with("consumerProperties.sasl.mechanism: ") && e.contains(BROKERS_ENV), "{e}");
+        assert!(!e.contains("attacker"), "{e}");
+        // A spec without MSK IAM and without deployment brokers is a local run's own business.
+        ConsumerSettings::under(&spec(&[("bootstrap.servers", "127.0.0.1:9092")]), &KafkaDeployment::default())
+            .expect("plain Kafka");
     }
 
     #[test]

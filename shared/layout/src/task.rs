@@ -411,6 +411,11 @@ pub struct Progress {
 /// and attributes.
 pub const CHECKPOINT_ITEM_BYTES: usize = 360 << 10;
 
+/// Bytes a spec may have as compact JSON: every task item carries its spec, and DynamoDB's
+/// 400 KB item must still hold the task's offset ranges and positions (thousands of
+/// partitions) and its error beside it. Specs are refused at submit past this.
+pub const MAX_SPEC_BYTES: usize = 192 << 10;
+
 impl Checkpoint {
     /// The items the checkpoint is written as, each body at most `budget` bytes of JSON when
     /// its hydrants allow: part 0 with everything but the hydrants that do not fit, then parts

@@ -5,6 +5,7 @@
 
 use crate::keys::{catalog_sk, datasource_pk, group_of, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
 pub use crate::layout::datasource::{OffsetsItem, PlanItem, SchemaChange, SpecItem, SupervisorState};
+use crate::task::MAX_SPEC_BYTES;
 use serde::Serialize;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
@@ -127,6 +128,16 @@ pub async fn submit(
     spec_json: serde_json::Value,
     now_ms: i64,
 ) -> Result<(String, Submitted, Vec<String>), DatasourceError> {
+    let bytes = spec_json.to_string().len();
+    if bytes > MAX_SPEC_BYTES {
+        return Err(DatasourceError::InvalidSpec {
+            datasource: String::new(),
+            reason: format!(
+                "the spec is {bytes} bytes of JSON, over the {MAX_SPEC_BYTES}-byte limit: every task carries its \
+                 spec in a metadata item of at most 400 KB"
+            ),
+        });
+    }
     let loaded = load_spec_value(spec_json.clone())
         .map_err(|e| DatasourceError::InvalidSpec { datasource: String::new(), reason: e.to_string() })?;
     let name = loaded.spec.data_source.clone();
@@ -199,22 +210,7 @@ pub const MAX_SCHEMA_HISTORY: usize = 50;
 /// Size the schema history may bring the spec item to, leaving room under DynamoDB's 400 KB.
 const MAX_SPEC_ITEM_BYTES: usize = 300 << 10;
 
-/// `spec` as it may be shown: the values of its secret `consumerProperties` (passwords, JAAS
-/// configurations, tokens, keys) replaced by `<redacted>`, in either form of the spec (with or
-/// without the `spec` wrapper).
-pub fn redacted_spec(spec: &serde_json::Value) -> serde_json::Value {
-    let mut shown = spec.clone();
-    for pointer in ["/ioConfig/consumerProperties", "/spec/ioConfig/consumerProperties"] {
-        if let Some(serde_json::Value::Object(properties)) = shown.pointer_mut(pointer) {
-            for (key, value) in properties.iter_mut() {
-                if sluice_kafka::is_secret(key) {
-                    *value = serde_json::Value::String("<redacted>".into());
-                }
-            }
-        }
-    }
-    shown
-}
+pub use sluice_format::spec::redacted_spec;
 
 #[cfg(test)]
 mod tests {
@@ -235,6 +231,34 @@ mod tests {
         assert_eq!(shown["spec"]["ioConfig"]["consumerProperties"]["sasl.password"], "<redacted>");
         let legacy = serde_json::json!({"ioConfig": {"consumerProperties": {"sasl.password": "hunter2"}}});
         assert_eq!(redacted_spec(&legacy)["ioConfig"]["consumerProperties"]["sasl.password"], "<redacted>");
+    }
+
+    #[tokio::test]
+    async fn specs_too_large_for_a_task_item_are_refused_at_submit() {
+        let (_dir, meta) = embedded().await;
+        let path = format!("{}/../../data/specs/wikipedia-kafka-supervisor.json", env!("CARGO_MANIFEST_DIR"));
+        let mut spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("spec JSON");
+        // Druid keeps unknown context: a large one is what makes a spec near 400 KB.
+        spec["context"] = serde_json::json!({"note": "x".repeat(400 << 10)});
+        let err = submit(meta.as_ref(), spec.clone(), 0).await.expect_err("too large");
+        assert!(err.to_string().contains(&format!("over the {MAX_SPEC_BYTES}-byte limit")), "{err}");
+        assert!(list(meta.as_ref()).await.expect("list").is_empty(), "nothing was written");
+        // A spec at the limit still fits a task item of thousands of partitions, with positions
+        // and an error.
+        let around_the_note = spec.to_string().len() - (400 << 10);
+        spec["context"]["note"] = "x".repeat(MAX_SPEC_BYTES - around_the_note).into();
+        assert_eq!(spec.to_string().len(), MAX_SPEC_BYTES);
+        let ranges: Vec<_> = (0..2_000)
+            .map(|p| sluice_format::offsets::OffsetRange { partition: p, start: i64::MAX / 2, end: i64::MAX / 2 + 1 })
+            .collect();
+        let id = crate::task::TaskId { datasource: "d".repeat(255), group: 1, seq: u64::MAX };
+        let mut task =
+            crate::task::TaskItem::planned(id.clone(), spec, "t".repeat(249).as_str(), ranges, Default::default(), 0);
+        task.error = Some("e".repeat(4 << 10));
+        let item = Item::new(id.pk(), id.sk(), to_json(&task));
+        assert!(item.size() <= sluice_store::metadata::MAX_ITEM_BYTES, "{} bytes", item.size());
+        submit(meta.as_ref(), task.spec, 0).await.expect("a spec at the limit is taken");
     }
 
     /// An embedded metadata store in a folder that lives as long as the guard.

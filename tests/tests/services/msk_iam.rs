@@ -62,7 +62,12 @@ async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let settings = sluice_kafka::ConsumerSettings::new(&properties).expect("settings");
+    // The deployment names the brokers its tokens are for.
+    let deployment = sluice_kafka::KafkaDeployment {
+        properties: None,
+        brokers: Some([listener.address.to_ascii_lowercase()].into_iter().collect()),
+    };
+    let settings = sluice_kafka::ConsumerSettings::under(&properties, &deployment).expect("settings");
     let failed =
         tokio::task::spawn_blocking(move || sluice_kafka::partition_watermarks(&settings, "t")).await.expect("joined");
     assert!(failed.is_err(), "the listener refuses every token");
@@ -78,4 +83,36 @@ async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
     let at = UNIX_EPOCH + Duration::from_secs(at as u64);
     let (expected, _) = auth_token("eu-west-3", &credentials, at, sluice_kafka::msk_iam::USER_AGENT).expect("token");
     assert_eq!(token, &expected);
+}
+
+/// A spec that names brokers other than the deployment's, or asks for MSK IAM where the
+/// deployment names no brokers, is refused before any connection: the broker it names never
+/// receives a token signed with the function's role.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_token_reaches_a_broker_the_deployment_does_not_name() {
+    let listener = sluice_integration::kafka_sasl::SaslListener::start().await;
+    let properties: std::collections::BTreeMap<String, String> = [
+        ("bootstrap.servers", listener.address.as_str()),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", "AWS_MSK_IAM"),
+        ("sluice.msk.region", "eu-west-3"),
+        ("request.timeout.ms", "4000"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let elsewhere = sluice_kafka::KafkaDeployment {
+        properties: None,
+        brokers: Some(["b-1.cluster.kafka.eu-west-3.amazonaws.com:9098".to_string()].into_iter().collect()),
+    };
+    for (deployment, key) in [
+        (elsewhere, "consumerProperties.bootstrap.servers"),
+        (sluice_kafka::KafkaDeployment::default(), "consumerProperties.sasl.mechanism"),
+    ] {
+        let err = sluice_kafka::ConsumerSettings::under(&properties, &deployment).expect_err("refused");
+        assert!(err.starts_with(key) && !err.contains(&listener.address), "{err}");
+    }
+    // The listener would have recorded any token offered to it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(listener.tokens().is_empty(), "a token reached a broker the deployment does not name");
 }

@@ -133,13 +133,17 @@ fn registry_schemas_are_fetched_once_per_id_and_two_versions_mix_in_one_range() 
 }
 
 #[test]
-fn an_unknown_id_or_an_unreachable_registry_retries_and_bad_bytes_are_unparseable() {
+fn an_unreachable_registry_retries_and_an_unknown_id_or_bad_bytes_are_unparseable() {
     let registry = Arc::new(MemoryRegistry::default());
     registry.add_text(1, V1);
     registry.add_text(3, "{not a schema");
     let decoder = json!({"type": "schema_registry", "url": "http://registry"});
     let mut p = RecordParser::with_registry(&spec(decoder, json!(["page"])), Some(registry.clone())).expect("parser");
-    assert!(retried(parse(&mut p, &framed(9, &v2_datum("x", "y")))).contains("schema 9 from the registry: no schema 9"));
+    assert!(unparseable(parse(&mut p, &framed(9, &v2_datum("x", "y")))).contains("schema 9 is not in the registry"));
+    // The verdict is kept: the id is not asked for again for every record naming it.
+    let asked = registry.requests();
+    assert!(unparseable(parse(&mut p, &framed(9, &v2_datum("x", "y")))).contains("schema 9 is not in the registry"));
+    assert_eq!(registry.requests(), asked);
     registry.set_down(true);
     assert!(retried(parse(&mut p, &framed(1, &v1_datum("x", None)))).contains("connection refused"));
     registry.set_down(false);
@@ -201,9 +205,14 @@ fn registry_schemas_may_name_types_their_references_define() {
     // Through two levels of references the country is at $.place.geo.country: not flattened
     // by the spec's $.geo.country, the row is still read.
     assert_eq!(row(&mut p, &framed(8, &datum)).1, named("Main", DimValue::Null, DimValue::Null, DimValue::Null));
-    // A referenced schema the registry cannot give retries the read.
+    // A referenced schema the registry does not have makes the record unparseable; one it
+    // cannot give now retries the read.
     registry.add(9, RegisteredSchema { schema: edit.into(), references: vec![reference("wiki.Geo", "gone")] });
-    assert!(retried(parse(&mut p, &framed(9, &edit_datum))).contains("subject \"gone\" version 1 from the registry"));
+    assert!(unparseable(parse(&mut p, &framed(9, &edit_datum)))
+        .contains("schema 9: subject \"gone\" version 1 is not in the registry"));
+    registry.add(10, RegisteredSchema { schema: edit.into(), references: vec![reference("wiki.Geo", "later")] });
+    registry.set_down(true);
+    assert!(retried(parse(&mut p, &framed(10, &edit_datum))).contains("schema 10 from the registry"));
 }
 
 #[test]
@@ -272,4 +281,38 @@ fn recursive_schemas_and_registries_without_a_client_are_refused() {
         "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
     let e = load_spec_value(spec).expect_err("no url").to_string();
     assert!(e.contains("ioConfig.inputFormat.avroBytesDecoder.url"), "{e}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+    /// Fuzzed values framed with a registered id (random bytes, and good datums with bytes
+    /// flipped or cut) are rows or unparseable records: never a retry, never a panic.
+    #[test]
+    fn fuzzed_registry_values_are_rows_or_unparseable(
+        random in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        flips in proptest::collection::vec((0usize..200, 1u8..=255), 1..4),
+        cut in 0usize..200,
+    ) {
+        let registry = Arc::new(MemoryRegistry::default());
+        registry.add_text(1, V1);
+        let decoder = json!({"type": "schema_registry", "url": "http://registry"});
+        let mut p = RecordParser::with_registry(&spec(decoder, json!(["page", "user", "country"])), Some(registry))
+            .expect("parser");
+        let mut flipped = v1_datum("Main", Some("u"));
+        for (at, bits) in &flips {
+            let len = flipped.len();
+            flipped[at % len] ^= bits;
+        }
+        let mut short = v1_datum("Main", None);
+        short.truncate(cut.min(short.len()));
+        for datum in [random, flipped, short] {
+            let mut out = Vec::new();
+            p.parse_record(&framed(1, &datum), &mut out);
+            for parsed in out {
+                if let Err(e) = parsed {
+                    proptest::prop_assert!(!e.retry, "{e:?}");
+                }
+            }
+        }
+    }
 }

@@ -6,14 +6,29 @@
 const MAX_MESSAGE_INDEXES: usize = 32;
 /// Schemas one schema may reference, directly or not.
 pub(super) const MAX_REFERENCES: usize = 256;
+/// Bytes of schema text one schema and every schema it references may hold in all.
+pub const MAX_SCHEMA_BYTES: usize = 16 << 20;
 
 /// Where writer schemas come from by id: Confluent's schema registry.
 pub trait SchemaRegistry: Send + Sync + std::fmt::Debug {
     /// The schema at `at`; `serialized` asks for Protobuf schemas as a base64
-    /// `FileDescriptorProto` (the registry's `format=serialized`) rather than `.proto` text. An
-    /// error (no such schema, the registry unreachable) fails the read to be retried: the record
-    /// is never dropped for it.
-    fn schema(&self, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, String>;
+    /// `FileDescriptorProto` (the registry's `format=serialized`) rather than `.proto` text.
+    /// [`RegistryError::Missing`] (the registry says there is no such schema) makes the record
+    /// naming it unparseable; [`RegistryError::Unavailable`] fails the read to be retried.
+    fn schema(&self, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, RegistryError>;
+}
+
+/// Why a registry gave no schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// The registry answered that the schema, subject or version does not exist: a record
+    /// naming it is unparseable (counted and kept), as Druid counts it.
+    #[error("{0}")]
+    Missing(String),
+    /// The registry could not be asked, or did not answer with a schema: the read fails and is
+    /// retried, and the record is not counted.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Which schema to fetch.
@@ -65,17 +80,19 @@ pub(super) enum DecodeError {
 
 /// Schema `id` from `registry`, and the schemas it references, directly or not, each once and
 /// after every schema it references (`skip`: references not to fetch, such as types built in).
-/// A schema that cannot be had fails the read to be retried.
+/// A schema the registry does not have, or a schema with too many references or too many bytes
+/// in all ([`MAX_REFERENCES`], [`MAX_SCHEMA_BYTES`]), makes the record unparseable; a schema
+/// that cannot be had now fails the read to be retried.
 pub(super) fn with_references(
     registry: &dyn SchemaRegistry,
     id: u32,
     serialized: bool,
     skip: &dyn Fn(&SchemaReference) -> bool,
 ) -> Result<(RegisteredSchema, Vec<(String, RegisteredSchema)>), DecodeError> {
-    let unavailable = |at: SchemaAt<'_>, e: String| DecodeError::Unavailable(format!("{at} from the registry: {e}"));
-    let root = registry.schema(SchemaAt::Id(id), serialized).map_err(|e| unavailable(SchemaAt::Id(id), e))?;
+    let root = fetch(registry, SchemaAt::Id(id), serialized)?;
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
+    let mut bytes = root.schema.len();
     // Depth first, each reference's own references before it; the seen set ends a cycle, and
     // bounds the depth with the number of schemas.
     fn visit(
@@ -84,6 +101,7 @@ pub(super) fn with_references(
         serialized: bool,
         skip: &dyn Fn(&SchemaReference) -> bool,
         seen: &mut std::collections::HashSet<(String, i64)>,
+        bytes: &mut usize,
         out: &mut Vec<(String, RegisteredSchema)>,
     ) -> Result<(), DecodeError> {
         for r in references.iter().filter(|r| !skip(r)) {
@@ -93,20 +111,32 @@ pub(super) fn with_references(
             if seen.len() > MAX_REFERENCES {
                 return Err(DecodeError::Unparseable(format!("more than {MAX_REFERENCES} schemas are referenced")));
             }
-            let at = SchemaAt::Version(&r.subject, r.version);
-            let schema = registry
-                .schema(at, serialized)
-                .map_err(|e| DecodeError::Unavailable(format!("{at} from the registry: {e}")))?;
-            visit(registry, &schema.references, serialized, skip, seen, out)?;
+            let schema = fetch(registry, SchemaAt::Version(&r.subject, r.version), serialized)?;
+            *bytes += schema.schema.len();
+            if *bytes > MAX_SCHEMA_BYTES {
+                return Err(DecodeError::Unparseable(format!(
+                    "the schemas it references hold more than {MAX_SCHEMA_BYTES} bytes"
+                )));
+            }
+            visit(registry, &schema.references, serialized, skip, seen, bytes, out)?;
             out.push((r.name.clone(), schema));
         }
         Ok(())
     }
-    visit(registry, &root.references, serialized, skip, &mut seen, &mut out).map_err(|e| match e {
+    visit(registry, &root.references, serialized, skip, &mut seen, &mut bytes, &mut out).map_err(|e| match e {
         DecodeError::Unparseable(reason) => DecodeError::Unparseable(format!("schema {id}: {reason}")),
         unavailable => unavailable,
     })?;
     Ok((root, out))
+}
+
+/// The schema at `at`: one the registry does not have is unparseable, one it cannot give now
+/// is to be retried.
+fn fetch(registry: &dyn SchemaRegistry, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, DecodeError> {
+    registry.schema(at, serialized).map_err(|e| match e {
+        RegistryError::Missing(e) => DecodeError::Unparseable(format!("{at} is not in the registry: {e}")),
+        RegistryError::Unavailable(e) => DecodeError::Unavailable(format!("{at} from the registry: {e}")),
+    })
 }
 
 /// Schemas by id, at most `capacity` kept (all dropped when full), with why an id's schema is

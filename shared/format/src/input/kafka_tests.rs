@@ -203,6 +203,13 @@ fn avro_and_protobuf_keys_take_their_first_field_or_their_value() {
         other => panic!("expected a retry, got {other:?}"),
     }
     registry.set_down(false);
+    // A key framed with an id the registry never issued is unparseable, as a value's is.
+    let unknown = [0, 0, 0, 0, 4, 0, 0x0a, 2, b'u', b'9'];
+    let unknown_meta = KafkaMeta { topic: "t", timestamp: None, key: Some(&unknown), headers: &[] };
+    match &parse(&mut p, r#"{"ts": 1}"#, &unknown_meta)[..] {
+        [Err(e)] => assert!(!e.retry && e.reason.starts_with("key: schema 4 is not in the registry"), "{e:?}"),
+        other => panic!("expected an unparseable key, got {other:?}"),
+    }
     let out = parse(&mut p, r#"{"ts": 1}"#, &meta);
     assert_eq!(dims(&p, &out)[0].1, vec![("kafka.key".into(), s("u9"))]);
     // A key format whose registry has no URL is refused by name.

@@ -21,7 +21,7 @@ use crate::value::Value;
 use binary::BinaryDecoder;
 pub use binary::FormatSources;
 use confluent::DecodeError;
-pub use confluent::{RegisteredSchema, SchemaAt, SchemaReference, SchemaRegistry};
+pub use confluent::{RegisteredSchema, RegistryError, SchemaAt, SchemaReference, SchemaRegistry, MAX_SCHEMA_BYTES};
 use delimited::DelimitedDecoder;
 use flatten::Flattener;
 use kafka::KafkaInput;
@@ -179,8 +179,8 @@ impl RecordParser {
         #[derive(Debug)]
         struct NotAsked;
         impl SchemaRegistry for NotAsked {
-            fn schema(&self, _: SchemaAt<'_>, _: bool) -> Result<RegisteredSchema, String> {
-                Err("no registry is asked when a spec is checked".into())
+            fn schema(&self, _: SchemaAt<'_>, _: bool) -> Result<RegisteredSchema, RegistryError> {
+                Err(RegistryError::Unavailable("no registry is asked when a spec is checked".into()))
             }
         }
         for format in [&mut sources.value, &mut sources.key] {

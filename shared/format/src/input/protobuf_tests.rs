@@ -298,12 +298,14 @@ fn registry_schemas_with_references_and_message_indexes_mix_two_versions() {
 }
 
 #[test]
-fn an_unknown_id_or_an_unreachable_registry_retries_and_bad_bytes_are_unparseable() {
+fn an_unreachable_registry_retries_and_an_unknown_id_or_bad_bytes_are_unparseable() {
     let registry = registry();
     let decoder = json!({"type": "schema_registry", "url": "http://registry"});
     let mut p = RecordParser::with_registry(&spec(decoder, json!(["page"])), Some(registry.clone())).expect("parser");
     let good = edit(1, "x");
-    assert!(retried(parse(&mut p, &framed(9, &[0], &good))).contains("schema 9 from the registry: no schema 9"));
+    assert!(
+        unparseable(parse(&mut p, &framed(9, &[0], &good))).contains("schema 9 is not in the registry: no schema 9")
+    );
     registry.set_down(true);
     assert!(retried(parse(&mut p, &framed(11, &[0], &good))).contains("connection refused"));
     registry.set_down(false);
@@ -400,4 +402,38 @@ fn durations_and_field_masks_read_as_protobufs_json_writes_them() {
     assert_eq!(duration_text(0, -1_000), "-0.000001s");
     assert_eq!(duration_text(-2, -5), "-2.000000005s");
     assert_eq!(lower_camel("user_name.first_seen"), "userName.firstSeen");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+    /// Fuzzed values framed with a registered id (random message indexes and bytes, and good
+    /// messages with bytes flipped or cut) are rows or unparseable records: never a retry, never
+    /// a panic.
+    #[test]
+    fn fuzzed_registry_values_are_rows_or_unparseable(
+        indexes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+        random in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        flips in proptest::collection::vec((0usize..200, 1u8..=255), 1..4),
+        cut in 0usize..200,
+    ) {
+        let decoder = json!({"type": "schema_registry", "url": "http://registry"});
+        let mut p = RecordParser::with_registry(&spec(decoder, json!(["page", "country"])), Some(registry()))
+            .expect("parser");
+        let mut flipped = edit(2, "Main");
+        for (at, bits) in &flips {
+            let len = flipped.len();
+            flipped[at % len] ^= bits;
+        }
+        let mut short = edit(2, "Main");
+        short.truncate(cut.min(short.len()));
+        for record in [framed(12, &indexes, &random), framed(12, &[0], &flipped), framed(12, &[0], &short)] {
+            let mut out = Vec::new();
+            p.parse_record(&record, &mut out);
+            for parsed in out {
+                if let Err(e) = parsed {
+                    proptest::prop_assert!(!e.retry, "{e:?}");
+                }
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! What the binary formats' tests share: a schema registry in memory (it counts its requests,
 //! and `down` makes it unreachable), and a record's one row read back.
 
-use super::confluent::{RegisteredSchema, SchemaAt, SchemaRegistry};
+use super::confluent::{RegisteredSchema, RegistryError, SchemaAt, SchemaRegistry};
 use super::{ParseError, Parsed, RecordParser};
 use crate::row::DimValue;
 use crate::spec::{load_spec_value, DatasourceSpec};
@@ -44,10 +44,10 @@ impl MemoryRegistry {
 }
 
 impl SchemaRegistry for MemoryRegistry {
-    fn schema(&self, at: SchemaAt<'_>, _serialized: bool) -> Result<RegisteredSchema, String> {
+    fn schema(&self, at: SchemaAt<'_>, _serialized: bool) -> Result<RegisteredSchema, RegistryError> {
         self.requests.fetch_add(1, Ordering::SeqCst);
         if self.down.load(Ordering::SeqCst) {
-            return Err("connection refused".into());
+            return Err(RegistryError::Unavailable("connection refused".into()));
         }
         let found = match at {
             SchemaAt::Id(id) => {
@@ -61,7 +61,7 @@ impl SchemaRegistry for MemoryRegistry {
                 .find(|(s, v, _)| s == subject && *v == version)
                 .map(|(_, _, s)| s.clone()),
         };
-        found.ok_or_else(|| format!("no {at} (404)"))
+        found.ok_or_else(|| RegistryError::Missing(format!("no {at} (404)")))
     }
 }
 

@@ -10,6 +10,7 @@ pub mod input_format;
 pub mod io_config;
 mod resolve;
 pub mod retention;
+pub mod secrets;
 pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};
@@ -28,6 +29,7 @@ pub use resolve::{
     TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_ROWS_IN_MEMORY,
     MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
 };
+pub use secrets::{is_secret, redacted_spec, urls_redacted};
 
 use serde::Deserialize;
 use std::fmt;
