@@ -38,6 +38,7 @@ pub const SUPERVISOR: FunctionSpec = FunctionSpec {
         "SLUICE_INDEXER_FUNCTION",
         "SLUICE_MERGER_FUNCTION",
         "SLUICE_KAFKA_SECRET_ARN",
+        "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -74,6 +75,7 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "SLUICE_INDEXER_FUNCTION",
         "SLUICE_MERGER_FUNCTION",
         "SLUICE_KAFKA_SECRET_ARN",
+        "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -168,7 +170,14 @@ pub const API: FunctionSpec = FunctionSpec {
 pub const OPERATIONS: FunctionSpec = FunctionSpec {
     resource: "OperationsFunction",
     binary: "api",
-    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_API_ROUTES", "SLUICE_KAFKA_SECRET_ARN"],
+    env: &[
+        STORES[0],
+        STORES[1],
+        STORES[2],
+        "SLUICE_API_ROUTES",
+        "SLUICE_KAFKA_SECRET_ARN",
+        "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
+    ],
     actions: &[
         "dynamodb:DescribeTable",
         "dynamodb:GetItem",
