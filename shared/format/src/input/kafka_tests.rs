@@ -218,3 +218,31 @@ fn avro_and_protobuf_keys_take_their_first_field_or_their_value() {
     let e = load_spec_value(spec(format, "ts", json!([]))).expect_err("no url").to_string();
     assert!(e.contains("ioConfig.inputFormat.keyFormat.avroBytesDecoder.url"), "{e}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+    /// Fuzzed keys framed with a registered Avro schema's id, and fuzzed key datums of an
+    /// inline schema, make rows or unparseable records: never a retry, never a panic.
+    #[test]
+    fn fuzzed_binary_keys_are_rows_or_unparseable(key in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120)) {
+        let registry = std::sync::Arc::new(super::test_support::MemoryRegistry::default());
+        registry.add_text(5, r#"{"type": "record", "name": "K", "fields": [{"name": "id", "type": "string"},
+            {"name": "n", "type": ["null", "long"]}]}"#);
+        let framed = [vec![0, 0, 0, 0, 5], key.clone()].concat();
+        for (decoder, bytes) in [
+            (json!({"type": "schema_registry", "url": "http://r"}), framed),
+            (json!({"type": "schema_inline", "schema": {"type": "array", "items": "string"}}), key),
+        ] {
+            let format = json!({"type": "kafka", "valueFormat": {"type": "json"},
+                "keyFormat": {"type": "avro_stream", "avroBytesDecoder": decoder}});
+            let resolved = load_spec_value(spec(format, "ts", json!(["kafka.key"]))).expect("spec").spec;
+            let mut p = RecordParser::with_registry(&resolved, Some(registry.clone())).expect("parser");
+            let meta = KafkaMeta { topic: "t", timestamp: None, key: Some(&bytes), headers: &[] };
+            for parsed in parse(&mut p, r#"{"ts": 1}"#, &meta) {
+                if let Err(e) = parsed {
+                    proptest::prop_assert!(!e.retry, "{e:?}");
+                }
+            }
+        }
+    }
+}
