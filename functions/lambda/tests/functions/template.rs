@@ -245,14 +245,25 @@ fn storage_and_table_are_locked_down() {
         assert_eq!(bucket["PublicAccessBlockConfiguration"][k], true, "{k}");
     }
     // No rule may expire what the protocol still needs: hydrants of a task waiting to publish,
-    // segments. Cleanup deletes hydrants once no attempt can write any more.
+    // segments. Cleanup deletes hydrants once no attempt can write any more. Only versions
+    // made noncurrent by those deletes expire (the bucket is versioned so that a mistaken
+    // retention drop can be undone): deleted segments after DeletedSegmentRetentionDays.
+    assert_eq!(bucket["VersioningConfiguration"]["Status"], "Enabled");
     let rules = bucket["LifecycleConfiguration"]["Rules"].as_sequence().expect("lifecycle rules");
     for rule in rules {
-        let expires = ["ExpirationInDays", "ExpirationDate", "Transitions", "NoncurrentVersionExpiration"]
+        let expires = ["ExpirationInDays", "ExpirationDate", "Transitions", "NoncurrentVersionTransitions"]
             .iter()
             .any(|k| !rule[*k].is_null());
-        assert!(!expires, "a lifecycle rule removes or moves objects: {rule:?}");
+        assert!(!expires, "a lifecycle rule removes or moves current objects: {rule:?}");
     }
+    let noncurrent = |prefix: &str| {
+        let rule = rules.iter().find(|r| r["Prefix"] == prefix).unwrap_or_else(|| panic!("a rule for {prefix}"));
+        untag(&rule["NoncurrentVersionExpiration"]["NoncurrentDays"]).clone()
+    };
+    assert_eq!(noncurrent("sluice/segments/"), Value::String("DeletedSegmentRetentionDays".into()));
+    assert_eq!(noncurrent("sluice/hydrants/"), Value::Number(1.into()));
+    let storage = t["Globals"]["Function"]["Environment"]["Variables"]["SLUICE_STORAGE"].clone();
+    assert!(format!("{storage:?}").contains("/sluice"), "the rules' prefixes are under SLUICE_STORAGE's: {storage:?}");
     let longest = ["IndexerFunction", "MergerFunction"]
         .iter()
         .map(|f| r[*f]["Properties"]["Timeout"].as_i64().expect("timeout") * 1_000)
