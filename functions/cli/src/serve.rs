@@ -1,6 +1,6 @@
 //! `sluice serve`: Druid's HTTP API (native queries, supervisor endpoints) on the configured
 //! backends, so Druid clients work against a local pipeline too. Requests must name the
-//! server's own host and carry JSON, and the state-changing supervisor routes are off unless
+//! server's own host and carry JSON, and the routes that change state are off unless
 //! `--allow-operations` turns them on ([`LocalGuard`]).
 
 use crate::backends::BackendArgs;
@@ -22,8 +22,9 @@ pub struct ServeArgs {
     /// Most megabytes of segments the cache keeps (the least recently used go first).
     #[arg(long, default_value_t = sluice_query::DEFAULT_CACHE_BYTES >> 20)]
     cache_max_mb: u64,
-    /// Serve the supervisor's state-changing routes (submit, suspend, resume, reset,
-    /// resetOffsets, terminate) too; anyone who can reach the address can then use them.
+    /// Serve the routes that change state too (supervisor submit, suspend, resume, reset,
+    /// resetOffsets, terminate; compaction configs; retention rules); anyone who can reach the
+    /// address can then use them.
     #[arg(long)]
     allow_operations: bool,
     /// Another `Host` (`name:port`) requests may name, beside the address listened on and

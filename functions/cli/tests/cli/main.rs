@@ -6,6 +6,7 @@ mod compaction_cli;
 mod demo_query;
 mod hostile_http;
 mod ingest;
+mod local_server;
 mod pipeline_cli;
 mod realtime_run;
 mod retention_cli;
