@@ -11,3 +11,4 @@ mod pipeline_cli;
 mod realtime_run;
 mod retention_cli;
 mod run_kill;
+mod serve_connections;
