@@ -2,10 +2,12 @@
 //! visits cannot use it: the `Host` must be one the server answers to (no DNS rebinding), an
 //! `Origin`, when sent, must be that host's (no cross-site requests), a `POST` must carry JSON
 //! (a cross-site form cannot send `application/json` without a CORS preflight, which this
-//! server never approves), and the supervisor's state-changing routes answer only when the
+//! server never approves), and the routes that change state ([`Class::Write`] in the route
+//! table, and any request other than `GET` or `HEAD` that fits no route) answer only when the
 //! operator turned them on. The api function needs none of this: its Function URL signs every
 //! request with IAM.
 
+use crate::routes::{class_of, Class};
 use crate::ApiError;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -22,7 +24,8 @@ const QUOTED: usize = 100;
 pub struct LocalGuard {
     /// `Host` values the server answers to, e.g. `127.0.0.1:8888` and `localhost:8888`.
     pub hosts: Vec<String>,
-    /// Whether `POST /druid/indexer/...` (submit, suspend, resume, reset, terminate) is served.
+    /// Whether the routes that change state are served: supervisor submit and operations,
+    /// compaction configs, retention rules.
     pub operations: bool,
 }
 
@@ -60,15 +63,25 @@ impl LocalGuard {
                     format!("Content-Type {:?}: send application/json", quoted(&kind)),
                 ));
             }
-            if path.starts_with("/druid/indexer/") && !self.operations {
-                return Err(forbidden(
-                    "supervisor operations are off on this server: start it with `sluice serve --allow-operations`, \
-                     or use `sluice supervisor`"
-                        .into(),
-                ));
-            }
+        }
+        if !self.operations && changes_state(method, path) {
+            return Err(forbidden(
+                "operations are off on this server (supervisor changes, compaction configs, retention rules): \
+                 start it with `sluice serve --allow-operations`, or use `sluice supervisor`, `sluice compaction` \
+                 or `sluice retention`"
+                    .into(),
+            ));
         }
         Ok(())
+    }
+}
+
+/// Whether a request may change state: it fits a write route, or fits no route and is not a
+/// read.
+fn changes_state(method: &Method, path: &str) -> bool {
+    match class_of(method, path) {
+        Some(class) => class == Class::Write,
+        None => *method != Method::GET && *method != Method::HEAD,
     }
 }
 
@@ -144,10 +157,44 @@ mod tests {
     #[test]
     fn operations_answer_only_when_turned_on() {
         let h = headers(&[(header::HOST, "127.0.0.1:8888"), (header::CONTENT_TYPE, "application/json")]);
-        for path in ["/druid/indexer/v1/supervisor", "/druid/indexer/v1/supervisor/x/terminate"] {
-            assert_eq!(status(&guard(false), Method::POST, path, &h), Some(StatusCode::FORBIDDEN), "{path}");
-            assert_eq!(status(&guard(true), Method::POST, path, &h), None, "{path}");
+        for (method, path) in [
+            (Method::POST, "/druid/indexer/v1/supervisor"),
+            (Method::POST, "/druid/indexer/v1/supervisor/x/terminate"),
+            (Method::POST, "/druid/coordinator/v1/rules/x"),
+            (Method::POST, "/druid/coordinator/v1/config/compaction"),
+            (Method::DELETE, "/druid/coordinator/v1/config/compaction/x"),
+        ] {
+            let refused = guard(false).check(&method, path, &h).expect_err(path);
+            assert_eq!(refused.status, StatusCode::FORBIDDEN, "{method} {path}");
+            assert!(refused.message.contains("--allow-operations"), "{}", refused.message);
+            assert_eq!(status(&guard(true), method, path, &h), None, "{path}");
         }
         assert_eq!(status(&guard(false), Method::GET, "/druid/indexer/v1/supervisor/x/status", &h), None);
+        assert_eq!(status(&guard(false), Method::GET, "/druid/coordinator/v1/rules/x", &h), None);
+        assert_eq!(status(&guard(false), Method::POST, "/druid/v2/sql", &h), None);
+    }
+
+    #[test]
+    fn every_write_route_of_the_table_is_refused_without_operations() {
+        let h = headers(&[(header::HOST, "127.0.0.1:8888"), (header::CONTENT_TYPE, "application/json")]);
+        for route in crate::ROUTES {
+            let path = route.path.replace("{id}", "x").replace("{action}", "suspend").replace("{datasource}", "x");
+            let refused = status(&guard(false), route.method.clone(), &path, &h);
+            match route.class {
+                Class::Write => assert_eq!(refused, Some(StatusCode::FORBIDDEN), "{} {path}", route.method),
+                Class::Read | Class::Query => assert_eq!(refused, None, "{} {path}", route.method),
+            }
+        }
+    }
+
+    #[test]
+    fn what_fits_no_route_is_refused_unless_it_reads() {
+        let h = headers(&[(header::HOST, "127.0.0.1:8888"), (header::CONTENT_TYPE, "application/json")]);
+        for method in [Method::PUT, Method::PATCH, Method::DELETE, Method::POST, Method::OPTIONS] {
+            for path in ["/druid/coordinator/v1/lookups/config", "/druid/coordinator/v1/rules", "/"] {
+                assert_eq!(status(&guard(false), method.clone(), path, &h), Some(StatusCode::FORBIDDEN), "{path}");
+            }
+        }
+        assert_eq!(status(&guard(false), Method::GET, "/druid/coordinator/v1/lookups/config", &h), None);
     }
 }

@@ -1,20 +1,26 @@
 //! Druid's HTTP API over the stores: the native query endpoint and the supervisor endpoints.
 //! The api function serves it behind a Function URL; `sluice serve` serves it locally.
 //!
-//! | method, path | what |
-//! | --- | --- |
-//! | `POST /druid/v2` (`?pretty`) | a native query; Druid's result JSON |
-//! | `POST /druid/v2/sql` | a Druid SQL request; rows in its `resultFormat` |
-//! | `GET /druid/v2/datasources` | datasource names |
-//! | `GET /status/health` | `true` |
-//! | `GET`, `POST /druid/indexer/v1/supervisor` | list; submit a spec (`{"id": ...}`) |
-//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | the spec (secret properties redacted); its status |
-//! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | operations |
-//! | `GET`, `POST /druid/coordinator/v1/config/compaction` | every compaction config; submit one |
-//! | `GET`, `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | one compaction config; remove it |
-//! | `GET /druid/coordinator/v1/compaction/status` (`?dataSource=`) | chunks awaiting compaction, per configured datasource |
-//! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | retention rules, every datasource's or one's |
-//! | `POST /druid/coordinator/v1/rules/{dataSource}` | set a datasource's retention rules |
+//! Every route is classed in one table, [`ROUTES`]: *query* (reads segments; the api
+//! function), *read* (reads metadata only; both functions) or *write* (changes state; the
+//! operations function, and `sluice serve` only with `--allow-operations`).
+//!
+//! | method, path | class | what |
+//! | --- | --- | --- |
+//! | `POST /druid/v2` (`?pretty`) | query | a native query; Druid's result JSON |
+//! | `POST /druid/v2/sql` | query | a Druid SQL request; rows in its `resultFormat` |
+//! | `GET /druid/v2/datasources` | query | datasource names |
+//! | `GET /status/health` | read | `true` |
+//! | `GET /druid/indexer/v1/supervisor` | read | supervisor names |
+//! | `POST /druid/indexer/v1/supervisor` | write | submit a spec (`{"id": ...}`) |
+//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | read | the spec (secret properties redacted); its status |
+//! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | write | operations |
+//! | `GET /druid/coordinator/v1/config/compaction` (`/{dataSource}`) | read | every compaction config; one |
+//! | `POST /druid/coordinator/v1/config/compaction` | write | submit a compaction config |
+//! | `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | write | remove one |
+//! | `GET /druid/coordinator/v1/compaction/status` (`?dataSource=`) | read | chunks awaiting compaction, per configured datasource |
+//! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | read | retention rules, every datasource's or one's |
+//! | `POST /druid/coordinator/v1/rules/{dataSource}` | write | set a datasource's retention rules |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
 //! invalid query, SQL or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
@@ -25,15 +31,15 @@
 mod compaction;
 mod guard;
 mod retention;
+mod routes;
 mod sql;
 
 pub use guard::LocalGuard;
+pub use routes::{class_of, router, router_for, Class, RouteSpec, Routes, ROUTES};
 
 use axum::extract::{Path, Query as UrlQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
-use axum::Router;
 use serde_json::{json, Value};
 use sluice_format::text::excerpt;
 use sluice_format::time::now_ms;
@@ -56,91 +62,6 @@ pub struct ApiState {
     pub cache: Option<SegmentCache>,
 }
 
-/// Which of the API's routes a server answers: Druid authorizes reading a datasource and
-/// writing to it separately, and the template deploys the two halves as two functions with
-/// their own roles and Function URLs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Routes {
-    /// Every route.
-    All,
-    /// Queries and the supervisor routes that only read: what a query-only principal may use.
-    Reads,
-    /// The supervisor routes that change state (submit and operations), and those that read.
-    Writes,
-}
-
-impl Routes {
-    /// Routes from the name the api function's `SLUICE_API_ROUTES` gives: `all` (or nothing),
-    /// `reads` or `writes`.
-    pub fn from_name(name: Option<&str>) -> Result<Self, String> {
-        match name.unwrap_or("all") {
-            "all" | "" => Ok(Routes::All),
-            "reads" => Ok(Routes::Reads),
-            "writes" => Ok(Routes::Writes),
-            other => Err(format!("{other:?}: expected all, reads or writes")),
-        }
-    }
-}
-
-/// The API's routes.
-pub fn router(state: ApiState) -> Router {
-    router_for(state, Routes::All)
-}
-
-/// The API's routes of `routes`; the others answer 403 naming where they are served.
-pub fn router_for(state: ApiState, routes: Routes) -> Router {
-    let supervisor = get(datasources);
-    let compaction_configs = get(compaction::list);
-    let mut r = Router::new()
-        .route("/status/health", get(|| async { axum::Json(true) }))
-        .route(RULES, get(retention::list))
-        .route("/druid/coordinator/v1/compaction/status", get(compaction::status))
-        .route("/druid/indexer/v1/supervisor/{id}", get(spec))
-        .route("/druid/indexer/v1/supervisor/{id}/status", get(supervisor_status));
-    if routes != Routes::Writes {
-        r = r
-            .route("/druid/v2", post(query))
-            .route("/druid/v2/", post(query))
-            .route("/druid/v2/sql", post(sql::query))
-            .route("/druid/v2/sql/", post(sql::query))
-            .route("/druid/v2/datasources", get(datasources));
-    }
-    r = match routes {
-        Routes::Reads => r
-            .route("/druid/indexer/v1/supervisor", supervisor.post(move || async move { elsewhere(routes) }))
-            .route(COMPACTION, compaction_configs.post(move || async move { elsewhere(routes) }))
-            .route(COMPACTION_OF, get(compaction::get).delete(move || async move { elsewhere(routes) }))
-            .route(RULES_OF, get(retention::get).post(move || async move { elsewhere(routes) })),
-        Routes::All | Routes::Writes => r
-            .route("/druid/indexer/v1/supervisor", supervisor.post(submit))
-            .route("/druid/indexer/v1/supervisor/{id}/{action}", post(operate))
-            .route(COMPACTION, compaction_configs.post(compaction::submit))
-            .route(COMPACTION_OF, get(compaction::get).merge(delete(compaction::remove)))
-            .route(RULES_OF, get(retention::get).post(retention::set)),
-    };
-    r.fallback(move || async move { elsewhere(routes) }).with_state(Arc::new(state))
-}
-
-/// Druid's compaction configuration routes.
-const COMPACTION: &str = "/druid/coordinator/v1/config/compaction";
-const COMPACTION_OF: &str = "/druid/coordinator/v1/config/compaction/{datasource}";
-/// Druid's retention rule routes.
-const RULES: &str = "/druid/coordinator/v1/rules";
-const RULES_OF: &str = "/druid/coordinator/v1/rules/{datasource}";
-
-/// The answer to a route this server does not serve.
-fn elsewhere(routes: Routes) -> ApiError {
-    let message = match routes {
-        Routes::Reads => "this endpoint serves queries and reads; supervisor changes go to the operations endpoint",
-        Routes::Writes => "this endpoint serves supervisor changes; queries go to the query endpoint",
-        Routes::All => "no such route",
-    };
-    match routes {
-        Routes::All => ApiError::new(StatusCode::NOT_FOUND, "Not found", "NotFoundException", message),
-        _ => ApiError::new(StatusCode::FORBIDDEN, "Forbidden", "ForbiddenException", message),
-    }
-}
-
 /// An error as Druid's error JSON with its status.
 #[derive(Debug)]
 pub struct ApiError {
@@ -151,7 +72,9 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, error: &'static str, class: &'static str, message: impl Into<String>) -> Self {
+    /// An error of `status`: Druid's `error` (a short phrase), its `errorClass`, and a
+    /// message (cut to a bounded excerpt when sent).
+    pub fn new(status: StatusCode, error: &'static str, class: &'static str, message: impl Into<String>) -> Self {
         Self { status, error, message: message.into(), class }
     }
 }

@@ -5,28 +5,15 @@
 //! query must still get Druid's answer afterwards. `SLUICE_HOSTILE_CASES` sets the number of
 //! cases (300 by default; the long mode runs thousands) and `SLUICE_HOSTILE_SEED` replays one.
 
+use super::local_server::{request, Server, ANSWER_WITHIN};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Longest a request may take to be answered (by a debug build of the server).
-const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 /// Most resident memory the server may reach, in KiB.
 const MAX_RSS_KIB: u64 = 3 << 20;
-
-/// Kills `sluice serve` when the test ends, however it ends.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn sluice(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_sluice"))
@@ -36,40 +23,6 @@ fn sluice(dir: &Path, args: &[&str]) -> std::process::Output {
         .env_remove("SLUICE_STORAGE")
         .output()
         .expect("run sluice")
-}
-
-/// The status and body of a `POST` (or `GET` when `body` is `None`) to `path`.
-fn request(address: &str, method: &str, path: &str, body: Option<&str>) -> Result<(u16, String), String> {
-    let mut stream = TcpStream::connect(address).map_err(|e| format!("connect: {e}"))?;
-    stream.set_read_timeout(Some(ANSWER_WITHIN)).map_err(|e| e.to_string())?;
-    let body = body.unwrap_or("");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    stream.read_to_end(&mut out).map_err(|e| format!("no answer: {e}"))?;
-    let text = String::from_utf8_lossy(&out);
-    let (head, body) = text.split_once("\r\n\r\n").ok_or("no HTTP response")?;
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("no status")?;
-    let body =
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.into() };
-    Ok((status, body))
-}
-
-/// A chunked body's bytes.
-fn unchunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        body = rest[n..].trim_start_matches("\r\n");
-    }
-    out
 }
 
 /// Values a careless or hostile client sends where a number, string or structure belongs.
@@ -253,24 +206,10 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
     let demo = sluice(dir.path(), &["demo"]);
     assert!(demo.status.success(), "demo: {}", String::from_utf8_lossy(&demo.stderr));
     let root = dir.path().join(".sluice/demo").canonicalize().expect("demo folder");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["--metadata", &format!("file://{}/metadata", root.display())])
-        .args(["--storage", &format!("file://{}/storage", root.display())])
-        .args(["serve", "--listen", "127.0.0.1:0", "--allow-operations"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start sluice serve");
-    let (pid, stderr) = (child.id(), child.stderr.take().expect("stderr"));
-    let _server = Server(child);
-    let mut lines = BufReader::new(stderr).lines();
-    let address = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.split_whitespace().find_map(|w| w.strip_prefix("http://").map(str::to_string)))
-        .expect("serve prints its address");
-    std::thread::spawn(move || lines.for_each(drop));
+    let metadata = format!("file://{}/metadata", root.display());
+    let storage = format!("file://{}/storage", root.display());
+    let server = Server::start(dir.path(), &["--metadata", &metadata, "--storage", &storage], &["--allow-operations"]);
+    let (pid, address) = (server.pid(), server.address.clone());
 
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut by_status: BTreeMap<u16, usize> = BTreeMap::new();
@@ -325,4 +264,89 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
     assert_eq!(status, 200, "{reply}");
     let answer: Value = serde_json::from_str(&reply).expect("JSON");
     assert_eq!(answer[0]["result"][0]["page"], "Wikipedia:Vandalismusmeldung", "{reply:.500}");
+}
+
+/// A request to each write route of the table, with a body that would change state.
+fn write_requests(name: &str) -> Vec<(String, String, String)> {
+    let spec = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/specs/wikipedia-kafka-supervisor.json"
+    ))
+    .expect("tutorial spec");
+    let reset_offsets = json!({"type": "kafka", "partitions": {"type": "end", "stream": "wikipedia",
+        "partitionOffsetMap": {"0": 100}}});
+    let mut out = Vec::new();
+    for route in sluice_http::ROUTES.iter().filter(|r| r.class == sluice_http::Class::Write) {
+        let bodies: Vec<(&str, String)> = match (route.method.as_str(), route.path) {
+            ("POST", "/druid/indexer/v1/supervisor") => vec![("", spec.replace("\"wikipedia\"", "\"other\""))],
+            ("POST", "/druid/indexer/v1/supervisor/{id}/{action}") => {
+                ["suspend", "resume", "reset", "terminate", "shutdown"]
+                    .map(|a| (a, String::new()))
+                    .into_iter()
+                    .chain([("resetOffsets", reset_offsets.to_string())])
+                    .collect()
+            }
+            ("POST", "/druid/coordinator/v1/config/compaction") => {
+                vec![("", json!({"dataSource": name, "skipOffsetFromLatest": "PT1H"}).to_string())]
+            }
+            ("DELETE", "/druid/coordinator/v1/config/compaction/{datasource}") => vec![("", String::new())],
+            ("POST", "/druid/coordinator/v1/rules/{datasource}") => {
+                vec![("", json!([{"type": "dropForever"}]).to_string())]
+            }
+            (method, path) => panic!("write route {method} {path} has no request in this test"),
+        };
+        for (action, body) in bodies {
+            let path = route.path.replace("{id}", name).replace("{datasource}", name).replace("{action}", action);
+            out.push((route.method.to_string(), path, body));
+        }
+    }
+    out
+}
+
+/// What every read route of the table answers about `name` (the time an answer was made
+/// left out).
+fn read_back(server: &Server, name: &str) -> Vec<(String, u16, Value)> {
+    let mut out = Vec::new();
+    for route in sluice_http::ROUTES.iter().filter(|r| r.class == sluice_http::Class::Read) {
+        let path = route.path.replace("{id}", name).replace("{datasource}", name);
+        let (status, body) = server.request("GET", &path, None).unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let mut body: Value = serde_json::from_str(&body).unwrap_or(Value::String(body));
+        if let Some(at) = body.get_mut("generationTime") {
+            *at = Value::Null;
+        }
+        out.push((path, status, body));
+    }
+    out
+}
+
+#[test]
+fn a_read_only_sluice_serve_refuses_every_write_route_and_changes_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = |args: &[&str], stdin: &str| {
+        let (ok, out, err) = super::command::sluice(dir.path(), args, Some(stdin));
+        assert!(ok, "sluice {args:?}: {out}{err}");
+    };
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/specs/wikipedia-kafka-supervisor.json");
+    run(&["supervisor", "submit", spec], "");
+    run(&["compaction", "submit", "-"], r#"{"dataSource": "wikipedia", "skipOffsetFromLatest": "P1D"}"#);
+    run(&["retention", "set", "wikipedia", "-"], r#"[{"type": "loadForever"}]"#);
+    let server = Server::start(dir.path(), &[], &[]);
+    let before = read_back(&server, "wikipedia");
+    assert!(before.iter().all(|(_, status, _)| *status == 200), "{before:?}");
+    let requests = write_requests("wikipedia");
+    assert!(requests.len() >= 9, "{requests:?}");
+    for (method, path, body) in &requests {
+        let (status, reply) =
+            server.request(method, path, Some(body)).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        assert_eq!(status, 403, "{method} {path}: {reply}");
+        let error: Value = serde_json::from_str(&reply).expect("Druid's error JSON");
+        assert_eq!(error["error"], "Forbidden", "{reply}");
+        assert!(error["errorMessage"].as_str().is_some_and(|m| m.contains("--allow-operations")), "{reply}");
+    }
+    for (method, path) in [("PUT", "/druid/coordinator/v1/rules/wikipedia"), ("POST", "/druid/coordinator/v1/lookups")]
+    {
+        let (status, reply) = server.request(method, path, Some("{}")).expect("an answer");
+        assert_eq!(status, 403, "{method} {path}: {reply}");
+    }
+    assert_eq!(read_back(&server, "wikipedia"), before);
 }
