@@ -34,6 +34,7 @@ mod timeseries;
 mod topn;
 
 pub use model::Query;
+pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
 pub use source::{load_segments, run_query, SegmentCache, DEFAULT_CACHE_BYTES};
 
 use sluice_format::segment::{FormatError, Segment};

@@ -3,6 +3,7 @@
 //! native result rows and typed for SQL.
 
 use crate::catalog::Schemas;
+use crate::inline::{SubqueryBounds, SubqueryRows};
 use crate::plan::{Input, Plan, Source};
 use crate::types::SqlType;
 use crate::{Segments, SqlError};
@@ -25,11 +26,65 @@ pub struct Deadline {
 /// Rows being computed (boxed: a subquery's plan is run by the same function).
 pub type RowsFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<Value>>, SqlError>> + Send + 'a>>;
 
-/// The rows of `plan`.
-pub fn rows<'a>(plan: &'a Plan, source: &'a dyn Segments, schemas: &'a Schemas, deadline: Deadline) -> RowsFuture<'a> {
+/// The rows of `plan`, its subqueries' rows bounded by `bounds`.
+pub fn rows<'a>(
+    plan: &'a Plan,
+    source: &'a dyn Segments,
+    schemas: &'a Schemas,
+    deadline: Deadline,
+    bounds: SubqueryBounds,
+) -> RowsFuture<'a> {
+    Box::pin(async move {
+        let mut out = SubqueryRows::unbounded();
+        rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
+        Ok(after(plan, out.into_rows()))
+    })
+}
+
+/// The rows of subquery `plan`, refused as soon as they pass `bounds` (its native query cut
+/// one row past them). Rows sorted after the query are bounded after they are cut, as Druid
+/// counts a subquery's rows; the rows they are cut from come from rows already bounded.
+fn subquery_rows<'a>(
+    plan: &'a Plan,
+    source: &'a dyn Segments,
+    schemas: &'a Schemas,
+    deadline: Deadline,
+    bounds: SubqueryBounds,
+) -> RowsFuture<'a> {
+    Box::pin(async move {
+        if plan.after.order.is_empty() {
+            let mut out = SubqueryRows::bounded(bounds);
+            rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
+            return Ok(after(plan, out.into_rows()));
+        }
+        let mut out = SubqueryRows::bounded(SubqueryBounds::default());
+        rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
+        let rows = after(plan, out.into_rows());
+        if rows.len() > bounds.rows {
+            return Err(crate::inline::too_many_rows(bounds.rows));
+        }
+        Ok(rows)
+    })
+}
+
+/// Adds the rows of `plan` to `out` as they are read out of its native answer (not yet
+/// sorted and cut by [`After`](crate::plan::After)); when `out` is bounded, the native query
+/// is cut one row past its bound.
+fn rows_into<'a>(
+    plan: &'a Plan,
+    source: &'a dyn Segments,
+    schemas: &'a Schemas,
+    deadline: Deadline,
+    bounds: SubqueryBounds,
+    out: &'a mut SubqueryRows,
+) -> Pin<Box<dyn Future<Output = Result<(), SqlError>> + Send + 'a>> {
     Box::pin(async move {
         let Some(native) = &plan.native else {
-            return Ok(vec![plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source)).collect()]);
+            return out.push(plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source)).collect());
+        };
+        let native = match out.bound_rows() {
+            Some(max) if plan.after.order.is_empty() => crate::inline::capped(native, max.saturating_add(1)),
+            _ => native.clone(),
         };
         let query = sluice_query::parse_query(&native.to_string())?;
         let segments: Arc<Vec<QuerySegment>> = match &plan.input {
@@ -37,7 +92,7 @@ pub fn rows<'a>(plan: &'a Plan, source: &'a dyn Segments, schemas: &'a Schemas, 
                 source.segments(datasource, &query.intervals(), query.columns().as_ref()).await?
             }
             Input::Inline(inner) => {
-                let inner_rows = rows(inner, source, schemas, deadline).await?;
+                let inner_rows = subquery_rows(inner, source, schemas, deadline, bounds).await?;
                 Arc::new(crate::inline::segment(&inner.columns(), &inner_rows)?.into_iter().collect())
             }
             Input::System(table) => {
@@ -51,16 +106,23 @@ pub fn rows<'a>(plan: &'a Plan, source: &'a dyn Segments, schemas: &'a Schemas, 
         .await
         .map_err(|e| SqlError::Query(sluice_query::QueryError::Source(format!("the query engine failed: {e}"))))??;
         let kind = native["queryType"].as_str().unwrap_or("");
-        read_rows(plan, kind, &result)
+        read_rows_into(plan, kind, &result, out)
     })
 }
 
 /// Reads the result columns out of a native answer, then sorts and cuts what the plan does
 /// after the query.
 pub fn read_rows(plan: &Plan, kind: &str, result: &Value) -> Result<Vec<Vec<Value>>, SqlError> {
+    let mut out = SubqueryRows::unbounded();
+    read_rows_into(plan, kind, result, &mut out)?;
+    Ok(after(plan, out.into_rows()))
+}
+
+/// Reads the result columns out of a native answer into `out`, a row at a time, stopping at
+/// the first row `out` refuses.
+pub fn read_rows_into(plan: &Plan, kind: &str, result: &Value, out: &mut SubqueryRows) -> Result<(), SqlError> {
     let computed = Computed::new(plan)?;
     let empty = Map::new();
-    let mut out: Vec<Vec<Value>> = Vec::new();
     let row = |timestamp: &Value, fields: &Map<String, Value>| -> Vec<Value> {
         plan.outputs
             .iter()
@@ -73,27 +135,33 @@ pub fn read_rows(plan: &Plan, kind: &str, result: &Value) -> Result<Vec<Vec<Valu
             })
             .collect()
     };
+    let held = out.len();
     let mut push = |timestamp: &Value, fields: &Map<String, Value>| out.push(row(timestamp, fields));
     for entry in result.as_array().map(Vec::as_slice).unwrap_or_default() {
         let ts = entry.get("timestamp").unwrap_or(&Value::Null);
         match kind {
-            "timeseries" => push(ts, entry.get("result").and_then(Value::as_object).unwrap_or(&empty)),
+            "timeseries" => push(ts, entry.get("result").and_then(Value::as_object).unwrap_or(&empty))?,
             "topN" => {
                 for item in entry.get("result").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
-                    push(ts, item.as_object().unwrap_or(&empty));
+                    push(ts, item.as_object().unwrap_or(&empty))?;
                 }
             }
-            "groupBy" => push(ts, entry.get("event").and_then(Value::as_object).unwrap_or(&empty)),
+            "groupBy" => push(ts, entry.get("event").and_then(Value::as_object).unwrap_or(&empty))?,
             _ => {
                 for event in entry.get("events").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
-                    push(&Value::Null, event.as_object().unwrap_or(&empty));
+                    push(&Value::Null, event.as_object().unwrap_or(&empty))?;
                 }
             }
         }
     }
-    if let (true, Some(fields)) = (out.is_empty(), &plan.one_row) {
-        out.push(row(&Value::Null, fields));
+    if let (true, Some(fields)) = (out.len() == held, &plan.one_row) {
+        out.push(row(&Value::Null, fields))?;
     }
+    Ok(())
+}
+
+/// `rows` sorted and cut as the plan does after its query, each cut to the visible columns.
+fn after(plan: &Plan, mut out: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
     let after = &plan.after;
     if !after.order.is_empty() {
         out.sort_by(|a, b| {
@@ -120,7 +188,7 @@ pub fn read_rows(plan: &Plan, kind: &str, result: &Value) -> Result<Vec<Vec<Valu
     for row in &mut out {
         row.truncate(plan.visible);
     }
-    Ok(out)
+    out
 }
 
 /// Nulls first, then numbers, booleans and strings in their own order.

@@ -132,6 +132,7 @@ pub(crate) fn short(text: &str) -> std::borrow::Cow<'_, str> {
 /// Answers a SQL request: parses, reads the schemas of the tables it names, plans, runs.
 pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlResult, SqlError> {
     let timeout_ms = sluice_query::model::timeout_ms(&request.context)?;
+    let bounds = inline::SubqueryBounds::from_context(&request.context)?;
     let deadline =
         execute::Deadline { at: std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms), timeout_ms };
     let work = async {
@@ -141,7 +142,7 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
         if parsed.explain {
             return Ok(explain(&plan));
         }
-        let rows = execute::rows(&plan, source, &schemas, deadline).await?;
+        let rows = execute::rows(&plan, source, &schemas, deadline, bounds).await?;
         Ok(SqlResult { columns: plan.columns(), rows })
     };
     match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), work).await {
@@ -158,8 +159,10 @@ pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlReque
         }
     }
     let mut context = serde_json::Map::new();
-    if let Some(t) = request.context.get("timeout") {
-        context.insert("timeout".into(), t.clone());
+    for key in ["timeout", "maxScatterGatherBytes"] {
+        if let Some(v) = request.context.get(key) {
+            context.insert(key.into(), v.clone());
+        }
     }
     let options = Options {
         catalog: schemas,

@@ -30,7 +30,8 @@ pub struct SqlRequest {
     /// Values of the `?` placeholders, in order.
     #[serde(default)]
     pub parameters: Vec<Parameter>,
-    /// Query context: `sqlTimeZone`, `useApproximateCountDistinct`, `timeout`, ...
+    /// Query context: `sqlTimeZone`, `useApproximateCountDistinct`, `timeout`,
+    /// `maxSubqueryRows`, `maxSubqueryBytes`, `maxScatterGatherBytes`, ...
     #[serde(default)]
     pub context: serde_json::Map<String, serde_json::Value>,
 }

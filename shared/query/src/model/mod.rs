@@ -122,6 +122,29 @@ pub fn timeout_ms(context: &serde_json::Map<String, serde_json::Value>) -> Resul
     }
 }
 
+/// The bound a query context sets with `key` (a count, as a number or numeric string): `max`
+/// when absent, an error naming `context.{key}` when it is not a count or is above `max`
+/// (a context may lower a server's bound, never raise it).
+pub fn context_bound(
+    context: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    max: usize,
+) -> Result<usize, QueryError> {
+    let Some(value) = context.get(key) else {
+        return Ok(max);
+    };
+    let count = match value {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    };
+    match count.map(usize::try_from) {
+        Some(Ok(n)) if n <= max => Ok(n),
+        Some(_) => Err(QueryError::invalid(format!("context.{key}"), format!("over this server's maximum of {max}"))),
+        None => Err(QueryError::invalid(format!("context.{key}"), "expected a count (a number)")),
+    }
+}
+
 /// A table datasource: `"name"` or `{"type": "table", "name": "..."}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DataSource(pub String);
@@ -272,7 +295,7 @@ pub struct ScanQuery {
     pub intervals: Intervals,
     /// Rows returned.
     pub filter: Option<Filter>,
-    /// Columns returned (all when empty).
+    /// Columns returned (all when empty): at most [`crate::MAX_SCAN_COLUMNS`], none twice.
     #[serde(default)]
     pub columns: Vec<String>,
     /// Virtual columns.
@@ -291,7 +314,8 @@ pub struct ScanQuery {
     pub result_format: ScanFormat,
     /// Accepted and ignored.
     pub batch_size: Option<u64>,
-    /// Accepted and ignored.
+    /// Query context: `timeout`, `maxRowsQueuedForOrdering` and `maxScatterGatherBytes` are
+    /// read; the rest is accepted and ignored.
     #[serde(default)]
     pub context: serde_json::Map<String, serde_json::Value>,
 }

@@ -86,3 +86,35 @@ fn second_buckets_times_many_aggregators_are_refused_before_they_are_built() {
     let e = error_of(timeseries(json!({"granularity": granularity, "aggregations": aggregations})));
     assert!(e.contains("5000000 values (buckets times aggregators)"), "{e}");
 }
+
+fn scan(extra: serde_json::Value) -> String {
+    let mut q = json!({"queryType": "scan", "dataSource": "wikipedia", "intervals": ["2015-09-12/2015-09-13"]});
+    for (k, v) in extra.as_object().expect("object") {
+        q[k] = v.clone();
+    }
+    q.to_string()
+}
+
+#[test]
+fn scans_naming_too_many_columns_or_one_twice_are_refused_by_name() {
+    let columns: Vec<String> = (0..100_000).map(|i| format!("c{i}")).collect();
+    let e = error_of(scan(json!({"columns": columns, "limit": 10})));
+    assert!(e.contains("columns: 100000 columns: a scan reads at most 10000"), "{e}");
+    let e = error_of(scan(json!({"columns": ["page", "added", "page"]})));
+    assert!(e.contains("columns[2]: \"page\" is listed twice"), "{e}");
+    // Columns the data lacks still read as nulls.
+    let q = scan(json!({"columns": ["page", "nowhere"], "limit": 1}));
+    let answer = execute(&parse_query(&q).expect("query"), wikipedia()).expect("answer");
+    assert_eq!(answer[0]["events"][0]["nowhere"], serde_json::Value::Null, "{answer}");
+}
+
+#[test]
+fn scans_past_their_bytes_are_refused_naming_the_bound() {
+    // The day's rows are about 20 MB as JSON: a context may lower the bound, not raise it.
+    let e = error_of(scan(json!({"context": {"maxScatterGatherBytes": 1_000_000}})));
+    assert!(e.contains("passes 1000000 bytes (context.maxScatterGatherBytes)") && e.contains("offset to page"), "{e}");
+    let e = error_of(scan(json!({"order": "descending", "context": {"maxScatterGatherBytes": "1000000"}})));
+    assert!(e.contains("passes 1000000 bytes"), "{e}");
+    let e = error_of(scan(json!({"context": {"maxScatterGatherBytes": u64::MAX}})));
+    assert!(e.contains("context.maxScatterGatherBytes: over this server's maximum"), "{e}");
+}

@@ -96,3 +96,29 @@ fn expressions_at_the_depth_limit_plan_and_run_deeper_ones_are_refused() {
     let wide = format!("SELECT COUNT(*) FROM wikipedia WHERE page IN ({})", vec!["'x'"; 20_000].join(", "));
     assert_eq!(sql(&wide), vec![vec![serde_json::json!(0)]]);
 }
+
+#[test]
+fn subqueries_past_max_subquery_rows_are_refused() {
+    let count = "SELECT COUNT(*) FROM (SELECT page FROM wikipedia)";
+    let mut request = SqlRequest::new(count);
+    request.context.insert("maxSubqueryRows".into(), serde_json::json!(1_000));
+    let e = answer(&request).expect_err("refused");
+    assert!(matches!(e, SqlError::Query(_)) && e.druid_kind().2, "a client error: {e:?}");
+    assert!(e.to_string().contains("context.maxSubqueryRows: a subquery returns more than 1000 rows"), "{e}");
+    let grouped = "SELECT COUNT(*) FROM (SELECT page FROM wikipedia GROUP BY page)";
+    let mut request = SqlRequest::new(grouped);
+    request.context.insert("maxSubqueryRows".into(), serde_json::json!(1_000));
+    assert!(answer(&request).expect_err("refused").to_string().contains("more than 1000 rows"));
+    request.context.insert("maxSubqueryBytes".into(), serde_json::json!(10_000));
+    request.context.insert("maxSubqueryRows".into(), serde_json::json!(100_000));
+    assert!(answer(&request).expect_err("refused").to_string().contains("pass 10000 bytes"));
+    assert_eq!(sql(count), [[serde_json::json!(39_244)]], "within the bound by default");
+}
+
+#[test]
+fn scans_past_max_scatter_gather_bytes_are_refused() {
+    let mut request = SqlRequest::new("SELECT * FROM wikipedia");
+    request.context.insert("maxScatterGatherBytes".into(), serde_json::json!(100_000));
+    let e = answer(&request).expect_err("refused");
+    assert!(e.druid_kind().2 && e.to_string().contains("passes 100000 bytes"), "{e}");
+}
