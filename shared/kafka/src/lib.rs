@@ -5,6 +5,8 @@
 //! at or past `end` is never delivered.
 
 mod client;
+#[cfg(test)]
+mod mock;
 pub mod msk_iam;
 mod reader;
 mod registry;

@@ -110,3 +110,23 @@ pub fn commit_group_offsets(
     }
     consumer.commit(&tpl).map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock;
+    use sluice_format::spec::TopicPattern;
+
+    #[test]
+    fn a_pattern_lists_no_internal_topic_unless_it_names_it() {
+        let cluster = mock::cluster(&[("events", 1), ("__amazon_msk_canary", 1), ("__consumer_offsets", 1)]);
+        let settings = mock::settings(&cluster);
+        let listed = |pattern: &str| {
+            let p = TopicPattern::new(pattern).expect("pattern");
+            let found = matching_watermarks(&settings, pattern, &|t| p.matches(t)).expect("listed");
+            found.into_keys().collect::<Vec<_>>()
+        };
+        assert_eq!(listed(".*"), ["events"]);
+        assert_eq!(listed("__amazon_msk_canary"), ["__amazon_msk_canary"], "named exactly");
+    }
+}
