@@ -4,7 +4,6 @@
 use super::client::Client;
 use super::{ConsumerSettings, ReadError};
 use rdkafka::metadata::MetadataTopic;
-use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 
 /// The low and high watermark of a partition: the earliest offset kept and the next offset
@@ -87,28 +86,6 @@ fn watermarks_of(
         out.insert(p.id(), Watermarks { low, high });
     }
     Ok(out)
-}
-
-/// Commits `offsets` (topic -> partition -> next offset) to the consumer group `group`, for
-/// Kafka's lag tools; Sluice never reads them back (blocking).
-pub fn commit_group_offsets(
-    settings: &ConsumerSettings,
-    group: &str,
-    offsets: &BTreeMap<String, BTreeMap<i32, i64>>,
-) -> Result<(), ReadError> {
-    let topics: Vec<&str> = offsets.keys().map(String::as_str).collect();
-    let named = topics.join(",");
-    let broker = broker_error(settings, &named);
-    let mut config = settings.client_config();
-    config.set("group.id", group);
-    let consumer = Client::create(settings, &config).map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
-    let mut tpl = TopicPartitionList::new();
-    for (topic, partitions) in offsets {
-        for (&p, &o) in partitions {
-            tpl.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| broker(e.to_string()))?;
-        }
-    }
-    consumer.commit(&tpl).map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
 }
 
 #[cfg(test)]
