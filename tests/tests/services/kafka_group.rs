@@ -1,5 +1,7 @@
-//! `commitOffsetsToKafka` on the real broker: the consumer group Sluice commits to is described
-//! first, and a group another client joined (live, or stopped since) is left as it was.
+//! `commitOffsetsToKafka` on a real Kafka broker: the consumer group Sluice commits to is
+//! described first, and a group another client joined (live, or stopped since) is left as it
+//! was. Run it against Kafka with `SLUICE_KAFKA=host:port cargo test -p sluice-integration
+//! --test services kafka_group -- --ignored`.
 
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
@@ -20,6 +22,7 @@ fn committed(bootstrap: &str, group: &str, topic: &str) -> Vec<Offset> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a broker that describes consumer groups (Kafka, Amazon MSK): tansu 0.6 fails DescribeGroups on its SQLite storage, and takes commits from outside a group's generation"]
 async fn a_group_another_client_joined_is_never_committed_to() {
     let bootstrap = required_env("SLUICE_KAFKA");
     let topic = create_topic(&bootstrap, "group", 1).await;
