@@ -16,6 +16,7 @@ mod sql;
 mod supervisor;
 
 use clap::{Parser, Subcommand};
+use sluice_pipeline::indexer::{set_descriptor_dir, DescriptorDir, DESCRIPTOR_DIR_ENV};
 
 /// mimalloc: the engine allocates and frees many small strings per row, where it is several
 /// times faster than the system allocator.
@@ -72,6 +73,9 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    let descriptors = std::env::var(DESCRIPTOR_DIR_ENV).ok();
+    let descriptors = DescriptorDir::from_setting(descriptors.as_deref()).map_err(anyhow::Error::msg)?;
+    set_descriptor_dir(descriptors).map_err(anyhow::Error::msg)?;
     let runtime = || tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
     match cli.command {
         Command::Bench(b) => bench::run(b),

@@ -1,8 +1,10 @@
 //! What a function builds once at cold start: the stores from `SLUICE_METADATA` and
-//! `SLUICE_STORAGE`, the Lambda invoker, and the Kafka credentials from Secrets Manager.
+//! `SLUICE_STORAGE`, the Lambda invoker, the Kafka credentials from Secrets Manager, and the
+//! directory of Protobuf descriptor sets (`SLUICE_DESCRIPTOR_DIR`).
 
 use crate::error::FunctionError;
 use crate::permissions::FunctionSpec;
+use sluice_pipeline::indexer::{set_descriptor_dir, DescriptorDir};
 use sluice_pipeline::invoker::{LambdaInvoker, TaskInvoker};
 use sluice_store::metadata::{open_metadata, MetadataStore};
 use sluice_store::storage::{open_store, ObjectStore};
@@ -18,6 +20,8 @@ pub const STORAGE_ENV: &str = "SLUICE_STORAGE";
 pub const KAFKA_SECRET_ENV: &str = "SLUICE_KAFKA_SECRET_ARN";
 /// Folder where the api function caches segments (default `/tmp/sluice-cache`).
 pub const CACHE_ENV: &str = "SLUICE_CACHE";
+/// Directory Protobuf `file` decoders may read descriptor sets from (unset: they are refused).
+pub use sluice_pipeline::indexer::DESCRIPTOR_DIR_ENV;
 /// Which routes the api function serves: `reads` (queries), `writes` (supervisor changes) or
 /// `all` (the default, for local runs).
 pub const ROUTES_ENV: &str = "SLUICE_API_ROUTES";
@@ -56,6 +60,9 @@ impl FunctionContext {
         } else {
             None
         };
+        let descriptors = std::env::var(DESCRIPTOR_DIR_ENV).ok();
+        let descriptors = DescriptorDir::from_setting(descriptors.as_deref()).map_err(FunctionError::Configuration)?;
+        set_descriptor_dir(descriptors).map_err(FunctionError::Configuration)?;
         let secret = std::env::var(KAFKA_SECRET_ENV).ok().filter(|v| !v.is_empty());
         if let (true, Some(arn)) = (function.reads_kafka, secret) {
             let properties = kafka_secret(&arn).await?;

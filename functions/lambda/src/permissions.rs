@@ -76,6 +76,7 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "SLUICE_MERGER_FUNCTION",
         "SLUICE_KAFKA_SECRET_ARN",
         "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
+        "SLUICE_DESCRIPTOR_DIR",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -177,6 +178,7 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
         "SLUICE_API_ROUTES",
         "SLUICE_KAFKA_SECRET_ARN",
         "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
+        "SLUICE_DESCRIPTOR_DIR",
     ],
     actions: &[
         "dynamodb:DescribeTable",

@@ -9,6 +9,7 @@ use rdkafka::client::{ClientContext, OAuthToken};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaResult;
+use rdkafka::groups::GroupList;
 use rdkafka::message::BorrowedMessage;
 use rdkafka::metadata::Metadata;
 use rdkafka::TopicPartitionList;
@@ -64,6 +65,10 @@ impl Client {
 
     pub fn position(&self) -> KafkaResult<TopicPartitionList> {
         with!(self, c => c.position())
+    }
+
+    pub fn fetch_group_list(&self, group: Option<&str>, timeout: Duration) -> KafkaResult<GroupList> {
+        with!(self, c => c.fetch_group_list(group, timeout))
     }
 
     pub fn commit(&self, offsets: &TopicPartitionList) -> KafkaResult<()> {

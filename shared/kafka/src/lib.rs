@@ -5,19 +5,23 @@
 //! at or past `end` is never delivered.
 
 mod client;
+mod group;
+#[cfg(test)]
+mod mock;
 pub mod msk_iam;
 mod reader;
 mod registry;
 mod settings;
 mod topic;
 
+pub use group::{commit_datasource_offsets, consumer_group, GroupCommitError, CONSUMER_GROUP_PREFIX};
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
 pub use registry::{allow_local_registries, HttpSchemaRegistry, LOCAL_ENV as REGISTRY_LOCAL_ENV};
 pub use settings::{
     is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, KafkaDeployment, BROKERS_ENV,
     PREFETCH_KBYTES,
 };
-pub use topic::{commit_group_offsets, matching_watermarks, partition_watermarks, Watermarks};
+pub use topic::{matching_watermarks, partition_watermarks, Watermarks};
 
 pub use sluice_format::offsets::{OffsetRange, ResetEvent};
 

@@ -147,7 +147,7 @@ impl ConsumerSettings {
         properties.insert("enable.auto.commit".into(), "false".into());
         properties.insert("enable.auto.offset.store".into(), "false".into());
         properties.insert("auto.offset.reset".into(), "error".into());
-        properties.entry("group.id".into()).or_insert_with(|| "sluice-range-reader".into());
+        properties.entry("group.id".into()).or_insert_with(|| "sluice.range-reader".into());
         // Once the handler has drained a full prefetch queue, fetch again at once (librdkafka
         // waits a whole second by default, which starves a reader slower than the network).
         properties.entry("fetch.queue.backoff.ms".into()).or_insert_with(|| "1".into());

@@ -4,7 +4,6 @@
 use super::client::Client;
 use super::{ConsumerSettings, ReadError};
 use rdkafka::metadata::MetadataTopic;
-use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 
 /// The low and high watermark of a partition: the earliest offset kept and the next offset
@@ -89,24 +88,22 @@ fn watermarks_of(
     Ok(out)
 }
 
-/// Commits `offsets` (topic -> partition -> next offset) to the consumer group `group`, for
-/// Kafka's lag tools; Sluice never reads them back (blocking).
-pub fn commit_group_offsets(
-    settings: &ConsumerSettings,
-    group: &str,
-    offsets: &BTreeMap<String, BTreeMap<i32, i64>>,
-) -> Result<(), ReadError> {
-    let topics: Vec<&str> = offsets.keys().map(String::as_str).collect();
-    let named = topics.join(",");
-    let broker = broker_error(settings, &named);
-    let mut config = settings.client_config();
-    config.set("group.id", group);
-    let consumer = Client::create(settings, &config).map_err(|e| broker(format!("cannot create a consumer: {e}")))?;
-    let mut tpl = TopicPartitionList::new();
-    for (topic, partitions) in offsets {
-        for (&p, &o) in partitions {
-            tpl.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| broker(e.to_string()))?;
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock;
+    use sluice_format::spec::TopicPattern;
+
+    #[test]
+    fn a_pattern_lists_no_internal_topic_unless_it_names_it() {
+        let cluster = mock::cluster(&[("events", 1), ("__amazon_msk_canary", 1), ("__consumer_offsets", 1)]);
+        let settings = mock::settings(&cluster);
+        let listed = |pattern: &str| {
+            let p = TopicPattern::new(pattern).expect("pattern");
+            let found = matching_watermarks(&settings, pattern, &|t| p.matches(t)).expect("listed");
+            found.into_keys().collect::<Vec<_>>()
+        };
+        assert_eq!(listed(".*"), ["events"]);
+        assert_eq!(listed("__amazon_msk_canary"), ["__amazon_msk_canary"], "named exactly");
     }
-    consumer.commit(&tpl).map_err(|e| broker(format!("cannot commit offsets for group {group:?}: {e}")))
 }

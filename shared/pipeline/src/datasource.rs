@@ -146,7 +146,8 @@ pub async fn submit(
     sluice_kafka::ConsumerSettings::new(&loaded.spec.io.consumer_properties)
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     // A spec the indexers could not parse records with is refused here, not at every task.
-    crate::indexer::schema_sources(&loaded.spec)
+    crate::indexer::schema_sources(&loaded.spec, &crate::indexer::descriptor_dir())
+        .await
         .and_then(|sources| sluice_format::input::RecordParser::check(&loaded.spec, sources))
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     let (dimensions, metrics) = schema(&loaded.spec);
@@ -307,7 +308,7 @@ mod tests {
             (protobuf(serde_json::json!({"type": "file", "descriptor": "/nonexistent/x.desc"})), "/nonexistent/x.desc"),
             (
                 protobuf(serde_json::json!({"type": "file", "descriptor": not_a_set.display().to_string()})),
-                "not a Protobuf descriptor set",
+                "SLUICE_DESCRIPTOR_DIR names no directory",
             ),
             (protobuf(serde_json::json!({"type": "inline", "descriptorString": ""})), "holds no files"),
         ] {

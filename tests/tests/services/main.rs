@@ -12,6 +12,7 @@ mod indexer_task;
 mod kafka_columns;
 mod kafka_faults;
 mod kafka_gaps;
+mod kafka_group;
 mod kafka_range;
 mod merger_segments;
 mod msk_iam;

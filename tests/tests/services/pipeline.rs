@@ -81,22 +81,25 @@ async fn new_partitions_are_picked_up_and_progress_is_committed_to_kafka() {
     produce(&bootstrap, &topic, &second).await;
     let passes = run().await.expect("pipeline");
     assert_eq!(offset_at(&passes[0].committed, &topic, 2), 10, "the new partition is read from its earliest offset");
+    assert_eq!(passes[0].kafka_commit_error, None, "Sluice's own group is committed to");
     let mut expected: Vec<String> = (0..30).map(|n| format!("g{n}")).collect();
     expected.sort();
     assert_eq!(visible_values(b.meta.as_ref(), b.store.as_ref(), &name, "id").await, expected);
 
-    // The lag tools' view: the consumer group named after the datasource.
-    let group: BaseConsumer =
-        ClientConfig::new().set("bootstrap.servers", &bootstrap).set("group.id", &name).create().expect("consumer");
-    let mut tpl = rdkafka::TopicPartitionList::new();
-    for p in 0..3 {
-        tpl.add_partition(&topic, p);
-    }
-    let committed = group.committed_offsets(tpl, Duration::from_secs(10)).expect("committed offsets");
-    let offsets: Vec<(i32, rdkafka::Offset)> =
-        committed.elements().iter().map(|e| (e.partition(), e.offset())).collect();
+    // The lag tools' view: the consumer group under Sluice's prefix; none named as the datasource.
+    let committed = |group: &str| {
+        let consumer: BaseConsumer =
+            ClientConfig::new().set("bootstrap.servers", &bootstrap).set("group.id", group).create().expect("consumer");
+        let mut tpl = rdkafka::TopicPartitionList::new();
+        for p in 0..3 {
+            tpl.add_partition(&topic, p);
+        }
+        let committed = consumer.committed_offsets(tpl, Duration::from_secs(10)).expect("committed offsets");
+        committed.elements().iter().map(|e| (e.partition(), e.offset())).collect::<Vec<(i32, rdkafka::Offset)>>()
+    };
     assert_eq!(
-        offsets,
+        committed(&sluice_kafka::consumer_group(&name)),
         vec![(0, rdkafka::Offset::Offset(10)), (1, rdkafka::Offset::Offset(10)), (2, rdkafka::Offset::Offset(10))]
     );
+    assert!(committed(&name).iter().all(|(_, o)| *o == rdkafka::Offset::Invalid), "nothing under the bare name");
 }

@@ -25,9 +25,9 @@ pub use input_format::{
     AvroBytesDecoder, HeaderEncoding, HeaderFormat, InputFormat, KafkaColumns, ProtoBytesDecoder, RegistrySettings,
 };
 pub use resolve::{
-    datasource_name_problem, topic_name_problem, Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig,
-    TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_ROWS_IN_MEMORY,
-    MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
+    datasource_name_problem, is_internal_topic, topic_name_problem, Compression, DatasourceSpec, IoSettings,
+    RealtimeConfig, SluiceConfig, TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
+    DEFAULT_MAX_ROWS_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
 };
 pub use secrets::{is_secret, redacted_spec, urls_redacted};
 

@@ -7,7 +7,7 @@
 
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
 use sluice_format::index::{IncrementalIndex, IndexConfig};
-use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser};
+use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser, SchemaSources};
 use sluice_format::row::Spare;
 use sluice_format::spec::{DatasourceSpec, TuningSettings};
 use sluice_kafka::{Flow, Record};
@@ -59,11 +59,25 @@ pub struct Ingester {
 }
 
 impl Ingester {
-    /// An ingester for `spec`, throwing away rows outside `window`, going on from `meters`.
+    /// An ingester for `spec`, throwing away rows outside `window`, going on from `meters`; a
+    /// Protobuf `file` decoder is refused (its descriptor set is read by the caller: see
+    /// [`Ingester::with_sources`]).
     pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, String> {
+        let sources = super::read_schema_sources(spec, &super::DescriptorDir::none())?;
+        Self::with_sources(spec, sources, window, meters)
+    }
+
+    /// An ingester for `spec` whose formats read their schemas from `sources` (see
+    /// [`super::schema_sources`]), throwing away rows outside `window`, going on from `meters`.
+    pub fn with_sources(
+        spec: &DatasourceSpec,
+        sources: SchemaSources,
+        window: MessageWindow,
+        meters: RowMeters,
+    ) -> Result<Self, String> {
         let t: &TuningSettings = &spec.tuning;
         Ok(Self {
-            parser: RecordParser::with_sources(spec, super::schemas::schema_sources(spec)?)?,
+            parser: RecordParser::with_sources(spec, sources)?,
             config: IndexConfig::from_spec(spec),
             window,
             max_rows: t.max_rows_in_memory.max(1),

@@ -274,8 +274,11 @@ impl<'a> Attempt<'a> {
             None => RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions),
         };
         self.spill = Spill::new(spill_bound(function_memory_mb(), tuning.max_bytes_in_memory));
-        let ingester = Ingester::new(&spec, self.claim.item.window, meters)
-            .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
+        let ingester = match super::schema_sources(&spec, &super::descriptor_dir()).await {
+            Ok(sources) => Ingester::with_sources(&spec, sources, self.claim.item.window, meters),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
         let opening = Instant::now();
         let topic = self.claim.item.topic.clone();
         let open = open_reader(self.id, &spec, &topic, self.remaining_ranges());

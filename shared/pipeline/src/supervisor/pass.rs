@@ -13,7 +13,9 @@ use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;
 use sluice_format::spec::load_spec_value;
 use sluice_format::spec::TopicPattern;
-use sluice_kafka::{commit_group_offsets, matching_watermarks, partition_watermarks, ConsumerSettings, Watermarks};
+use sluice_kafka::{
+    commit_datasource_offsets, matching_watermarks, partition_watermarks, ConsumerSettings, Watermarks,
+};
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
@@ -40,6 +42,10 @@ pub struct DatasourcePass {
     pub cleaned: usize,
     /// Whether every partition's committed offset reached its high watermark.
     pub caught_up: bool,
+    /// Why the committed offsets were not committed to the datasource's Kafka consumer group
+    /// (`commitOffsetsToKafka`), when they were not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kafka_commit_error: Option<String>,
 }
 
 impl DatasourcePass {
@@ -175,7 +181,7 @@ pub async fn supervise(
             highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
         });
     if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
-        commit_to_consumer_group(settings, name, &pass.committed).await;
+        pass.kafka_commit_error = commit_to_consumer_group(settings, name, &pass.committed).await;
     }
     let handled = Handled { replanned_after, epoch: grouping.item.epoch };
     pass.cleaned = clean_up(meta, store, name, &tasks, &handled, options).await?;
@@ -263,17 +269,23 @@ fn due_jobs<'a>(tasks: impl Iterator<Item = &'a TaskItem>, watch_running: bool, 
 }
 
 /// Commits the published offsets to the datasource's Kafka consumer group, for tools that
-/// watch consumer lag. Informational only: a failure is logged, never fatal.
-async fn commit_to_consumer_group(settings: ConsumerSettings, name: &str, committed: &TopicOffsets) {
-    let (committed, group) = (committed.clone(), name.to_string());
-    let failed = match tokio::task::spawn_blocking(move || commit_group_offsets(&settings, &group, &committed)).await {
-        Ok(Ok(())) => None,
+/// watch consumer lag. Informational only: a failure, or a group that is another
+/// application's, is logged and returned for the status, never fatal to the pass.
+async fn commit_to_consumer_group(settings: ConsumerSettings, name: &str, committed: &TopicOffsets) -> Option<String> {
+    let (committed, datasource) = (committed.clone(), name.to_string());
+    let failed = match tokio::task::spawn_blocking(move || {
+        commit_datasource_offsets(&settings, &datasource, &committed)
+    })
+    .await
+    {
+        Ok(Ok(_)) => None,
         Ok(Err(e)) => Some(e.to_string()),
-        Err(e) => Some(e.to_string()),
+        Err(e) => Some(format!("consumer group {:?}: {e}", sluice_kafka::consumer_group(name))),
     };
-    if let Some(error) = failed {
-        tracing::warn!(datasource = name, error, "could not commit offsets to the Kafka consumer group");
+    if let Some(error) = &failed {
+        tracing::warn!(datasource = name, error, "offsets not committed to the Kafka consumer group");
     }
+    failed
 }
 
 async fn write_stats(
@@ -308,7 +320,13 @@ async fn write_stats(
             })
             .collect(),
         tasks: by_state,
-        recent_errors: errors.into_iter().rev().take(10).map(|(_, e)| e).collect(),
+        recent_errors: pass
+            .kafka_commit_error
+            .iter()
+            .map(|e| format!("commitOffsetsToKafka: {e}"))
+            .chain(errors.into_iter().rev().map(|(_, e)| e))
+            .take(10)
+            .collect(),
     };
     meta.put(Item::new(datasource_pk(name), STATS_SK, to_json(&stats)), Condition::None).await?;
     Ok(())

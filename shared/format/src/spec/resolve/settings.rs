@@ -118,8 +118,10 @@ pub struct SluiceConfig {
     /// Time a task may run before it checkpoints and returns incomplete (default `PT10M`).
     #[serde(default = "default_budget")]
     pub task_time_budget: String,
-    /// Also commit the published offsets to a Kafka consumer group named after the datasource,
-    /// so Kafka's lag tools see the progress (informational: Sluice never reads them back).
+    /// Also commit the published offsets to the Kafka consumer group `sluice.<dataSource>`, so
+    /// Kafka's lag tools see the progress (informational: Sluice never reads them back). A group
+    /// of that name that another client joined is left untouched, and the supervisor's status
+    /// says so.
     #[serde(default)]
     pub commit_offsets_to_kafka: bool,
     /// Real-time tasks: when present, a group's task reads on as records arrive and makes

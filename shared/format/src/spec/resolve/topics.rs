@@ -1,6 +1,8 @@
 //! Which topics a spec reads: its `topic`, or every topic whose whole name matches its
 //! `topicPattern` (Druid's multi-topic ingestion: `clicks|impressions`, `metrics-.*`; as in
-//! Druid, `my-metrics-12` does not match `metrics-.*`).
+//! Druid, `my-metrics-12` does not match `metrics-.*`). A pattern skips internal topics (names
+//! starting with `__`: `__consumer_offsets`, `__transaction_state`, `__amazon_msk_canary`), as
+//! Kafka's clients do (`exclude.internal.topics`), unless it names one exactly.
 
 use super::names::topic_name_problem;
 use regex::{Regex, RegexBuilder};
@@ -78,10 +80,26 @@ impl TopicPattern {
         &self.text
     }
 
-    /// Whether `topic` is a valid topic name matched in full.
+    /// Whether `topic` is a valid topic name matched in full; an internal topic (see
+    /// [`is_internal_topic`]) only when the pattern, or one of its `|` alternatives, is its
+    /// name (as written, or with its dots escaped).
     pub fn matches(&self, topic: &str) -> bool {
-        topic_name_problem(topic).is_none() && self.regex.is_match(topic)
+        topic_name_problem(topic).is_none()
+            && self.regex.is_match(topic)
+            && (!is_internal_topic(topic) || self.names(topic))
     }
+
+    fn names(&self, topic: &str) -> bool {
+        let escaped = regex::escape(topic);
+        self.text.split('|').any(|alternative| alternative == topic || alternative == escaped)
+    }
+}
+
+/// Whether `topic` is a Kafka internal or platform topic, which a pattern reads only when it
+/// names it: a name starting with `__` (the brokers' `__consumer_offsets` and
+/// `__transaction_state`, Amazon MSK's `__amazon_msk_canary`, Confluent's `__confluent...`).
+pub fn is_internal_topic(topic: &str) -> bool {
+    topic.starts_with("__")
 }
 
 #[cfg(test)]
@@ -96,6 +114,35 @@ mod tests {
         let either = TopicPattern::new("clicks|impressions").expect("pattern");
         assert!(either.matches("clicks") && either.matches("impressions") && !either.matches("clicksx"));
         assert!(!TopicPattern::new(".*").expect("pattern").matches("white space"), "not a topic name");
+    }
+
+    #[test]
+    fn internal_topics_are_matched_only_when_named() {
+        let topics = [
+            "__consumer_offsets",
+            "__transaction_state",
+            "__amazon_msk_canary",
+            "__amazon_msk_canary_state",
+            "_schemas",
+            "events",
+            "x__y",
+        ];
+        let matched = |pattern: &str| {
+            let p = TopicPattern::new(pattern).expect("pattern");
+            topics.iter().filter(|t| p.matches(t)).copied().collect::<Vec<_>>()
+        };
+        assert_eq!(matched(".*"), ["_schemas", "events", "x__y"], "as exclude.internal.topics does");
+        assert_eq!(matched("_.*"), ["_schemas"]);
+        assert_eq!(matched("__.*"), Vec::<&str>::new(), "a prefix does not name a topic");
+        assert_eq!(matched("__amazon_msk_canary.*"), Vec::<&str>::new());
+        assert_eq!(matched("__amazon_msk_canary"), ["__amazon_msk_canary"], "named exactly");
+        assert_eq!(matched("events|__consumer_offsets"), ["__consumer_offsets", "events"], "named in an alternative");
+        assert_eq!(matched("__transaction_state|.*"), ["__transaction_state", "_schemas", "events", "x__y"]);
+        let dotted = TopicPattern::new(r"__a\.b").expect("escaped");
+        assert!(dotted.matches("__a.b") && !dotted.matches("__aXb"), "escaped dots name the topic");
+        assert!(TopicSource::Pattern(TopicPattern::new(".*").expect("pattern")).reads("events"));
+        assert!(!TopicSource::Pattern(TopicPattern::new(".*").expect("pattern")).reads("__consumer_offsets"));
+        assert!(TopicSource::Topic("__consumer_offsets".into()).reads("__consumer_offsets"), "a topic is named");
     }
 
     #[test]
