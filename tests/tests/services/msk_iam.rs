@@ -46,14 +46,10 @@ fn tokens_are_byte_for_byte_those_of_aws_signer_library() {
     }
 }
 
-/// A consumer of `sasl.mechanism` `AWS_MSK_IAM` offers the broker the token Sluice signs, from
-/// the credentials in the environment, for the cluster's region, at the time it connects.
-#[tokio::test(flavor = "multi_thread")]
-async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
-    use base64::Engine;
-    let listener = sluice_integration::kafka_sasl::SaslListener::start().await;
-    let properties: std::collections::BTreeMap<String, String> = [
-        ("bootstrap.servers", listener.address.as_str()),
+/// A spec's consumer properties for MSK IAM at `address`.
+fn msk_iam_properties(address: &str) -> std::collections::BTreeMap<String, String> {
+    [
+        ("bootstrap.servers", address),
         ("security.protocol", "SASL_PLAINTEXT"),
         ("sasl.mechanism", "AWS_MSK_IAM"),
         ("sluice.msk.region", "eu-west-3"),
@@ -61,7 +57,16 @@ async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    .collect()
+}
+
+/// A consumer of `sasl.mechanism` `AWS_MSK_IAM` offers the broker the token Sluice signs, from
+/// the credentials in the environment, for the cluster's region, at the time it connects.
+#[tokio::test(flavor = "multi_thread")]
+async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
+    use base64::Engine;
+    let listener = sluice_integration::kafka_sasl::SaslListener::start().await;
+    let properties = msk_iam_properties(&listener.address);
     // The deployment names the brokers its tokens are for.
     let deployment = sluice_kafka::KafkaDeployment {
         properties: None,
@@ -91,16 +96,7 @@ async fn consumers_offer_the_signed_token_over_sasl_oauthbearer() {
 #[tokio::test(flavor = "multi_thread")]
 async fn no_token_reaches_a_broker_the_deployment_does_not_name() {
     let listener = sluice_integration::kafka_sasl::SaslListener::start().await;
-    let properties: std::collections::BTreeMap<String, String> = [
-        ("bootstrap.servers", listener.address.as_str()),
-        ("security.protocol", "SASL_PLAINTEXT"),
-        ("sasl.mechanism", "AWS_MSK_IAM"),
-        ("sluice.msk.region", "eu-west-3"),
-        ("request.timeout.ms", "4000"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let properties = msk_iam_properties(&listener.address);
     let elsewhere = sluice_kafka::KafkaDeployment {
         properties: None,
         brokers: Some(["b-1.cluster.kafka.eu-west-3.amazonaws.com:9098".to_string()].into_iter().collect()),
