@@ -5,7 +5,7 @@
 
 use crate::keys::{catalog_sk, datasource_pk, group_of, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
 pub use crate::layout::datasource::{OffsetsItem, PlanItem, SchemaChange, SpecItem, SupervisorState};
-use crate::task::MAX_SPEC_BYTES;
+use crate::layout::task::MAX_SPEC_BYTES;
 use serde::Serialize;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
@@ -253,9 +253,15 @@ mod tests {
         let ranges: Vec<_> = (0..2_000)
             .map(|p| sluice_format::offsets::OffsetRange { partition: p, start: i64::MAX / 2, end: i64::MAX / 2 + 1 })
             .collect();
-        let id = crate::task::TaskId { datasource: "d".repeat(255), group: 1, seq: u64::MAX };
-        let mut task =
-            crate::task::TaskItem::planned(id.clone(), spec, "t".repeat(249).as_str(), ranges, Default::default(), 0);
+        let id = crate::layout::task::TaskId { datasource: "d".repeat(255), group: 1, seq: u64::MAX };
+        let mut task = crate::layout::task::TaskItem::planned(
+            id.clone(),
+            spec,
+            "t".repeat(249).as_str(),
+            ranges,
+            Default::default(),
+            0,
+        );
         task.error = Some("e".repeat(4 << 10));
         let item = Item::new(id.pk(), id.sk(), to_json(&task));
         assert!(item.size() <= sluice_store::metadata::MAX_ITEM_BYTES, "{} bytes", item.size());

@@ -9,7 +9,7 @@
 //! was planned after the read.
 
 pub use crate::layout::task::{
-    Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES, MAX_SPEC_BYTES,
+    Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES,
 };
 
 use crate::datasource::{parse_body, query_groups, DatasourceError};
