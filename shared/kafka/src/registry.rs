@@ -32,6 +32,8 @@ const MAX_HEADERS: usize = 32;
 const MAX_HEADER_BYTES: usize = 8 << 10;
 /// Headers a spec may not set: they change where or how the request goes.
 const RESERVED_HEADERS: [&str; 6] = ["host", "content-length", "transfer-encoding", "connection", "upgrade", "te"];
+/// How long a registry that says a schema does not exist is given before it is asked again.
+const MISSING_RECHECK: Duration = Duration::from_secs(1);
 /// Confluent's error codes for a subject, version or schema that does not exist.
 const NOT_FOUND_CODES: [i64; 3] = [40401, 40402, 40403];
 
@@ -64,17 +66,27 @@ pub fn is_local_address(ip: IpAddr) -> bool {
                 || v4.is_broadcast()
                 || v4.octets()[0] == 0
         }
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_local_address(IpAddr::V4(v4)),
-            None => {
-                let s = v6.segments();
-                v6.is_loopback()
-                    || v6.is_unspecified()
-                    || v6.is_multicast()
-                    || (s[0] & 0xffc0) == 0xfe80
-                    || (s[0] == 0xfd00 && s[1] == 0x0ec2)
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            // IPv4 inside IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d) and NAT64
+            // (64:ff9b::a.b.c.d) reach the IPv4 address they hold.
+            let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+            let embedded = match v6.to_ipv4() {
+                Some(v4) if !v6.is_loopback() && !v6.is_unspecified() => Some(v4),
+                _ if nat64 => Some(std::net::Ipv4Addr::from(((s[6] as u32) << 16) | s[7] as u32)),
+                _ => None,
+            };
+            match embedded {
+                Some(v4) => is_local_address(IpAddr::V4(v4)),
+                None => {
+                    v6.is_loopback()
+                        || v6.is_unspecified()
+                        || v6.is_multicast()
+                        || (s[0] & 0xffc0) == 0xfe80
+                        || (s[0] == 0xfd00 && s[1] == 0x0ec2)
+                }
             }
-        },
+        }
     }
 }
 
@@ -246,12 +258,23 @@ enum Failed {
 impl SchemaRegistry for HttpSchemaRegistry {
     fn schema(&self, at: SchemaAt<'_>, serialized: bool) -> Result<RegisteredSchema, RegistryError> {
         let mut missing = None;
-        for index in 0..self.urls.len() {
-            match self.fetch(index, at, serialized) {
-                Ok(schema) => return Ok(schema),
-                Err(Failed::Missing(e)) => missing = Some(e),
-                Err(Failed::Unavailable(detail)) => {
-                    tracing::warn!(registry = self.shown[index], %at, detail, "schema registry gave no schema");
+        // A registry that says a schema does not exist is asked once more after a pause: a
+        // replica behind its leader may not have a schema registered a moment ago.
+        for round in 0..2 {
+            if round == 1 {
+                match &missing {
+                    Some(_) => std::thread::sleep(MISSING_RECHECK),
+                    None => break,
+                }
+                missing = None;
+            }
+            for index in 0..self.urls.len() {
+                match self.fetch(index, at, serialized) {
+                    Ok(schema) => return Ok(schema),
+                    Err(Failed::Missing(e)) => missing = Some(e),
+                    Err(Failed::Unavailable(detail)) => {
+                        tracing::warn!(registry = self.shown[index], %at, detail, "schema registry gave no schema");
+                    }
                 }
             }
         }
@@ -278,9 +301,17 @@ fn check_url(url: &str, shown: &str, allow_local: bool) -> Result<(), String> {
     if host.is_empty() {
         return Err(format!("schema_registry decoder: {shown:?} names no host"));
     }
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    // Hosts of digits and dots that are not dotted quads (127.1, 2130706433, 0x7f.1) are
+    // addresses to the resolver: refused whatever they name.
+    let number = |label: &str| match label.strip_prefix("0x") {
+        Some(hex) => hex.chars().all(|c| c.is_ascii_hexdigit()),
+        None => !label.is_empty() && label.chars().all(|c| c.is_ascii_digit()),
+    };
+    let numeric = !name.is_empty() && name.split('.').all(number);
     let local = match host.parse::<IpAddr>() {
         Ok(ip) => is_local_address(ip),
-        Err(_) => host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost"),
+        Err(_) => numeric || name == "localhost" || name.ends_with(".localhost"),
     };
     if local && !allow_local {
         return Err(format!(
@@ -352,6 +383,12 @@ mod tests {
             "http://[::ffff:127.0.0.1]:8081",
             "http://[fd00:ec2::254]/",
             "http://0.0.0.0:8081",
+            "http://127.1:8081",
+            "http://2130706433/",
+            "http://localhost.:8081",
+            "http://[::127.0.0.1]/",
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "http://0x7f.1/",
         ] {
             let e = HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), false)
                 .expect_err(url)
@@ -366,8 +403,9 @@ mod tests {
                 "{e}"
             );
         }
-        HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": "http://10.0.0.7:8081"})), false)
-            .expect("a registry inside the VPC");
+        for url in ["http://10.0.0.7:8081", "http://cafe.face:8081", "http://registry.example"] {
+            HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), false).expect(url);
+        }
         for header in ["Host", "transfer-encoding", "bad header"] {
             let e = HttpSchemaRegistry::reaching(
                 &settings(serde_json::json!({"url": "http://reg", "headers": {header: "x"}})),
@@ -389,7 +427,10 @@ mod tests {
         for local in ["127.0.0.1", "127.9.9.9", "169.254.170.2", "0.0.0.0", "::1", "fe80::1", "::ffff:169.254.1.1"] {
             assert!(is_local_address(local.parse().expect("ip")), "{local}");
         }
-        for remote in ["10.1.2.3", "172.16.0.1", "192.168.1.1", "52.94.0.1", "2600:1f18::1"] {
+        for local in ["::7f00:1", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe"] {
+            assert!(is_local_address(local.parse().expect("ip")), "{local}");
+        }
+        for remote in ["10.1.2.3", "172.16.0.1", "192.168.1.1", "52.94.0.1", "2600:1f18::1", "64:ff9b::3426:1"] {
             assert!(!is_local_address(remote.parse().expect("ip")), "{remote}");
         }
     }

@@ -152,7 +152,7 @@ impl ConsumerSettings {
         // waits a whole second by default, which starves a reader slower than the network).
         properties.entry("fetch.queue.backoff.ms".into()).or_insert_with(|| "1".into());
         let brokers_fixed = deployment.brokers.is_some() || deployment.properties.is_some();
-        let msk_iam_region = msk_iam(&mut properties, brokers_fixed)?;
+        let msk_iam_region = msk_iam(&mut properties, brokers_fixed, deployment.properties.is_some())?;
         Ok(Self { properties, msk_iam_region })
     }
 
@@ -216,8 +216,14 @@ impl ConsumerSettings {
 /// mechanism set to `OAUTHBEARER`, `security.protocol` defaulting to `SASL_SSL`, and the
 /// cluster's region (`sluice.msk.region`, else the brokers' `*.kafka.REGION.amazonaws.com`
 /// names, else `AWS_REGION`). The token is signed with this process's AWS credentials, so it
-/// is refused unless the deployment fixes the brokers it is sent to (`brokers_fixed`).
-fn msk_iam(properties: &mut BTreeMap<String, String>, brokers_fixed: bool) -> Result<Option<String>, String> {
+/// is refused unless the deployment fixes the brokers it is sent to (`brokers_fixed`), and,
+/// unless the deployment's secret says how to connect (`transport_fixed`), it travels only over
+/// TLS that checks the brokers' certificates and names.
+fn msk_iam(
+    properties: &mut BTreeMap<String, String>,
+    brokers_fixed: bool,
+    transport_fixed: bool,
+) -> Result<Option<String>, String> {
     let key = ["sasl.mechanism", "sasl.mechanisms"].into_iter().find(|k| properties.contains_key(*k));
     let mechanism = key.and_then(|k| properties.get(k)).map(|m| m.trim().to_ascii_uppercase());
     let flag = properties.get("sluice.msk.iam").map(|v| v.trim().to_ascii_lowercase());
@@ -245,6 +251,20 @@ fn msk_iam(properties: &mut BTreeMap<String, String>, brokers_fixed: bool) -> Re
         properties.insert(k.to_string(), "OAUTHBEARER".into());
     }
     properties.entry("security.protocol".into()).or_insert_with(|| "SASL_SSL".into());
+    if !transport_fixed {
+        let is = |key: &str, value: &str| properties.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(value));
+        let weakened = [
+            ("security.protocol", !is("security.protocol", "SASL_SSL")),
+            ("enable.ssl.certificate.verification", is("enable.ssl.certificate.verification", "false")),
+            ("ssl.endpoint.identification.algorithm", is("ssl.endpoint.identification.algorithm", "none")),
+        ];
+        if let Some((key, _)) = weakened.iter().find(|(_, weak)| *weak) {
+            return Err(format!(
+                "consumerProperties.{key}: an MSK IAM token travels only over TLS that checks the brokers' \
+                 certificates and names (SASL_SSL); remove {key:?} from the spec"
+            ));
+        }
+    }
     let from_brokers = properties.get("bootstrap.servers").and_then(|b| {
         b.split(',').find_map(|host| {
             let host = host.trim().split(':').next()?;
@@ -291,14 +311,35 @@ mod tests {
         assert_eq!(s.msk_iam_region(), Some("eu-west-3"));
         assert_eq!(s.client_config().get("sasl.mechanism"), Some("OAUTHBEARER"));
         assert_eq!(s.client_config().get("security.protocol"), Some("SASL_SSL"));
+        let serverless = "boot-x.c1.kafka-serverless.ap-south-1.amazonaws.com:9098";
         let s = settings(&[
-            ("bootstrap.servers", "boot-x.c1.kafka-serverless.ap-south-1.amazonaws.com:9098"),
+            ("bootstrap.servers", serverless),
             ("sasl.mechanisms", "OAUTHBEARER"),
             ("sluice.msk.iam", "true"),
-            ("security.protocol", "SASL_PLAINTEXT"),
         ])
         .expect("flag");
         assert_eq!(s.msk_iam_region(), Some("ap-south-1"));
+        assert_eq!(s.client_config().get("security.protocol"), Some("SASL_SSL"));
+        // A spec may not send the token where TLS does not check the brokers.
+        for (key, value) in [
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("enable.ssl.certificate.verification", "false"),
+            ("ssl.endpoint.identification.algorithm", "none"),
+        ] {
+            let e = settings(&[("bootstrap.servers", serverless), ("sasl.mechanism", "AWS_MSK_IAM"), (key, value)])
+                .expect_err(key);
+            assert!(e.starts_with(&format!("consumerProperties.{key}: ")), "{e}");
+        }
+        // The deployment's secret may say how (a listener in a test, say).
+        let secret = BTreeMap::from([
+            ("bootstrap.servers".to_string(), "127.0.0.1:9".to_string()),
+            ("security.protocol".to_string(), "SASL_PLAINTEXT".to_string()),
+            ("sasl.mechanism".to_string(), "AWS_MSK_IAM".to_string()),
+            ("sluice.msk.region".to_string(), "eu-west-3".to_string()),
+        ]);
+        let spec = BTreeMap::from([("bootstrap.servers".to_string(), "127.0.0.1:9".to_string())]);
+        let s = ConsumerSettings::under(&spec, &KafkaDeployment { properties: Some(&secret), brokers: None })
+            .expect("the deployment's transport");
         assert_eq!(s.client_config().get("security.protocol"), Some("SASL_PLAINTEXT"));
         let s = settings(&[
             ("bootstrap.servers", "127.0.0.1:9"),
