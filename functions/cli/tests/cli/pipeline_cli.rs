@@ -8,9 +8,8 @@ use sluice_integration::indexing::{json_record, spec};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::wikipedia::{documented_answer, records, tutorial_lines, tutorial_spec};
 use sluice_integration::{required_env, unique};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
@@ -89,16 +88,6 @@ fn raw_post(address: &str, path: &str, host: &str, content_type: &str) -> String
     out
 }
 
-/// Kills `sluice serve` when the test ends, however it ends.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
     let bootstrap = required_env("SLUICE_KAFKA");
@@ -115,24 +104,8 @@ async fn pydruid_gets_the_tutorial_answers_from_sluice_serve() {
     let (ok, out, err) = sluice(dir.path(), &["run", "--until-caught-up", "--interval", "1", "--datasource", &name]);
     assert!(ok, "{out}{err}");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .current_dir(dir.path())
-        .env_remove("SLUICE_METADATA")
-        .env_remove("SLUICE_STORAGE")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start sluice serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let server = Server(child);
-    let mut lines = BufReader::new(stderr).lines();
-    let url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.split_whitespace().find(|w| w.starts_with("http://")).map(str::to_string))
-        .expect("serve prints its address");
-    std::thread::spawn(move || lines.for_each(drop));
+    let server = crate::local_server::Server::start(dir.path(), &[], &[]);
+    let url = format!("http://{}", server.address);
 
     // A script of tests/pydruid/ against the server: what it prints.
     let pydruid = |script: &str| -> Value {
