@@ -4,6 +4,7 @@
 
 use super::aggregator_spec::QueryAggregator;
 use super::columns::Column;
+use super::exact_sum::ExactSum;
 use super::json::{cell_value, json_double, value_json};
 use super::QueryError;
 use datasketches::hll::HllUnion;
@@ -15,10 +16,29 @@ use sluice_format::value::Value;
 
 /// Per-group states.
 enum State {
-    Long { op: AggOp, vals: Vec<i64>, seen: Vec<bool> },
-    Double { op: AggOp, float: bool, vals: Vec<f64>, seen: Vec<bool> },
-    Timed { agg: Box<Aggregator>, cells: Vec<MetricCell> },
-    Sketch { lg_k: u8, round: bool, unions: Vec<Option<Box<HllUnion>>> },
+    Long {
+        op: AggOp,
+        vals: Vec<i64>,
+        seen: Vec<bool>,
+    },
+    /// `exact`: a sum's exact value per group once partials were merged into it (empty until
+    /// then, and per group until then: `vals` is exact); `vals` holds it rounded.
+    Double {
+        op: AggOp,
+        float: bool,
+        vals: Vec<f64>,
+        seen: Vec<bool>,
+        exact: Vec<ExactSum>,
+    },
+    Timed {
+        agg: Box<Aggregator>,
+        cells: Vec<MetricCell>,
+    },
+    Sketch {
+        lg_k: u8,
+        round: bool,
+        unions: Vec<Option<Box<HllUnion>>>,
+    },
 }
 
 /// A compiled aggregator with its states.
@@ -84,12 +104,26 @@ impl Accumulator {
                     }
                     (op, MetricKind::Long) => State::Long { op, vals: Vec::new(), seen: Vec::new() },
                     (op, kind) => {
-                        State::Double { op, float: kind == MetricKind::Float, vals: Vec::new(), seen: Vec::new() }
+                        let float = kind == MetricKind::Float;
+                        State::Double { op, float, vals: Vec::new(), seen: Vec::new(), exact: Vec::new() }
                     }
                 };
                 Ok(Accumulator { name: spec.name().to_string(), input, filter: None, state })
             }
         }
+    }
+
+    /// The same aggregator with no state.
+    pub fn fresh(&self) -> Self {
+        let state = match &self.state {
+            State::Long { op, .. } => State::Long { op: *op, vals: Vec::new(), seen: Vec::new() },
+            State::Double { op, float, .. } => {
+                State::Double { op: *op, float: *float, vals: Vec::new(), seen: Vec::new(), exact: Vec::new() }
+            }
+            State::Timed { agg, .. } => State::Timed { agg: agg.clone(), cells: Vec::new() },
+            State::Sketch { lg_k, round, .. } => State::Sketch { lg_k: *lg_k, round: *round, unions: Vec::new() },
+        };
+        Accumulator { name: self.name.clone(), input: self.input.clone(), filter: self.filter.clone(), state }
     }
 
     /// Makes room for `n` groups.
@@ -173,7 +207,7 @@ impl Accumulator {
                     *was = true;
                 });
             }
-            State::Double { op, float, vals, seen } => {
+            State::Double { op, float, vals, seen, .. } => {
                 let (op, float) = (*op, *float);
                 for_each_number(column, rows, slots, times, |s, v| {
                     let mut x = match v {
@@ -210,6 +244,96 @@ impl Accumulator {
                 }
             }
             State::Sketch { lg_k, unions, .. } => update_sketch(*lg_k, unions, column, rows, slots, times),
+        }
+    }
+
+    /// Merges `other`'s states (the same aggregator, over other segments of the query) into
+    /// this one's: `other`'s group `i` is group `slots[i]` here. Every merge is associative and
+    /// commutative (sums of doubles exactly so, see [`ExactSum`]; `first`/`last` break time
+    /// ties by value) but for sketch unions, whose estimates may differ in their last digits.
+    pub fn absorb(&mut self, other: &Accumulator, slots: &[u32]) {
+        let n = slots.iter().map(|&s| s as usize + 1).max().unwrap_or(0);
+        if n > self.len() {
+            self.grow(n);
+        }
+        match (&mut self.state, &other.state) {
+            (State::Long { op, vals, seen }, State::Long { vals: theirs, seen: their_seen, .. }) => {
+                for ((&t, &x), &was) in slots.iter().zip(theirs).zip(their_seen) {
+                    let t = t as usize;
+                    if !was {
+                        continue;
+                    }
+                    vals[t] = if !seen[t] {
+                        x
+                    } else {
+                        match op {
+                            AggOp::Min => vals[t].min(x),
+                            AggOp::Max => vals[t].max(x),
+                            _ => vals[t].wrapping_add(x),
+                        }
+                    };
+                    seen[t] = true;
+                }
+            }
+            (
+                State::Double { op, float, vals, seen, exact },
+                State::Double { vals: theirs, seen: their_seen, exact: their_exact, .. },
+            ) => {
+                if matches!(op, AggOp::Sum) && exact.len() < vals.len() {
+                    exact.resize_with(vals.len(), ExactSum::default);
+                }
+                for (i, (&t, &x)) in slots.iter().zip(theirs).enumerate() {
+                    let t = t as usize;
+                    if !their_seen[i] {
+                        continue;
+                    }
+                    if !seen[t] && !matches!(op, AggOp::Sum) {
+                        vals[t] = x;
+                    } else {
+                        match op {
+                            AggOp::Min => vals[t] = vals[t].min(x),
+                            AggOp::Max => vals[t] = vals[t].max(x),
+                            _ => {
+                                let sum = &mut exact[t];
+                                if sum.is_empty() && seen[t] {
+                                    sum.add(vals[t]);
+                                }
+                                match their_exact.get(i).filter(|e| !e.is_empty()) {
+                                    Some(e) => sum.absorb(e),
+                                    None => sum.add(x),
+                                }
+                                vals[t] = sum.value();
+                                if *float {
+                                    vals[t] = vals[t] as f32 as f64;
+                                }
+                            }
+                        }
+                    }
+                    seen[t] = true;
+                }
+            }
+            (State::Timed { agg, cells }, State::Timed { cells: theirs, .. }) => {
+                for (&t, cell) in slots.iter().zip(theirs) {
+                    agg.combine(&mut cells[t as usize], cell);
+                }
+            }
+            (State::Sketch { lg_k, unions, .. }, State::Sketch { unions: theirs, .. }) => {
+                for (&t, union) in slots.iter().zip(theirs) {
+                    let Some(union) = union else { continue };
+                    let mine = unions[t as usize].get_or_insert_with(|| new_union(*lg_k));
+                    mine.update(&union.to_sketch(datasketches::hll::HllType::Hll8));
+                }
+            }
+            _ => debug_assert!(false, "absorb: {} merged with another aggregator's states", self.name),
+        }
+    }
+
+    /// Number of groups it holds states for.
+    fn len(&self) -> usize {
+        match &self.state {
+            State::Long { seen, .. } | State::Double { seen, .. } => seen.len(),
+            State::Timed { cells, .. } => cells.len(),
+            State::Sketch { unions, .. } => unions.len(),
         }
     }
 
@@ -262,9 +386,7 @@ fn update_sketch(
 ) {
     for (&r, &s) in rows.iter().zip(slots) {
         let (r, s) = (r as usize, s as usize);
-        let union = unions[s].get_or_insert_with(|| {
-            Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
-        });
+        let union = unions[s].get_or_insert_with(|| new_union(lg_k));
         match column {
             Some(Column::Cells(c, _)) => {
                 if let MetricCell::Sketch(sk) = &c[r] {
@@ -294,6 +416,10 @@ fn update_sketch(
             None => {}
         }
     }
+}
+
+fn new_union(lg_k: u8) -> Box<HllUnion> {
+    Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
 }
 
 fn for_each_number(

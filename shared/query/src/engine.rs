@@ -7,7 +7,8 @@ use super::bitmap_filter;
 use super::columns::SegmentColumns;
 use super::grouping::{Groups, SegmentGrouper};
 use super::model::{Common, DimensionSpec};
-use super::{QueryError, QuerySegment};
+use super::{scope, QueryError, QuerySegment};
+use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use sluice_format::filter::Filter;
 use sluice_format::time::Interval;
@@ -183,91 +184,159 @@ pub fn select(
     }
 }
 
-/// Aggregates the query's rows grouped by time bucket and `dims`.
+/// Aggregates the query's rows grouped by time bucket and `dims`: each segment on its own,
+/// on every thread of the current rayon pool, its partial merged into the others'. Merges
+/// are associative and commutative (see [`Accumulator::absorb`]), so the answer does not
+/// depend on the number of threads nor on how segments are split between them.
 pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegment]) -> Result<Aggregated, QueryError> {
-    let mut accumulators = common
-        .aggregations
-        .iter()
-        .enumerate()
-        .map(|(i, a)| Accumulator::new(a, &format!("aggregations[{i}]")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut groups = Groups::new(dims.len());
-    let mut spans = Vec::new();
+    let template = Aggregated::empty(common, dims.len())?;
+    let overlapping: Vec<&QuerySegment> = overlapping(segments, &common.intervals.0).collect();
+    let scope = scope::current();
+    let merge = |mut a: Aggregated, b: Aggregated| -> Result<Aggregated, QueryError> {
+        a.absorb(b)?;
+        Ok(a)
+    };
+    overlapping
+        .par_iter()
+        .with_max_len(1)
+        .map(|seg| scope::enter(scope.clone(), || aggregate_segment(common, dims, seg, &template)))
+        .try_fold(|| template.fresh(), |acc, part| merge(acc, part?))
+        .try_reduce(|| template.fresh(), merge)
+        .map(|mut agg| {
+            let n = agg.groups.len();
+            for acc in &mut agg.accumulators {
+                acc.grow(n);
+            }
+            agg
+        })
+}
+
+/// One segment's groups and aggregates.
+fn aggregate_segment(
+    common: &Common,
+    dims: &[DimensionSpec],
+    seg: &QuerySegment,
+    template: &Aggregated,
+) -> Result<Aggregated, QueryError> {
+    let Aggregated { mut groups, mut accumulators, mut spans } = template.fresh();
     let intervals = &common.intervals.0;
     // One group for everything: no dimension, granularity `all`.
     let single = dims.is_empty() && common.granularity == sluice_format::granularity::Granularity::All;
     let counts_only = single && accumulators.iter().all(|a| a.counts_rows());
-    for seg in overlapping(segments, intervals) {
-        let mut cols = SegmentColumns::open(&seg.segment, &common.virtual_columns)?;
-        let rows = select(&mut cols, intervals, common.filter.as_ref(), Some(&mut spans))?;
-        if rows.is_empty() {
-            continue;
-        }
-        if counts_only {
-            let slot = groups.slot(sluice_format::time::ETERNITY_START, &[]);
-            for acc in &mut accumulators {
-                acc.grow(groups.len());
-                acc.add_rows(slot as usize, rows.len());
-            }
-            continue;
-        }
-        let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
-        let mut inputs = Vec::with_capacity(accumulators.len());
-        for acc in &accumulators {
-            let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
-            let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
-            inputs.push((column, only));
-        }
-        let need_times = common.granularity != sluice_format::granularity::Granularity::All
-            || accumulators.iter().any(Accumulator::reads_times)
-            || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
-        let times = if need_times { cols.times()? } else { Default::default() };
-        let single_slot = if single { Some(groups.slot(sluice_format::time::ETERNITY_START, &[])) } else { None };
-        let (mut pair_rows, mut pair_slots) = (Vec::new(), Vec::new());
-        let (mut sub_rows, mut sub_slots) = (Vec::new(), Vec::new());
-        rows.for_each_batch(|batch| {
-            pair_rows.clear();
-            pair_slots.clear();
-            match (&mut grouper, single_slot) {
-                (Some(g), _) => g.assign(batch, &times, &mut groups, &mut pair_rows, &mut pair_slots),
-                (None, slot) => {
-                    pair_rows.extend_from_slice(batch);
-                    pair_slots.resize(batch.len(), slot.unwrap_or(0));
-                }
-            }
-            if groups.len() > MAX_GROUPS || groups.len().saturating_mul(accumulators.len()) > MAX_CELLS {
-                return Err(QueryError::invalid(
-                    "dimensions",
-                    format!(
-                        "more than {MAX_GROUPS} groups or {MAX_CELLS} aggregates (groups times aggregators): group by \
-                         fewer dimensions, with fewer aggregators, a coarser granularity or a narrower filter"
-                    ),
-                ));
-            }
-            for (acc, (column, only)) in accumulators.iter_mut().zip(&inputs) {
-                acc.grow(groups.len());
-                match only {
-                    None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &times),
-                    Some(bitmap) => {
-                        sub_rows.clear();
-                        sub_slots.clear();
-                        for (&r, &s) in pair_rows.iter().zip(&pair_slots) {
-                            if bitmap.contains(r) {
-                                sub_rows.push(r);
-                                sub_slots.push(s);
-                            }
-                        }
-                        acc.update(column.as_deref(), &sub_rows, &sub_slots, &times);
-                    }
-                }
-            }
-            Ok(())
-        })?;
+    let mut cols = SegmentColumns::open(&seg.segment, &common.virtual_columns)?;
+    let rows = select(&mut cols, intervals, common.filter.as_ref(), Some(&mut spans))?;
+    if rows.is_empty() {
+        return Ok(Aggregated { groups, accumulators, spans });
     }
+    if counts_only {
+        let slot = groups.slot(sluice_format::time::ETERNITY_START, &[]);
+        for acc in &mut accumulators {
+            acc.grow(groups.len());
+            acc.add_rows(slot as usize, rows.len());
+        }
+        return Ok(Aggregated { groups, accumulators, spans });
+    }
+    let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
+    let mut inputs = Vec::with_capacity(accumulators.len());
+    for acc in &accumulators {
+        let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
+        let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
+        inputs.push((column, only));
+    }
+    let need_times = common.granularity != sluice_format::granularity::Granularity::All
+        || accumulators.iter().any(Accumulator::reads_times)
+        || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
+    let times = if need_times { cols.times()? } else { Default::default() };
+    let single_slot = if single { Some(groups.slot(sluice_format::time::ETERNITY_START, &[])) } else { None };
+    let (mut pair_rows, mut pair_slots) = (Vec::new(), Vec::new());
+    let (mut sub_rows, mut sub_slots) = (Vec::new(), Vec::new());
+    rows.for_each_batch(|batch| {
+        pair_rows.clear();
+        pair_slots.clear();
+        match (&mut grouper, single_slot) {
+            (Some(g), _) => g.assign(batch, &times, &mut groups, &mut pair_rows, &mut pair_slots),
+            (None, slot) => {
+                pair_rows.extend_from_slice(batch);
+                pair_slots.resize(batch.len(), slot.unwrap_or(0));
+            }
+        }
+        check_size(&groups, accumulators.len())?;
+        for (acc, (column, only)) in accumulators.iter_mut().zip(&inputs) {
+            acc.grow(groups.len());
+            match only {
+                None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &times),
+                Some(bitmap) => {
+                    sub_rows.clear();
+                    sub_slots.clear();
+                    for (&r, &s) in pair_rows.iter().zip(&pair_slots) {
+                        if bitmap.contains(r) {
+                            sub_rows.push(r);
+                            sub_slots.push(s);
+                        }
+                    }
+                    acc.update(column.as_deref(), &sub_rows, &sub_slots, &times);
+                }
+            }
+        }
+        Ok(())
+    })?;
     for acc in &mut accumulators {
         acc.grow(groups.len());
     }
     Ok(Aggregated { groups, accumulators, spans })
+}
+
+/// [`QueryError::Invalid`] once `groups` hold more than [`MAX_GROUPS`] groups or
+/// [`MAX_CELLS`] aggregates.
+fn check_size(groups: &Groups, num_aggregators: usize) -> Result<(), QueryError> {
+    if groups.len() > MAX_GROUPS || groups.len().saturating_mul(num_aggregators) > MAX_CELLS {
+        return Err(QueryError::invalid(
+            "dimensions",
+            format!(
+                "more than {MAX_GROUPS} groups or {MAX_CELLS} aggregates (groups times aggregators): group by \
+                 fewer dimensions, with fewer aggregators, a coarser granularity or a narrower filter"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Aggregated {
+    /// No group yet, with the query's aggregators compiled.
+    pub fn empty(common: &Common, dims: usize) -> Result<Self, QueryError> {
+        let accumulators = common
+            .aggregations
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Accumulator::new(a, &format!("aggregations[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Aggregated { groups: Groups::new(dims), accumulators, spans: Vec::new() })
+    }
+
+    /// The same aggregators and dimensions, with no group.
+    pub fn fresh(&self) -> Self {
+        Aggregated {
+            groups: Groups::new(self.groups.dims),
+            accumulators: self.accumulators.iter().map(Accumulator::fresh).collect(),
+            spans: Vec::new(),
+        }
+    }
+
+    /// Merges `other` (the same query over other segments) into this one, within the
+    /// query's limits on groups.
+    pub fn absorb(&mut self, other: Aggregated) -> Result<(), QueryError> {
+        if self.groups.is_empty() && self.spans.is_empty() {
+            *self = other;
+            return Ok(());
+        }
+        let slots = self.groups.absorb(&other.groups);
+        check_size(&self.groups, self.accumulators.len())?;
+        for (mine, theirs) in self.accumulators.iter_mut().zip(&other.accumulators) {
+            mine.absorb(theirs, &slots);
+        }
+        self.spans.extend(other.spans);
+        Ok(())
+    }
 }
 
 impl Aggregated {

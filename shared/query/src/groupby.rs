@@ -2,7 +2,7 @@
 //! `having`, then ordered and cut by `limitSpec` (by default rows come ordered by time and
 //! dimension values).
 
-use super::engine::aggregate;
+use super::engine::{self, Aggregated};
 use super::model::{DimensionOrder, GroupByQuery, Having};
 use super::ordering::compare;
 use super::{post_aggregate, QueryError, QuerySegment};
@@ -13,8 +13,14 @@ use sluice_format::time::format_iso;
 use sluice_format::value::Value as RowValue;
 use std::cmp::Ordering;
 
-/// Runs a groupBy query.
-pub fn run(q: &GroupByQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
+/// Checks a groupBy query, then aggregates `segments` (its part of them): the query's partial.
+pub fn aggregate(q: &GroupByQuery, segments: &[QuerySegment]) -> Result<Aggregated, QueryError> {
+    check(q)?;
+    engine::aggregate(&q.common, &q.dimensions, segments)
+}
+
+/// The result columns of a groupBy query, its `limitSpec` and `having` checked against them.
+fn check(q: &GroupByQuery) -> Result<(Vec<String>, Option<CompiledHaving>), QueryError> {
     let c = &q.common;
     let names: Vec<String> = c.aggregations.iter().map(|a| a.name().to_string()).collect();
     post_aggregate::check(&c.post_aggregations, &names)?;
@@ -35,7 +41,13 @@ pub fn run(q: &GroupByQuery, segments: &[QuerySegment]) -> Result<Value, QueryEr
         }
     }
     let having = q.having.as_ref().map(|h| CompiledHaving::new(h, &columns)).transpose()?;
-    let agg = aggregate(c, &q.dimensions, segments)?;
+    Ok((columns, having))
+}
+
+/// The groupBy result from the query's merged partial.
+pub fn finish(q: &GroupByQuery, agg: Aggregated) -> Result<Value, QueryError> {
+    let c = &q.common;
+    let (_, having) = check(q)?;
     let all_start = c.intervals.0.first().map(|i| i.start).unwrap_or(sluice_format::time::ETERNITY_START);
     let mut rows: Vec<(i64, Map<String, Value>)> = Vec::with_capacity(agg.groups.len());
     for slot in 0..agg.groups.len() {

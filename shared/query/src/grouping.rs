@@ -9,9 +9,10 @@
 use super::columns::{Column, SegmentColumns};
 use super::model::DimensionSpec;
 use super::QueryError;
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use sluice_format::granularity::Granularity;
 use sluice_format::value::Value;
+use std::hash::BuildHasher;
 use std::rc::Rc;
 
 /// A dimension value in a group key.
@@ -61,28 +62,30 @@ pub struct Interner {
 }
 
 impl Interner {
-    fn intern(&mut self, v: KeyValue) -> u32 {
-        if let Some(&id) = self.ids.get(&v) {
+    fn intern(&mut self, v: &KeyValue) -> u32 {
+        if let Some(&id) = self.ids.get(v) {
             return id;
         }
         let id = self.values.len() as u32;
         self.values.push(v.clone());
-        self.ids.insert(v, id);
+        self.ids.insert(v.clone(), id);
         id
     }
 }
 
-/// The groups of a query: keys by slot.
+/// The groups of a query (or of one segment's part of it): keys by slot.
 pub struct Groups {
     /// Bucket start of each group (`ETERNITY_START` for granularity `all`).
     pub buckets: Vec<i64>,
-    /// Global value ids of each group, `dims` per group, flattened.
+    /// Value ids of each group, `dims` per group, flattened.
     pub keys: Vec<u32>,
     /// Number of dimensions.
     pub dims: usize,
     /// Values of each dimension.
     pub interners: Vec<Interner>,
-    index: HashMap<(i64, Box<[u32]>), u32>,
+    /// Slots by the hash of their key (bucket and ids), compared against `buckets` and `keys`.
+    index: HashTable<u32>,
+    hasher: DefaultHashBuilder,
 }
 
 impl Groups {
@@ -93,7 +96,8 @@ impl Groups {
             keys: Vec::new(),
             dims,
             interners: (0..dims).map(|_| Interner::default()).collect(),
-            index: HashMap::new(),
+            index: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
         }
     }
 
@@ -107,21 +111,49 @@ impl Groups {
         self.buckets.is_empty()
     }
 
-    /// The slot of the group (bucket, global ids), created if new.
+    /// The slot of the group (bucket, value ids), created if new.
     pub fn slot(&mut self, bucket: i64, ids: &[u32]) -> u32 {
-        if let Some(&s) = self.index.get(&(bucket, Box::<[u32]>::from(ids))) {
+        debug_assert_eq!(ids.len(), self.dims);
+        let hash = self.hasher.hash_one((bucket, ids));
+        let (buckets, keys, dims) = (&self.buckets, &self.keys, self.dims);
+        let same = |&s: &u32| buckets[s as usize] == bucket && &keys[s as usize * dims..(s as usize + 1) * dims] == ids;
+        if let Some(&s) = self.index.find(hash, same) {
             return s;
         }
         let s = self.buckets.len() as u32;
         self.buckets.push(bucket);
         self.keys.extend_from_slice(ids);
-        self.index.insert((bucket, ids.into()), s);
+        let (buckets, keys, hasher) = (&self.buckets, &self.keys, &self.hasher);
+        self.index.insert_unique(hash, s, |&s| {
+            hasher.hash_one((buckets[s as usize], &keys[s as usize * dims..(s as usize + 1) * dims]))
+        });
         s
     }
 
     /// Dimension `d`'s value in group `slot`.
     pub fn value(&self, slot: usize, d: usize) -> &KeyValue {
         &self.interners[d].values[self.keys[slot * self.dims + d] as usize]
+    }
+
+    /// Adds `other`'s groups (of another segment or batch of the same query) and returns,
+    /// for each of `other`'s slots, its slot here.
+    pub fn absorb(&mut self, other: &Groups) -> Vec<u32> {
+        debug_assert_eq!(self.dims, other.dims);
+        let ids: Vec<Vec<u32>> = self
+            .interners
+            .iter_mut()
+            .zip(&other.interners)
+            .map(|(mine, theirs)| theirs.values.iter().map(|v| mine.intern(v)).collect())
+            .collect();
+        let mut key = vec![0u32; self.dims];
+        (0..other.len())
+            .map(|slot| {
+                for (d, k) in key.iter_mut().enumerate() {
+                    *k = ids[d][other.keys[slot * other.dims + d] as usize];
+                }
+                self.slot(other.buckets[slot], &key)
+            })
+            .collect()
     }
 }
 
@@ -365,7 +397,7 @@ impl<'s> SegmentGrouper<'s> {
                     _ => d.values.get(c as usize).cloned().unwrap_or(KeyValue::Null),
                 };
                 let at = self.scratch.len();
-                d.global[c as usize] = groups.interners[at].intern(v);
+                d.global[c as usize] = groups.interners[at].intern(&v);
             }
             self.scratch.push(d.global[c as usize]);
         }

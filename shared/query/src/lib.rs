@@ -20,6 +20,7 @@ pub mod aggregator_spec;
 pub mod bitmap_filter;
 pub mod columns;
 pub mod engine;
+pub mod exact_sum;
 mod groupby;
 pub mod grouping;
 pub mod json;
@@ -28,7 +29,7 @@ pub mod model;
 pub mod ordering;
 pub mod post_aggregate;
 mod scan;
-mod scope;
+pub mod scope;
 pub mod source;
 mod timeseries;
 mod topn;
@@ -136,11 +137,52 @@ pub fn execute(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::V
     scope::run(None, || run(query, segments))
 }
 
+/// What part of a query's segments yields before the answer is finished: partials of the
+/// same query over disjoint sets of its segments merge ([`Partial::absorb`]) in any grouping
+/// and order into the partial of their union, and [`finish`] turns that into the answer.
+pub enum Partial {
+    /// Groups and aggregator states (timeseries, topN, groupBy).
+    Aggregated(engine::Aggregated),
+}
+
+impl Partial {
+    /// Merges `other` (the same query over other segments) into this one.
+    pub fn absorb(&mut self, other: Partial) -> Result<(), QueryError> {
+        match (self, other) {
+            (Partial::Aggregated(a), Partial::Aggregated(b)) => a.absorb(b),
+        }
+    }
+}
+
+/// The partial of `query` over `segments`, its segments run on every thread of the current
+/// rayon pool; `None` for a query type answered whole ([`execute`]), not from partials.
+pub fn partial(query: &Query, segments: &[QuerySegment]) -> Result<Option<Partial>, QueryError> {
+    scope::run(None, || {
+        Ok(Some(Partial::Aggregated(match query {
+            Query::Timeseries(q) => timeseries::aggregate(q, segments)?,
+            Query::TopN(q) => topn::aggregate(q, segments)?,
+            Query::GroupBy(q) => groupby::aggregate(q, segments)?,
+            _ => return Ok(None),
+        })))
+    })
+}
+
+/// The answer of `query` from its merged partial.
+pub fn finish(query: &Query, partial: Partial) -> Result<serde_json::Value, QueryError> {
+    let Partial::Aggregated(agg) = partial;
+    match query {
+        Query::Timeseries(q) => timeseries::finish(q, agg),
+        Query::TopN(q) => topn::finish(q, agg),
+        Query::GroupBy(q) => groupby::finish(q, agg),
+        other => Err(QueryError::Unsupported(format!("partials of a {} query", other.kind()))),
+    }
+}
+
 fn run(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::Value, QueryError> {
     match query {
-        Query::Timeseries(q) => timeseries::run(q, segments),
-        Query::TopN(q) => topn::run(q, segments),
-        Query::GroupBy(q) => groupby::run(q, segments),
+        Query::Timeseries(q) => timeseries::finish(q, timeseries::aggregate(q, segments)?),
+        Query::TopN(q) => topn::finish(q, topn::aggregate(q, segments)?),
+        Query::GroupBy(q) => groupby::finish(q, groupby::aggregate(q, segments)?),
         Query::Scan(q) => scan::run(q, segments),
         Query::TimeBoundary(q) => metadata::time_boundary(q, segments),
         Query::SegmentMetadata(q) => metadata::segment_metadata(q, segments),

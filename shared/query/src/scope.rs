@@ -1,36 +1,49 @@
-//! What one query keeps on the thread that runs it: its deadline, which the engine checks each
+//! What one query keeps on the threads that run it: its deadline, which the engine checks each
 //! time it opens a segment (so a query past its `context.timeout` stops within one segment's
 //! work instead of running on after its caller gave up), and its filter leaves compiled once
 //! (a regular expression or LIKE pattern is compiled once per query, not once per segment).
-//! [`crate::execute`] and [`crate::execute_until`] open the scope; outside one nothing is kept.
+//! [`crate::execute`] and [`crate::execute_until`] open the scope on their thread; work the
+//! query hands to other threads takes it along ([`current`], [`enter`]). Outside a scope
+//! nothing is kept.
 
 use crate::QueryError;
 use sluice_format::filter::{Filter, RowFilter};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-struct Scope {
+/// One query's deadline and compiled filter leaves, shared by the threads running it.
+pub struct Scope {
     deadline: Option<(Instant, u64)>,
     /// Compiled leaves by what they say (their `Debug` form), so equal leaves share one.
-    compiled: HashMap<String, Rc<RowFilter>>,
+    compiled: Mutex<HashMap<String, Arc<RowFilter>>>,
 }
 
 thread_local! {
-    static SCOPE: RefCell<Option<Scope>> = const { RefCell::new(None) };
+    static SCOPE: RefCell<Option<Arc<Scope>>> = const { RefCell::new(None) };
 }
 
 /// Runs `work` as one query on this thread, under `deadline` (the instant, and the timeout it
 /// came from in milliseconds) when given.
 pub fn run<T>(deadline: Option<(Instant, u64)>, work: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Scope>);
+    enter(Some(Arc::new(Scope { deadline, compiled: Mutex::default() })), work)
+}
+
+/// The scope of the query running on this thread, to hand to [`enter`] on another.
+pub fn current() -> Option<Arc<Scope>> {
+    SCOPE.with(|s| s.borrow().clone())
+}
+
+/// Runs `work` on this thread inside `scope` (a query's, from [`current`]).
+pub fn enter<T>(scope: Option<Arc<Scope>>, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Arc<Scope>>);
     impl Drop for Restore {
         fn drop(&mut self) {
             SCOPE.with(|s| *s.borrow_mut() = self.0.take());
         }
     }
-    let outer = SCOPE.with(|s| s.borrow_mut().replace(Scope { deadline, compiled: HashMap::new() }));
+    let outer = SCOPE.with(|s| std::mem::replace(&mut *s.borrow_mut(), scope));
     let _restore = Restore(outer);
     work()
 }
@@ -44,18 +57,18 @@ pub fn check_deadline() -> Result<(), QueryError> {
 }
 
 /// `leaf` compiled for one value slot: once per query inside a scope.
-pub fn compiled(leaf: &Filter) -> Result<Rc<RowFilter>, QueryError> {
+pub fn compiled(leaf: &Filter) -> Result<Arc<RowFilter>, QueryError> {
     let key = format!("{leaf:?}");
-    if let Some(hit) = SCOPE.with(|s| s.borrow().as_ref().and_then(|s| s.compiled.get(&key).cloned())) {
+    let scope = current();
+    let cache = |s: &Scope| s.compiled.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
+    if let Some(hit) = scope.as_deref().and_then(cache) {
         return Ok(hit);
     }
-    let filter = Rc::new(leaf.compile(&mut |_| 0).map_err(|e| QueryError::invalid("filter", e.to_string()))?);
-    SCOPE.with(|s| {
-        if let Some(scope) = s.borrow_mut().as_mut() {
-            // Bounded by the query's leaves (a query's size is bounded when it is read).
-            scope.compiled.insert(key, filter.clone());
-        }
-    });
+    let filter = Arc::new(leaf.compile(&mut |_| 0).map_err(|e| QueryError::invalid("filter", e.to_string()))?);
+    if let Some(scope) = scope {
+        // Bounded by the query's leaves (a query's size is bounded when it is read).
+        scope.compiled.lock().unwrap_or_else(PoisonError::into_inner).insert(key, filter.clone());
+    }
     Ok(filter)
 }
 
@@ -69,11 +82,11 @@ mod tests {
         let same = leaf.clone();
         run(None, || {
             let (a, b) = (compiled(&leaf).expect("compiles"), compiled(&same).expect("compiles"));
-            assert!(Rc::ptr_eq(&a, &b), "equal leaves share one compiled filter");
+            assert!(Arc::ptr_eq(&a, &b), "equal leaves share one compiled filter");
         });
         let (a, b) = (compiled(&leaf).expect("compiles"), compiled(&leaf).expect("compiles"));
-        assert!(!Rc::ptr_eq(&a, &b), "outside a query nothing is kept");
-        run(None, || assert!(!Rc::ptr_eq(&a, &compiled(&leaf).expect("compiles")), "a new query starts empty"));
+        assert!(!Arc::ptr_eq(&a, &b), "outside a query nothing is kept");
+        run(None, || assert!(!Arc::ptr_eq(&a, &compiled(&leaf).expect("compiles")), "a new query starts empty"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! with empty aggregates unless the context says `skipEmptyBuckets`; granularity `all` gives
 //! one result stamped with the start of the data's span.
 
-use super::engine::{aggregate, MAX_CELLS};
+use super::engine::{self, Aggregated, MAX_CELLS};
 use super::model::TimeseriesQuery;
 use super::{post_aggregate, QueryError, QuerySegment};
 use serde_json::{json, Value};
@@ -13,14 +13,20 @@ use std::collections::BTreeMap;
 /// Most buckets a timeseries fills.
 const MAX_BUCKETS: usize = 1_000_000;
 
-/// Runs a timeseries query.
-pub fn run(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
+/// Checks a timeseries query, then aggregates `segments` (its part of them): the query's
+/// partial.
+pub fn aggregate(q: &TimeseriesQuery, segments: &[QuerySegment]) -> Result<Aggregated, QueryError> {
     let c = &q.common;
     post_aggregate::check(
         &c.post_aggregations,
         &c.aggregations.iter().map(|a| a.name().to_string()).collect::<Vec<_>>(),
     )?;
-    let mut agg = aggregate(c, &[], segments)?;
+    engine::aggregate(c, &[], segments)
+}
+
+/// The timeseries result from the query's merged partial.
+pub fn finish(q: &TimeseriesQuery, mut agg: Aggregated) -> Result<Value, QueryError> {
+    let c = &q.common;
     if agg.spans.is_empty() {
         return Ok(json!([]));
     }

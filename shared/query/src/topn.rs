@@ -1,7 +1,7 @@
 //! topN: per time bucket, the dimension's values ranked by a metric (or by the value itself),
 //! cut at the threshold. Ranking is exact: every value's aggregate is complete before the cut.
 
-use super::engine::aggregate;
+use super::engine::{self, Aggregated};
 use super::model::{DimensionOrder, TopNMetric, TopNQuery};
 use super::ordering::compare;
 use super::{post_aggregate, QueryError, QuerySegment};
@@ -11,13 +11,18 @@ use sluice_format::time::format_iso;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-/// Runs a topN query.
-pub fn run(q: &TopNQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
+/// Checks a topN query, then aggregates `segments` (its part of them): the query's partial.
+pub fn aggregate(q: &TopNQuery, segments: &[QuerySegment]) -> Result<Aggregated, QueryError> {
     let c = &q.common;
     let names: Vec<String> = c.aggregations.iter().map(|a| a.name().to_string()).collect();
     post_aggregate::check(&c.post_aggregations, &names)?;
     check_metric(&q.metric, &names, c)?;
-    let agg = aggregate(c, std::slice::from_ref(&q.dimension), segments)?;
+    engine::aggregate(c, std::slice::from_ref(&q.dimension), segments)
+}
+
+/// The topN result from the query's merged partial.
+pub fn finish(q: &TopNQuery, agg: Aggregated) -> Result<Value, QueryError> {
+    let c = &q.common;
     let dim = &q.dimension;
     let mut slots_by_bucket: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for slot in 0..agg.groups.len() {

@@ -64,6 +64,19 @@ impl Query {
         }
     }
 
+    /// The query's type, as its `queryType` names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Query::Timeseries(_) => "timeseries",
+            Query::TopN(_) => "topN",
+            Query::GroupBy(_) => "groupBy",
+            Query::Scan(_) => "scan",
+            Query::TimeBoundary(_) => "timeBoundary",
+            Query::SegmentMetadata(_) => "segmentMetadata",
+            Query::DataSourceMetadata(_) => "dataSourceMetadata",
+        }
+    }
+
     /// The query's context.
     pub fn context(&self) -> &serde_json::Map<String, serde_json::Value> {
         match self {

@@ -5,5 +5,6 @@ mod common;
 
 mod druid_tutorials;
 mod hostile_queries;
+mod partials;
 mod query_features;
 mod query_tutorials;

@@ -1,0 +1,146 @@
+//! Partials merge into the single-pass answer: for random segments and random timeseries,
+//! topN and groupBy queries, the answer is the same bits with 1, 2 or 4 threads, and the same
+//! when the segments are split into k batches (1..8) whose partials merge in any order, as a
+//! broker merges its workers'.
+
+use crate::common::*;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use sluice_format::spec::load_spec;
+use sluice_query::{execute, finish, parse_query, partial, Query, QuerySegment};
+
+/// Segments of one hour each over two days, from `rows` (minute, city, tags, n, v, user).
+fn segments(rows: &[(u32, Option<u8>, Vec<u8>, i64, f64, u8)]) -> Vec<QuerySegment> {
+    let records: Vec<String> = rows
+        .iter()
+        .map(|(minute, city, tags, n, v, user)| {
+            let ts = 1_577_836_800_000i64 + i64::from(*minute) * 60_000;
+            let city = city.map(|c| ["Paris", "Oslo", "Lima", "Rome", "Kyiv"][c as usize % 5]);
+            let tags: Vec<String> = tags.iter().map(|t| format!("t{}", t % 4)).collect();
+            json!({"ts": ts, "city": city, "tags": tags, "n": n, "v": v, "user": format!("u{user}")}).to_string()
+        })
+        .collect();
+    let spec = json!({"type": "kafka", "spec": {
+        "dataSchema": {
+            "dataSource": "t",
+            "timestampSpec": {"column": "ts", "format": "millis"},
+            "dimensionsSpec": {"dimensions": ["city", "tags", {"name": "n", "type": "long"}, "user"]},
+            "metricsSpec": [{"type": "count", "name": "count"}, {"type": "doubleSum", "name": "v", "fieldName": "v"}],
+            "granularitySpec": {"segmentGranularity": "hour", "queryGranularity": "none", "rollup": false}
+        },
+        "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}
+    }});
+    let spec = load_spec(&spec.to_string()).expect("spec").spec;
+    let (indexes, _) = index_records(&spec, records.iter().map(|r| r.as_bytes()));
+    indexes
+        .values()
+        .map(|index| {
+            let interval = index.interval();
+            let segment = merge_all(&[persist(index, "hydrant")], 5_000_000).remove(0);
+            QuerySegment { id: format!("t_{interval}"), interval, segment }
+        })
+        .collect()
+}
+
+fn row() -> impl Strategy<Value = (u32, Option<u8>, Vec<u8>, i64, f64, u8)> {
+    (
+        0u32..2 * 24 * 60,
+        prop::option::weighted(0.9, any::<u8>()),
+        prop::collection::vec(any::<u8>(), 0..3),
+        -50i64..50,
+        prop_oneof![(-1e3f64..1e3), Just(0.1), (-1e12f64..1e12)],
+        0u8..40,
+    )
+}
+
+fn query() -> impl Strategy<Value = Value> {
+    let aggregations = prop::sample::subsequence(
+        vec![
+            json!({"type": "count", "name": "rows"}),
+            json!({"type": "longSum", "name": "n", "fieldName": "n"}),
+            json!({"type": "doubleSum", "name": "vs", "fieldName": "v"}),
+            json!({"type": "floatSum", "name": "fs", "fieldName": "v"}),
+            json!({"type": "doubleMin", "name": "vmin", "fieldName": "v"}),
+            json!({"type": "longMax", "name": "nmax", "fieldName": "n"}),
+            json!({"type": "stringFirst", "name": "first", "fieldName": "user"}),
+            json!({"type": "HLLSketchBuild", "name": "users", "fieldName": "user", "round": true}),
+            json!({"type": "filtered", "filter": {"type": "selector", "dimension": "city", "value": "Oslo"},
+                   "aggregator": {"type": "doubleSum", "name": "osloV", "fieldName": "v"}}),
+        ],
+        1..5,
+    );
+    let filter = prop_oneof![
+        Just(Value::Null),
+        Just(json!({"type": "selector", "dimension": "city", "value": "Paris"})),
+        Just(json!({"type": "bound", "dimension": "n", "lower": "0", "ordering": "numeric"})),
+        Just(json!({"type": "in", "dimension": "tags", "values": ["t1", "t2"]})),
+    ];
+    let granularity = prop::sample::select(vec!["all", "hour", "day"]);
+    let dims = prop::sample::subsequence(vec!["city", "tags", "n"], 1..3);
+    (aggregations, filter, granularity, dims, 0usize..3, 1usize..6).prop_map(
+        |(aggregations, filter, granularity, dims, kind, threshold)| {
+            let first = &aggregations[0];
+            let metric = first["name"].as_str().or(first["aggregator"]["name"].as_str()).unwrap_or("rows").to_string();
+            let mut q = match kind {
+                0 => json!({"queryType": "timeseries"}),
+                1 => json!({"queryType": "topN", "dimension": dims[0], "metric": metric, "threshold": threshold}),
+                _ => json!({"queryType": "groupBy", "dimensions": dims}),
+            };
+            q["dataSource"] = json!("t");
+            q["intervals"] = json!(["2020-01-01T00:30:00Z/2020-01-02T20:00:00Z"]);
+            q["granularity"] = json!(granularity);
+            q["aggregations"] = json!(aggregations);
+            if !filter.is_null() {
+                q["filter"] = filter;
+            }
+            q
+        },
+    )
+}
+
+fn on_threads(n: usize, query: &Query, segments: &[QuerySegment]) -> Value {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().expect("thread pool");
+    pool.install(|| execute(query, segments)).expect("query runs")
+}
+
+/// The answer from `k` contiguous batches of the segments, their partials merged in `order`.
+fn from_batches(query: &Query, segments: &[QuerySegment], k: usize, reverse: bool) -> Value {
+    let size = segments.len().div_ceil(k).max(1);
+    let mut partials: Vec<_> =
+        segments.chunks(size).map(|batch| partial(query, batch).expect("partial").expect("a partial")).collect();
+    if reverse {
+        partials.reverse();
+    }
+    let mut merged = partials.pop().unwrap_or_else(|| partial(query, &[]).expect("empty").expect("a partial"));
+    for p in partials {
+        merged.absorb(p).expect("merges");
+    }
+    finish(query, merged).expect("finishes")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn threads_and_batches_give_the_single_pass_answer(
+        rows in prop::collection::vec(row(), 1..400),
+        text in query(),
+        k in 1usize..=8,
+        reverse in any::<bool>(),
+    ) {
+        let segments = segments(&rows);
+        let query = parse_query(&text.to_string()).expect("query parses");
+        let one = on_threads(1, &query, &segments);
+        prop_assert!(one.as_array().is_some_and(|a| !a.is_empty()) || text["filter"] != Value::Null, "{text}: {one}");
+        prop_assert_eq!(&on_threads(2, &query, &segments), &one, "2 threads: {}", text);
+        prop_assert_eq!(&on_threads(4, &query, &segments), &one, "4 threads: {}", text);
+        prop_assert_eq!(&from_batches(&query, &segments, k, reverse), &one, "{} batches: {}", k, text);
+    }
+}
+
+#[test]
+fn scan_and_metadata_queries_are_answered_whole() {
+    let segments = segments(&[(0, Some(0), vec![], 1, 1.0, 1)]);
+    let scan = parse_query(r#"{"queryType":"scan","dataSource":"t","intervals":["2020/2021"]}"#).expect("parses");
+    assert!(partial(&scan, &segments).expect("runs").is_none());
+}
