@@ -1,7 +1,8 @@
 """The query benchmark's peers: DuckDB over zstd Parquet and chdb (ClickHouse) over a MergeTree
-table, on the rows `sluice bench query` exports, single-threaded, each query timed in process.
+table, on the rows `sluice bench query` exports, on THREADS threads (1 by default), each query
+timed in process.
 
-Usage: query_peers.py ROWS.ndjson QUERIES.json REPEAT
+Usage: query_peers.py ROWS.ndjson QUERIES.json REPEAT [THREADS]
 QUERIES.json maps a query name to {"duckdb": SQL, "chdb": SQL} over table `wiki`.
 Prints JSON: per query and engine the best time in milliseconds and the first result row.
 """
@@ -34,12 +35,13 @@ def main() -> None:
 
 def run(work: str) -> None:
     rows_path, queries_path, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    threads = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     with open(queries_path, encoding="utf-8") as f:
         queries = json.load(f)
     parquet = os.path.join(work, "wiki.parquet")
 
     con = duckdb.connect()
-    con.execute("SET threads TO 1")
+    con.execute(f"SET threads TO {threads}")
     con.execute(
         f"""COPY (SELECT * REPLACE (CAST(__time AS TIMESTAMP) AS __time)
                   FROM read_json('{rows_path}', format = 'newline_delimited', sample_size = -1)
@@ -52,7 +54,7 @@ def run(work: str) -> None:
     sess.query("CREATE DATABASE IF NOT EXISTS bench ENGINE = Atomic")
     sess.query(
         f"CREATE TABLE bench.wiki ENGINE = MergeTree ORDER BY __time SETTINGS allow_nullable_key = 1 AS "
-        f"SELECT * FROM file('{parquet}', Parquet) SETTINGS max_threads = 1"
+        f"SELECT * FROM file('{parquet}', Parquet) SETTINGS max_threads = {threads}"
     )
 
     out = {"duckdb_version": duckdb.__version__, "chdb_version": chdb.__version__,
@@ -61,7 +63,7 @@ def run(work: str) -> None:
     for name, q in queries.items():
         d_ms, d_rows = best(lambda: con.execute(q["duckdb"]).fetchall(), repeat)
         c_ms, c_rows = best(
-            lambda: sess.query(q["chdb"].replace("FROM wiki", "FROM bench.wiki") + " SETTINGS max_threads = 1", "JSONCompact"),
+            lambda: sess.query(q["chdb"].replace("FROM wiki", "FROM bench.wiki") + f" SETTINGS max_threads = {threads}", "JSONCompact"),
             repeat,
         )
         c_data = json.loads(c_rows.bytes())["data"] if c_rows is not None else []

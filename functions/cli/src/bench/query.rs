@@ -1,8 +1,9 @@
 //! `sluice bench query`: six Druid queries over Druid's Wikipedia sample repeated to ~400k
 //! rows (a filtered topN, a timeseries by hour, a groupBy on two dimensions, a full count, a
-//! count filtered on one page, a full column sum),
-//! single-threaded, beside the same queries in DuckDB over zstd Parquet and in chdb over a
-//! MergeTree table, measured in the same run (`bench/query_peers.py`, run with `--python`).
+//! count filtered on one page, a full column sum), on one thread by default or on each of
+//! `--threads` in the same run (the answers checked equal), beside the same queries in DuckDB
+//! over zstd Parquet and in chdb over a MergeTree table, measured in the same run with the
+//! most threads asked (`bench/query_peers.py`, run with `--python`).
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
@@ -16,7 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::segment::{build_indexes, export_rows, parse_all};
-use super::{default_sample, wikipedia_records, TUTORIAL_SPEC};
+use super::{default_sample, TUTORIAL_SPEC};
 
 /// Options of `bench query`.
 #[derive(Args)]
@@ -38,10 +39,21 @@ pub struct QueryArgs {
     /// `comment,page,user`: what the queries cost on that layout.
     #[arg(long, value_delimiter = ',')]
     without_bitmaps: Vec<String>,
+    /// Rows per segment (Druid's `maxRowsPerSegment`): a smaller number gives more segments.
+    #[arg(long, default_value_t = 5_000_000)]
+    rows_per_segment: u64,
+    /// Thread counts to run Sluice's queries with, e.g. `1,2`: each query on a pool of each
+    /// size in turn, its answers checked equal; the peers run with the largest.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    threads: Vec<usize>,
     /// Prints one JSON object instead of a table.
     #[arg(long)]
     json: bool,
 }
+
+/// Records parsed and indexed at a time while the segments are built (appended partitions of
+/// the same days, as successive tasks write them), so that memory does not grow with `--rows`.
+const BUILD_CHUNK_ROWS: usize = 1_000_000;
 
 /// One benchmark query in Druid JSON, in Druid SQL, and in both peers' SQL.
 pub(super) struct BenchQuery {
@@ -112,49 +124,74 @@ pub(super) fn queries() -> Vec<BenchQuery> {
 
 /// Runs `bench query`.
 pub fn run(args: QueryArgs) -> Result<()> {
-    let sample = args.sample.clone().unwrap_or_else(default_sample);
-    let records = wikipedia_records(&sample, args.rows)?;
-    let spec = load_spec(TUTORIAL_SPEC)?.spec;
-    let config = IndexConfig::from_spec(&spec);
-    let (rows, parser) = parse_all(&spec, &records)?;
-    let num_rows = rows.len();
-    let dir = tempfile::tempdir()?;
-    let mut segments = Vec::new();
-    let options = MergeOptions { max_rows_per_segment: 5_000_000, compression: spec.tuning.index };
-    for (i, index) in
-        build_indexes(&config, rows, &super::segment::without_bitmaps(parser.dimensions(), &args.without_bitmaps))
-            .iter()
-            .enumerate()
-    {
-        let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
-        for (p, bytes) in merge(&[hydrant], &options)?.into_iter().enumerate() {
-            let path = dir.path().join(format!("segment-{i}-{p}.seg"));
-            std::fs::write(&path, bytes)?;
-            let interval = index.interval();
-            segments.push(QuerySegment {
-                id: format!("wikipedia_{interval}_{p}"),
-                interval,
-                segment: Segment::open_file(&path)?,
-            });
-        }
+    let threads: Vec<usize> = args.threads.iter().copied().filter(|&t| t > 0).collect();
+    if threads.is_empty() {
+        bail!("--threads: expected at least one thread count above 0");
     }
-    segments.sort_by_key(|s| s.interval);
+    let dir = tempfile::tempdir()?;
+    let (segments, num_rows) = build_segments(&args, dir.path())?;
     let segment_bytes: usize = segments.iter().map(|s| s.segment.size()).sum();
     let segments = std::sync::Arc::new(segments);
 
     let list = queries();
-    let sluice = list.iter().map(|q| best_run(q, &segments, args.repeat)).collect::<Result<Vec<_>>>()?;
-    let sql = list
-        .iter()
-        .map(|q| super::query_sql::measure(q.sql, &q.druid, segments.clone(), args.repeat))
-        .collect::<Result<Vec<_>>>()?;
+    let mut sluice: Vec<Vec<(f64, Value)>> = Vec::new();
+    for &t in &threads {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+        let runs =
+            pool.install(|| list.iter().map(|q| best_run(q, &segments, args.repeat)).collect::<Result<Vec<_>>>())?;
+        if let Some(first) = sluice.first() {
+            for ((q, (_, want)), (_, got)) in list.iter().zip(first).zip(&runs) {
+                if want != got {
+                    bail!("{}: {t} threads answered differently from {}: {got} against {want}", q.name, threads[0]);
+                }
+            }
+        }
+        sluice.push(runs);
+    }
+    let one = rayon::ThreadPoolBuilder::new().num_threads(threads[0]).build()?;
+    let sql = one.install(|| {
+        list.iter()
+            .map(|q| super::query_sql::measure(q.sql, &q.druid, segments.clone(), args.repeat))
+            .collect::<Result<Vec<_>>>()
+    })?;
 
+    let most = threads.iter().copied().max().unwrap_or(1);
     let peers = match &args.python {
         None => None,
-        Some(python) => Some(run_peers(python, &segments, &list, args.repeat, dir.path())?),
+        Some(python) => Some(run_peers(python, &segments, &list, args.repeat, most, dir.path())?),
     };
     let layout = Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes };
-    report(&args, &layout, &list, &sluice, &sql, peers.as_ref())
+    report(&args, &threads, &layout, &list, &sluice, &sql, peers.as_ref())
+}
+
+/// The benchmark's segments, written under `dir` and memory-mapped, in time order, and the
+/// number of rows they hold.
+fn build_segments(args: &QueryArgs, dir: &std::path::Path) -> Result<(Vec<QuerySegment>, usize)> {
+    let sample = super::Sample::load(&args.sample.clone().unwrap_or_else(default_sample))?;
+    let spec = load_spec(TUTORIAL_SPEC)?.spec;
+    let config = IndexConfig::from_spec(&spec);
+    let options = MergeOptions { max_rows_per_segment: args.rows_per_segment.max(1), compression: spec.tuning.index };
+    let (mut segments, mut num_rows) = (Vec::new(), 0);
+    let mut first = 0;
+    while first < args.rows {
+        let n = BUILD_CHUNK_ROWS.min(args.rows - first);
+        let (rows, parser) = parse_all(&spec, &sample.records(first, n)?)?;
+        num_rows += rows.len();
+        let plans = super::segment::without_bitmaps(parser.dimensions(), &args.without_bitmaps);
+        for (i, index) in build_indexes(&config, rows, &plans).iter().enumerate() {
+            let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
+            for (p, bytes) in merge(&[hydrant], &options)?.into_iter().enumerate() {
+                let path = dir.join(format!("segment-{first}-{i}-{p}.seg"));
+                std::fs::write(&path, bytes)?;
+                let interval = index.interval();
+                let id = format!("wikipedia_{interval}_{}", segments.len());
+                segments.push(QuerySegment { id, interval, segment: Segment::open_file(&path)? });
+            }
+        }
+        first += n;
+    }
+    segments.sort_by_key(|s| s.interval);
+    Ok((segments, num_rows))
 }
 
 /// The best time of `repeat` runs of `q` over `segments`, in ms, and its answer.
@@ -169,6 +206,7 @@ fn run_peers(
     segments: &[QuerySegment],
     list: &[BenchQuery],
     repeat: usize,
+    threads: usize,
     dir: &std::path::Path,
 ) -> Result<Value> {
     let rows_path = dir.join("rows.ndjson");
@@ -189,6 +227,7 @@ fn run_peers(
         .arg(&rows_path)
         .arg(&sql_path)
         .arg(repeat.to_string())
+        .arg(threads.to_string())
         .output()
         .with_context(|| format!("run {}", python.display()))?;
     if !out.status.success() {
@@ -220,20 +259,27 @@ struct Layout {
 
 fn report(
     args: &QueryArgs,
+    threads: &[usize],
     layout: &Layout,
     list: &[BenchQuery],
-    sluice: &[(f64, Value)],
+    sluice: &[Vec<(f64, Value)>],
     sql: &[super::query_sql::SqlTimes],
     peers: Option<&Value>,
 ) -> Result<()> {
     let (rows, num_segments, segment_bytes) = (layout.rows, layout.segments, layout.bytes);
     let mut results = Vec::new();
-    for ((q, (ms, answer)), s) in list.iter().zip(sluice).zip(sql) {
+    for (i, (q, s)) in list.iter().zip(sql).enumerate() {
+        let (ms, answer) = &sluice[0][i];
+        let by_threads: Vec<Value> =
+            threads.iter().zip(sluice).map(|(t, runs)| json!({"threads": t, "ms": runs[i].0})).collect();
+        let fastest = sluice.iter().map(|runs| runs[i].0).fold(f64::INFINITY, f64::min);
+        let most = sluice.last().map_or(*ms, |runs| runs[i].0);
         let peer = peers.map(|p| &p["queries"][q.name]);
         let duckdb_ms = peer.and_then(|p| p["duckdb_ms"].as_f64());
         let chdb_ms = peer.and_then(|p| p["chdb_ms"].as_f64());
         results.push(json!({
             "query": q.name, "sluice_ms": ms, "duckdb_ms": duckdb_ms, "chdb_ms": chdb_ms,
+            "sluice_by_threads": by_threads, "speedup": ms / most, "sluice_best_ms": fastest,
             "sluice_rows_per_sec": rows as f64 / (ms / 1000.0),
             "sql": q.sql, "sql_query_type": s.query_type, "sql_rows": s.rows,
             "sql_ms": s.total_ms, "sql_plan_ms": s.plan_ms, "sql_catalog_ms": s.catalog_ms, "sql_over_native": s.total_ms / ms,
@@ -245,7 +291,7 @@ fn report(
     }
     let out = json!({
         "rows": rows, "segments": num_segments, "segment_bytes": segment_bytes, "repeat": args.repeat,
-        "threads": 1, "duckdb": peers.map(|p| p["duckdb_version"].clone()), "chdb": peers.map(|p| p["chdb_version"].clone()),
+        "threads": threads, "duckdb": peers.map(|p| p["duckdb_version"].clone()), "chdb": peers.map(|p| p["chdb_version"].clone()),
         "parquet_bytes": peers.map(|p| p["parquet_bytes"].clone()), "peer_rows": peers.map(|p| p["rows"].clone()),
         "queries": results,
     });
@@ -258,8 +304,10 @@ fn report(
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
+    let most = threads.iter().copied().max().unwrap_or(1);
     println!(
-        "{rows} rows (Druid's Wikipedia sample repeated), {num_segments} segments, {:.1} MB; best of {} runs, one thread",
+        "{rows} rows (Druid's Wikipedia sample repeated), {num_segments} segments, {:.1} MB; best of {} runs; \
+         sluice on {threads:?} threads, peers on {most}",
         segment_bytes as f64 / 1e6,
         args.repeat
     );
@@ -271,18 +319,28 @@ fn report(
             p["chdb_version"].as_str().unwrap_or("?")
         );
     }
+    let heads: Vec<String> = threads.iter().map(|t| format!("ms @{t}")).collect();
     println!(
-        "{:<52} {:>10} {:>10} {:>10} {:>14} {:>12}",
-        "query", "sluice ms", "duckdb ms", "chdb ms", "duckdb/sluice", "chdb/sluice"
+        "{:<52} {} {:>9} {:>10} {:>10} {:>14} {:>12}",
+        "query",
+        heads.iter().map(|h| format!("{h:>9}")).collect::<Vec<_>>().join(" "),
+        "speedup",
+        "duckdb ms",
+        "chdb ms",
+        "duckdb/sluice",
+        "chdb/sluice"
     );
-    for r in out["queries"].as_array().into_iter().flatten() {
-        let ms = r["sluice_ms"].as_f64().unwrap_or(0.0);
+    for (r, i) in out["queries"].as_array().into_iter().flatten().zip(0..) {
+        // The peers ran with the most threads: compared with Sluice's run on as many.
+        let ms = sluice.last().map_or(0.0, |runs| runs[i].0);
         let cell = |k: &str| r[k].as_f64().map_or("-".to_string(), |v| format!("{v:.2}"));
         let ratio = |k: &str| r[k].as_f64().map_or("-".to_string(), |v| format!("{:.2}x", v / ms));
+        let times: Vec<String> = sluice.iter().map(|runs| format!("{:>9.2}", runs[i].0)).collect();
         println!(
-            "{:<52} {:>10.2} {:>10} {:>10} {:>14} {:>12}",
+            "{:<52} {} {:>8.2}x {:>10} {:>10} {:>14} {:>12}",
             r["query"].as_str().unwrap_or(""),
-            ms,
+            times.join(" "),
+            r["speedup"].as_f64().unwrap_or(0.0),
             cell("duckdb_ms"),
             cell("chdb_ms"),
             ratio("duckdb_ms"),
