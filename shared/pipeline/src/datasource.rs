@@ -1,106 +1,16 @@
 //! Datasources as the metadata store holds them: the catalog of datasource names, and per
 //! datasource the submitted spec with its state and the history of its schema changes, the
 //! planning state (`plan#`) and the committed offsets (`offsets#`) of each partition group.
-//! Layout: `docs/metadata-layout.md`.
+//! This module writes them (submit, supervisor state); the reads are `sluice-catalog`'s,
+//! re-exported here. Layout: `docs/metadata-layout.md`.
 
-use crate::keys::{catalog_sk, datasource_pk, group_of, CATALOG_PK, CATALOG_PREFIX, SPEC_SK};
+use crate::keys::{catalog_sk, datasource_pk, CATALOG_PK, SPEC_SK};
 pub use crate::layout::datasource::{OffsetsItem, PlanItem, SchemaChange, SpecItem, SupervisorState};
 use crate::layout::task::MAX_SPEC_BYTES;
 use serde::Serialize;
+pub use sluice_catalog::datasource::{list, load, parse_body, query_groups, DatasourceError};
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
-use std::collections::BTreeMap;
-
-/// Errors of datasource operations.
-#[derive(Debug, thiserror::Error)]
-pub enum DatasourceError {
-    /// No spec was submitted under this name.
-    #[error("datasource {0:?} does not exist (submit its spec first)")]
-    Unknown(String),
-    /// The spec is invalid.
-    #[error("spec of datasource {datasource:?}: {reason}")]
-    InvalidSpec {
-        /// The datasource.
-        datasource: String,
-        /// Why.
-        reason: String,
-    },
-    /// The compaction configuration is invalid.
-    #[error("compaction config of datasource {datasource:?}: {reason}")]
-    InvalidCompaction {
-        /// The datasource (empty when the config names none).
-        datasource: String,
-        /// Why.
-        reason: String,
-    },
-    /// The retention rules are invalid.
-    #[error("retention rules of datasource {datasource:?}: {reason}")]
-    InvalidRules {
-        /// The datasource.
-        datasource: String,
-        /// Why.
-        reason: String,
-    },
-    /// An item cannot be read.
-    #[error("datasource {datasource:?}: item {sk} is malformed: {reason}")]
-    Corrupt {
-        /// The datasource.
-        datasource: String,
-        /// The item's sort key.
-        sk: String,
-        /// Why.
-        reason: String,
-    },
-    /// The metadata store failed.
-    #[error(transparent)]
-    Metadata(#[from] MetaError),
-}
-
-/// Parses an item body, naming the item when it does not fit.
-pub fn parse_body<T: serde::de::DeserializeOwned>(datasource: &str, item: &Item) -> Result<T, DatasourceError> {
-    serde_json::from_value(item.body.clone()).map_err(|e| DatasourceError::Corrupt {
-        datasource: datasource.into(),
-        sk: item.sk.clone(),
-        reason: e.to_string(),
-    })
-}
-
-/// A datasource's items under `prefix` (`plan#`, `offsets#`) by group number, with versions.
-pub async fn query_groups<T: serde::de::DeserializeOwned>(
-    meta: &dyn MetadataStore,
-    datasource: &str,
-    prefix: &str,
-) -> Result<BTreeMap<u32, (T, u64)>, DatasourceError> {
-    let mut out = BTreeMap::new();
-    for item in meta.query(&datasource_pk(datasource), prefix).await? {
-        let group = group_of(&item.sk, prefix).ok_or_else(|| DatasourceError::Corrupt {
-            datasource: datasource.into(),
-            sk: item.sk.clone(),
-            reason: "malformed key: no group number".into(),
-        })?;
-        out.insert(group, (parse_body::<T>(datasource, &item)?, item.version));
-    }
-    Ok(out)
-}
-
-/// The datasource names of the catalog.
-pub async fn list(meta: &dyn MetadataStore) -> Result<Vec<String>, DatasourceError> {
-    Ok(meta
-        .query(CATALOG_PK, CATALOG_PREFIX)
-        .await?
-        .into_iter()
-        .filter_map(|i| i.sk.strip_prefix(CATALOG_PREFIX).map(String::from))
-        .collect())
-}
-
-/// A datasource's spec item with its version, or [`DatasourceError::Unknown`].
-pub async fn load(meta: &dyn MetadataStore, datasource: &str) -> Result<(SpecItem, u64), DatasourceError> {
-    let item = meta
-        .get(&datasource_pk(datasource), SPEC_SK)
-        .await?
-        .ok_or_else(|| DatasourceError::Unknown(datasource.into()))?;
-    Ok((parse_body(datasource, &item)?, item.version))
-}
+use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
 
 /// What a submit did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Sluice's pipeline: Druid's Kafka indexing path (supervisor, indexing tasks, merge,
 //! transactional publish) over the segment engine of `sluice-format`, the stores of
-//! `sluice-store` and the range reader of `sluice-kafka`.
+//! `sluice-store`, the range reader of `sluice-kafka` and the reads of `sluice-catalog`.
 //!
 //! ```text
 //!  supervisor   plans offset ranges per partition group (plan# + task#), invokes functions
@@ -11,12 +11,15 @@
 //!  merger       merge (sluice_format) -> segments -> storage, seg# (invisible) -> publish:
 //!               offsets# + task# in one transaction (compare-and-swap from the task's
 //!               start offsets to its end)
-//!  timeline     the visible segments, each row once
+//!  timeline     the visible segments, each row once: read by sluice_catalog (queries read
+//!               them there, without this crate)
 //! ```
 //!
 //! The [`indexer`] runs one task attempt; the [`supervisor`] plans and invokes, the
-//! [`merger`] publishes, the [`timeline`] says what is visible, and the [`runner`] is the
-//! whole loop in one process. [`datasource`] and [`task`] hold the items they share.
+//! [`merger`] publishes, and the [`runner`] is the whole loop in one process. What is visible
+//! is `sluice-catalog`'s to say, so that queries read it without linking this crate; the
+//! [`datasource`], [`task`] and [`timeline`] modules re-export its reads beside the writes
+//! they hold.
 
 pub mod compact;
 pub mod compaction;
@@ -28,7 +31,6 @@ pub use sluice_layout as layout;
 pub use sluice_layout::keys;
 pub mod merger;
 pub mod replace;
-pub mod replace_view;
 pub mod retention;
 pub mod runner;
 pub mod supervisor;

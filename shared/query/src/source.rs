@@ -5,10 +5,10 @@
 //! with ranged reads.
 
 use super::{execute_until, parse_query, QueryError, QuerySegment};
+use sluice_catalog::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
 use sluice_format::time::{format_iso, Interval};
-use sluice_pipeline::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeSet;
@@ -175,11 +175,11 @@ pub async fn load_segments(
 /// Whether the datasource runs real-time tasks (`sluiceConfig.realtime`): its queries also
 /// read what running tasks checkpointed. A datasource without a spec item has none.
 async fn is_realtime(meta: &dyn MetadataStore, datasource: &str) -> Result<bool, QueryError> {
-    match sluice_pipeline::datasource::load(meta, datasource).await {
+    match sluice_catalog::datasource::load(meta, datasource).await {
         Ok((item, _)) => {
             Ok(sluice_format::spec::load_spec_value(item.spec).is_ok_and(|s| s.spec.sluice.realtime.is_some()))
         }
-        Err(sluice_pipeline::datasource::DatasourceError::Unknown(_)) => Ok(false),
+        Err(sluice_catalog::datasource::DatasourceError::Unknown(_)) => Ok(false),
         Err(e) => Err(QueryError::Source(e.to_string())),
     }
 }

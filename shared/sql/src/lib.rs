@@ -73,7 +73,7 @@ impl<'a> StoreSegments<'a> {
 #[async_trait::async_trait]
 impl Segments for StoreSegments<'_> {
     async fn datasources(&self) -> Result<Vec<String>, SqlError> {
-        sluice_pipeline::datasource::list(self.meta)
+        sluice_catalog::datasource::list(self.meta)
             .await
             .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))
     }

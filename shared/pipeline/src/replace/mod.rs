@@ -11,7 +11,7 @@
 //!  cleanup   after the grace: replaced seg# + objects deleted, then replace#n
 //! ```
 //!
-//! Readers see replaces through [`ReplaceView`].
+//! Readers see replaces through [`ReplaceView`] (`sluice-catalog`'s, re-exported here).
 
 mod cleanup;
 pub use cleanup::clean_up;
@@ -22,7 +22,7 @@ pub use crate::layout::replace::{
     GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState, MAX_GUARDS, MAX_REPLACED,
 };
 use crate::layout::timeline::SegmentRecord;
-pub use crate::replace_view::ReplaceView;
+pub use sluice_catalog::replace_view::ReplaceView;
 use sluice_format::time::Interval;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::StorageError;

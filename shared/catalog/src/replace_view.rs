@@ -1,14 +1,14 @@
-//! The replaces as a reader of the timeline sees them ([`crate::replace`] writes them): the
-//! counter is read first, then the `replace#` items. A replace numbered at or above the
-//! counter as read began after it and counts as unpublished in full; one below it and not
-//! found was cleaned up, which happens only after its segments were marked visible and the
-//! segments it replaced deleted.
+//! The replaces as a reader of the timeline sees them (`sluice-pipeline`'s replace module
+//! writes them): the counter is read first, then the `replace#` items. A replace numbered at
+//! or above the counter as read began after it and counts as unpublished in full; one below it
+//! and not found was cleaned up, which happens only after its segments were marked visible and
+//! the segments it replaced deleted.
 
 use crate::datasource::{parse_body, DatasourceError};
-use crate::keys::{datasource_pk, REPLACE_COUNTER_SK, REPLACE_PREFIX};
-use crate::layout::replace::{ReplaceCounter, ReplaceItem, ReplaceState};
-use crate::layout::task::TaskId;
-use crate::layout::timeline::SegmentRecord;
+use sluice_layout::keys::{datasource_pk, REPLACE_COUNTER_SK, REPLACE_PREFIX};
+use sluice_layout::replace::{ReplaceCounter, ReplaceItem, ReplaceState};
+use sluice_layout::task::TaskId;
+use sluice_layout::timeline::SegmentRecord;
 use sluice_store::metadata::MetadataStore;
 use std::collections::{HashMap, HashSet};
 
