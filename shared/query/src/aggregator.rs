@@ -328,6 +328,20 @@ impl Accumulator {
         }
     }
 
+    /// Estimated bytes of its states.
+    pub fn approx_bytes(&self) -> usize {
+        match &self.state {
+            State::Long { vals, .. } => vals.len() * 9,
+            State::Double { vals, exact, .. } => {
+                vals.len() * 9 + exact.iter().map(|e| std::mem::size_of::<ExactSum>() + e.len() * 8).sum::<usize>()
+            }
+            State::Timed { cells, .. } => cells.len() * 64,
+            State::Sketch { unions, .. } => {
+                unions.iter().map(|u| 8 + u.as_ref().map_or(0, |u| u.estimated_size())).sum()
+            }
+        }
+    }
+
     /// Number of groups it holds states for.
     fn len(&self) -> usize {
         match &self.state {

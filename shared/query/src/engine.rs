@@ -5,13 +5,15 @@
 use super::aggregator::Accumulator;
 use super::bitmap_filter;
 use super::columns::SegmentColumns;
-use super::grouping::{Groups, SegmentGrouper};
+use super::grouping::{Groups, KeyValue, SegmentGrouper};
 use super::model::{Common, DimensionSpec};
+use super::partial_cache;
 use super::{scope, QueryError, QuerySegment};
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use sluice_format::filter::Filter;
 use sluice_format::time::Interval;
+use std::sync::Arc;
 
 /// Rows per batch handed to the aggregators.
 pub const BATCH: usize = 4096;
@@ -187,21 +189,40 @@ pub fn select(
 /// Aggregates the query's rows grouped by time bucket and `dims`: each segment on its own,
 /// on every thread of the current rayon pool, its partial merged into the others'. Merges
 /// are associative and commutative (see [`Accumulator::absorb`]), so the answer does not
-/// depend on the number of threads nor on how segments are split between them.
+/// depend on the number of threads nor on how segments are split between them. Inside a
+/// query scope with a [`PartialCache`](partial_cache::PartialCache), a segment whose partial is cached is not read.
 pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegment]) -> Result<Aggregated, QueryError> {
     let template = Aggregated::empty(common, dims.len())?;
     let overlapping: Vec<&QuerySegment> = overlapping(segments, &common.intervals.0).collect();
     let scope = scope::current();
-    let merge = |mut a: Aggregated, b: Aggregated| -> Result<Aggregated, QueryError> {
-        a.absorb(b)?;
+    let cache = scope.as_ref().and_then(|s| s.partial_cache());
+    let shape = cache.as_ref().map(|_| shape(common, dims));
+    let part = |seg: &QuerySegment| -> Result<Part, QueryError> {
+        let (Some(cache), Some(shape)) = (&cache, &shape) else {
+            return aggregate_segment(common, dims, seg, &template).map(Part::Owned);
+        };
+        let key =
+            partial_cache::key(seg.segment.object(), seg.segment.size(), seg.interval, &common.intervals.0, shape);
+        if let Some(hit) = cache.get(&key) {
+            return Ok(Part::Shared(hit));
+        }
+        let computed = Arc::new(aggregate_segment(common, dims, seg, &template)?);
+        cache.put(key, computed.clone());
+        Ok(Part::Shared(computed))
+    };
+    let merge = |mut a: Aggregated, b: Part| -> Result<Aggregated, QueryError> {
+        match b {
+            Part::Owned(b) => a.absorb(b)?,
+            Part::Shared(b) => a.absorb_ref(&b)?,
+        }
         Ok(a)
     };
     overlapping
         .par_iter()
         .with_max_len(1)
-        .map(|seg| scope::enter(scope.clone(), || aggregate_segment(common, dims, seg, &template)))
+        .map(|seg| scope::enter(scope.clone(), || part(seg)))
         .try_fold(|| template.fresh(), |acc, part| merge(acc, part?))
-        .try_reduce(|| template.fresh(), merge)
+        .try_reduce(|| template.fresh(), |a, b| merge(a, Part::Owned(b)))
         .map(|mut agg| {
             let n = agg.groups.len();
             for acc in &mut agg.accumulators {
@@ -209,6 +230,22 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
             }
             agg
         })
+}
+
+/// A segment's partial: computed for this query alone, or shared with the partial cache.
+enum Part {
+    Owned(Aggregated),
+    Shared(Arc<Aggregated>),
+}
+
+/// What a segment's partial depends on besides the segment and the intervals: the filter,
+/// granularity, virtual columns, aggregators and dimensions (not the post-aggregators,
+/// `having`, ordering, limit nor context, which apply after the merge).
+fn shape(common: &Common, dims: &[DimensionSpec]) -> String {
+    format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}",
+        common.filter, common.granularity, common.virtual_columns, common.aggregations, dims
+    )
 }
 
 /// One segment's groups and aggregates.
@@ -329,13 +366,32 @@ impl Aggregated {
             *self = other;
             return Ok(());
         }
+        self.absorb_ref(&other)
+    }
+
+    /// [`Aggregated::absorb`] of a partial kept elsewhere (a cached one).
+    pub fn absorb_ref(&mut self, other: &Aggregated) -> Result<(), QueryError> {
         let slots = self.groups.absorb(&other.groups);
         check_size(&self.groups, self.accumulators.len())?;
         for (mine, theirs) in self.accumulators.iter_mut().zip(&other.accumulators) {
             mine.absorb(theirs, &slots);
         }
-        self.spans.extend(other.spans);
+        self.spans.extend_from_slice(&other.spans);
         Ok(())
+    }
+
+    /// Estimated bytes held, for the partial cache's bound.
+    pub fn approx_bytes(&self) -> usize {
+        let values: usize = self
+            .groups
+            .interners
+            .iter()
+            .flat_map(|i| &i.values)
+            .map(|v| 2 * std::mem::size_of::<KeyValue>() + 16 + if let KeyValue::Str(s) = v { 2 * s.len() } else { 0 })
+            .sum();
+        let groups = self.groups.len() * (8 + 8 + 4 * self.groups.dims);
+        let states: usize = self.accumulators.iter().map(Accumulator::approx_bytes).sum();
+        std::mem::size_of::<Self>() + values + groups + states + self.spans.len() * 16
     }
 }
 

@@ -28,6 +28,11 @@ impl ExactSum {
         Self { partials: vec![x] }
     }
 
+    /// Number of partials held.
+    pub fn len(&self) -> usize {
+        self.partials.len()
+    }
+
     /// Returns true when nothing was added.
     pub fn is_empty(&self) -> bool {
         self.partials.is_empty()

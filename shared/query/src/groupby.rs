@@ -27,6 +27,11 @@ fn check(q: &GroupByQuery) -> Result<(Vec<String>, Option<CompiledHaving>), Quer
     let mut columns: Vec<String> = q.dimensions.iter().map(|d| d.output_name.clone()).collect();
     columns.extend(names);
     columns.extend(c.post_aggregations.iter().map(|p| p.name().to_string()));
+    // As Druid: one name for two result columns would make rows and their order ambiguous.
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = columns.iter().find(|c| !seen.insert(c.as_str())) {
+        return Err(QueryError::invalid("dimensions", format!("duplicate output name {dup:?}")));
+    }
     if let Some(limit) = &q.limit_spec {
         if let Some(kind) = limit.kind.as_deref().filter(|k| *k != "default") {
             return Err(QueryError::invalid("limitSpec.type", format!("{kind:?}: expected \"default\"")));

@@ -27,6 +27,7 @@ pub mod json;
 mod metadata;
 pub mod model;
 pub mod ordering;
+pub mod partial_cache;
 pub mod post_aggregate;
 mod scan;
 pub mod scope;
@@ -35,6 +36,7 @@ mod timeseries;
 mod topn;
 
 pub use model::Query;
+pub use partial_cache::{CacheStats, PartialCache};
 pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
 pub use source::{load_segments, run_query, SegmentCache, DEFAULT_CACHE_BYTES};
 
@@ -130,6 +132,17 @@ pub fn execute_until(
     timeout_ms: u64,
 ) -> Result<serde_json::Value, QueryError> {
     scope::run(Some((deadline, timeout_ms)), || run(query, segments))
+}
+
+/// [`execute_until`], reading and filling `partials`, the process's per-segment partial cache.
+pub fn execute_cached(
+    query: &Query,
+    segments: &[QuerySegment],
+    deadline: std::time::Instant,
+    timeout_ms: u64,
+    partials: &std::sync::Arc<PartialCache>,
+) -> Result<serde_json::Value, QueryError> {
+    scope::run_cached(Some((deadline, timeout_ms)), Some(partials.clone()), || run(query, segments))
 }
 
 /// Runs `query` over `segments` (the datasource's visible segments, in timeline order).

@@ -4,7 +4,7 @@
 //! right size is the segment), or, without a cache, only the parts the query reads, fetched
 //! with ranged reads.
 
-use super::{execute_until, parse_query, QueryError, QuerySegment};
+use super::{execute_cached, execute_until, parse_query, PartialCache, QueryError, QuerySegment};
 use sluice_catalog::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
@@ -22,11 +22,13 @@ pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
 
 /// A folder of downloaded segments, keyed by object key, holding at most a number of bytes:
 /// past it, the segments used longest ago are deleted (a query that has one mapped keeps
-/// reading it: the file goes when the mapping does).
+/// reading it: the file goes when the mapping does). Beside it, in memory, the partial
+/// results of segments ([`PartialCache`]), shared by every clone.
 #[derive(Debug, Clone)]
 pub struct SegmentCache {
     dir: PathBuf,
     max_bytes: u64,
+    partials: Arc<PartialCache>,
     /// What the folder holds, as of the last walk plus the downloads since (unknown until the
     /// first download): the folder is walked only when this passes `max_bytes`.
     held: Arc<Mutex<Option<u64>>>,
@@ -40,7 +42,12 @@ impl SegmentCache {
 
     /// A cache under `dir` of at most `max_bytes`.
     pub fn with_limit(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
-        Self { dir: dir.into(), max_bytes, held: Arc::default() }
+        Self { dir: dir.into(), max_bytes, held: Arc::default(), partials: Arc::default() }
+    }
+
+    /// The per-segment partial results kept beside the segments.
+    pub fn partials(&self) -> &Arc<PartialCache> {
+        &self.partials
     }
 
     /// The folder.
@@ -266,9 +273,13 @@ pub async fn run_query(
         let columns = query.columns();
         let segments =
             load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
-        tokio::task::spawn_blocking(move || execute_until(&query, &segments, deadline, timeout))
-            .await
-            .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
+        let partials = cache.map(|c| c.partials.clone());
+        tokio::task::spawn_blocking(move || match partials {
+            Some(partials) => execute_cached(&query, &segments, deadline, timeout, &partials),
+            None => execute_until(&query, &segments, deadline, timeout),
+        })
+        .await
+        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
     })
     .await
 }

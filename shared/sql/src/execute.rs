@@ -87,6 +87,8 @@ fn rows_into<'a>(
             _ => native.clone(),
         };
         let query = sluice_query::parse_query(&native.to_string())?;
+        // Only deep storage's segments are immutable under their names: inline ones are not.
+        let partials = if matches!(plan.input, Input::Table(_)) { source.partials() } else { None };
         let segments: Arc<Vec<QuerySegment>> = match &plan.input {
             Input::Table(datasource) => {
                 source.segments(datasource, &query.intervals(), query.columns().as_ref()).await?
@@ -100,8 +102,9 @@ fn rows_into<'a>(
             }
             Input::Nothing => Arc::new(Vec::new()),
         };
-        let result = tokio::task::spawn_blocking(move || {
-            sluice_query::execute_until(&query, &segments, deadline.at, deadline.timeout_ms)
+        let result = tokio::task::spawn_blocking(move || match partials {
+            Some(p) => sluice_query::execute_cached(&query, &segments, deadline.at, deadline.timeout_ms, &p),
+            None => sluice_query::execute_until(&query, &segments, deadline.at, deadline.timeout_ms),
         })
         .await
         .map_err(|e| SqlError::Query(sluice_query::QueryError::Source(format!("the query engine failed: {e}"))))??;

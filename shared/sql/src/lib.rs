@@ -49,6 +49,11 @@ pub trait Segments: Send + Sync {
         intervals: &[Interval],
         columns: Option<&BTreeSet<String>>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError>;
+    /// The per-segment partial cache for the segments [`Segments::segments`] returns, when
+    /// they are immutable under their object names (deep storage's).
+    fn partials(&self) -> Option<Arc<sluice_query::PartialCache>> {
+        None
+    }
 }
 
 /// The stores' segments for one request: the metadata store's timelines and deep storage,
@@ -98,6 +103,10 @@ impl Segments for StoreSegments<'_> {
             o.insert(datasource.to_string(), segments.clone());
         }
         Ok(segments)
+    }
+
+    fn partials(&self) -> Option<Arc<sluice_query::PartialCache>> {
+        self.cache.map(|c| c.partials().clone())
     }
 }
 

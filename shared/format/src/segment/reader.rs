@@ -154,12 +154,6 @@ impl Segment {
         self.dir.num_rows as usize
     }
 
-    /// The object it was read from (its key in deep storage, or a file's name), as errors
-    /// name it.
-    pub fn object(&self) -> &str {
-        &self.object
-    }
-
     /// Total size in bytes.
     pub fn size(&self) -> usize {
         self.bytes.as_slice().len()

@@ -359,3 +359,12 @@ fn strip_ids(mut v: Value) -> Value {
     }
     v
 }
+
+#[test]
+fn a_groupby_naming_two_columns_alike_is_refused() {
+    let text = json!({"queryType": "groupBy", "dataSource": "t", "granularity": "all",
+        "intervals": ["2020-01-01/2020-01-03"], "dimensions": ["n"],
+        "aggregations": [{"type": "longSum", "name": "n", "fieldName": "n"}]});
+    let err = execute(&parse_query(&text.to_string()).expect("parses"), segments()).expect_err("refused");
+    assert!(err.to_string().contains("duplicate output name \"n\""), "{err}");
+}
