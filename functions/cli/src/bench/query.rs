@@ -12,7 +12,7 @@ use sluice_format::index::IndexConfig;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec;
-use sluice_query::{execute, parse_query, Query, QuerySegment};
+use sluice_query::{execute, execute_cached, parse_query, PartialCache, Query, QuerySegment};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -160,8 +160,93 @@ pub fn run(args: QueryArgs) -> Result<()> {
         None => None,
         Some(python) => Some(run_peers(python, &segments, &list, args.repeat, most, dir.path())?),
     };
-    let layout = Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes };
-    report(&args, &threads, &layout, &list, &sluice, &sql, peers.as_ref())
+    let layout = Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes, threads: threads.clone() };
+    let most_pool = rayon::ThreadPoolBuilder::new().num_threads(most).build()?;
+    let growth = most_pool.install(|| growing(&list, &segments, args.repeat))?;
+    report(&args, &layout, &list, &sluice, &sql, peers.as_ref(), &growth)
+}
+
+/// A dashboard query repeated while its datasource grows, with the per-segment partial cache.
+struct Growth {
+    query: &'static str,
+    /// Without the cache, over every segment.
+    uncached_ms: f64,
+    /// With the cache after a run over the first nine tenths of the segments: the rest new.
+    grown_ms: f64,
+    grown_hits: u64,
+    grown_misses: u64,
+    /// Repeated over the same segments: every segment from the cache.
+    repeat_ms: f64,
+}
+
+/// Runs the aggregation queries of `list` as a dashboard would while the datasource grows
+/// by a tenth: the answers checked equal to uncached ones.
+fn growing(list: &[BenchQuery], segments: &[QuerySegment], repeat: usize) -> Result<Vec<Growth>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let old = segments.len() - segments.len() / 10;
+    let mut out = Vec::new();
+    for q in list.iter().filter(|q| q.druid["queryType"] != "timeseries" || q.druid["granularity"] != "all") {
+        let query: Query = parse_query(&q.druid.to_string())?;
+        let (uncached, want) = super::best(repeat, || Ok(execute(&query, segments)?))?;
+        let (mut grown, mut hits, mut misses) = (f64::INFINITY, 0, 0);
+        for _ in 0..repeat.max(1) {
+            let cache = std::sync::Arc::new(PartialCache::default());
+            execute_cached(&query, &segments[..old], deadline, 3_600_000, &cache)?;
+            let before = cache.stats();
+            let start = std::time::Instant::now();
+            let got = execute_cached(&query, segments, deadline, 3_600_000, &cache)?;
+            grown = grown.min(start.elapsed().as_secs_f64() * 1000.0);
+            if got != want {
+                bail!("{}: the cached answer differs: {got} against {want}", q.name);
+            }
+            let after = cache.stats();
+            (hits, misses) = (after.hits - before.hits, after.misses - before.misses);
+        }
+        let cache = std::sync::Arc::new(PartialCache::default());
+        execute_cached(&query, segments, deadline, 3_600_000, &cache)?;
+        let (again, _) = super::best(repeat, || Ok(execute_cached(&query, segments, deadline, 3_600_000, &cache)?))?;
+        out.push(Growth {
+            query: q.name,
+            uncached_ms: uncached.as_secs_f64() * 1000.0,
+            grown_ms: grown,
+            grown_hits: hits,
+            grown_misses: misses,
+            repeat_ms: again.as_secs_f64() * 1000.0,
+        });
+    }
+    Ok(out)
+}
+
+fn growth_json(growth: &[Growth]) -> Value {
+    growth
+        .iter()
+        .map(|g| {
+            json!({"query": g.query, "uncached_ms": g.uncached_ms, "grown_ms": g.grown_ms,
+                   "grown_hit_rate": g.grown_hits as f64 / (g.grown_hits + g.grown_misses).max(1) as f64,
+                   "repeat_ms": g.repeat_ms})
+        })
+        .collect()
+}
+
+fn print_growth(growth: &[Growth]) {
+    println!(
+        "per-segment partial cache: a query repeated after the datasource grew by a tenth of its segments, then again"
+    );
+    println!(
+        "  {:<52} {:>12} {:>10} {:>9} {:>11} {:>10}",
+        "query", "uncached ms", "grown ms", "hit rate", "repeat ms", "uncached/repeat"
+    );
+    for g in growth {
+        println!(
+            "  {:<52} {:>12.2} {:>10.2} {:>8.0}% {:>11.2} {:>9.1}x",
+            g.query,
+            g.uncached_ms,
+            g.grown_ms,
+            100.0 * g.grown_hits as f64 / (g.grown_hits + g.grown_misses).max(1) as f64,
+            g.repeat_ms,
+            g.uncached_ms / g.repeat_ms
+        );
+    }
 }
 
 /// The benchmark's segments, written under `dir` and memory-mapped, in time order, and the
@@ -250,23 +335,24 @@ fn first_row(answer: &Value) -> Vec<String> {
     obj.map(|o| o.values().map(text).collect()).unwrap_or_default()
 }
 
-/// The rows and segments the queries run over.
+/// The rows and segments the queries run over, and the thread counts they ran with.
 struct Layout {
     rows: usize,
     segments: usize,
     bytes: usize,
+    threads: Vec<usize>,
 }
 
 fn report(
     args: &QueryArgs,
-    threads: &[usize],
     layout: &Layout,
     list: &[BenchQuery],
     sluice: &[Vec<(f64, Value)>],
     sql: &[super::query_sql::SqlTimes],
     peers: Option<&Value>,
+    growth: &[Growth],
 ) -> Result<()> {
-    let (rows, num_segments, segment_bytes) = (layout.rows, layout.segments, layout.bytes);
+    let (rows, num_segments, segment_bytes, threads) = (layout.rows, layout.segments, layout.bytes, &layout.threads);
     let mut results = Vec::new();
     for (i, (q, s)) in list.iter().zip(sql).enumerate() {
         let (ms, answer) = &sluice[0][i];
@@ -293,7 +379,7 @@ fn report(
         "rows": rows, "segments": num_segments, "segment_bytes": segment_bytes, "repeat": args.repeat,
         "threads": threads, "duckdb": peers.map(|p| p["duckdb_version"].clone()), "chdb": peers.map(|p| p["chdb_version"].clone()),
         "parquet_bytes": peers.map(|p| p["parquet_bytes"].clone()), "peer_rows": peers.map(|p| p["rows"].clone()),
-        "queries": results,
+        "queries": results, "partial_cache": growth_json(growth),
     });
     if let Some(p) = peers {
         if p["rows"].as_u64() != Some(rows as u64) {
@@ -378,5 +464,6 @@ fn report(
             r["chdb_first"]
         );
     }
+    print_growth(growth);
     Ok(())
 }

@@ -9,8 +9,11 @@ use serde_json::{json, Value};
 use sluice_format::spec::load_spec;
 use sluice_query::{execute, finish, parse_query, partial, Query, QuerySegment};
 
-/// Segments of one hour each over two days, from `rows` (minute, city, tags, n, v, user).
-fn segments(rows: &[(u32, Option<u8>, Vec<u8>, i64, f64, u8)]) -> Vec<QuerySegment> {
+/// One generated row: minute, city, tags, n, v, user.
+type Row = (u32, Option<u8>, Vec<u8>, i64, f64, u8);
+
+/// Segments of one hour each over two days, from `rows`.
+fn segments(rows: &[Row]) -> Vec<QuerySegment> {
     let records: Vec<String> = rows
         .iter()
         .map(|(minute, city, tags, n, v, user)| {
@@ -42,7 +45,7 @@ fn segments(rows: &[(u32, Option<u8>, Vec<u8>, i64, f64, u8)]) -> Vec<QuerySegme
         .collect()
 }
 
-fn row() -> impl Strategy<Value = (u32, Option<u8>, Vec<u8>, i64, f64, u8)> {
+fn row() -> impl Strategy<Value = Row> {
     (
         0u32..2 * 24 * 60,
         prop::option::weighted(0.9, any::<u8>()),
