@@ -13,7 +13,7 @@ out="$(realpath -m "${1:-bench/results}")"
 mkdir -p "$out"
 if [[ -z "${SLUICE:-}" ]]; then
   cargo build --release --quiet -p sluice
-  SLUICE="$PWD/target/release/sluice"
+  SLUICE="${CARGO_TARGET_DIR:-$PWD/target}/release/sluice"
 fi
 sluice="$(realpath "$SLUICE")"
 work=$(mktemp -d)

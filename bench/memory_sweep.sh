@@ -20,7 +20,7 @@ if [[ ! -w $cgroups ]]; then
   exit 2
 fi
 cargo build --release -p sluice --locked >&2
-sluice="$PWD/target/release/sluice"
+sluice="${CARGO_TARGET_DIR:-$PWD/target}/release/sluice"
 x86=$(sed -n 's/^pub const LAMBDA_X86_64_GB_SECOND: f64 = \([0-9_.]*\);/\1/p' functions/cli/src/bench/prices.rs | tr -d _)
 arm=$(sed -n 's/^pub const LAMBDA_ARM64_GB_SECOND: f64 = \([0-9_.]*\);/\1/p' functions/cli/src/bench/prices.rs | tr -d _)
 cores=$(nproc)

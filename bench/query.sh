@@ -11,4 +11,4 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import duckdb, chdb
   "$venv/bin/pip" install --quiet "duckdb==2.0.1" "chdb==4.4.0"
 fi
 cargo build --release --quiet -p sluice
-./target/release/sluice bench query --python "$venv/bin/python" "$@"
+"${CARGO_TARGET_DIR:-target}/release/sluice" bench query --python "$venv/bin/python" "$@"

@@ -12,10 +12,10 @@ fi
 cargo build --release --quiet -p sluice
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-./target/release/sluice bench segment "$@"
+"${CARGO_TARGET_DIR:-target}/release/sluice" bench segment "$@"
 # The sizes again for the sample as it is (39,244 rows, no repeated values for zstd to find).
 for rows in 400000 39244; do
-  ./target/release/sluice bench segment --repeat 1 --rows "$rows" --json --export-rows "$work/rows-$rows.ndjson" \
+  "${CARGO_TARGET_DIR:-target}/release/sluice" bench segment --repeat 1 --rows "$rows" --json --export-rows "$work/rows-$rows.ndjson" \
     > "$work/sluice-$rows.json"
   "$venv/bin/python" bench/parquet_size.py "$work/rows-$rows.ndjson" > "$work/parquet-$rows.json"
   "$venv/bin/python" - "$work/sluice-$rows.json" "$work/parquet-$rows.json" <<'PY'

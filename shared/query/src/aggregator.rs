@@ -15,7 +15,7 @@ use sluice_format::spec::{AggregatorSpec, MetricKind};
 use sluice_format::value::Value;
 
 /// Per-group states.
-enum State {
+pub(crate) enum State {
     Long {
         op: AggOp,
         vals: Vec<i64>,
@@ -49,7 +49,7 @@ pub struct Accumulator {
     pub input: Option<String>,
     /// Only rows matching this filter are aggregated.
     pub filter: Option<Filter>,
-    state: State,
+    pub(crate) state: State,
 }
 
 impl Accumulator {

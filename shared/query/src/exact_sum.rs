@@ -23,6 +23,10 @@ pub struct ExactSum {
 }
 
 impl ExactSum {
+    /// Most partials an exact sum can hold: non-overlapping doubles each hold at least one
+    /// of the 2,098 bit positions from the largest exponent to the smallest subnormal.
+    pub const MAX_PARTIALS: usize = 2_098;
+
     /// The exact sum holding `x`.
     pub fn of(x: f64) -> Self {
         Self { partials: vec![x] }

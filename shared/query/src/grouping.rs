@@ -62,7 +62,8 @@ pub struct Interner {
 }
 
 impl Interner {
-    fn intern(&mut self, v: &KeyValue) -> u32 {
+    /// The id of `v`, given the next one if new.
+    pub(crate) fn intern(&mut self, v: &KeyValue) -> u32 {
         if let Some(&id) = self.ids.get(v) {
             return id;
         }

@@ -34,6 +34,7 @@ pub mod scope;
 pub mod source;
 mod timeseries;
 mod topn;
+pub mod wire;
 
 pub use model::Query;
 pub use partial_cache::{CacheStats, PartialCache};

@@ -7,7 +7,8 @@ use crate::common::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use sluice_format::spec::load_spec;
-use sluice_query::{execute, finish, parse_query, partial, Query, QuerySegment};
+use sluice_query::engine::Aggregated;
+use sluice_query::{execute, finish, parse_query, partial, Partial, Query, QuerySegment};
 
 /// One generated row: minute, city, tags, n, v, user.
 type Row = (u32, Option<u8>, Vec<u8>, i64, f64, u8);
@@ -178,4 +179,72 @@ fn a_repeated_query_computes_only_the_segments_new_since_its_last_run() {
     let other = parse_query(&other.to_string()).expect("parses");
     sluice_query::execute_cached(&other, &segments, deadline, 60_000, &cache).expect("runs");
     assert_eq!(cache.stats().hits, second.hits);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Partials sent through the wire format, as workers send theirs, merge into the same bits.
+    #[test]
+    fn partials_through_the_wire_give_the_same_answer(
+        rows in prop::collection::vec(row(), 1..300),
+        text in query(),
+        k in 1usize..=8,
+    ) {
+        let segments = segments(&rows);
+        let query = parse_query(&text.to_string()).expect("query parses");
+        let want = on_threads(1, &query, &segments);
+        let size = segments.len().div_ceil(k).max(1);
+        let mut merged: Option<Partial> = None;
+        for (i, batch) in segments.chunks(size).enumerate() {
+            let Some(Partial::Aggregated(p)) = partial(&query, batch).expect("partial") else { panic!("a partial") };
+            let bytes = p.to_bytes().expect("written");
+            let read = Aggregated::from_bytes(&bytes, &template(&query), &format!("batch {i}")).expect("read back");
+            match merged.as_mut() {
+                None => merged = Some(Partial::Aggregated(read)),
+                Some(m) => m.absorb(Partial::Aggregated(read)).expect("merges"),
+            }
+        }
+        let merged = merged.unwrap_or_else(|| partial(&query, &[]).expect("empty").expect("a partial"));
+        prop_assert_eq!(&finish(&query, merged).expect("finishes"), &want, "{}", text);
+    }
+}
+
+/// The compiled, empty partial of `query` (a broker's template for reading workers' partials).
+fn template(query: &Query) -> Aggregated {
+    match partial(query, &[]).expect("runs").expect("a partial") {
+        Partial::Aggregated(a) => a.fresh(),
+    }
+}
+
+#[test]
+fn damaged_or_forged_partials_fail_naming_their_source() {
+    let rows: Vec<Row> = (0..50u32).map(|i| (i * 30, Some((i % 5) as u8), vec![], i64::from(i), 0.5, 1)).collect();
+    let segments = segments(&rows);
+    let text = json!({"queryType": "groupBy", "dataSource": "t", "granularity": "all",
+        "intervals": ["2020-01-01/2020-01-03"], "dimensions": ["city"],
+        "aggregations": [{"type": "doubleSum", "name": "v", "fieldName": "v"},
+                         {"type": "HLLSketchBuild", "name": "u", "fieldName": "user"}]});
+    let query = parse_query(&text.to_string()).expect("parses");
+    let Some(Partial::Aggregated(p)) = partial(&query, &segments).expect("runs") else { panic!("a partial") };
+    let bytes = p.to_bytes().expect("written");
+    let compiled = template(&query);
+    let read =
+        |b: &[u8]| Aggregated::from_bytes(b, &compiled, "worker 3").map(|_| ()).expect_err("refused").to_string();
+    assert!(read(&bytes[..bytes.len() / 2]).contains("partial from worker 3: not a partial"));
+    assert!(read(b"\xff\xff\xff").contains("worker 3"));
+    // Another query's template (one aggregator fewer) refuses it.
+    let fewer = json!({"queryType": "groupBy", "dataSource": "t", "granularity": "all",
+        "intervals": ["2020-01-01/2020-01-03"], "dimensions": ["city"],
+        "aggregations": [{"type": "doubleSum", "name": "v", "fieldName": "v"}]});
+    let other = template(&parse_query(&fewer.to_string()).expect("parses"));
+    let err = Aggregated::from_bytes(&bytes, &other, "worker 3").map(|_| ()).expect_err("refused").to_string();
+    assert!(err.contains("2 aggregators (expected 1)"), "{err}");
+    // A group id past its dimension's values, forged by rewriting the CBOR value.
+    let mut value: ciborium::Value = ciborium::from_reader(&bytes[..]).expect("cbor");
+    let keys = value.as_map_mut().expect("map").iter_mut().find(|(k, _)| k.as_text() == Some("keys")).expect("keys");
+    keys.1.as_array_mut().expect("array")[0] = ciborium::Value::Integer(999.into());
+    let mut forged = Vec::new();
+    ciborium::into_writer(&value, &mut forged).expect("cbor");
+    assert!(read(&forged).contains("names value 999 of dimension 0"), "{}", read(&forged));
 }
