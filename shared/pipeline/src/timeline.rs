@@ -170,6 +170,7 @@ pub fn describe(
         merge: merge_id.into(),
         compaction_state: None,
         visible: false,
+        summary: None,
         key,
     })
 }
@@ -246,6 +247,7 @@ pub async fn realtime_segments(
                     merge: String::new(),
                     compaction_state: None,
                     visible: true,
+                    summary: None,
                 });
             }
         }
