@@ -96,6 +96,7 @@ mod tests {
             merge: String::new(),
             compaction_state: None,
             visible,
+            summary: None,
         }
     }
 

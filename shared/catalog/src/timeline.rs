@@ -153,6 +153,8 @@ pub async fn realtime_segments(
                     replace: None,
                     merge: String::new(),
                     compaction_state: None,
+                    // Nothing is known of a hydrant's values: it is always read.
+                    summary: None,
                     visible: true,
                 });
             }

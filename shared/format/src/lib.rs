@@ -8,10 +8,12 @@
 //!    -> index      incremental index per time chunk (rollup, aggregators)          => rows in memory
 //!    -> segment    persist: sorted dictionaries, encoded ids, Roaring bitmaps      => hydrant bytes
 //!    -> merge      k-way merge of hydrants of one time chunk, split at maxRows     => segment bytes
+//!    -> summary    per column: null?, min/max, values or a bloom filter            => segment record
 //! ```
 //!
 //! The datasource [`spec`] drives every stage; [`expr`] and [`filter`] serve the transforms
-//! at ingestion and the queries of `sluice-query`.
+//! at ingestion and the queries of `sluice-query`; a segment's [`summary`] lets a query skip a
+//! segment its filter cannot match.
 
 pub mod aggregate;
 pub mod codec;
@@ -26,6 +28,7 @@ pub mod offsets;
 pub mod row;
 pub mod segment;
 pub mod spec;
+pub mod summary;
 pub mod text;
 pub mod time;
 pub mod timestamp;

@@ -5,6 +5,7 @@
 use crate::keys::segment_sk;
 use crate::task::TaskId;
 use serde::{Deserialize, Serialize};
+use sluice_format::summary::SegmentSummary;
 use sluice_format::time::Interval;
 
 /// The body of a `chunk#` item.
@@ -54,11 +55,56 @@ pub struct SegmentRecord {
     /// Set once its task or compaction is published (before that, visibility follows the
     /// publish).
     pub visible: bool,
+    /// What the segment's columns hold, from which a query tells that its filter cannot match
+    /// the segment before reading it (`None`: a record written before summaries were, or a
+    /// segment whose summary would not fit its limits; a summary that does not read reads as
+    /// `None`, so it never keeps its record from reading).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sluice_format::summary::lenient")]
+    pub summary: Option<SegmentSummary>,
 }
 
 impl SegmentRecord {
     /// The record's sort key.
     pub fn sk(&self) -> String {
         segment_sk(self.interval.start, &self.version, self.partition)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use sluice_format::summary::{ColumnSummary, SummaryLimits};
+
+    fn record() -> serde_json::Value {
+        json!({
+            "interval": {"start": 0, "end": 3_600_000},
+            "version": "v1", "partition": 0, "key": "k", "numRows": 2, "numBytes": 10,
+            "dimensions": ["page"], "metrics": ["count"], "merge": "m", "visible": true
+        })
+    }
+
+    #[test]
+    fn a_record_without_a_summary_reads_and_writes_none() {
+        let r: SegmentRecord = serde_json::from_value(record()).expect("an older record reads");
+        assert_eq!(r.summary, None);
+        assert!(serde_json::to_value(&r).expect("json").get("summary").is_none());
+    }
+
+    #[test]
+    fn a_summary_reads_back_and_a_bad_one_reads_as_none() {
+        let mut r: SegmentRecord = serde_json::from_value(record()).expect("record");
+        let columns = [
+            ("page".to_string(), ColumnSummary::of_strings(["a", "b"], false, &SummaryLimits::default())),
+            ("count".to_string(), ColumnSummary::Other),
+        ];
+        r.summary = SegmentSummary::from_columns(2, columns.into_iter().collect(), &SummaryLimits::default());
+        assert!(r.summary.is_some());
+        let body = serde_json::to_value(&r).expect("json");
+        assert_eq!(serde_json::from_value::<SegmentRecord>(body).expect("reads back"), r);
+        let mut bad = record();
+        bad["summary"] = json!({"version": 1, "columns": "not a map"});
+        let read: SegmentRecord = serde_json::from_value(bad).expect("the record still reads");
+        assert_eq!(read.summary, None);
     }
 }

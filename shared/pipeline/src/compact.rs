@@ -525,6 +525,7 @@ mod tests {
             merge: String::new(),
             compaction_state: None,
             visible: true,
+            summary: None,
         }
     }
 

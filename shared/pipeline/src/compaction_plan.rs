@@ -129,6 +129,7 @@ mod tests {
             merge: "m".into(),
             compaction_state: None,
             visible: true,
+            summary: None,
         }
     }
 

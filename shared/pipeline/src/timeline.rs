@@ -105,6 +105,7 @@ pub fn describe(
         merge: merge_id.into(),
         compaction_state: None,
         visible: false,
+        summary: None,
         key,
     })
 }

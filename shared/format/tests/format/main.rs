@@ -9,3 +9,4 @@ mod merge_properties;
 mod merge_single;
 mod reindex;
 mod segment_golden;
+mod summary_wikipedia;
