@@ -9,6 +9,7 @@
 mod engine;
 mod outcome;
 mod plot;
+mod query;
 mod realtime;
 mod scenario;
 mod throttle;
@@ -76,6 +77,8 @@ enum Command {
         #[arg(long, default_value = plot::DEFAULT_FONT)]
         font: PathBuf,
     },
+    /// The query path on AWS: fan-out, latency warm and cold, cost beside Athena and Druid.
+    Query(query::QueryArgs),
 }
 
 fn main() -> Result<()> {
@@ -126,6 +129,7 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Validate { costs, runs, out_dir, font } => validate::run(costs.as_deref(), &runs, &out_dir, &font),
+        Command::Query(args) => query::run(&args),
     }
 }
 
