@@ -4,7 +4,7 @@
 use crate::backends::BackendArgs;
 use anyhow::Result;
 use clap::Args;
-use sluice_query::{run_query, SegmentCache};
+use sluice_query::{run_query_pruned, SegmentCache};
 use std::path::PathBuf;
 
 /// Options of `sluice query`.
@@ -29,7 +29,15 @@ pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
     let text = crate::input::read_text(std::path::Path::new(&args.query))?;
     let b = backends.open().await?;
     let cache = (!args.no_cache).then(|| SegmentCache::new(args.cache));
-    let result = run_query(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), &text).await?;
+    let (result, pruning) = run_query_pruned(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), &text).await?;
+    if pruning.skipped > 0 {
+        eprintln!(
+            "sluice query: read {} of {} segments; {} skipped, their summaries showing the filter matches none of their rows",
+            pruning.considered - pruning.skipped,
+            pruning.considered,
+            pruning.skipped
+        );
+    }
     if args.compact {
         println!("{}", serde_json::to_string(&result)?);
     } else {

@@ -17,6 +17,7 @@ pub use sluice_catalog::timeline::{
     read_records, realtime_segments, segment_records, visible_segments, REALTIME_VERSION,
 };
 use sluice_format::segment::{ColumnType, FormatError, Segment};
+use sluice_format::summary::{SegmentSummary, SummaryLimits};
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
@@ -87,6 +88,8 @@ pub fn describe(
 ) -> Result<SegmentRecord, FormatError> {
     let key = segment_key(datasource, interval, version, partition);
     let directory = Segment::directory_of(&key, bytes)?;
+    // What lets a query's filter skip the segment without reading it.
+    let summary = SegmentSummary::of_bytes(&key, bytes, &SummaryLimits::default())?;
     let columns = &directory.columns;
     Ok(SegmentRecord {
         interval,
@@ -105,7 +108,7 @@ pub fn describe(
         merge: merge_id.into(),
         compaction_state: None,
         visible: false,
-        summary: None,
+        summary,
         key,
     })
 }

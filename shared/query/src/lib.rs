@@ -39,7 +39,7 @@ pub mod wire;
 pub use model::Query;
 pub use partial_cache::{CacheStats, PartialCache};
 pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
-pub use source::{load_segments, run_query, SegmentCache, DEFAULT_CACHE_BYTES};
+pub use source::{load_pruned, load_segments, run_query, run_query_pruned, Pruning, SegmentCache, DEFAULT_CACHE_BYTES};
 
 use sluice_format::segment::{FormatError, Segment};
 use sluice_format::time::Interval;

@@ -8,6 +8,7 @@ use super::{execute_cached, execute_until, parse_query, PartialCache, QueryError
 use sluice_catalog::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
+use sluice_format::summary::SegmentPruner;
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
@@ -162,6 +163,29 @@ pub async fn load_segments(
     intervals: &[Interval],
     columns: Option<&BTreeSet<String>>,
 ) -> Result<Vec<QuerySegment>, QueryError> {
+    Ok(load_pruned(meta, store, cache, datasource, intervals, columns, None).await?.0)
+}
+
+/// How many of a query's segments its filter let it skip.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruning {
+    /// Visible segments overlapping the query's intervals.
+    pub considered: usize,
+    /// Of those, segments whose summaries show the filter matches none of their rows: not read.
+    pub skipped: usize,
+}
+
+/// [`load_segments`], skipping the segments whose records' summaries show that `pruner`'s
+/// filter matches none of their rows (before any of their bytes is read).
+pub async fn load_pruned(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    datasource: &str,
+    intervals: &[Interval],
+    columns: Option<&BTreeSet<String>>,
+    pruner: Option<&SegmentPruner>,
+) -> Result<(Vec<QuerySegment>, Pruning), QueryError> {
     let records = if is_realtime(meta, datasource).await? {
         realtime_segments(meta, datasource).await
     } else {
@@ -169,14 +193,22 @@ pub async fn load_segments(
     }
     .map_err(|e| QueryError::Source(e.to_string()))?;
     let mut out = Vec::new();
+    let mut pruning = Pruning::default();
     for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
+        pruning.considered += 1;
+        if let (Some(p), Some(summary)) = (pruner, &r.summary) {
+            if !p.may_match(summary) {
+                pruning.skipped += 1;
+                continue;
+            }
+        }
         let segment = match cache {
             Some(c) => c.open(store, r).await?,
             None => fetch_parts(store, r, columns).await?,
         };
         out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
     }
-    Ok(out)
+    Ok((out, pruning))
 }
 
 /// Whether the datasource runs real-time tasks (`sluiceConfig.realtime`): its queries also
@@ -266,13 +298,28 @@ pub async fn run_query(
     cache: Option<&SegmentCache>,
     text: &str,
 ) -> Result<serde_json::Value, QueryError> {
+    Ok(run_query_pruned(meta, store, cache, text).await?.0)
+}
+
+/// [`run_query`], with how many segments the query's filter let it skip.
+pub async fn run_query_pruned(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    text: &str,
+) -> Result<(serde_json::Value, Pruning), QueryError> {
     let query = parse_query(text)?;
     let timeout = query.timeout_ms()?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
-    within(timeout, async move {
+    let pruning = std::sync::Arc::new(Mutex::new(Pruning::default()));
+    let seen = pruning.clone();
+    let answer = within(timeout, async move {
         let columns = query.columns();
-        let segments =
-            load_segments(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref()).await?;
+        let pruner = query.pruner();
+        let (segments, pruned) =
+            load_pruned(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref(), pruner.as_ref())
+                .await?;
+        *seen.lock().unwrap_or_else(PoisonError::into_inner) = pruned;
         let partials = cache.map(|c| c.partials.clone());
         tokio::task::spawn_blocking(move || match partials {
             Some(partials) => execute_cached(&query, &segments, deadline, timeout, &partials),
@@ -281,7 +328,9 @@ pub async fn run_query(
         .await
         .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
     })
-    .await
+    .await?;
+    let pruning = *pruning.lock().unwrap_or_else(PoisonError::into_inner);
+    Ok((answer, pruning))
 }
 
 /// `work`'s outcome, or [`QueryError::Timeout`] after `timeout_ms`. An engine already running

@@ -1,7 +1,8 @@
 //! Queries read the published timeline from the real stores (S3 + DynamoDB, and local files +
 //! SQLite): whole segments through the cache, or only the parts a query needs with ranged
-//! reads; both give the same answers, the ranged path reads a fraction of the bytes, and a
-//! damaged segment fails the query naming its key.
+//! reads; both give the same answers, the ranged path reads a fraction of the bytes, a filter
+//! the segment records' summaries rule out reads no segment, and a damaged segment fails the
+//! query naming its key.
 
 use serde_json::{json, Value};
 use sluice_integration::indexing::{spec, Backends};
@@ -10,7 +11,7 @@ use sluice_integration::{required_env, unique};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::runner::run_until_caught_up;
 use sluice_pipeline::timeline::visible_segments;
-use sluice_query::{run_query, SegmentCache};
+use sluice_query::{run_query, run_query_pruned, SegmentCache};
 use sluice_store::meter::{Call, Meter};
 use sluice_store::storage::MeteredStore;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -108,6 +109,23 @@ async fn sources_agree(b: Backends) {
     sums.sort_by_key(|s| std::cmp::Reverse(s.0));
     assert_eq!(top[0]["result"][0]["page"], sums[0].1.as_str(), "{top}");
     assert_eq!(top[0]["result"][0]["added"], sums[0].0, "{top}");
+
+    // Segment records carry summaries: a filter no segment's values match reads no byte of
+    // any segment, one that every segment may match skips none.
+    let absent = with_datasource(
+        r#"{"queryType":"groupBy","granularity":"all","dimensions":["page"],"filter":{"type":"selector","dimension":"page","value":"p9"},"aggregations":[{"type":"count","name":"n"}]}"#,
+        &name,
+    );
+    let read = Arc::new(BytesRead::default());
+    let counting = MeteredStore::new(b.store.clone(), read.clone());
+    let (answer, pruning) = run_query_pruned(b.meta.as_ref(), &counting, None, &absent).await.expect("pruned query");
+    assert_eq!(answer, json!([]));
+    assert_eq!((pruning.skipped, pruning.considered), (segments.len(), segments.len()), "{pruning:?}");
+    assert_eq!(read.0.load(Ordering::Relaxed), 0, "no segment byte read");
+    let (_, pruning) = run_query_pruned(b.meta.as_ref(), b.store.as_ref(), None, &with_datasource(QUERIES[2], &name))
+        .await
+        .expect("query");
+    assert_eq!(pruning.skipped, 0, "every hour holds p1 and p3");
 
     // Damage the segment of hour 1 in deep storage: both paths fail naming its key.
     let victim = segments.iter().find(|s| s.interval.start % 86_400_000 == 3_600_000).expect("hour 1");

@@ -77,6 +77,36 @@ impl Query {
         }
     }
 
+    /// What judges, from a segment's summary, that the query's filter matches none of its
+    /// rows: `None` without a filter, or where a segment's mere presence shapes the answer
+    /// (a timeseries filling empty buckets, or a timeseries or topN over granularity `all`,
+    /// stamped with the data's first time, take both from the segments' rows inside the
+    /// intervals whatever the filter: those read every segment).
+    pub fn pruner(&self) -> Option<sluice_format::summary::SegmentPruner> {
+        use sluice_format::granularity::Granularity;
+        let (filter, virtuals) = match self {
+            Query::GroupBy(q) => (q.common.filter.as_ref()?, &q.common.virtual_columns),
+            Query::TopN(q) if q.common.granularity != Granularity::All => {
+                (q.common.filter.as_ref()?, &q.common.virtual_columns)
+            }
+            Query::Timeseries(q) => {
+                let skip = q
+                    .common
+                    .context
+                    .get("skipEmptyBuckets")
+                    .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
+                if !skip || q.common.granularity == Granularity::All {
+                    return None;
+                }
+                (q.common.filter.as_ref()?, &q.common.virtual_columns)
+            }
+            Query::Scan(q) => (q.filter.as_ref()?, &q.virtual_columns),
+            _ => return None,
+        };
+        let names: Vec<&str> = virtuals.iter().map(|v| v.name()).collect();
+        sluice_format::summary::SegmentPruner::new(filter, &names).ok()
+    }
+
     /// The query's context.
     pub fn context(&self) -> &serde_json::Map<String, serde_json::Value> {
         match self {
