@@ -195,7 +195,7 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
     let template = Aggregated::empty(common, dims.len())?;
     let overlapping: Vec<&QuerySegment> = overlapping(segments, &common.intervals.0).collect();
     let scope = scope::current();
-    let cache = scope.as_ref().and_then(|s| s.partial_cache());
+    let cache = partial_cache::current::<Aggregated>();
     let shape = cache.as_ref().map(|_| shape(common, dims));
     let part = |seg: &QuerySegment| -> Result<Part, QueryError> {
         let (Some(cache), Some(shape)) = (&cache, &shape) else {
@@ -379,9 +379,10 @@ impl Aggregated {
         self.spans.extend_from_slice(&other.spans);
         Ok(())
     }
+}
 
-    /// Estimated bytes held, for the partial cache's bound.
-    pub fn approx_bytes(&self) -> usize {
+impl partial_cache::Weighed for Aggregated {
+    fn approx_bytes(&self) -> usize {
         let values: usize = self
             .groups
             .interners

@@ -37,7 +37,10 @@ mod topn;
 pub mod wire;
 
 pub use model::Query;
-pub use partial_cache::{CacheStats, PartialCache};
+pub use partial_cache::CacheStats;
+
+/// The per-segment partial cache of timeseries, topN and groupBy.
+pub type PartialCache = partial_cache::PartialCache<engine::Aggregated>;
 pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
 pub use source::{load_pruned, load_segments, run_query, run_query_pruned, Pruning, SegmentCache, DEFAULT_CACHE_BYTES};
 
@@ -143,7 +146,7 @@ pub fn execute_cached(
     timeout_ms: u64,
     partials: &std::sync::Arc<PartialCache>,
 ) -> Result<serde_json::Value, QueryError> {
-    scope::run_cached(Some((deadline, timeout_ms)), Some(partials.clone()), || run(query, segments))
+    partial_cache::enter(partials.clone(), || scope::run(Some((deadline, timeout_ms)), || run(query, segments)))
 }
 
 /// Runs `query` over `segments` (the datasource's visible segments, in timeline order).

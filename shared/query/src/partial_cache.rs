@@ -9,8 +9,8 @@
 //! holds the object key, its size and the clipped intervals. Bounded: past its byte limit the
 //! partials used longest ago are dropped.
 
-use super::engine::Aggregated;
 use sluice_format::time::Interval;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,23 +18,34 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Bytes of partials a cache keeps by default: an eighth of the api function's 2,048 MB.
 pub const DEFAULT_PARTIAL_CACHE_BYTES: u64 = 256 << 20;
 
-/// A cache of per-segment partials, shared by the queries of one process.
-pub struct PartialCache {
+/// What a cache weighs to keep within its bound.
+pub trait Weighed {
+    /// Estimated bytes held.
+    fn approx_bytes(&self) -> usize;
+}
+
+/// A cache of per-segment partials (of type `T`), shared by the queries of one process.
+pub struct PartialCache<T> {
     max_bytes: u64,
-    inner: Mutex<Inner>,
+    inner: Mutex<Inner<T>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
-#[derive(Default)]
-struct Inner {
-    entries: HashMap<String, Entry>,
+struct Inner<T> {
+    entries: HashMap<String, Entry<T>>,
     held: u64,
     clock: u64,
 }
 
-struct Entry {
-    partial: Arc<Aggregated>,
+impl<T> Default for Inner<T> {
+    fn default() -> Self {
+        Self { entries: HashMap::new(), held: 0, clock: 0 }
+    }
+}
+
+struct Entry<T> {
+    partial: Arc<T>,
     bytes: u64,
     used: u64,
 }
@@ -52,26 +63,26 @@ pub struct CacheStats {
     pub bytes: u64,
 }
 
-impl std::fmt::Debug for PartialCache {
+impl<T: Weighed> std::fmt::Debug for PartialCache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PartialCache").field("max_bytes", &self.max_bytes).field("stats", &self.stats()).finish()
     }
 }
 
-impl Default for PartialCache {
+impl<T: Weighed> Default for PartialCache<T> {
     fn default() -> Self {
         Self::new(DEFAULT_PARTIAL_CACHE_BYTES)
     }
 }
 
-impl PartialCache {
+impl<T: Weighed> PartialCache<T> {
     /// A cache holding at most `max_bytes` of partials (estimated).
     pub fn new(max_bytes: u64) -> Self {
         Self { max_bytes, inner: Mutex::default(), hits: AtomicU64::new(0), misses: AtomicU64::new(0) }
     }
 
     /// The partial kept under `key`, counted as a hit or a miss.
-    pub fn get(&self, key: &str) -> Option<Arc<Aggregated>> {
+    pub fn get(&self, key: &str) -> Option<Arc<T>> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         inner.clock += 1;
         let now = inner.clock;
@@ -86,7 +97,7 @@ impl PartialCache {
 
     /// Keeps `partial` under `key`, dropping the partials used longest ago past the limit; a
     /// partial over an eighth of the limit is not kept.
-    pub fn put(&self, key: String, partial: Arc<Aggregated>) {
+    pub fn put(&self, key: String, partial: Arc<T>) {
         let bytes = partial.approx_bytes() as u64 + key.len() as u64;
         if bytes > self.max_bytes / 8 {
             return;
@@ -124,6 +135,28 @@ impl PartialCache {
     }
 }
 
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<dyn std::any::Any + Send + Sync>>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` on this thread with `cache` as the cache its queries read and fill.
+pub fn enter<T: Send + Sync + 'static, R>(cache: Arc<PartialCache<T>>, work: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Arc<dyn std::any::Any + Send + Sync>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| *c.borrow_mut() = self.0.take());
+        }
+    }
+    let outer = CURRENT.with(|c| c.borrow_mut().replace(cache));
+    let _restore = Restore(outer);
+    work()
+}
+
+/// The cache of partials of type `T` this thread's query runs with ([`enter`]), if any.
+pub fn current<T: Send + Sync + 'static>() -> Option<Arc<PartialCache<T>>> {
+    CURRENT.with(|c| c.borrow().clone()).and_then(|any| any.downcast::<PartialCache<T>>().ok())
+}
+
 /// The key of one segment's partial: its object and size, the query's `shape` and its
 /// intervals clipped to the segment's time chunk.
 pub fn key(object: &str, size: usize, chunk: Interval, intervals: &[Interval], shape: &str) -> String {
@@ -137,18 +170,22 @@ pub fn key(object: &str, size: usize, chunk: Interval, intervals: &[Interval], s
 mod tests {
     use super::*;
 
-    fn partial() -> Arc<Aggregated> {
-        Arc::new(Aggregated {
-            groups: super::super::grouping::Groups::new(0),
-            accumulators: Vec::new(),
-            spans: Vec::new(),
-        })
+    struct Block;
+
+    impl Weighed for Block {
+        fn approx_bytes(&self) -> usize {
+            100
+        }
+    }
+
+    fn partial() -> Arc<Block> {
+        Arc::new(Block)
     }
 
     #[test]
     fn hits_and_misses_are_counted_and_the_oldest_go_first() {
         let one = partial().approx_bytes() as u64 + 2;
-        let cache = PartialCache::new(one * 8 * 3);
+        let cache = PartialCache::<Block>::new(one * 8 * 3);
         assert!(cache.get("k1").is_none());
         cache.put("k1".into(), partial());
         assert!(cache.get("k1").is_some());
@@ -159,6 +196,17 @@ mod tests {
         let stats = cache.stats();
         assert!(stats.bytes <= one * 8 * 3, "{stats:?}");
         assert_eq!((stats.hits, stats.misses), (1, 1));
+    }
+
+    #[test]
+    fn a_thread_runs_with_the_cache_it_entered() {
+        assert!(current::<Block>().is_none());
+        let cache = Arc::new(PartialCache::<Block>::default());
+        enter(cache.clone(), || {
+            assert!(current::<Block>().is_some_and(|c| Arc::ptr_eq(&c, &cache)));
+            assert!(current::<u8>().is_none(), "a cache of another type is not this one");
+        });
+        assert!(current::<Block>().is_none(), "left behind");
     }
 
     #[test]

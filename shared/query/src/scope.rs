@@ -6,7 +6,6 @@
 //! query hands to other threads takes it along ([`current`], [`enter`]). Outside a scope
 //! nothing is kept.
 
-use crate::partial_cache::PartialCache;
 use crate::QueryError;
 use sluice_format::filter::{Filter, RowFilter};
 use std::cell::RefCell;
@@ -14,11 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-/// One query's deadline, partial cache and compiled filter leaves, shared by the threads
-/// running it.
+/// One query's deadline and compiled filter leaves, shared by the threads running it.
 pub struct Scope {
     deadline: Option<(Instant, u64)>,
-    partials: Option<Arc<PartialCache>>,
     /// Compiled leaves by what they say (their `Debug` form), so equal leaves share one.
     compiled: Mutex<HashMap<String, Arc<RowFilter>>>,
 }
@@ -30,23 +27,7 @@ thread_local! {
 /// Runs `work` as one query on this thread, under `deadline` (the instant, and the timeout it
 /// came from in milliseconds) when given.
 pub fn run<T>(deadline: Option<(Instant, u64)>, work: impl FnOnce() -> T) -> T {
-    run_cached(deadline, None, work)
-}
-
-/// [`run`], with the process's per-segment partial cache when given.
-pub fn run_cached<T>(
-    deadline: Option<(Instant, u64)>,
-    partials: Option<Arc<PartialCache>>,
-    work: impl FnOnce() -> T,
-) -> T {
-    enter(Some(Arc::new(Scope { deadline, partials, compiled: Mutex::default() })), work)
-}
-
-impl Scope {
-    /// The per-segment partial cache the query may read and fill.
-    pub fn partial_cache(&self) -> Option<Arc<PartialCache>> {
-        self.partials.clone()
-    }
+    enter(Some(Arc::new(Scope { deadline, compiled: Mutex::default() })), work)
 }
 
 /// The scope of the query running on this thread, to hand to [`enter`] on another.
