@@ -250,7 +250,8 @@ impl Accumulator {
     /// Merges `other`'s states (the same aggregator, over other segments of the query) into
     /// this one's: `other`'s group `i` is group `slots[i]` here. Every merge is associative and
     /// commutative (sums of doubles exactly so, see [`ExactSum`]; `first`/`last` break time
-    /// ties by value) but for sketch unions, whose estimates may differ in their last digits.
+    /// ties by value) but for sketch unions: past their exact modes a union's estimate may differ by about a
+    /// percent with how the merges were grouped (DataSketches switches estimators).
     pub fn absorb(&mut self, other: &Accumulator, slots: &[u32]) {
         let n = slots.iter().map(|&s| s as usize + 1).max().unwrap_or(0);
         if n > self.len() {
@@ -432,7 +433,8 @@ fn update_sketch(
     }
 }
 
-fn new_union(lg_k: u8) -> Box<HllUnion> {
+/// A union of `lg_k` (12 where `lg_k` is out of range, as the engine builds them).
+pub(crate) fn new_union(lg_k: u8) -> Box<HllUnion> {
     Box::new(HllUnion::new(lg_k).unwrap_or_else(|_| HllUnion::new(12).expect("lg_k 12 is valid")))
 }
 

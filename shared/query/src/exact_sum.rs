@@ -32,6 +32,16 @@ impl ExactSum {
         Self { partials: vec![x] }
     }
 
+    /// The exact sum of `partials`, as [`ExactSum::partials`] gave them (a sum read back).
+    pub fn from_partials(partials: Vec<f64>) -> Self {
+        Self { partials }
+    }
+
+    /// The non-overlapping partials, in increasing magnitude.
+    pub fn partials(&self) -> &[f64] {
+        &self.partials
+    }
+
     /// Number of partials held.
     pub fn len(&self) -> usize {
         self.partials.len()

@@ -174,14 +174,27 @@ impl Partial {
 /// The partial of `query` over `segments`, its segments run on every thread of the current
 /// rayon pool; `None` for a query type answered whole ([`execute`]), not from partials.
 pub fn partial(query: &Query, segments: &[QuerySegment]) -> Result<Option<Partial>, QueryError> {
-    scope::run(None, || {
-        Ok(Some(Partial::Aggregated(match query {
-            Query::Timeseries(q) => timeseries::aggregate(q, segments)?,
-            Query::TopN(q) => topn::aggregate(q, segments)?,
-            Query::GroupBy(q) => groupby::aggregate(q, segments)?,
-            _ => return Ok(None),
-        })))
-    })
+    scope::run(None, || partial_in_scope(query, segments))
+}
+
+/// [`partial`], stopped with [`QueryError::Timeout`] once `deadline` passes (checked each time
+/// a segment is opened); `timeout_ms` is the timeout the error names.
+pub fn partial_until(
+    query: &Query,
+    segments: &[QuerySegment],
+    deadline: std::time::Instant,
+    timeout_ms: u64,
+) -> Result<Option<Partial>, QueryError> {
+    scope::run(Some((deadline, timeout_ms)), || partial_in_scope(query, segments))
+}
+
+fn partial_in_scope(query: &Query, segments: &[QuerySegment]) -> Result<Option<Partial>, QueryError> {
+    Ok(Some(Partial::Aggregated(match query {
+        Query::Timeseries(q) => timeseries::aggregate(q, segments)?,
+        Query::TopN(q) => topn::aggregate(q, segments)?,
+        Query::GroupBy(q) => groupby::aggregate(q, segments)?,
+        _ => return Ok(None),
+    })))
 }
 
 /// The answer of `query` from its merged partial.

@@ -247,4 +247,40 @@ fn damaged_or_forged_partials_fail_naming_their_source() {
     let mut forged = Vec::new();
     ciborium::into_writer(&value, &mut forged).expect("cbor");
     assert!(read(&forged).contains("names value 999 of dimension 0"), "{}", read(&forged));
+    // A sum whose exact value is not the one it shows.
+    let mut value: ciborium::Value = ciborium::from_reader(&bytes[..]).expect("cbor");
+    let states =
+        value.as_map_mut().expect("map").iter_mut().find(|(k, _)| k.as_text() == Some("states")).expect("states");
+    let double = states.1.as_array_mut().expect("array")[0].as_map_mut().expect("a state");
+    let fields = double[0].1.as_map_mut().expect("double's fields");
+    let n = fields.iter().find(|(k, _)| k.as_text() == Some("vals")).map(|(_, v)| v.as_array().expect("vals").len());
+    let exact = fields.iter_mut().find(|(k, _)| k.as_text() == Some("exact")).expect("exact");
+    let forged_sum = ciborium::Value::Array(vec![ciborium::Value::Float(1e9)]);
+    exact.1 = ciborium::Value::Array(vec![forged_sum; n.expect("groups")]);
+    let mut forged = Vec::new();
+    ciborium::into_writer(&value, &mut forged).expect("cbor");
+    assert!(read(&forged).contains("whose exact value is 1000000000"), "{}", read(&forged));
+}
+
+#[test]
+fn a_partial_of_many_small_elements_is_refused_while_it_is_read() {
+    // One-byte zeros, each decoded into eight bytes (or a null into a forty-byte cell): the
+    // count of elements stops it, not the count of bytes.
+    let n = sluice_query::wire::MAX_PARTIAL_ELEMENTS + 10;
+    let cells = ciborium::Value::Array(vec![ciborium::Value::Integer(0.into()); n]);
+    let value = ciborium::Value::Map(vec![
+        (ciborium::Value::Text("version".into()), ciborium::Value::Integer(1.into())),
+        (ciborium::Value::Text("dims".into()), ciborium::Value::Integer(0.into())),
+        (ciborium::Value::Text("buckets".into()), cells),
+    ]);
+    let mut bytes = Vec::new();
+    ciborium::into_writer(&value, &mut bytes).expect("cbor");
+    let query = parse_query(
+        &json!({"queryType": "timeseries", "dataSource": "t", "granularity": "all", "intervals": ["2020/2021"],
+                "aggregations": [{"type": "count", "name": "rows"}]})
+        .to_string(),
+    )
+    .expect("parses");
+    let err = Aggregated::from_bytes(&bytes, &template(&query), "worker 9").map(|_| ()).expect_err("refused");
+    assert!(err.to_string().contains("elements in all"), "{err}");
 }
