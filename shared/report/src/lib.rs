@@ -205,10 +205,7 @@ mod tests {
 
     #[test]
     fn the_committed_reports_load_with_every_field() {
-        // Read when the test runs (cargo sets it), not when it was built: a test binary built
-        // from another checkout into a shared target folder reads this checkout's reports.
-        let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
-        let dir = std::path::Path::new(&manifest).join("../../bench/results");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
         let names = [
             "pipeline.json",
             "pipeline-16p.json",
