@@ -55,16 +55,7 @@ pub fn lag(path: &Path, title: &str, series: &[Series<'_>]) -> Result<()> {
             .label(s.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| anyhow!("{e}"))?;
-    root.present().with_context(|| format!("write {}", path.display()))?;
-    Ok(())
+    legend_and_write(&mut chart, &root, path)
 }
 
 /// One line of an x-y plot.
@@ -139,16 +130,7 @@ pub fn xy_log_x(
             )])
             .map_err(|e| anyhow!("{e}"))?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| anyhow!("{e}"))?;
-    root.present().with_context(|| format!("write {}", path.display()))?;
-    Ok(())
+    legend_and_write(&mut chart, &root, path)
 }
 
 /// A line cut into `pieces` pieces per segment, every other one kept, evenly in log x.
@@ -162,4 +144,22 @@ fn dashes(points: &[(f64, f64)], pieces: usize) -> Vec<Vec<(f64, f64)>> {
         }
     }
     out
+}
+
+/// Draws the chart's legend in its upper left corner and writes the image to `path`.
+fn legend_and_write<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<X, Y>>,
+    root: &DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>,
+    path: &Path,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    root.present().with_context(|| format!("write {}", path.display()))?;
+    Ok(())
 }

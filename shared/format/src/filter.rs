@@ -176,6 +176,20 @@ pub enum RowFilter {
 pub type Truth = Option<bool>;
 
 impl Filter {
+    /// The column a leaf filter tests (`None` for `and`, `or`, `not`, `true`, `false` and
+    /// `expression`).
+    pub fn column(&self) -> Option<&str> {
+        match self {
+            Filter::Selector { dimension, .. }
+            | Filter::In { dimension, .. }
+            | Filter::Bound { dimension, .. }
+            | Filter::Like { dimension, .. }
+            | Filter::Regex { dimension, .. } => Some(dimension),
+            Filter::Equals { column, .. } | Filter::Range { column, .. } | Filter::Null { column } => Some(column),
+            _ => None,
+        }
+    }
+
     /// Compiles the filter, resolving column names to row slots through `resolve`.
     pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> usize) -> Result<RowFilter, FilterError> {
         Ok(match self {

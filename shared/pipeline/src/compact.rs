@@ -295,6 +295,7 @@ impl Round<'_> {
             replace::begin(meta, datasource, ReplaceKind::Compact, &taken, intervals, self.options.now_ms).await?;
         let mut written: Vec<SegmentRecord> = Vec::new();
         for (chunk, bytes) in outputs {
+            let bytes = bytes::Bytes::from(bytes);
             let partition = written.iter().filter(|w| w.interval == chunk).count() as u32;
             let origin = (None, Some(begun.item.id));
             let record = match describe(
@@ -321,7 +322,7 @@ impl Round<'_> {
                     ))));
                 }
                 store
-                    .put_if_absent(&record.key, bytes.into())
+                    .put_if_absent(&record.key, bytes)
                     .await
                     .map_err(|source| ReplaceError::Storage { object: record.key.clone(), source })?;
                 let item = Item::new(datasource_pk(datasource), record.sk(), crate::datasource::to_json(&record));

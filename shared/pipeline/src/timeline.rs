@@ -13,6 +13,7 @@ use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{chunk_sk, datasource_pk, segment_key};
 pub use crate::layout::timeline::{ChunkItem, SegmentRecord};
 use crate::task::TaskId;
+use bytes::Bytes;
 pub use sluice_catalog::timeline::{
     read_records, realtime_segments, segment_records, visible_segments, REALTIME_VERSION,
 };
@@ -82,14 +83,16 @@ pub fn describe(
     interval: Interval,
     version: &str,
     partition: u32,
-    bytes: &[u8],
+    bytes: &Bytes,
     origin: (Option<TaskId>, Option<u64>),
     merge_id: &str,
 ) -> Result<SegmentRecord, FormatError> {
     let key = segment_key(datasource, interval, version, partition);
-    let directory = Segment::directory_of(&key, bytes)?;
+    // Opened over the caller's bytes (shared, not copied).
+    let segment = Segment::from_owner(&key, bytes.clone())?;
     // What lets a query's filter skip the segment without reading it.
-    let summary = SegmentSummary::of_bytes(&key, bytes, &SummaryLimits::default())?;
+    let summary = SegmentSummary::of(&segment, &SummaryLimits::default())?;
+    let directory = segment.directory();
     let columns = &directory.columns;
     Ok(SegmentRecord {
         interval,

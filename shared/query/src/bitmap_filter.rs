@@ -62,20 +62,8 @@ pub fn evaluate(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matche
     })
 }
 
-fn column_of(filter: &Filter) -> &str {
-    match filter {
-        Filter::Selector { dimension, .. }
-        | Filter::In { dimension, .. }
-        | Filter::Bound { dimension, .. }
-        | Filter::Like { dimension, .. }
-        | Filter::Regex { dimension, .. } => dimension,
-        Filter::Equals { column, .. } | Filter::Range { column, .. } | Filter::Null { column } => column,
-        _ => "",
-    }
-}
-
 fn leaf_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, QueryError> {
-    let name = column_of(filter);
+    let name = filter.column().unwrap_or_default();
     let compiled = crate::scope::compiled(filter)?;
     let column = cols.column(name)?;
     let mut out = Matches::default();

@@ -42,9 +42,7 @@ pub fn finish(q: &TimeseriesQuery, mut agg: Aggregated) -> Result<Value, QueryEr
         for slot in 0..agg.groups.len() {
             buckets.insert(agg.groups.buckets[slot], slot);
         }
-        let skip =
-            c.context.get("skipEmptyBuckets").is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
-        if !skip && c.granularity != Granularity::None {
+        if !q.skips_empty_buckets() && c.granularity != Granularity::None {
             // Over merged spans every step adds a bucket (but a span's first), and fails when
             // it does not advance: the work is bounded by the bucket limit, and the answer by
             // the values it may hold (buckets times aggregators).

@@ -16,6 +16,7 @@ use super::grouping::{Groups, KeyValue};
 use super::QueryError;
 use datasketches::hll::{HllSketch, HllType};
 use serde::{Deserialize, Serialize};
+use serde_bytes::ByteBuf;
 use sluice_format::aggregate::{MetricCell, Scalar};
 use sluice_format::time::Interval;
 
@@ -53,7 +54,7 @@ enum WireState {
     Long { vals: Bounded<i64>, seen: Bounded<bool> },
     Double { vals: Bounded<f64>, seen: Bounded<bool>, exact: Bounded<Bounded<f64>> },
     Timed { cells: Bounded<Option<(i64, WireScalar)>> },
-    Sketch { unions: Bounded<Option<serde_bytes_vec::Bytes>> },
+    Sketch { unions: Bounded<Option<ByteBuf>> },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -109,39 +110,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Bounded<T> {
 impl<T> From<Vec<T>> for Bounded<T> {
     fn from(v: Vec<T>) -> Self {
         Bounded(v)
-    }
-}
-
-/// Serialized sketches as CBOR byte strings rather than arrays of numbers.
-mod serde_bytes_vec {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    /// Bytes serialized as one byte string.
-    pub struct Bytes(pub Vec<u8>);
-
-    impl Serialize for Bytes {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_bytes(&self.0)
-        }
-    }
-
-    impl<'de> Deserialize<'de> for Bytes {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visitor;
-            impl<'de> serde::de::Visitor<'de> for Visitor {
-                type Value = Bytes;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a byte string")
-                }
-                fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
-                    Ok(Bytes(v.to_vec()))
-                }
-                fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
-                    Ok(Bytes(v))
-                }
-            }
-            d.deserialize_bytes(Visitor)
-        }
     }
 }
 
@@ -267,7 +235,7 @@ impl WireState {
                 unions: Bounded(
                     unions
                         .iter()
-                        .map(|u| u.as_ref().map(|u| serde_bytes_vec::Bytes(u.to_sketch(HllType::Hll8).serialize())))
+                        .map(|u| u.as_ref().map(|u| ByteBuf::from(u.to_sketch(HllType::Hll8).serialize())))
                         .collect(),
                 ),
             },
@@ -325,7 +293,7 @@ impl WireState {
                     .into_iter()
                     .map(|b| {
                         b.map(|b| {
-                            let sketch = HllSketch::deserialize(&b.0).map_err(|e| format!("a damaged sketch: {e}"))?;
+                            let sketch = HllSketch::deserialize(&b).map_err(|e| format!("a damaged sketch: {e}"))?;
                             let mut union = super::aggregator::new_union(lg_k);
                             union.update(&sketch);
                             Ok::<_, String>(union)

@@ -166,8 +166,9 @@ async fn compact_day(
     for (seq, (interval, bytes)) in fragments.iter().enumerate() {
         let task = TaskId { datasource: datasource.into(), group: 0, seq: seq as u64 };
         let origin = (Some(task), None);
-        let record = describe(datasource, *interval, "2015-09-12T00:00:00.000Z", seq as u32, bytes, origin, "bench")?;
-        store.put_if_absent(&record.key, bytes.clone().into()).await?;
+        let object = bytes::Bytes::from(bytes.clone());
+        let record = describe(datasource, *interval, "2015-09-12T00:00:00.000Z", seq as u32, &object, origin, "bench")?;
+        store.put_if_absent(&record.key, object).await?;
         let published = SegmentRecord { visible: true, ..record };
         meta.put(
             Item::new(datasource_pk(datasource), published.sk(), serde_json::to_value(&published)?),

@@ -11,11 +11,12 @@ use roaring::RoaringBitmap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The bytes of a segment: owned or memory-mapped.
-#[derive(Debug, Clone)]
+/// The bytes of a segment: owned, memory-mapped, or shared with their owner.
+#[derive(Clone)]
 enum Bytes {
     Owned(Arc<[u8]>),
     Mapped(Arc<memmap2::Mmap>),
+    Shared(Arc<dyn AsRef<[u8]> + Send + Sync>),
 }
 
 impl Bytes {
@@ -23,7 +24,19 @@ impl Bytes {
         match self {
             Bytes::Owned(b) => b,
             Bytes::Mapped(m) => m,
+            Bytes::Shared(b) => b.as_ref().as_ref(),
         }
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Bytes::Owned(_) => "owned",
+            Bytes::Mapped(_) => "mapped",
+            Bytes::Shared(_) => "shared",
+        };
+        write!(f, "{kind} {} bytes", self.as_slice().len())
     }
 }
 
@@ -54,6 +67,12 @@ impl Segment {
     /// Opens a segment held in memory; `object` names it in errors.
     pub fn from_bytes(object: &str, bytes: impl Into<Arc<[u8]>>) -> Result<Self, FormatError> {
         Self::open(object, Bytes::Owned(bytes.into()))
+    }
+
+    /// Opens a segment from bytes its `owner` keeps (a `bytes::Bytes` being uploaded, say),
+    /// without copying them.
+    pub fn from_owner(object: &str, owner: impl AsRef<[u8]> + Send + Sync + 'static) -> Result<Self, FormatError> {
+        Self::open(object, Bytes::Shared(Arc::new(owner)))
     }
 
     /// Opens a segment file by memory-mapping it.

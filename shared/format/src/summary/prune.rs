@@ -97,15 +97,10 @@ fn node(filter: &Filter, virtual_columns: &[&str]) -> Result<Node, FilterError> 
             return Ok(Node::Or(fields.iter().map(|f| node(f, virtual_columns)).collect::<Result<_, _>>()?))
         }
         Filter::Not { field } => return Ok(Node::Not(Box::new(node(field, virtual_columns)?))),
-        Filter::Selector { dimension, .. }
-        | Filter::In { dimension, .. }
-        | Filter::Bound { dimension, .. }
-        | Filter::Like { dimension, .. }
-        | Filter::Regex { dimension, .. } => dimension,
-        Filter::Equals { column, .. } | Filter::Range { column, .. } | Filter::Null { column } => column,
+        leaf => leaf.column().unwrap_or_default(),
     };
     let test = filter.compile(&mut |_| 0)?;
-    if column == "__time" || virtual_columns.contains(&column.as_str()) {
+    if column == "__time" || virtual_columns.contains(&column) {
         return Ok(Node::Fixed(ANY));
     }
     let like = match filter {
@@ -114,7 +109,7 @@ fn node(filter: &Filter, virtual_columns: &[&str]) -> Result<Node, FilterError> 
         }
         _ => None,
     };
-    Ok(Node::Leaf(Leaf { column: column.clone(), test, like }))
+    Ok(Node::Leaf(Leaf { column: column.to_string(), test, like }))
 }
 
 /// The characters a LIKE pattern starts with before its first wildcard (as

@@ -90,12 +90,7 @@ impl Query {
                 (q.common.filter.as_ref()?, &q.common.virtual_columns)
             }
             Query::Timeseries(q) => {
-                let skip = q
-                    .common
-                    .context
-                    .get("skipEmptyBuckets")
-                    .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
-                if !skip || q.common.granularity == Granularity::All {
+                if !q.skips_empty_buckets() || q.common.granularity == Granularity::All {
                     return None;
                 }
                 (q.common.filter.as_ref()?, &q.common.virtual_columns)
@@ -295,6 +290,16 @@ pub struct TimeseriesQuery {
     pub descending: bool,
     /// At most this many buckets.
     pub limit: Option<usize>,
+}
+
+impl TimeseriesQuery {
+    /// Whether the context says `skipEmptyBuckets` (as a boolean or the string `"true"`).
+    pub fn skips_empty_buckets(&self) -> bool {
+        self.common
+            .context
+            .get("skipEmptyBuckets")
+            .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"))
+    }
 }
 
 /// A topN query.

@@ -3,10 +3,8 @@
 //! when the segments are split into k batches (1..8) whose partials merge in any order, as a
 //! broker merges its workers'.
 
-use crate::common::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use sluice_format::spec::load_spec;
 use sluice_query::engine::Aggregated;
 use sluice_query::{execute, finish, parse_query, partial, Partial, Query, QuerySegment};
 
@@ -34,16 +32,7 @@ fn segments(rows: &[Row]) -> Vec<QuerySegment> {
         },
         "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}
     }});
-    let spec = load_spec(&spec.to_string()).expect("spec").spec;
-    let (indexes, _) = index_records(&spec, records.iter().map(|r| r.as_bytes()));
-    indexes
-        .values()
-        .map(|index| {
-            let interval = index.interval();
-            let segment = merge_all(&[persist(index, "hydrant")], 5_000_000).remove(0);
-            QuerySegment { id: format!("t_{interval}"), interval, segment }
-        })
-        .collect()
+    crate::query_segments(&spec, records.iter().map(|r| r.as_bytes()))
 }
 
 fn row() -> impl Strategy<Value = Row> {

@@ -2,9 +2,7 @@
 //! virtual columns, first/last and sketch aggregators, multi-value dimensions, topN orderings,
 //! having and limitSpec details, scan orders and formats, empty-bucket filling.
 
-use crate::common::*;
 use serde_json::{json, Value};
-use sluice_format::spec::load_spec;
 use sluice_query::{execute, execute_until, parse_query, QueryError, QuerySegment};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -59,16 +57,7 @@ fn build_from<'r>(records: impl Iterator<Item = &'r [u8]>, bitmaps: bool) -> Vec
             },
             "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}
         }});
-        let spec = load_spec(&spec.to_string()).expect("spec").spec;
-        let (indexes, _) = index_records(&spec, records);
-        indexes
-            .values()
-            .map(|index| {
-                let interval = index.interval();
-                let segment = merge_all(&[persist(index, "hydrant")], 5_000_000).remove(0);
-                QuerySegment { id: format!("t_{interval}"), interval, segment }
-            })
-            .collect()
+        crate::query_segments(&spec, records)
     }
 }
 
