@@ -6,7 +6,8 @@ pub mod confluent;
 pub mod indexing;
 pub mod kafka;
 pub mod kafka_sasl;
-pub mod lambda_service;
+/// The Lambda service on 127.0.0.1 the function binaries run in.
+pub use sluice_lambda_local as lambda_service;
 pub mod protocol;
 pub mod schema_registry;
 pub mod wikipedia;

@@ -42,7 +42,10 @@ pub use partial_cache::CacheStats;
 /// The per-segment partial cache of timeseries, topN and groupBy.
 pub type PartialCache = partial_cache::PartialCache<engine::Aggregated>;
 pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
-pub use source::{load_pruned, load_segments, run_query, run_query_pruned, Pruning, SegmentCache, DEFAULT_CACHE_BYTES};
+pub use source::{
+    load_pruned, load_segments, open_records, run_query, run_query_pruned, visible_records, Pruning, SegmentCache,
+    DEFAULT_CACHE_BYTES,
+};
 
 use sluice_format::segment::{FormatError, Segment};
 use sluice_format::time::Interval;
@@ -169,6 +172,21 @@ impl Partial {
             (Partial::Aggregated(a), Partial::Aggregated(b)) => a.absorb(b),
         }
     }
+
+    /// The partial on the wire ([`wire`]).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, QueryError> {
+        let Partial::Aggregated(a) = self;
+        a.to_bytes()
+    }
+
+    /// Reads a partial of `query` from the wire, checked against what `query` compiles to;
+    /// `source` (the worker or batch it came from) is named in every error.
+    pub fn from_bytes(query: &Query, bytes: &[u8], source: &str) -> Result<Partial, QueryError> {
+        let Some(Partial::Aggregated(template)) = partial(query, &[])? else {
+            return Err(QueryError::Unsupported(format!("partials of a {} query", query.kind())));
+        };
+        Ok(Partial::Aggregated(engine::Aggregated::from_bytes(bytes, &template, source)?))
+    }
 }
 
 /// The partial of `query` over `segments`, its segments run on every thread of the current
@@ -186,6 +204,17 @@ pub fn partial_until(
     timeout_ms: u64,
 ) -> Result<Option<Partial>, QueryError> {
     scope::run(Some((deadline, timeout_ms)), || partial_in_scope(query, segments))
+}
+
+/// [`partial_until`], reading and filling `partials`, the process's per-segment partial cache.
+pub fn partial_cached(
+    query: &Query,
+    segments: &[QuerySegment],
+    deadline: std::time::Instant,
+    timeout_ms: u64,
+    partials: &std::sync::Arc<PartialCache>,
+) -> Result<Option<Partial>, QueryError> {
+    partial_cache::enter(partials.clone(), || partial_until(query, segments, deadline, timeout_ms))
 }
 
 fn partial_in_scope(query: &Query, segments: &[QuerySegment]) -> Result<Option<Partial>, QueryError> {

@@ -58,15 +58,24 @@ impl SegmentCache {
 
     /// Opens the segment of `record`, downloading it first unless a copy of its size is cached.
     pub async fn open(&self, store: &dyn ObjectStore, record: &SegmentRecord) -> Result<Segment, QueryError> {
-        let path = self.dir.join(&record.key);
+        self.open_object(store, &record.key, record.num_bytes).await
+    }
+
+    /// Opens the segment object `key` of `num_bytes`, downloading it first unless a copy of
+    /// that size is cached. A key that would leave the cache folder (absolute, or with a
+    /// `..`, `.` or empty component) is refused.
+    pub async fn open_object(&self, store: &dyn ObjectStore, key: &str, num_bytes: u64) -> Result<Segment, QueryError> {
+        if !is_relative_key(key) {
+            return Err(QueryError::Source(format!("segment key {key:?} is not a relative object key")));
+        }
+        let path = self.dir.join(key);
         let io = |e: std::io::Error| QueryError::Source(format!("segment cache {}: {e}", path.display()));
-        let cached = tokio::fs::metadata(&path).await.is_ok_and(|m| m.len() == record.num_bytes);
+        let cached = tokio::fs::metadata(&path).await.is_ok_and(|m| m.len() == num_bytes);
         if cached {
             // Marks it used now, for eviction (best effort).
             let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
         } else {
-            let bytes =
-                store.get(&record.key).await.map_err(|e| QueryError::Source(format!("segment {}: {e}", record.key)))?;
+            let bytes = store.get(key).await.map_err(|e| QueryError::Source(format!("segment {key}: {e}")))?;
             if let Some(parent) = path.parent() {
                 tokio::fs::create_dir_all(parent).await.map_err(io)?;
             }
@@ -85,8 +94,14 @@ impl SegmentCache {
                 *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(held);
             }
         }
-        Ok(Segment::open_file_named(&path, &record.key)?)
+        Ok(Segment::open_file_named(&path, key)?)
     }
+}
+
+/// Whether `key` names an object below the store's root: not empty, not absolute, no `.`,
+/// `..` or empty component, no NUL; what may be joined to a cache folder.
+pub fn is_relative_key(key: &str) -> bool {
+    !key.is_empty() && !key.contains('\0') && key.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 impl SegmentCache {
@@ -186,6 +201,18 @@ pub async fn load_pruned(
     columns: Option<&BTreeSet<String>>,
     pruner: Option<&SegmentPruner>,
 ) -> Result<(Vec<QuerySegment>, Pruning), QueryError> {
+    let (records, pruning) = visible_records(meta, datasource, intervals, pruner).await?;
+    Ok((open_records(store, cache, datasource, &records, columns).await?, pruning))
+}
+
+/// The visible segment records of `datasource` overlapping `intervals`, in timeline order,
+/// without those whose summaries show that `pruner`'s filter matches none of their rows.
+pub async fn visible_records(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    intervals: &[Interval],
+    pruner: Option<&SegmentPruner>,
+) -> Result<(Vec<SegmentRecord>, Pruning), QueryError> {
     let records = if is_realtime(meta, datasource).await? {
         realtime_segments(meta, datasource).await
     } else {
@@ -194,7 +221,7 @@ pub async fn load_pruned(
     .map_err(|e| QueryError::Source(e.to_string()))?;
     let mut out = Vec::new();
     let mut pruning = Pruning::default();
-    for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
+    for r in records.into_iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
         pruning.considered += 1;
         if let (Some(p), Some(summary)) = (pruner, &r.summary) {
             if !p.may_match(summary) {
@@ -202,13 +229,28 @@ pub async fn load_pruned(
                 continue;
             }
         }
+        out.push(r);
+    }
+    Ok((out, pruning))
+}
+
+/// Opens the segments of `records` (see [`load_segments`] for how).
+pub async fn open_records(
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    datasource: &str,
+    records: &[SegmentRecord],
+    columns: Option<&BTreeSet<String>>,
+) -> Result<Vec<QuerySegment>, QueryError> {
+    let mut out = Vec::with_capacity(records.len());
+    for r in records {
         let segment = match cache {
             Some(c) => c.open(store, r).await?,
             None => fetch_parts(store, r, columns).await?,
         };
         out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
     }
-    Ok((out, pruning))
+    Ok(out)
 }
 
 /// Whether the datasource runs real-time tasks (`sluiceConfig.realtime`): its queries also

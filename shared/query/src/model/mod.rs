@@ -77,6 +77,12 @@ impl Query {
         }
     }
 
+    /// Whether the query is answered from per-segment partials ([`crate::partial`]) that
+    /// merge, so that its segments may be split between workers: timeseries, topN, groupBy.
+    pub fn has_partials(&self) -> bool {
+        matches!(self, Query::Timeseries(_) | Query::TopN(_) | Query::GroupBy(_))
+    }
+
     /// What judges, from a segment's summary, that the query's filter matches none of its
     /// rows: `None` without a filter, or where a segment's mere presence shapes the answer
     /// (a timeseries filling empty buckets, or a timeseries or topN over granularity `all`,

@@ -4,6 +4,7 @@
 mod common;
 
 mod druid_tutorials;
+mod generated;
 mod hostile_queries;
 mod partials;
 mod query_features;

@@ -6,9 +6,14 @@
 //! As Lambda does: an asynchronous invocation (`X-Amz-Invocation-Type: Event`) is queued and
 //! answered 202; one that fails is retried up to the function's retry count, then kept as a
 //! dead letter (the on-failure destination). A synchronous one waits for the function's
-//! answer, with `X-Amz-Function-Error: Unhandled` when it failed. One process per function
-//! takes one invocation at a time. The time from a process's start to its first poll is its
-//! cold-start initialisation.
+//! answer, with `X-Amz-Function-Error: Unhandled` when it failed. A function may run several
+//! processes (its concurrency: [`LambdaService::start`] once per process), each taking one
+//! invocation at a time from the function's queue. An invocation not answered within the
+//! function's timeout fails as Lambda's does ("Task timed out"). The time from a function's
+//! first start to its first poll is its cold-start initialisation.
+//!
+//! `sluice query --workers N` runs its query workers here; the tests run every function
+//! binary here.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -115,16 +120,16 @@ fn json_text(bytes: &[u8]) -> Value {
 impl LambdaService {
     /// Starts the Invoke API; functions are added with [`LambdaService::start`]. Process logs
     /// (standard error) go to files under `logs`.
-    pub async fn new(logs: &FsPath) -> Self {
+    pub async fn new(logs: &FsPath) -> std::io::Result<Self> {
         let shared = Arc::new(Shared { state: Mutex::new(ServiceState::default()), changed: Notify::new() });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the Invoke API");
-        let invoke_addr = listener.local_addr().expect("address");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let invoke_addr = listener.local_addr()?;
         let app =
             Router::new().route("/2015-03-31/functions/{name}/invocations", post(invoke)).with_state(shared.clone());
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Self { shared, invoke_addr, processes: Vec::new(), logs: logs.to_path_buf(), servers: vec![server] }
+        Ok(Self { shared, invoke_addr, processes: Vec::new(), logs: logs.to_path_buf(), servers: vec![server] })
     }
 
     /// The Invoke API endpoint, for `AWS_ENDPOINT_URL_LAMBDA`.
@@ -132,11 +137,14 @@ impl LambdaService {
         format!("http://{}", self.invoke_addr)
     }
 
-    /// Starts `config.binary` as function `config.name`, with its own Runtime API listener.
-    pub async fn start(&mut self, config: FunctionConfig) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a Runtime API");
-        let runtime_addr = listener.local_addr().expect("address");
+    /// Starts a process of `config.binary` as function `config.name`, with its own Runtime
+    /// API listener; started again under the same name, it adds a process taking the same
+    /// function's invocations.
+    pub async fn start(&mut self, config: FunctionConfig) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let runtime_addr = listener.local_addr()?;
         let name = config.name.clone();
+        let instance = self.processes.iter().filter(|(n, _)| *n == name).count();
         let app = Router::new()
             .route("/2018-06-01/runtime/invocation/next", get(next))
             .route("/2018-06-01/runtime/invocation/{id}/response", post(response))
@@ -146,7 +154,7 @@ impl LambdaService {
         self.servers.push(tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         }));
-        let log = std::fs::File::create(self.logs.join(format!("{name}.log"))).expect("log file");
+        let log = std::fs::File::create(self.logs.join(log_name(&name, instance)))?;
         let mut command = command_for(&config.binary);
         command
             .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -155,9 +163,9 @@ impl LambdaService {
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", config.memory_mb.to_string())
             .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
             .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
-            .env("AWS_LAMBDA_LOG_STREAM_NAME", "local")
+            .env("AWS_LAMBDA_LOG_STREAM_NAME", format!("local-{instance}"))
             .stdin(std::process::Stdio::null())
-            .stdout(log.try_clone().expect("log file"))
+            .stdout(log.try_clone()?)
             .stderr(log)
             .kill_on_drop(true);
         {
@@ -165,15 +173,31 @@ impl LambdaService {
             let f = state.functions.entry(name.clone()).or_default();
             f.max_retries = config.max_retries;
             f.timeout = config.timeout;
-            f.started = Some(Instant::now());
+            f.started.get_or_insert_with(Instant::now);
         }
-        let child = command.spawn().unwrap_or_else(|e| panic!("start {}: {e}", config.binary.display()));
+        let child = command
+            .spawn()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("start {}: {e}", config.binary.display())))?;
         self.processes.push((name, child));
+        Ok(())
     }
 
-    /// The standard error of function `name` so far.
+    /// Invokes function `name` synchronously with `payload`, as the Invoke API does without
+    /// the HTTP round trip: its answer, or `None` when no such function was started.
+    pub async fn invoke(&self, name: &str, payload: Vec<u8>) -> Option<Answer> {
+        let (reply, answer) = oneshot::channel();
+        let invocation =
+            Invocation { function: name.to_string(), payload: payload.into(), attempt: 0, reply: Some(reply) };
+        enqueue(&self.shared, invocation).ok()?;
+        answer.await.ok()
+    }
+
+    /// The standard error of function `name`'s processes so far, one after another.
     pub fn logs(&self, name: &str) -> String {
-        std::fs::read_to_string(self.logs.join(format!("{name}.log"))).unwrap_or_default()
+        let instances = self.processes.iter().filter(|(n, _)| n == name).count().max(1);
+        (0..instances)
+            .map(|i| std::fs::read_to_string(self.logs.join(log_name(name, i))).unwrap_or_default())
+            .collect()
     }
 
     /// Time from the start of function `name`'s process to its first poll for work.
@@ -217,6 +241,15 @@ impl LambdaService {
                 return false;
             }
         }
+    }
+}
+
+/// The log file of process `instance` of function `name`.
+fn log_name(name: &str, instance: usize) -> String {
+    if instance == 0 {
+        format!("{name}.log")
+    } else {
+        format!("{name}.{instance}.log")
     }
 }
 
@@ -283,6 +316,12 @@ async fn next(State((shared, name)): State<(Arc<Shared>, String)>) -> Response {
                 let deadline = chrono::Utc::now().timestamp_millis() + f.timeout.as_millis() as i64;
                 let payload = invocation.payload.clone();
                 state.in_flight.insert(id.clone(), invocation);
+                let (timeout, watched, id_late) = (f.timeout, shared.clone(), id.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(timeout).await;
+                    let message = format!("Task timed out after {:.2} seconds", timeout.as_secs_f64());
+                    finish(&watched, &id_late, Answer::Error(json!({"errorType": "Sandbox.Timedout", "errorMessage": message})));
+                });
                 let mut out = (StatusCode::OK, payload).into_response();
                 let h = out.headers_mut();
                 let header = |v: String| HeaderValue::from_str(&v).expect("header value");

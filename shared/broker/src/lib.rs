@@ -1,0 +1,160 @@
+//! The query broker and the query worker: a query that reads more bytes than one function
+//! should is split between workers, each computing the partial of one batch of segments,
+//! and the broker merges the partials and finishes the answer once.
+//!
+//! ```text
+//!  broker: query -> visible records (catalog), pruned by their summaries        (lib)
+//!          small, or no partials (scan, metadata)? -> answered here, as before
+//!          else k batches by rendezvous hashing of the keys                 (batches)
+//!          -> one invocation per batch (a tree past `width`), retried once  (scatter)
+//!  worker: request -> segments from deep storage via /tmp -> partial on every core (worker)
+//!          -> zstd + base64 wire bytes                                      (protocol)
+//!  broker: answers checked against the query -> absorbed -> finish -> Druid's JSON
+//! ```
+//!
+//! The merge is exact for every aggregator but HLL sketches past their exact modes
+//! (docs/queries.md), so the answer is the single function's, whatever the split.
+
+pub mod batches;
+pub mod invoker;
+pub mod protocol;
+pub mod runtime;
+pub mod scatter;
+pub mod worker;
+
+pub use invoker::{InProcess, InvokeError, WorkerInvoker};
+#[cfg(feature = "aws")]
+pub use invoker::LambdaWorkers;
+pub use worker::Worker;
+
+use protocol::BatchSegment;
+use sluice_query::source::segment_id;
+use sluice_query::{
+    execute_cached, execute_until, open_records, parse_query, visible_records, Pruning, QueryError, SegmentCache,
+};
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Environment variable naming the query-worker function (unset: no fan-out).
+pub const WORKER_FUNCTION_ENV: &str = "SLUICE_QUERY_WORKER_FUNCTION";
+/// Environment variable: most workers one query invokes at once (the worker function's
+/// reserved concurrency in the template).
+pub const MAX_WORKERS_ENV: &str = "SLUICE_QUERY_MAX_WORKERS";
+
+/// When and how a broker fans a query out.
+#[derive(Debug, Clone)]
+pub struct FanOut {
+    /// Invokes the workers.
+    pub invoker: Arc<dyn WorkerInvoker>,
+    /// A query whose segments hold at most this many bytes is answered by the broker alone.
+    pub min_bytes: u64,
+    /// Bytes of segments per batch the broker aims at.
+    pub batch_bytes: u64,
+    /// Most batches of one query: the workers it may keep busy at once.
+    pub max_batches: usize,
+    /// Most invocations one broker or tree node makes; more batches form an invocation tree.
+    pub width: usize,
+}
+
+impl FanOut {
+    /// A fan-out through `invoker` with the deployment's defaults: queries over 1 GiB of
+    /// segments split into batches of 512 MiB, at most `max_batches` of them, 128 invocations
+    /// per node of the tree.
+    pub fn new(invoker: Arc<dyn WorkerInvoker>, max_batches: usize) -> Self {
+        Self { invoker, min_bytes: 1 << 30, batch_bytes: 512 << 20, max_batches: max_batches.max(1), width: 128 }
+    }
+}
+
+/// A query's answer and how it was computed.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// Druid's JSON result.
+    pub result: serde_json::Value,
+    /// Segments considered and skipped by their summaries.
+    pub pruning: Pruning,
+    /// How the query was fanned out (`None`: answered here).
+    pub fanned_out: Option<FanOutStats>,
+}
+
+/// What a fanned-out query cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FanOutStats {
+    /// Batches the segments were split into.
+    pub batches: usize,
+    /// Worker invocations (tree nodes and second attempts included).
+    pub invocations: u64,
+    /// Second attempts.
+    pub retries: u64,
+    /// Segments the workers computed.
+    pub segments: u64,
+    /// Of those, answered from the workers' partial caches.
+    pub cached: u64,
+    /// Bytes of the segments the batches name.
+    pub bytes: u64,
+}
+
+/// Parses and runs a query against the stores: fanned out to workers when `fanout` is given,
+/// the query has partials (timeseries, topN, groupBy) and its segments hold more than
+/// `fanout.min_bytes`; answered here otherwise, as `sluice_query::run_query_pruned` does.
+pub async fn run_query(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    fanout: Option<&FanOut>,
+    text: &str,
+) -> Result<Answer, QueryError> {
+    let query = Arc::new(parse_query(text)?);
+    let timeout_ms = query.timeout_ms()?;
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+    let work = async {
+        let pruner = query.pruner();
+        let (records, pruning) =
+            visible_records(meta, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
+        let bytes: u64 = records.iter().map(|r| r.num_bytes).sum();
+        if let Some(f) = fanout.filter(|f| query.has_partials() && bytes > f.min_bytes) {
+            let datasource = query.datasource();
+            let segments: Vec<BatchSegment> = records
+                .iter()
+                .map(|r| BatchSegment {
+                    id: segment_id(datasource, r),
+                    key: r.key.clone(),
+                    num_bytes: r.num_bytes,
+                    interval: r.interval,
+                })
+                .collect();
+            let k = batches::batch_count(bytes, f.batch_bytes, f.max_batches);
+            let batches = batches::split(segments, k);
+            let count = batches.len();
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| QueryError::invalid("(query)", e.to_string()))?;
+            let g = scatter::gather(&query, &value, batches, &f.invoker, deadline, timeout_ms, f.width).await?;
+            let stats = FanOutStats {
+                batches: count,
+                invocations: g.invocations,
+                retries: g.retries,
+                segments: g.segments,
+                cached: g.cached,
+                bytes,
+            };
+            let q = query.clone();
+            let result = tokio::task::spawn_blocking(move || sluice_query::finish(&q, g.partial))
+                .await
+                .map_err(|e| QueryError::Source(format!("finishing the query failed: {e}")))??;
+            return Ok(Answer { result, pruning, fanned_out: Some(stats) });
+        }
+        let columns = query.columns();
+        let segments = open_records(store, cache, query.datasource(), &records, columns.as_ref()).await?;
+        let partials = cache.map(|c| c.partials().clone());
+        let q = query.clone();
+        let result = tokio::task::spawn_blocking(move || match partials {
+            Some(partials) => execute_cached(&q, &segments, deadline, timeout_ms, &partials),
+            None => execute_until(&q, &segments, deadline, timeout_ms),
+        })
+        .await
+        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))??;
+        Ok(Answer { result, pruning, fanned_out: None })
+    };
+    tokio::time::timeout_at(deadline.into(), work).await.unwrap_or(Err(QueryError::Timeout(timeout_ms)))
+}

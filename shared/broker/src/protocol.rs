@@ -1,0 +1,243 @@
+//! What a broker sends a query worker and what the worker answers: JSON events, as Lambda
+//! carries them. The request names the query (as the broker received it), the deadline and
+//! the segments of one batch (or, for a node of an invocation tree, several batches); the
+//! answer carries the batch's partial (the wire format of `sluice_query::wire`, compressed
+//! with zstd, in base64) or the query error the worker met. Both sides check what they read:
+//! sizes before parsing, every key, interval and count after.
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use sluice_format::text::excerpt;
+use sluice_format::time::Interval;
+use sluice_query::{Partial, Query, QueryError};
+use std::io::Read;
+
+/// Version of the request and answer; a worker refuses any other.
+pub const VERSION: u32 = 1;
+/// Most bytes of a request a worker reads (Lambda's synchronous payload limit is 6 MB).
+pub const MAX_REQUEST_BYTES: usize = 6 << 20;
+/// Most bytes of an answer: Lambda's synchronous response limit (6 MB).
+pub const MAX_ANSWER_BYTES: usize = 6_000_000;
+/// Most segments one request names, over all its batches.
+pub const MAX_REQUEST_SEGMENTS: usize = 50_000;
+/// Most batches one request names (the width of an invocation tree's node).
+pub const MAX_REQUEST_BATCHES: usize = 1_000;
+
+/// One segment of a batch: what a worker needs to open it and name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchSegment {
+    /// Druid's segment id.
+    pub id: String,
+    /// The object key in deep storage.
+    pub key: String,
+    /// The object's size.
+    pub num_bytes: u64,
+    /// The segment's time chunk.
+    pub interval: Interval,
+}
+
+/// A worker's invocation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerRequest {
+    /// [`VERSION`].
+    pub version: u32,
+    /// The query, as the broker received it.
+    pub query: serde_json::Value,
+    /// When the broker gives up, milliseconds since the epoch.
+    pub deadline_ms: i64,
+    /// The batches: one for a leaf; several for a node of an invocation tree, which invokes
+    /// a worker per batch and merges their partials.
+    pub batches: Vec<Vec<BatchSegment>>,
+}
+
+/// A worker's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerAnswer {
+    /// [`VERSION`].
+    pub version: u32,
+    /// The partial (zstd-compressed wire bytes, base64), absent when the query failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
+    /// Why the query failed in the worker (its own error, not the worker's crash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<WorkerQueryError>,
+    /// Segments the worker (or its subtree) computed.
+    pub segments: u64,
+    /// Of those, segments whose partials came from its partial cache.
+    #[serde(default)]
+    pub cached: u64,
+    /// Invocations the worker made as a node of an invocation tree.
+    #[serde(default)]
+    pub invocations: u64,
+    /// [`digest`] of the request answered: an answer to another query or batch (a mix-up,
+    /// a stale or misrouted response) is refused even when its partial has the right shape.
+    pub digest: String,
+}
+
+/// What binds an answer to its request: a hash of the query and the batches' keys.
+pub fn digest(query: &serde_json::Value, batches: &[Vec<BatchSegment>]) -> String {
+    let mut hasher = xxhash_rust::xxh64::Xxh64::new(VERSION.into());
+    hasher.update(query.to_string().as_bytes());
+    for batch in batches {
+        hasher.update(b"\n");
+        for s in batch {
+            hasher.update(s.key.as_bytes());
+            hasher.update(b"\0");
+        }
+    }
+    format!("{:016x}", hasher.digest())
+}
+
+/// A query error as it crosses the wire: its kind decides whether the broker retries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum WorkerQueryError {
+    /// The query is invalid (the same for every worker: never retried).
+    Invalid {
+        /// The field at fault.
+        field: String,
+        /// What was expected.
+        reason: String,
+    },
+    /// A feature Sluice does not implement (never retried).
+    Unsupported {
+        /// What.
+        message: String,
+    },
+    /// The query's deadline passed in the worker (never retried).
+    Timeout {
+        /// The timeout the query named.
+        timeout_ms: u64,
+    },
+    /// A segment could not be read or is damaged (retried once: storage may recover).
+    Source {
+        /// What failed, naming the object.
+        message: String,
+    },
+}
+
+impl From<&QueryError> for WorkerQueryError {
+    fn from(e: &QueryError) -> Self {
+        match e {
+            QueryError::Invalid { field, reason } => Self::Invalid { field: field.clone(), reason: reason.clone() },
+            QueryError::Unsupported(m) => Self::Unsupported { message: m.clone() },
+            QueryError::Timeout(ms) => Self::Timeout { timeout_ms: *ms },
+            QueryError::Segment(e) => Self::Source { message: e.to_string() },
+            QueryError::Source(m) => Self::Source { message: m.clone() },
+        }
+    }
+}
+
+impl WorkerQueryError {
+    /// The query error, for the broker's caller; `source` names the worker.
+    pub fn into_query_error(self, source: &str) -> QueryError {
+        match self {
+            Self::Invalid { field, reason } => QueryError::Invalid { field, reason },
+            Self::Unsupported { message } => QueryError::Unsupported(message),
+            Self::Timeout { timeout_ms } => QueryError::Timeout(timeout_ms),
+            Self::Source { message } => QueryError::Source(format!("{source}: {message}")),
+        }
+    }
+
+    /// Whether another attempt may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Source { .. })
+    }
+}
+
+impl WorkerRequest {
+    /// Reads a request, refusing what a broker would never send: too large, another version,
+    /// no batch or an empty one, too many segments, a key that leaves the store's root, a
+    /// backward interval.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, QueryError> {
+        let bad = |reason: String| QueryError::invalid("(worker request)", reason);
+        if bytes.len() > MAX_REQUEST_BYTES {
+            return Err(bad(format!("{} bytes, more than {MAX_REQUEST_BYTES}", bytes.len())));
+        }
+        let request: Self = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+        if request.version != VERSION {
+            return Err(bad(format!("version {}, this worker reads {VERSION}", request.version)));
+        }
+        if request.batches.is_empty() || request.batches.len() > MAX_REQUEST_BATCHES {
+            return Err(bad(format!("{} batches: from 1 to {MAX_REQUEST_BATCHES}", request.batches.len())));
+        }
+        let segments: usize = request.batches.iter().map(Vec::len).sum();
+        if segments > MAX_REQUEST_SEGMENTS {
+            return Err(bad(format!("{segments} segments, more than {MAX_REQUEST_SEGMENTS}")));
+        }
+        for (i, batch) in request.batches.iter().enumerate() {
+            if batch.is_empty() {
+                return Err(bad(format!("batch {i} is empty")));
+            }
+            for s in batch {
+                if !sluice_query::source::is_relative_key(&s.key) {
+                    return Err(bad(format!("segment key {:?} is not a relative object key", s.key)));
+                }
+                if s.interval.start >= s.interval.end {
+                    return Err(bad(format!("segment {}: interval ends before it starts", s.key)));
+                }
+            }
+        }
+        Ok(request)
+    }
+}
+
+/// A partial as an answer carries it: wire bytes, zstd, base64.
+pub fn encode_partial(partial: &Partial) -> Result<String, QueryError> {
+    let wire = partial.to_bytes()?;
+    let packed = zstd::bulk::compress(&wire, 1).map_err(|e| QueryError::Source(format!("compress a partial: {e}")))?;
+    let text = base64::engine::general_purpose::STANDARD.encode(packed);
+    if text.len() > MAX_ANSWER_BYTES - 1024 {
+        return Err(QueryError::Unsupported(format!(
+            "a batch's partial of {} bytes ({} compressed) does not fit in Lambda's 6 MB response: \
+             too many groups per worker (narrow the query, or use more, smaller batches)",
+            wire.len(),
+            text.len()
+        )));
+    }
+    Ok(text)
+}
+
+/// Reads a partial of `query` from an answer's text, decompressing at most
+/// `sluice_query::wire::MAX_PARTIAL_BYTES`; `source` is named in every error.
+pub fn decode_partial(query: &Query, text: &str, source: &str) -> Result<Partial, QueryError> {
+    let bad = |reason: String| QueryError::Source(format!("{source}: unreadable partial: {reason}"));
+    if text.len() > MAX_ANSWER_BYTES {
+        return Err(bad(format!("{} bytes of text, more than a Lambda response holds", text.len())));
+    }
+    let packed = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| bad(format!("base64: {e}")))?;
+    let limit = sluice_query::wire::MAX_PARTIAL_BYTES as u64;
+    let mut wire = Vec::new();
+    zstd::stream::read::Decoder::new(packed.as_slice())
+        .and_then(|d| d.take(limit + 1).read_to_end(&mut wire))
+        .map_err(|e| bad(format!("zstd: {e}")))?;
+    if wire.len() as u64 > limit {
+        return Err(bad(format!("decompresses past {limit} bytes")));
+    }
+    Partial::from_bytes(query, &wire, source)
+}
+
+/// Reads an answer's JSON, refusing one past [`MAX_ANSWER_BYTES`], of another version, or
+/// answering another request than the one of `digest`.
+pub fn read_answer(bytes: &[u8], digest: &str, source: &str) -> Result<WorkerAnswer, QueryError> {
+    let bad = |reason: String| QueryError::Source(format!("{source}: unreadable answer: {reason}"));
+    if bytes.len() > MAX_ANSWER_BYTES {
+        return Err(bad(format!("{} bytes, more than a Lambda response holds", bytes.len())));
+    }
+    let answer: WorkerAnswer = serde_json::from_slice(bytes).map_err(|e| {
+        bad(format!("{e} in {}", excerpt(&String::from_utf8_lossy(bytes), 200)))
+    })?;
+    if answer.version != VERSION {
+        return Err(bad(format!("version {}, this broker reads {VERSION}", answer.version)));
+    }
+    if answer.digest != digest {
+        return Err(bad(format!("it answers request {}, not {digest}", excerpt(&answer.digest, 40))));
+    }
+    if answer.partial.is_some() == answer.error.is_some() {
+        return Err(bad("an answer carries either a partial or an error".into()));
+    }
+    Ok(answer)
+}

@@ -1,0 +1,50 @@
+//! The query worker as a Lambda function: built once from the environment (deep storage from
+//! `SLUICE_STORAGE`, the segment cache under `SLUICE_CACHE`, and with the `aws` feature and
+//! `SLUICE_QUERY_WORKER_FUNCTION` set, the invoker a node of an invocation tree uses), then
+//! one answer per invocation from the Runtime API. The deployment's `query-worker` binary and
+//! `sluice query-worker` (the local worker processes of `--workers N`) both run this.
+
+use crate::worker::Worker;
+use crate::protocol::WorkerAnswer;
+use sluice_query::SegmentCache;
+use std::time::{Duration, Instant};
+
+/// Deep storage URL (`s3://BUCKET/PREFIX`, or `file:///DIR` locally).
+pub const STORAGE_ENV: &str = "SLUICE_STORAGE";
+/// Folder of the worker's segment cache (default `/tmp/sluice-cache`).
+pub const CACHE_ENV: &str = "SLUICE_CACHE";
+
+/// The worker of this process's environment.
+pub async fn worker_from_env() -> Result<Worker, String> {
+    let url = std::env::var(STORAGE_ENV).ok().filter(|v| !v.is_empty()).ok_or(format!("{STORAGE_ENV} is not set"))?;
+    let store = sluice_store::storage::open_store(&url).await.map_err(|e| format!("{STORAGE_ENV}: {e}"))?;
+    let cache = SegmentCache::new(std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into()));
+    let worker = Worker::new(store, cache);
+    #[cfg(feature = "aws")]
+    if let Some(function) = std::env::var(crate::WORKER_FUNCTION_ENV).ok().filter(|v| !v.is_empty()) {
+        let invoker = crate::LambdaWorkers::from_env(&function).await;
+        return Ok(worker.with_subtree(std::sync::Arc::new(invoker)));
+    }
+    Ok(worker)
+}
+
+/// Serves invocations from the Runtime API (`AWS_LAMBDA_RUNTIME_API`) until the process ends;
+/// a worker that cannot be built logs why and exits with status 1 (a failed initialisation).
+pub async fn serve() -> Result<(), lambda_runtime::Error> {
+    let worker = match worker_from_env().await {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::error!(error = %e, "initialisation failed");
+            std::process::exit(1)
+        }
+    };
+    let worker = &worker;
+    lambda_runtime::run(lambda_runtime::service_fn(move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
+        let request = serde_json::to_vec(&event.payload)?;
+        let left = (event.context.deadline as i64).saturating_sub(sluice_format::time::now_ms()).max(0);
+        let deadline = (event.context.deadline != 0).then(|| Instant::now() + Duration::from_millis(left as u64));
+        let answer: WorkerAnswer = worker.answer_to(&request, deadline).await;
+        Ok::<_, lambda_runtime::Error>(answer)
+    }))
+    .await
+}

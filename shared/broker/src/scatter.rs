@@ -1,0 +1,184 @@
+//! The broker's scatter and gather: one invocation per batch (or per node of an invocation
+//! tree past `width` batches), all in flight at once up to `width`; each answer read and
+//! checked as hostile input; a worker that fails, times out or answers garbage is invoked
+//! once more, then the query fails naming it. Never a partial answer: every batch's partial
+//! is merged, or the query fails.
+
+use crate::batches::tree;
+use crate::invoker::{InvokeError, WorkerInvoker};
+use crate::protocol::{decode_partial, digest, read_answer, BatchSegment, WorkerRequest, VERSION};
+use futures::StreamExt;
+use sluice_query::{Partial, Query, QueryError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the workers of one query returned, merged.
+pub struct Gathered {
+    /// The merged partial of every batch.
+    pub partial: Partial,
+    /// Segments the workers computed.
+    pub segments: u64,
+    /// Of those, segments answered from the workers' partial caches.
+    pub cached: u64,
+    /// Worker invocations, retries and the tree's own included.
+    pub invocations: u64,
+    /// Invocations that were a second attempt.
+    pub retries: u64,
+}
+
+/// What one batch (or tree node) is: for errors.
+struct Part {
+    request: Vec<u8>,
+    digest: String,
+    label: String,
+}
+
+/// Invokes a worker per batch of `query` (`text` as the caller sent it) and merges their
+/// partials, the batches grouped into tree nodes when there are more than `width`.
+pub async fn gather(
+    query: &Arc<Query>,
+    text: &serde_json::Value,
+    batches: Vec<Vec<BatchSegment>>,
+    invoker: &Arc<dyn WorkerInvoker>,
+    deadline: Instant,
+    timeout_ms: u64,
+    width: usize,
+) -> Result<Gathered, QueryError> {
+    let width = width.max(1);
+    let total = batches.len();
+    let nodes = if total > width { tree(batches, width) } else { batches.into_iter().map(|b| vec![b]).collect() };
+    let nodes_count = nodes.len();
+    // The workers' deadline comes a little before the broker's, so that a worker out of time
+    // says so before the broker stops waiting.
+    let left = deadline.saturating_duration_since(Instant::now());
+    let worker_deadline = sluice_format::time::now_ms() + (left - (left / 10).min(Duration::from_millis(250))).as_millis() as i64;
+    let parts: Vec<Part> = nodes
+        .into_iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let segments: usize = node.iter().map(Vec::len).sum();
+            let first = node.first().and_then(|b| b.first()).map(|s| s.id.as_str()).unwrap_or("");
+            let label = if node.len() == 1 {
+                format!("batch {} of {nodes_count} ({segments} segments from {first})", i + 1)
+            } else {
+                format!("tree node {} of {nodes_count} ({} batches, {segments} segments from {first})", i + 1, node.len())
+            };
+            let digest = digest(text, &node);
+            let request = WorkerRequest { version: VERSION, query: text.clone(), deadline_ms: worker_deadline, batches: node };
+            let request = serde_json::to_vec(&request).map_err(|e| QueryError::Source(format!("{label}: {e}")))?;
+            Ok(Part { request, digest, label })
+        })
+        .collect::<Result<_, QueryError>>()?;
+    let mut answers = futures::stream::iter(parts)
+        .map(|part| attempt_twice(query, part, invoker, deadline, timeout_ms))
+        .buffer_unordered(width);
+    let mut pieces = Vec::with_capacity(nodes_count);
+    while let Some(one) = answers.next().await {
+        pieces.push(one?);
+    }
+    tokio::task::spawn_blocking(move || {
+        let mut pieces = pieces.into_iter();
+        let mut merged = pieces.next().ok_or_else(|| QueryError::Source("no batch to gather".into()))?;
+        for one in pieces {
+            merged.partial.absorb(one.partial)?;
+            merged.segments += one.segments;
+            merged.cached += one.cached;
+            merged.invocations += one.invocations;
+            merged.retries += one.retries;
+        }
+        Ok(merged)
+    })
+    .await
+    .map_err(|e| QueryError::Source(format!("merging the workers' partials failed: {e}")))?
+}
+
+/// One batch's partial: a second invocation when the first failed, timed out or answered
+/// garbage and time is left; a query error the worker reports (invalid, unsupported, out of
+/// time) is the query's, not retried.
+async fn attempt_twice(
+    query: &Arc<Query>,
+    part: Part,
+    invoker: &Arc<dyn WorkerInvoker>,
+    deadline: Instant,
+    timeout_ms: u64,
+) -> Result<Gathered, QueryError> {
+    let name = invoker.name();
+    let first = match attempt(query, &part, invoker.as_ref(), deadline, timeout_ms).await {
+        Attempt::Done(answer) => return answer,
+        Attempt::Failed(failure) => failure,
+    };
+    tracing::warn!(worker = name, part = part.label, failure = first, "query worker failed; invoking it again");
+    match attempt(query, &part, invoker.as_ref(), deadline, timeout_ms).await {
+        Attempt::Done(answer) => answer.map(|one| Gathered { retries: one.retries + 1, ..one }),
+        Attempt::Failed(second) => Err(QueryError::Source(format!(
+            "query worker {name}, {}: {second} (first attempt: {first}); the query is not answered from the \
+             other batches alone",
+            part.label
+        ))),
+    }
+}
+
+/// The outcome of one invocation.
+enum Attempt {
+    /// The batch's partial, or the query's own error.
+    Done(Result<Gathered, QueryError>),
+    /// Worth another attempt: why this one failed.
+    Failed(String),
+}
+
+async fn attempt(
+    query: &Arc<Query>,
+    part: &Part,
+    invoker: &dyn WorkerInvoker,
+    deadline: Instant,
+    timeout_ms: u64,
+) -> Attempt {
+    let within = deadline.saturating_duration_since(Instant::now());
+    if within.is_zero() {
+        return Attempt::Done(Err(QueryError::Timeout(timeout_ms)));
+    }
+    match invoker.invoke(part.request.clone(), within).await {
+        Ok(bytes) => match read(query, bytes, &part.digest, format!("query worker {}, {}", invoker.name(), part.label)).await {
+            Ok(Ok(mut one)) => {
+                one.invocations += 1;
+                Attempt::Done(Ok(one))
+            }
+            Ok(Err(query_error)) => Attempt::Done(Err(query_error)),
+            Err(garbage) => Attempt::Failed(garbage.to_string()),
+        },
+        Err(InvokeError::TimedOut(_)) if deadline <= Instant::now() => {
+            Attempt::Done(Err(QueryError::Timeout(timeout_ms)))
+        }
+        Err(e) => Attempt::Failed(e.to_string()),
+    }
+}
+
+/// Reads an answer: `Err` when it is garbage (worth another attempt), `Ok(Err)` when the
+/// worker reports a query error of its own (final unless transient).
+async fn read(
+    query: &Arc<Query>,
+    bytes: Vec<u8>,
+    digest: &str,
+    source: String,
+) -> Result<Result<Gathered, QueryError>, QueryError> {
+    let (query, digest) = (query.clone(), digest.to_string());
+    tokio::task::spawn_blocking(move || {
+        let answer = read_answer(&bytes, &digest, &source)?;
+        if let Some(error) = answer.error {
+            if error.is_transient() {
+                return Err(error.into_query_error(&source));
+            }
+            return Ok(Err(error.into_query_error(&source)));
+        }
+        let partial = decode_partial(&query, answer.partial.as_deref().unwrap_or_default(), &source)?;
+        Ok(Ok(Gathered {
+            partial,
+            segments: answer.segments,
+            cached: answer.cached,
+            invocations: answer.invocations,
+            retries: 0,
+        }))
+    })
+    .await
+    .map_err(|e| QueryError::Source(format!("reading a worker's answer failed: {e}")))?
+}

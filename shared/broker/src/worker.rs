@@ -1,0 +1,134 @@
+//! The query worker: reads a request, opens its batch's segments through its segment cache
+//! (downloaded once into `/tmp`, memory-mapped), computes the batch's partial on every core
+//! with its partial cache, and answers it. A node of an invocation tree invokes a worker per
+//! batch instead and answers their merged partial. Whatever goes wrong in the query is
+//! answered as the query's error; only a crash is the invocation's.
+
+use crate::invoker::WorkerInvoker;
+use crate::protocol::{digest, encode_partial, WorkerAnswer, WorkerRequest, VERSION};
+use crate::scatter::gather;
+use futures::{StreamExt, TryStreamExt};
+use sluice_query::{parse_query, partial_cached, QueryError, QuerySegment, SegmentCache};
+use sluice_store::storage::ObjectStore;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Segments a worker downloads at once.
+const PARALLEL_DOWNLOADS: usize = 8;
+
+/// A query worker's clients, built once per process.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    store: Arc<dyn ObjectStore>,
+    cache: SegmentCache,
+    subtree: Option<Arc<dyn WorkerInvoker>>,
+}
+
+impl Worker {
+    /// A worker reading segments from `store` through `cache`.
+    pub fn new(store: Arc<dyn ObjectStore>, cache: SegmentCache) -> Self {
+        Self { store, cache, subtree: None }
+    }
+
+    /// The same worker, able to serve as a node of an invocation tree: `invoker` invokes the
+    /// workers of the node's batches.
+    pub fn with_subtree(self, invoker: Arc<dyn WorkerInvoker>) -> Self {
+        Self { subtree: Some(invoker), ..self }
+    }
+
+    /// Answers one request (JSON) with the answer's JSON; `lambda_deadline` is when the
+    /// invocation itself ends, if sooner than the broker's.
+    pub async fn handle(&self, request: &[u8], lambda_deadline: Option<Instant>) -> Vec<u8> {
+        serde_json::to_vec(&self.answer_to(request, lambda_deadline).await).unwrap_or_default()
+    }
+
+    /// Answers one request (JSON): the batch's partial, or the query's error.
+    pub async fn answer_to(&self, request: &[u8], lambda_deadline: Option<Instant>) -> WorkerAnswer {
+        self.answer(request, lambda_deadline).await.unwrap_or_else(|(e, digest)| WorkerAnswer {
+            version: VERSION,
+            partial: None,
+            error: Some((&e).into()),
+            segments: 0,
+            cached: 0,
+            invocations: 0,
+            digest,
+        })
+    }
+
+    /// The answer, or the query's error with the digest of the request (empty when the
+    /// request could not be read).
+    async fn answer(
+        &self,
+        bytes: &[u8],
+        lambda_deadline: Option<Instant>,
+    ) -> Result<WorkerAnswer, (QueryError, String)> {
+        let request = WorkerRequest::from_slice(bytes).map_err(|e| (e, String::new()))?;
+        let digest = digest(&request.query, &request.batches);
+        let with = |e: QueryError| (e, digest.clone());
+        self.compute(request, lambda_deadline).await.map_err(with).map(|a| WorkerAnswer { digest: digest.clone(), ..a })
+    }
+
+    async fn compute(&self, request: WorkerRequest, lambda_deadline: Option<Instant>) -> Result<WorkerAnswer, QueryError> {
+        let query = Arc::new(parse_query(&request.query.to_string())?);
+        if !query.has_partials() {
+            return Err(QueryError::Unsupported(format!("a {} query in a query worker", query.kind())));
+        }
+        let timeout_ms = query.timeout_ms()?;
+        let left_ms = u64::try_from(request.deadline_ms.saturating_sub(sluice_format::time::now_ms())).unwrap_or(0);
+        let mut deadline = Instant::now() + Duration::from_millis(left_ms.min(timeout_ms));
+        if let Some(end) = lambda_deadline {
+            deadline = deadline.min(end);
+        }
+        if request.batches.len() > 1 {
+            let invoker = self.subtree.as_ref().ok_or_else(|| {
+                QueryError::Unsupported(
+                    "a request of several batches (an invocation tree's node) in a worker that invokes no workers"
+                        .into(),
+                )
+            })?;
+            let width = request.batches.len();
+            let g = gather(&query, &request.query, request.batches, invoker, deadline, timeout_ms, width).await?;
+            let partial = encode_partial(&g.partial)?;
+            return Ok(WorkerAnswer {
+                version: VERSION,
+                partial: Some(partial),
+                error: None,
+                segments: g.segments,
+                cached: g.cached,
+                invocations: g.invocations,
+                digest: String::new(),
+            });
+        }
+        let batch = request.batches.into_iter().next().unwrap_or_default();
+        let opening = futures::stream::iter(batch)
+            .map(|s| async move {
+                let segment = self.cache.open_object(self.store.as_ref(), &s.key, s.num_bytes).await?;
+                Ok::<_, QueryError>(QuerySegment { id: s.id, interval: s.interval, segment })
+            })
+            .buffered(PARALLEL_DOWNLOADS)
+            .try_collect::<Vec<_>>();
+        let segments = tokio::time::timeout_at(deadline.into(), opening)
+            .await
+            .map_err(|_| QueryError::Timeout(timeout_ms))??;
+        let partials = self.cache.partials().clone();
+        let hits = partials.stats().hits;
+        let count = segments.len() as u64;
+        let computed = tokio::task::spawn_blocking(move || {
+            let partial = partial_cached(&query, &segments, deadline, timeout_ms, &partials)?;
+            let hits = partials.stats().hits.saturating_sub(hits);
+            let partial = partial.ok_or_else(|| QueryError::Unsupported("a query without partials".into()))?;
+            Ok::<_, QueryError>((encode_partial(&partial)?, hits))
+        })
+        .await
+        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))??;
+        Ok(WorkerAnswer {
+            version: VERSION,
+            partial: Some(computed.0),
+            error: None,
+            segments: count,
+            cached: computed.1,
+            invocations: 0,
+            digest: String::new(),
+        })
+    }
+}
