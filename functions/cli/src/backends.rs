@@ -29,19 +29,25 @@ pub struct Backends {
 impl BackendArgs {
     /// Opens the stores, creating the embedded ones' folders.
     pub async fn open(&self) -> Result<Backends> {
-        let local = |name: &str| -> Result<String> {
-            let dir = std::env::current_dir()?.join(".sluice").join(name);
-            std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
-            Ok(format!("file://{}", dir.display()))
-        };
         let meta_url = match &self.metadata {
             Some(url) => url.clone(),
             None => local("metadata")?,
         };
-        let store_url = match &self.storage {
-            Some(url) => url.clone(),
-            None => local("storage")?,
-        };
-        Ok(Backends { meta: open_metadata(&meta_url).await?, store: open_store(&store_url).await? })
+        Ok(Backends { meta: open_metadata(&meta_url).await?, store: open_store(&self.storage_url()?).await? })
     }
+
+    /// The deep storage URL (the embedded folder's `file://` URL by default, created).
+    pub fn storage_url(&self) -> Result<String> {
+        match &self.storage {
+            Some(url) => Ok(url.clone()),
+            None => local("storage"),
+        }
+    }
+}
+
+/// The `file://` URL of the embedded backend folder `name`, created.
+fn local(name: &str) -> Result<String> {
+    let dir = std::env::current_dir()?.join(".sluice").join(name);
+    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    Ok(format!("file://{}", dir.display()))
 }

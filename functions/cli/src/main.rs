@@ -14,6 +14,7 @@ mod segments;
 mod serve;
 mod sql;
 mod supervisor;
+mod workers;
 
 use clap::{Parser, Subcommand};
 use sluice_pipeline::indexer::{set_descriptor_dir, DescriptorDir, DESCRIPTOR_DIR_ENV};
@@ -65,6 +66,10 @@ enum Command {
     /// Measures the engine and prints its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Serves as a query worker under the Lambda Runtime API (`AWS_LAMBDA_RUNTIME_API`): the
+    /// worker processes of `--workers N`.
+    #[command(hide = true)]
+    QueryWorker,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -78,7 +83,7 @@ fn main() -> anyhow::Result<()> {
     set_descriptor_dir(descriptors).map_err(anyhow::Error::msg)?;
     let runtime = || tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
     match cli.command {
-        Command::Bench(b) => bench::run(b),
+        Command::Bench(b) => bench::run(b, &cli.backends),
         Command::Ingest(a) => ingest::run(a),
         Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
         Command::Compaction(c) => runtime()?.block_on(compaction::run(c, &cli.backends)),
@@ -90,5 +95,8 @@ fn main() -> anyhow::Result<()> {
         Command::Sql(a) => runtime()?.block_on(sql::run(a, &cli.backends)),
         Command::Serve(a) => runtime()?.block_on(serve::run(a, &cli.backends)),
         Command::Demo(a) => runtime()?.block_on(demo::run(a)),
+        Command::QueryWorker => {
+            runtime()?.block_on(sluice_broker::runtime::serve()).map_err(|e| anyhow::anyhow!("query worker: {e}"))
+        }
     }
 }

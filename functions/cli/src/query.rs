@@ -4,7 +4,9 @@
 use crate::backends::BackendArgs;
 use anyhow::Result;
 use clap::Args;
-use sluice_query::{run_query_pruned, SegmentCache};
+use crate::workers::WorkerArgs;
+use sluice_broker::run_query;
+use sluice_query::SegmentCache;
 use std::path::PathBuf;
 
 /// Options of `sluice query`.
@@ -22,14 +24,29 @@ pub struct QueryArgs {
     /// Prints the result on one line.
     #[arg(long)]
     compact: bool,
+    #[command(flatten)]
+    workers: WorkerArgs,
 }
 
 /// Runs `sluice query`.
 pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
     let text = crate::input::read_text(std::path::Path::new(&args.query))?;
     let b = backends.open().await?;
+    let fanout = args.workers.start(&backends.storage_url()?, &args.cache).await?;
     let cache = (!args.no_cache).then(|| SegmentCache::new(args.cache));
-    let (result, pruning) = run_query_pruned(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), &text).await?;
+    let answer = run_query(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), fanout.as_ref(), &text).await?;
+    let (result, pruning) = (answer.result, answer.pruning);
+    if let Some(f) = answer.fanned_out {
+        eprintln!(
+            "sluice query: {} segments ({} MB) in {} batches, {} worker invocations ({} retried), {} partials cached",
+            f.segments,
+            f.bytes >> 20,
+            f.batches,
+            f.invocations,
+            f.retries,
+            f.cached
+        );
+    }
     if pruning.skipped > 0 {
         eprintln!(
             "sluice query: read {} of {} segments; {} skipped, their summaries showing the filter matches none of their rows",

@@ -7,6 +7,7 @@
 mod connections;
 
 use crate::backends::BackendArgs;
+use crate::workers::WorkerArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use sluice_http::{router, ApiState, LocalGuard};
@@ -46,6 +47,8 @@ pub struct ServeArgs {
     /// client that does not read it (the connection is closed after).
     #[arg(long, default_value_t = 60, value_parser = at_least_one::<86_400>)]
     body_timeout_secs: u64,
+    #[command(flatten)]
+    workers: WorkerArgs,
 }
 
 /// A whole number from 1 to `MAX`.
@@ -61,10 +64,12 @@ fn at_least_one<const MAX: u64>(text: &str) -> Result<u64, String> {
 /// Runs `sluice serve` until interrupted.
 pub async fn run(args: ServeArgs, backends: &BackendArgs) -> Result<()> {
     let b = backends.open().await?;
+    let fanout = args.workers.start(&backends.storage_url()?, &args.cache).await?;
     let state = ApiState {
         meta: b.meta,
         store: b.store,
         cache: Some(SegmentCache::with_limit(args.cache, args.cache_max_mb << 20)),
+        fanout,
     };
     let listener =
         tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listen on {}", args.listen))?;

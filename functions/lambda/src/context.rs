@@ -33,7 +33,7 @@ pub struct FunctionContext {
     pub meta: Arc<dyn MetadataStore>,
     /// Deep storage.
     pub store: Arc<dyn ObjectStore>,
-    /// Starts indexers and mergers (absent in the api function).
+    /// Starts indexers and mergers (absent in the functions that start no task).
     pub invoker: Option<Arc<dyn TaskInvoker>>,
 }
 
@@ -55,7 +55,8 @@ impl FunctionContext {
         let store = open_store(&required(STORAGE_ENV)?)
             .await
             .map_err(|e| FunctionError::Configuration(format!("{STORAGE_ENV}: {e}")))?;
-        let invoker: Option<Arc<dyn TaskInvoker>> = if !function.invokes.is_empty() {
+        let starts_tasks = function.invokes.iter().any(|f| matches!(*f, "indexer" | "merger"));
+        let invoker: Option<Arc<dyn TaskInvoker>> = if starts_tasks {
             Some(Arc::new(LambdaInvoker::from_env().await.map_err(FunctionError::Configuration)?))
         } else {
             None

@@ -158,11 +158,41 @@ pub const COMPACTOR: FunctionSpec = FunctionSpec {
 pub const API: FunctionSpec = FunctionSpec {
     resource: "ApiFunction",
     binary: "api",
-    env: &[STORES[0], STORES[1], STORES[2], "SLUICE_CACHE", "SLUICE_API_ROUTES"],
-    actions: &["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "s3:GetObject", "s3:ListBucket"],
+    env: &[
+        STORES[0],
+        STORES[1],
+        STORES[2],
+        "SLUICE_CACHE",
+        "SLUICE_API_ROUTES",
+        "SLUICE_QUERY_WORKER_FUNCTION",
+        "SLUICE_QUERY_MAX_WORKERS",
+        "SLUICE_QUERY_FANOUT_MIN_BYTES",
+        "SLUICE_QUERY_BATCH_BYTES",
+    ],
+    actions: &[
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "lambda:InvokeFunction",
+    ],
     reads_kafka: false,
     kafka_cluster: &[],
-    invokes: &[],
+    invokes: &["query-worker"],
+};
+
+/// The query worker: one batch of a fanned-out query's segments, read and answered as a
+/// partial. It reads segments (and hydrants, for real-time datasources) and nothing else; a
+/// node of an invocation tree invokes the function itself.
+pub const QUERY_WORKER: FunctionSpec = FunctionSpec {
+    resource: "QueryWorkerFunction",
+    binary: "query-worker",
+    env: &[STORES[1], STORES[2], "SLUICE_CACHE", "SLUICE_QUERY_PARTIAL_CACHE_MB", "SLUICE_QUERY_WORKER_FUNCTION"],
+    actions: &["s3:GetObject", "s3:ListBucket", "lambda:InvokeFunction"],
+    reads_kafka: false,
+    kafka_cluster: &[],
+    invokes: &["query-worker"],
 };
 
 /// The api function serving writes (`SLUICE_API_ROUTES=writes`): submits specs (checked against
@@ -202,4 +232,4 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
 pub const MISSING_AS_404: &str = "s3:GetObject needs s3:ListBucket for a missing object to read as 404";
 
 /// Every function.
-pub const FUNCTIONS: [FunctionSpec; 6] = [SUPERVISOR, INDEXER, MERGER, COMPACTOR, API, OPERATIONS];
+pub const FUNCTIONS: [FunctionSpec; 7] = [SUPERVISOR, INDEXER, MERGER, COMPACTOR, API, OPERATIONS, QUERY_WORKER];

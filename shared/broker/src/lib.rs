@@ -39,9 +39,13 @@ use std::time::{Duration, Instant};
 
 /// Environment variable naming the query-worker function (unset: no fan-out).
 pub const WORKER_FUNCTION_ENV: &str = "SLUICE_QUERY_WORKER_FUNCTION";
-/// Environment variable: most workers one query invokes at once (the worker function's
+/// Environment variable: most workers one query keeps busy (at most the worker function's
 /// reserved concurrency in the template).
 pub const MAX_WORKERS_ENV: &str = "SLUICE_QUERY_MAX_WORKERS";
+/// Environment variable: a query over more bytes of segments than this fans out.
+pub const MIN_BYTES_ENV: &str = "SLUICE_QUERY_FANOUT_MIN_BYTES";
+/// Environment variable: bytes of segments per batch.
+pub const BATCH_BYTES_ENV: &str = "SLUICE_QUERY_BATCH_BYTES";
 
 /// When and how a broker fans a query out.
 #[derive(Debug, Clone)]
@@ -64,6 +68,23 @@ impl FanOut {
     /// per node of the tree.
     pub fn new(invoker: Arc<dyn WorkerInvoker>, max_batches: usize) -> Self {
         Self { invoker, min_bytes: 1 << 30, batch_bytes: 512 << 20, max_batches: max_batches.max(1), width: 128 }
+    }
+
+    /// A fan-out through `invoker` set by [`MAX_WORKERS_ENV`] (default 100), [`MIN_BYTES_ENV`]
+    /// and [`BATCH_BYTES_ENV`] (defaults of [`FanOut::new`]); a value that is not a whole
+    /// number is refused naming its variable.
+    pub fn from_env(invoker: Arc<dyn WorkerInvoker>) -> Result<Self, String> {
+        let read = |name: &str| -> Result<Option<u64>, String> {
+            match std::env::var(name).ok().filter(|v| !v.is_empty()) {
+                None => Ok(None),
+                Some(v) => v.parse().map(Some).map_err(|e| format!("{name}={v:?}: {e}")),
+            }
+        };
+        let max = read(MAX_WORKERS_ENV)?.unwrap_or(100);
+        let mut f = Self::new(invoker, usize::try_from(max).map_err(|e| format!("{MAX_WORKERS_ENV}: {e}"))?);
+        f.min_bytes = read(MIN_BYTES_ENV)?.unwrap_or(f.min_bytes);
+        f.batch_bytes = read(BATCH_BYTES_ENV)?.unwrap_or(f.batch_bytes).max(1);
+        Ok(f)
     }
 }
 

@@ -132,13 +132,13 @@ impl From<&QueryError> for WorkerQueryError {
 }
 
 impl WorkerQueryError {
-    /// The query error, for the broker's caller; `source` names the worker.
-    pub fn into_query_error(self, source: &str) -> QueryError {
+    /// The query error, for the broker's caller.
+    pub fn into_query_error(self) -> QueryError {
         match self {
             Self::Invalid { field, reason } => QueryError::Invalid { field, reason },
             Self::Unsupported { message } => QueryError::Unsupported(message),
             Self::Timeout { timeout_ms } => QueryError::Timeout(timeout_ms),
-            Self::Source { message } => QueryError::Source(format!("{source}: {message}")),
+            Self::Source { message } => QueryError::Source(message),
         }
     }
 
@@ -202,9 +202,9 @@ pub fn encode_partial(partial: &Partial) -> Result<String, QueryError> {
 }
 
 /// Reads a partial of `query` from an answer's text, decompressing at most
-/// `sluice_query::wire::MAX_PARTIAL_BYTES`; `source` is named in every error.
-pub fn decode_partial(query: &Query, text: &str, source: &str) -> Result<Partial, QueryError> {
-    let bad = |reason: String| QueryError::Source(format!("{source}: unreadable partial: {reason}"));
+/// `sluice_query::wire::MAX_PARTIAL_BYTES`.
+pub fn decode_partial(query: &Query, text: &str) -> Result<Partial, QueryError> {
+    let bad = |reason: String| QueryError::Source(format!("unreadable partial: {reason}"));
     if text.len() > MAX_ANSWER_BYTES {
         return Err(bad(format!("{} bytes of text, more than a Lambda response holds", text.len())));
     }
@@ -217,13 +217,13 @@ pub fn decode_partial(query: &Query, text: &str, source: &str) -> Result<Partial
     if wire.len() as u64 > limit {
         return Err(bad(format!("decompresses past {limit} bytes")));
     }
-    Partial::from_bytes(query, &wire, source)
+    Partial::from_bytes(query, &wire, "the partial")
 }
 
 /// Reads an answer's JSON, refusing one past [`MAX_ANSWER_BYTES`], of another version, or
 /// answering another request than the one of `digest`.
-pub fn read_answer(bytes: &[u8], digest: &str, source: &str) -> Result<WorkerAnswer, QueryError> {
-    let bad = |reason: String| QueryError::Source(format!("{source}: unreadable answer: {reason}"));
+pub fn read_answer(bytes: &[u8], digest: &str) -> Result<WorkerAnswer, QueryError> {
+    let bad = |reason: String| QueryError::Source(format!("unreadable answer: {reason}"));
     if bytes.len() > MAX_ANSWER_BYTES {
         return Err(bad(format!("{} bytes, more than a Lambda response holds", bytes.len())));
     }

@@ -1,5 +1,6 @@
 //! The query worker as a Lambda function: built once from the environment (deep storage from
-//! `SLUICE_STORAGE`, the segment cache under `SLUICE_CACHE`, and with the `aws` feature and
+//! `SLUICE_STORAGE`, the segment cache under `SLUICE_CACHE` with `SLUICE_QUERY_PARTIAL_CACHE_MB`
+//! of partial results, and with the `aws` feature and
 //! `SLUICE_QUERY_WORKER_FUNCTION` set, the invoker a node of an invocation tree uses), then
 //! one answer per invocation from the Runtime API. The deployment's `query-worker` binary and
 //! `sluice query-worker` (the local worker processes of `--workers N`) both run this.
@@ -13,12 +14,18 @@ use std::time::{Duration, Instant};
 pub const STORAGE_ENV: &str = "SLUICE_STORAGE";
 /// Folder of the worker's segment cache (default `/tmp/sluice-cache`).
 pub const CACHE_ENV: &str = "SLUICE_CACHE";
+/// Megabytes of partial results the worker keeps in memory (default 256; 0 keeps none).
+pub const PARTIAL_CACHE_ENV: &str = "SLUICE_QUERY_PARTIAL_CACHE_MB";
 
 /// The worker of this process's environment.
 pub async fn worker_from_env() -> Result<Worker, String> {
     let url = std::env::var(STORAGE_ENV).ok().filter(|v| !v.is_empty()).ok_or(format!("{STORAGE_ENV} is not set"))?;
     let store = sluice_store::storage::open_store(&url).await.map_err(|e| format!("{STORAGE_ENV}: {e}"))?;
-    let cache = SegmentCache::new(std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into()));
+    let mut cache = SegmentCache::new(std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into()));
+    if let Some(mb) = std::env::var(PARTIAL_CACHE_ENV).ok().filter(|v| !v.is_empty()) {
+        let mb: u64 = mb.parse().map_err(|e| format!("{PARTIAL_CACHE_ENV}={mb:?}: {e}"))?;
+        cache = cache.with_partials_limit(mb << 20);
+    }
     let worker = Worker::new(store, cache);
     #[cfg(feature = "aws")]
     if let Some(function) = std::env::var(crate::WORKER_FUNCTION_ENV).ok().filter(|v| !v.is_empty()) {

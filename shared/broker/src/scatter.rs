@@ -138,7 +138,7 @@ async fn attempt(
         return Attempt::Done(Err(QueryError::Timeout(timeout_ms)));
     }
     match invoker.invoke(part.request.clone(), within).await {
-        Ok(bytes) => match read(query, bytes, &part.digest, format!("query worker {}, {}", invoker.name(), part.label)).await {
+        Ok(bytes) => match read(query, bytes, &part.digest).await {
             Ok(Ok(mut one)) => {
                 one.invocations += 1;
                 Attempt::Done(Ok(one))
@@ -153,24 +153,19 @@ async fn attempt(
     }
 }
 
-/// Reads an answer: `Err` when it is garbage (worth another attempt), `Ok(Err)` when the
-/// worker reports a query error of its own (final unless transient).
-async fn read(
-    query: &Arc<Query>,
-    bytes: Vec<u8>,
-    digest: &str,
-    source: String,
-) -> Result<Result<Gathered, QueryError>, QueryError> {
+/// Reads an answer: `Err` when it is garbage or a transient error (worth another attempt),
+/// `Ok(Err)` when the worker reports a query error of its own (invalid, unsupported, timeout).
+async fn read(query: &Arc<Query>, bytes: Vec<u8>, digest: &str) -> Result<Result<Gathered, QueryError>, QueryError> {
     let (query, digest) = (query.clone(), digest.to_string());
     tokio::task::spawn_blocking(move || {
-        let answer = read_answer(&bytes, &digest, &source)?;
+        let answer = read_answer(&bytes, &digest)?;
         if let Some(error) = answer.error {
             if error.is_transient() {
-                return Err(error.into_query_error(&source));
+                return Err(error.into_query_error());
             }
-            return Ok(Err(error.into_query_error(&source)));
+            return Ok(Err(error.into_query_error()));
         }
-        let partial = decode_partial(&query, answer.partial.as_deref().unwrap_or_default(), &source)?;
+        let partial = decode_partial(&query, answer.partial.as_deref().unwrap_or_default())?;
         Ok(Ok(Gathered {
             partial,
             segments: answer.segments,

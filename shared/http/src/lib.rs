@@ -45,7 +45,8 @@ use sluice_format::text::excerpt;
 use sluice_format::time::now_ms;
 use sluice_pipeline::datasource::{self, DatasourceError, SupervisorState};
 use sluice_pipeline::supervisor::{reset, reset_offsets, status, SupervisorError};
-use sluice_query::{run_query, QueryError, SegmentCache};
+use sluice_broker::{run_query, FanOut};
+use sluice_query::{QueryError, SegmentCache};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::{BTreeMap, HashMap};
@@ -60,6 +61,9 @@ pub struct ApiState {
     pub store: Arc<dyn ObjectStore>,
     /// Segment cache (none: ranged reads of the needed parts).
     pub cache: Option<SegmentCache>,
+    /// Query workers to fan large timeseries, topN and groupBy queries out to (none: every
+    /// query is answered here).
+    pub fanout: Option<FanOut>,
 }
 
 /// An error as Druid's error JSON with its status.
@@ -163,7 +167,19 @@ async fn query(
     UrlQuery(params): UrlQuery<HashMap<String, String>>,
     body: String,
 ) -> Result<Response, ApiError> {
-    let result = run_query(s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref(), &body).await?;
+    let answer = run_query(s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref(), s.fanout.as_ref(), &body).await?;
+    if let Some(f) = answer.fanned_out {
+        tracing::info!(
+            batches = f.batches,
+            invocations = f.invocations,
+            retries = f.retries,
+            segments = f.segments,
+            cached = f.cached,
+            bytes = f.bytes,
+            "query fanned out to workers"
+        );
+    }
+    let result = answer.result;
     let text = if params.contains_key("pretty") {
         serde_json::to_string_pretty(&result)
     } else {

@@ -54,6 +54,8 @@ pub struct FunctionConfig {
     pub timeout: Duration,
     /// Memory size in MB (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`).
     pub memory_mb: u32,
+    /// Arguments of the executable (none for a `bootstrap`).
+    pub args: Vec<String>,
 }
 
 struct Invocation {
@@ -100,6 +102,12 @@ pub struct LambdaService {
     processes: Vec<(String, Child)>,
     logs: PathBuf,
     servers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for LambdaService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LambdaService").field("invoke_url", &self.invoke_url()).field("processes", &self.processes.len()).finish()
+    }
 }
 
 impl Drop for LambdaService {
@@ -157,6 +165,7 @@ impl LambdaService {
         let log = std::fs::File::create(self.logs.join(log_name(&name, instance)))?;
         let mut command = command_for(&config.binary);
         command
+            .args(&config.args)
             .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("AWS_LAMBDA_RUNTIME_API", runtime_addr.to_string())
             .env("AWS_LAMBDA_FUNCTION_NAME", &name)

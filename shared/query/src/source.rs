@@ -46,6 +46,17 @@ impl SegmentCache {
         Self { dir: dir.into(), max_bytes, held: Arc::default(), partials: Arc::default() }
     }
 
+    /// The same cache of segments, keeping at most `max_bytes` of partial results (none at 0:
+    /// every query computes every segment).
+    pub fn with_partials_limit(self, max_bytes: u64) -> Self {
+        Self { partials: Arc::new(PartialCache::new(max_bytes)), ..self }
+    }
+
+    /// The same cache of segments, keeping no partial result.
+    pub fn without_partials(self) -> Self {
+        self.with_partials_limit(0)
+    }
+
     /// The per-segment partial results kept beside the segments.
     pub fn partials(&self) -> &Arc<PartialCache> {
         &self.partials

@@ -24,12 +24,12 @@ use sluice_format::time::{now_ms, Interval};
 use sluice_pipeline::compact::{compact, CompactOptions};
 use sluice_pipeline::compaction;
 use sluice_pipeline::datasource::submit;
-use sluice_pipeline::keys::datasource_pk;
 use sluice_pipeline::task::TaskId;
-use sluice_pipeline::timeline::{describe, visible_segments, SegmentRecord};
+use super::publish::publish_segment;
+use sluice_pipeline::timeline::visible_segments;
 use sluice_query::QuerySegment;
 use sluice_report::Meters;
-use sluice_store::metadata::{open_metadata, Condition, Item, MeteredMeta};
+use sluice_store::metadata::{open_metadata, MeteredMeta};
 use sluice_store::storage::{open_store, MeteredStore};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -165,16 +165,9 @@ async fn compact_day(
     let mut fragmented = Vec::with_capacity(fragments.len());
     for (seq, (interval, bytes)) in fragments.iter().enumerate() {
         let task = TaskId { datasource: datasource.into(), group: 0, seq: seq as u64 };
-        let origin = (Some(task), None);
         let object = bytes::Bytes::from(bytes.clone());
-        let record = describe(datasource, *interval, "2015-09-12T00:00:00.000Z", seq as u32, &object, origin, "bench")?;
-        store.put_if_absent(&record.key, object).await?;
-        let published = SegmentRecord { visible: true, ..record };
-        meta.put(
-            Item::new(datasource_pk(datasource), published.sk(), serde_json::to_value(&published)?),
-            Condition::Absent,
-        )
-        .await?;
+        let at = (*interval, "2015-09-12T00:00:00.000Z", seq as u32);
+        publish_segment(meta.as_ref(), store.as_ref(), datasource, at, object, Some(task)).await?;
         fragmented.push(segment_file(&files, &format!("fragment-{seq}"), *interval, bytes.clone())?);
     }
     let billing = Arc::new(Billing::default());

@@ -9,12 +9,14 @@ mod cost_figures;
 mod cost_hydrants;
 mod cost_realtime;
 mod cost_supervisor;
+mod fanout;
 mod fragments;
 mod indexer;
 mod pipeline;
 mod prices;
 mod process;
 mod protobuf_rows;
+mod publish;
 mod query;
 mod query_sql;
 mod realtime_steady;
@@ -61,10 +63,13 @@ pub enum BenchCommand {
     /// The query benchmark's queries over one day as a stream leaves it (a segment a minute)
     /// and as compaction leaves it, in one run: what compaction buys queries.
     Fragments(fragments::FragmentsArgs),
+    /// The query benchmark's queries over segments in deep storage, by one function and fanned
+    /// out to 1, 2 and 4 query-worker processes (`bench/fanout.sh` runs it on moto).
+    Fanout(fanout::FanoutArgs),
 }
 
 /// Runs a benchmark command.
-pub fn run(command: BenchCommand) -> Result<()> {
+pub fn run(command: BenchCommand, backends: &crate::backends::BackendArgs) -> Result<()> {
     match command {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
@@ -74,6 +79,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         }
         BenchCommand::Query(args) => query::run(args),
         BenchCommand::Fragments(args) => fragments::run(args),
+        BenchCommand::Fanout(args) => fanout::run(args, backends),
     }
 }
 

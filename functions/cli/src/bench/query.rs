@@ -252,18 +252,31 @@ fn print_growth(growth: &[Growth]) {
 /// The benchmark's segments, written under `dir` and memory-mapped, in time order, and the
 /// number of rows they hold.
 fn build_segments(args: &QueryArgs, dir: &std::path::Path) -> Result<(Vec<QuerySegment>, usize)> {
-    let sample = super::Sample::load(&args.sample.clone().unwrap_or_else(default_sample))?;
+    let sample = args.sample.clone().unwrap_or_else(default_sample);
+    build_files(&sample, args.rows, args.rows_per_segment, &args.without_bitmaps, dir)
+}
+
+/// Segments of `rows` rows of the sample (each copy shifted within its day) in files under
+/// `dir`, at most `rows_per_segment` rows each, in time order: the segments and the rows.
+pub(super) fn build_files(
+    sample: &std::path::Path,
+    rows: usize,
+    rows_per_segment: u64,
+    without_bitmaps: &[String],
+    dir: &std::path::Path,
+) -> Result<(Vec<QuerySegment>, usize)> {
+    let sample = super::Sample::load(sample)?;
     let spec = load_spec(TUTORIAL_SPEC)?.spec;
     let config = IndexConfig::from_spec(&spec);
-    let options = MergeOptions { max_rows_per_segment: args.rows_per_segment.max(1), compression: spec.tuning.index };
+    let options = MergeOptions { max_rows_per_segment: rows_per_segment.max(1), compression: spec.tuning.index };
     let (mut segments, mut num_rows) = (Vec::new(), 0);
     let mut first = 0;
-    while first < args.rows {
-        let n = BUILD_CHUNK_ROWS.min(args.rows - first);
-        let (rows, parser) = parse_all(&spec, &sample.records(first, n)?)?;
-        num_rows += rows.len();
-        let plans = super::segment::without_bitmaps(parser.dimensions(), &args.without_bitmaps);
-        for (i, index) in build_indexes(&config, rows, &plans).iter().enumerate() {
+    while first < rows {
+        let n = BUILD_CHUNK_ROWS.min(rows - first);
+        let (parsed, parser) = parse_all(&spec, &sample.records(first, n)?)?;
+        num_rows += parsed.len();
+        let plans = super::segment::without_bitmaps(parser.dimensions(), without_bitmaps);
+        for (i, index) in build_indexes(&config, parsed, &plans).iter().enumerate() {
             let hydrant = Segment::from_bytes("hydrant", index.persist(spec.tuning.index)?)?;
             for (p, bytes) in merge(&[hydrant], &options)?.into_iter().enumerate() {
                 let path = dir.join(format!("segment-{first}-{i}-{p}.seg"));

@@ -31,6 +31,8 @@ fn bootstrap(binary: &str, resource: &str) -> PathBuf {
             let code = built["Resources"][resource]["Properties"]["CodeUri"].as_str().unwrap_or(resource).to_string();
             PathBuf::from(dir).join(code).join("bootstrap")
         }
+        // The query worker is another package's binary, built beside these by a workspace build.
+        _ if binary == "query-worker" => PathBuf::from(env!("CARGO_BIN_EXE_api")).with_file_name("query-worker"),
         _ => PathBuf::from(match binary {
             "supervisor" => env!("CARGO_BIN_EXE_supervisor"),
             "indexer" => env!("CARGO_BIN_EXE_indexer"),
@@ -79,11 +81,61 @@ struct Pipeline {
     _logs: tempfile::TempDir,
 }
 
+/// The api function's settings that fan queries out to `worker`: any query, batches of about
+/// 300 kB of segments, at most 4.
+fn fan_out_to(worker: &str) -> Vec<(String, String)> {
+    [
+        ("SLUICE_QUERY_WORKER_FUNCTION", worker),
+        ("SLUICE_QUERY_FANOUT_MIN_BYTES", "0"),
+        ("SLUICE_QUERY_BATCH_BYTES", "300000"),
+        ("SLUICE_QUERY_MAX_WORKERS", "4"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
 impl Pipeline {
+    /// An api function `api` (reads, on `storages[0]`) fanning out to its own query worker
+    /// `worker` (on `storages[1]`, with `timeout`): a worker that cannot read the segments, or
+    /// runs out of time.
+    async fn start_broken_workers(&mut self, api: &str, worker: &str, storages: [&str; 2], timeout: Duration, metadata: &str) {
+        let cache = self._logs.path().join(unique("cache")).display().to_string();
+        for (name, binary, resource, timeout) in [
+            (api, "api", "ApiFunction", Duration::from_secs(60)),
+            (worker, "query-worker", "QueryWorkerFunction", timeout),
+        ] {
+            let mut env: Vec<(String, String)> = [
+                ("SLUICE_METADATA", metadata),
+                ("SLUICE_STORAGE", if binary == "api" { storages[0] } else { storages[1] }),
+                ("SLUICE_CACHE", &cache),
+                ("SLUICE_API_ROUTES", "reads"),
+                ("SLUICE_LOG", "info"),
+                ("AWS_ENDPOINT_URL_LAMBDA", &self.service.invoke_url()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+            env.extend(fan_out_to(worker));
+            self.service
+                .start(FunctionConfig {
+                    name: name.into(),
+                    binary: bootstrap(binary, resource),
+                    env,
+                    max_retries: 0,
+                    timeout,
+                    memory_mb: 1024,
+                    args: Vec::new(),
+                })
+                .await
+                .expect("a function process");
+        }
+    }
+
     /// The functions of `template.yaml` on `metadata` and `storage`.
     async fn start(metadata: &str, storage: &str, kafka_secret: Option<&str>) -> Self {
         let logs = tempfile::tempdir().expect("temp dir");
-        let mut service = LambdaService::new(logs.path()).await;
+        let mut service = LambdaService::new(logs.path()).await.expect("the Lambda service");
         let base: Vec<(String, String)> = [
             ("SLUICE_METADATA", metadata.to_string()),
             ("SLUICE_STORAGE", storage.to_string()),
@@ -96,6 +148,8 @@ impl Pipeline {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        // Two processes of the query worker: the api function fans every timeseries, topN and
+        // groupBy query out to them, in batches of about 300 kB of segments, at most 4.
         for (name, binary, resource, retries, timeout, routes) in [
             ("supervisor", "supervisor", "SupervisorFunction", 0, 120, ""),
             ("indexer", "indexer", "IndexerFunction", 2, 900, ""),
@@ -103,10 +157,13 @@ impl Pipeline {
             ("compactor", "compactor", "CompactorFunction", 0, 900, ""),
             ("api", "api", "ApiFunction", 0, 60, "reads"),
             ("operations", "api", "OperationsFunction", 0, 60, "writes"),
+            ("query-worker", "query-worker", "QueryWorkerFunction", 0, 60, ""),
+            ("query-worker", "query-worker", "QueryWorkerFunction", 0, 60, ""),
         ] {
             let mut env = base.clone();
-            env.push(("SLUICE_CACHE".into(), logs.path().join("cache").display().to_string()));
+            env.push(("SLUICE_CACHE".into(), logs.path().join(unique("cache")).display().to_string()));
             env.push(("SLUICE_API_ROUTES".into(), routes.into()));
+            env.extend(fan_out_to("sluice-query-worker"));
             service
                 .start(FunctionConfig {
                     name: format!("sluice-{name}"),
@@ -115,8 +172,10 @@ impl Pipeline {
                     max_retries: retries,
                     timeout: Duration::from_secs(timeout),
                     memory_mb: 1024,
+                    args: Vec::new(),
                 })
-                .await;
+                .await
+                .expect("a function process");
         }
         let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
         let client = aws_sdk_lambda::Client::from_conf(
@@ -177,7 +236,7 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     let records = records(sample_lines(), PARTITIONS);
     produce(&bootstrap_servers, &topic, &records).await;
     let metadata = fresh_table("lambda").await;
-    let pipeline = Pipeline::start(&metadata, &storage, None).await;
+    let mut pipeline = Pipeline::start(&metadata, &storage, None).await;
 
     // Druid's tutorial spec, submitted through the api function.
     let name = unique("wikipedia");
@@ -237,6 +296,28 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     .await
     .expect("query in this process");
     assert_eq!(top, direct, "the api function answers as the library does");
+    // Those queries were fanned out: their batches answered by the query-worker processes.
+    let worker_answers = pipeline.service.answers("sluice-query-worker");
+    assert!(worker_answers.len() >= 4, "two queries of at least two batches: {}", worker_answers.len());
+    for (_, answer) in &worker_answers {
+        assert!(matches!(answer, Answer::Response(a) if a["partial"].is_string()), "{answer:?}");
+    }
+    // A worker that cannot read the segments, and one out of time: each batch is invoked
+    // twice, then the query fails naming the worker; never a partial answer.
+    let elsewhere = format!("{storage}-elsewhere");
+    let lost = ["sluice-api-lost", "sluice-worker-lost", "not found"];
+    pipeline.start_broken_workers(lost[0], lost[1], [&storage, &elsewhere], Duration::from_secs(60), &metadata).await;
+    let slow = ["sluice-api-slow", "sluice-worker-slow", "Task timed out"];
+    pipeline.start_broken_workers(slow[0], slow[1], [&storage, &storage], Duration::from_millis(1), &metadata).await;
+    for [api, worker, says] in [lost, slow] {
+        let (status, body) = pipeline.http_to(api, "POST", "/druid/v2", &count.to_string()).await;
+        assert_eq!(status, 500, "{api}: {body}");
+        let message = body["errorMessage"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("query worker {worker}, batch")) && message.contains(says), "{api}: {body}");
+        let answers = pipeline.service.answers(worker);
+        assert!(answers.len() >= 2, "{worker}: the failed batch was invoked again: {answers:?}");
+        assert!(answers.iter().all(|(_, a)| !matches!(a, Answer::Response(r) if r["partial"].is_string())), "{worker}");
+    }
     // Druid SQL through the api function: the same count, and a parse error as Druid's JSON.
     let sql = json!({"query": format!("SELECT COUNT(*) AS n FROM \"{name}\""), "resultFormat": "array"});
     let (status, body) = pipeline.http("POST", "/druid/v2/sql", &sql.to_string()).await;
@@ -300,6 +381,7 @@ async fn the_pipeline_runs_through_the_function_binaries() {
         ("sluice-compactor", "compactor", "CompactorFunction"),
         ("sluice-api", "api", "ApiFunction"),
         ("sluice-operations", "api", "OperationsFunction"),
+        ("sluice-query-worker", "query-worker", "QueryWorkerFunction"),
     ] {
         let size = std::fs::metadata(bootstrap(binary, resource)).map(|m| m.len()).unwrap_or(0);
         let init = pipeline.service.cold_start(function).expect("polled");
