@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the six functions (five binaries: api serves two) with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
+# Builds the seven functions (six binaries: api serves two) with `sam build` (cargo-lambda, release, stripped) into .aws-sam/build,
 # one `bootstrap` per function (SAM_BUILD_MODE=debug: a debug build, as the tests use). Extra
 # arguments go to sam build (e.g. --parameter-overrides Architecture=x86_64). The template's
 # default architecture is arm64: on an x86_64 host, infra/cross.sh provides the cross

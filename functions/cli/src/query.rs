@@ -2,9 +2,9 @@
 //! the visible segments of the configured backends and prints Druid's JSON result.
 
 use crate::backends::BackendArgs;
+use crate::workers::WorkerArgs;
 use anyhow::Result;
 use clap::Args;
-use crate::workers::WorkerArgs;
 use sluice_broker::run_query;
 use sluice_query::SegmentCache;
 use std::path::PathBuf;

@@ -96,7 +96,9 @@ impl WorkerInvoker for LocalWorkers {
             .map_err(|_| InvokeError::TimedOut(within.as_millis() as u64))?;
         match answer {
             Some(Answer::Response(v)) => serde_json::to_vec(&v).map_err(|e| InvokeError::Failed(e.to_string())),
-            Some(Answer::Error(e)) => Err(InvokeError::Failed(sluice_format::text::excerpt(&e.to_string(), 300).into_owned())),
+            Some(Answer::Error(e)) => {
+                Err(InvokeError::Failed(sluice_format::text::excerpt(&e.to_string(), 300).into_owned()))
+            }
             None => Err(InvokeError::Failed("the local Lambda service has no query-worker function".into())),
         }
     }

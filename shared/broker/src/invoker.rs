@@ -1,9 +1,8 @@
 //! How a broker reaches query workers: a synchronous invocation carrying a request's JSON and
 //! returning the answer's. Lambda's `Invoke` in a deployment ([`LambdaWorkers`]); the local
 //! Lambda service's worker processes for `sluice query --workers N`; the worker's handler in
-//! this process for tests ([`InProcess`]).
+//! this process for tests ([`crate::worker::InProcess`]).
 
-use crate::worker::Worker;
 use async_trait::async_trait;
 use std::time::Duration;
 
@@ -26,27 +25,6 @@ pub trait WorkerInvoker: Send + Sync + std::fmt::Debug {
 
     /// Invokes one worker with `request` (JSON) and waits at most `within` for its answer.
     async fn invoke(&self, request: Vec<u8>, within: Duration) -> Result<Vec<u8>, InvokeError>;
-}
-
-/// The worker's handler run in this process, one invocation at a time or many, as asked.
-#[derive(Debug)]
-pub struct InProcess {
-    /// The worker.
-    pub worker: Worker,
-}
-
-#[async_trait]
-impl WorkerInvoker for InProcess {
-    fn name(&self) -> &str {
-        "in-process worker"
-    }
-
-    async fn invoke(&self, request: Vec<u8>, within: Duration) -> Result<Vec<u8>, InvokeError> {
-        let deadline = std::time::Instant::now() + within;
-        tokio::time::timeout(within, self.worker.handle(&request, Some(deadline)))
-            .await
-            .map_err(|_| InvokeError::TimedOut(within.as_millis() as u64))
-    }
 }
 
 #[cfg(feature = "aws")]

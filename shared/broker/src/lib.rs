@@ -22,10 +22,10 @@ pub mod runtime;
 pub mod scatter;
 pub mod worker;
 
-pub use invoker::{InProcess, InvokeError, WorkerInvoker};
 #[cfg(feature = "aws")]
 pub use invoker::LambdaWorkers;
-pub use worker::Worker;
+pub use invoker::{InvokeError, WorkerInvoker};
+pub use worker::{InProcess, Worker};
 
 use protocol::BatchSegment;
 use sluice_query::source::segment_id;
@@ -131,8 +131,7 @@ pub async fn run_query(
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let work = async {
         let pruner = query.pruner();
-        let (records, pruning) =
-            visible_records(meta, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
+        let (records, pruning) = visible_records(meta, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
         let bytes: u64 = records.iter().map(|r| r.num_bytes).sum();
         if let Some(f) = fanout.filter(|f| query.has_partials() && bytes > f.min_bytes) {
             let datasource = query.datasource();

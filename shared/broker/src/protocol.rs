@@ -227,9 +227,8 @@ pub fn read_answer(bytes: &[u8], digest: &str) -> Result<WorkerAnswer, QueryErro
     if bytes.len() > MAX_ANSWER_BYTES {
         return Err(bad(format!("{} bytes, more than a Lambda response holds", bytes.len())));
     }
-    let answer: WorkerAnswer = serde_json::from_slice(bytes).map_err(|e| {
-        bad(format!("{e} in {}", excerpt(&String::from_utf8_lossy(bytes), 200)))
-    })?;
+    let answer: WorkerAnswer = serde_json::from_slice(bytes)
+        .map_err(|e| bad(format!("{e} in {}", excerpt(&String::from_utf8_lossy(bytes), 200))))?;
     if answer.version != VERSION {
         return Err(bad(format!("version {}, this broker reads {VERSION}", answer.version)));
     }

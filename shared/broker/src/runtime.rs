@@ -5,8 +5,8 @@
 //! one answer per invocation from the Runtime API. The deployment's `query-worker` binary and
 //! `sluice query-worker` (the local worker processes of `--workers N`) both run this.
 
-use crate::worker::Worker;
 use crate::protocol::WorkerAnswer;
+use crate::worker::Worker;
 use sluice_query::SegmentCache;
 use std::time::{Duration, Instant};
 
@@ -46,12 +46,14 @@ pub async fn serve() -> Result<(), lambda_runtime::Error> {
         }
     };
     let worker = &worker;
-    lambda_runtime::run(lambda_runtime::service_fn(move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
-        let request = serde_json::to_vec(&event.payload)?;
-        let left = (event.context.deadline as i64).saturating_sub(sluice_format::time::now_ms()).max(0);
-        let deadline = (event.context.deadline != 0).then(|| Instant::now() + Duration::from_millis(left as u64));
-        let answer: WorkerAnswer = worker.answer_to(&request, deadline).await;
-        Ok::<_, lambda_runtime::Error>(answer)
-    }))
+    lambda_runtime::run(lambda_runtime::service_fn(
+        move |event: lambda_runtime::LambdaEvent<serde_json::Value>| async move {
+            let request = serde_json::to_vec(&event.payload)?;
+            let left = (event.context.deadline as i64).saturating_sub(sluice_format::time::now_ms()).max(0);
+            let deadline = (event.context.deadline != 0).then(|| Instant::now() + Duration::from_millis(left as u64));
+            let answer: WorkerAnswer = worker.answer_to(&request, deadline).await;
+            Ok::<_, lambda_runtime::Error>(answer)
+        },
+    ))
     .await
 }

@@ -51,7 +51,8 @@ pub async fn gather(
     // The workers' deadline comes a little before the broker's, so that a worker out of time
     // says so before the broker stops waiting.
     let left = deadline.saturating_duration_since(Instant::now());
-    let worker_deadline = sluice_format::time::now_ms() + (left - (left / 10).min(Duration::from_millis(250))).as_millis() as i64;
+    let worker_deadline =
+        sluice_format::time::now_ms() + (left - (left / 10).min(Duration::from_millis(250))).as_millis() as i64;
     let parts: Vec<Part> = nodes
         .into_iter()
         .enumerate()
@@ -61,10 +62,15 @@ pub async fn gather(
             let label = if node.len() == 1 {
                 format!("batch {} of {nodes_count} ({segments} segments from {first})", i + 1)
             } else {
-                format!("tree node {} of {nodes_count} ({} batches, {segments} segments from {first})", i + 1, node.len())
+                format!(
+                    "tree node {} of {nodes_count} ({} batches, {segments} segments from {first})",
+                    i + 1,
+                    node.len()
+                )
             };
             let digest = digest(text, &node);
-            let request = WorkerRequest { version: VERSION, query: text.clone(), deadline_ms: worker_deadline, batches: node };
+            let request =
+                WorkerRequest { version: VERSION, query: text.clone(), deadline_ms: worker_deadline, batches: node };
             let request = serde_json::to_vec(&request).map_err(|e| QueryError::Source(format!("{label}: {e}")))?;
             Ok(Part { request, digest, label })
         })

@@ -4,9 +4,10 @@
 //! batch instead and answers their merged partial. Whatever goes wrong in the query is
 //! answered as the query's error; only a crash is the invocation's.
 
-use crate::invoker::WorkerInvoker;
+use crate::invoker::{InvokeError, WorkerInvoker};
 use crate::protocol::{digest, encode_partial, WorkerAnswer, WorkerRequest, VERSION};
 use crate::scatter::gather;
+use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use sluice_query::{parse_query, partial_cached, QueryError, QuerySegment, SegmentCache};
 use sluice_store::storage::ObjectStore;
@@ -68,7 +69,11 @@ impl Worker {
         self.compute(request, lambda_deadline).await.map_err(with).map(|a| WorkerAnswer { digest: digest.clone(), ..a })
     }
 
-    async fn compute(&self, request: WorkerRequest, lambda_deadline: Option<Instant>) -> Result<WorkerAnswer, QueryError> {
+    async fn compute(
+        &self,
+        request: WorkerRequest,
+        lambda_deadline: Option<Instant>,
+    ) -> Result<WorkerAnswer, QueryError> {
         let query = Arc::new(parse_query(&request.query.to_string())?);
         if !query.has_partials() {
             return Err(QueryError::Unsupported(format!("a {} query in a query worker", query.kind())));
@@ -107,9 +112,8 @@ impl Worker {
             })
             .buffered(PARALLEL_DOWNLOADS)
             .try_collect::<Vec<_>>();
-        let segments = tokio::time::timeout_at(deadline.into(), opening)
-            .await
-            .map_err(|_| QueryError::Timeout(timeout_ms))??;
+        let segments =
+            tokio::time::timeout_at(deadline.into(), opening).await.map_err(|_| QueryError::Timeout(timeout_ms))??;
         let partials = self.cache.partials().clone();
         let hits = partials.stats().hits;
         let count = segments.len() as u64;
@@ -130,5 +134,26 @@ impl Worker {
             invocations: 0,
             digest: String::new(),
         })
+    }
+}
+
+/// The worker's handler run in this process, one invocation at a time or many, as asked.
+#[derive(Debug)]
+pub struct InProcess {
+    /// The worker.
+    pub worker: Worker,
+}
+
+#[async_trait]
+impl WorkerInvoker for InProcess {
+    fn name(&self) -> &str {
+        "in-process worker"
+    }
+
+    async fn invoke(&self, request: Vec<u8>, within: Duration) -> Result<Vec<u8>, InvokeError> {
+        let deadline = std::time::Instant::now() + within;
+        tokio::time::timeout(within, self.worker.handle(&request, Some(deadline)))
+            .await
+            .map_err(|_| InvokeError::TimedOut(within.as_millis() as u64))
     }
 }

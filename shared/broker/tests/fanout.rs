@@ -5,7 +5,6 @@
 //! naming it, never with a partial answer; hostile requests are refused.
 
 #[path = "../../format/tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "../../query/tests/query/generated.rs"]
 mod generated;
@@ -138,7 +137,9 @@ impl WorkerInvoker for Faulty {
 }
 
 fn rows() -> Vec<Row> {
-    (0..600u32).map(|i| (i * 4, Some((i % 5) as u8), vec![(i % 3) as u8], i64::from(i % 50), 0.25, (i % 40) as u8)).collect()
+    (0..600u32)
+        .map(|i| (i * 4, Some((i % 5) as u8), vec![(i % 3) as u8], i64::from(i % 50), 0.25, (i % 40) as u8))
+        .collect()
 }
 
 fn count_query() -> Value {
@@ -245,5 +246,53 @@ async fn hostile_requests_are_answered_with_the_query_error() {
         let a = answer(bytes).await;
         let err = serde_json::to_string(&a.error).expect("json");
         assert!(a.partial.is_none() && err.contains(says), "{says}: {err}");
+    }
+}
+
+/// The hostile-query campaign's aggregations, through workers: each fails as it fails in one
+/// function, with the same error, the worker's limits the engine's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_queries_fail_through_workers_as_in_one_function() {
+    let stored = stored(&rows()).await;
+    let cache = tempfile::tempdir().expect("cache");
+    let invoker: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: worker(&stored, cache.path()) });
+    let with = |extra: Value| {
+        let mut q = count_query();
+        for (k, v) in extra.as_object().expect("object") {
+            q[k] = v.clone();
+        }
+        q
+    };
+    let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+    let aggregations: Vec<Value> = (0..100).map(|i| json!({"type": "count", "name": format!("n{i}")})).collect();
+    for (query, says) in [
+        (
+            with(json!({"virtualColumns": [{"type": "expression", "name": "v", "expression": deep}],
+                        "filter": {"type": "selector", "dimension": "v", "value": "1"}})),
+            "nested deeper than 200 levels",
+        ),
+        (with(json!({"granularity": {"type": "period", "period": "P300000Y"}})), "longer than 10,000 years"),
+        (
+            with(json!({"granularity": {"type": "period", "period": "PT1S"}, "aggregations": aggregations})),
+            "buckets times aggregators",
+        ),
+        (with(json!({"queryType": "groupBy", "dimensions": ["city", "city"]})), "duplicate output name"),
+    ] {
+        let local = parse_query(&query.to_string()).and_then(|q| execute(&q, &stored.opened));
+        let fanned = async {
+            let parsed = Arc::new(parse_query(&query.to_string())?);
+            let batches = split(stored.segments.clone(), 4);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let g = gather(&parsed, &query, batches, &invoker, deadline, 30_000, 8).await?;
+            finish(&parsed, g.partial)
+        }
+        .await;
+        match (local, fanned) {
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "the same error");
+                assert!(a.to_string().contains(says), "{a}");
+            }
+            (a, b) => panic!("{query}: one function {a:?}, through workers {b:?}"),
+        }
     }
 }

@@ -1,12 +1,12 @@
-//! The catalog's readers link no ingestion code: `sluice-query` and `sluice-sql` read what is
-//! visible through `sluice-catalog`, so neither `sluice-pipeline` nor the Kafka client
-//! (`sluice-kafka`, rdkafka and librdkafka) is among their normal dependencies, nor the
-//! catalog's own.
+//! The catalog's readers link no ingestion code: `sluice-query`, `sluice-sql`, the broker and
+//! the query-worker function read what is visible through `sluice-catalog`, so neither
+//! `sluice-pipeline` nor the Kafka client (`sluice-kafka`, rdkafka and librdkafka) is among
+//! their normal dependencies, nor the catalog's own.
 
 use std::process::Command;
 
 /// Packages whose dependencies must hold no ingestion code.
-const READERS: [&str; 3] = ["sluice-catalog", "sluice-query", "sluice-sql"];
+const READERS: [&str; 5] = ["sluice-catalog", "sluice-query", "sluice-sql", "sluice-broker", "sluice-query-worker"];
 
 /// Packages of the ingestion path.
 const INGESTION: [&str; 4] = ["sluice-pipeline", "sluice-kafka", "rdkafka", "rdkafka-sys"];

@@ -106,7 +106,10 @@ pub struct LambdaService {
 
 impl std::fmt::Debug for LambdaService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LambdaService").field("invoke_url", &self.invoke_url()).field("processes", &self.processes.len()).finish()
+        f.debug_struct("LambdaService")
+            .field("invoke_url", &self.invoke_url())
+            .field("processes", &self.processes.len())
+            .finish()
     }
 }
 
@@ -204,9 +207,7 @@ impl LambdaService {
     /// The standard error of function `name`'s processes so far, one after another.
     pub fn logs(&self, name: &str) -> String {
         let instances = self.processes.iter().filter(|(n, _)| n == name).count().max(1);
-        (0..instances)
-            .map(|i| std::fs::read_to_string(self.logs.join(log_name(name, i))).unwrap_or_default())
-            .collect()
+        (0..instances).map(|i| std::fs::read_to_string(self.logs.join(log_name(name, i))).unwrap_or_default()).collect()
     }
 
     /// Time from the start of function `name`'s process to its first poll for work.
@@ -329,7 +330,11 @@ async fn next(State((shared, name)): State<(Arc<Shared>, String)>) -> Response {
                 tokio::spawn(async move {
                     tokio::time::sleep(timeout).await;
                     let message = format!("Task timed out after {:.2} seconds", timeout.as_secs_f64());
-                    finish(&watched, &id_late, Answer::Error(json!({"errorType": "Sandbox.Timedout", "errorMessage": message})));
+                    finish(
+                        &watched,
+                        &id_late,
+                        Answer::Error(json!({"errorType": "Sandbox.Timedout", "errorMessage": message})),
+                    );
                 });
                 let mut out = (StatusCode::OK, payload).into_response();
                 let h = out.headers_mut();

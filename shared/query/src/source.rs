@@ -232,7 +232,9 @@ pub async fn visible_records(
     .map_err(|e| QueryError::Source(e.to_string()))?;
     let mut out = Vec::new();
     let mut pruning = Pruning::default();
-    for r in records.into_iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
+    for r in
+        records.into_iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end))
+    {
         pruning.considered += 1;
         if let (Some(p), Some(summary)) = (pruner, &r.summary) {
             if !p.may_match(summary) {

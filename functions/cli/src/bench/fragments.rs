@@ -9,6 +9,7 @@
 //! same answers; the run fails if they do not. `--out` writes the figures for `bench cost`.
 
 use super::billing::Billing;
+use super::publish::publish_segment;
 use super::query::{best_run, queries};
 use super::segment::{build_indexes, parse_all};
 use super::{default_sample, Sample, TUTORIAL_SPEC};
@@ -25,7 +26,6 @@ use sluice_pipeline::compact::{compact, CompactOptions};
 use sluice_pipeline::compaction;
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::task::TaskId;
-use super::publish::publish_segment;
 use sluice_pipeline::timeline::visible_segments;
 use sluice_query::QuerySegment;
 use sluice_report::Meters;

@@ -21,8 +21,11 @@ pub(super) async fn publish_segment(
     let record = describe(datasource, interval, version, partition, &bytes, (task, None), "bench")?;
     store.put_if_absent(&record.key, bytes).await.with_context(|| format!("upload {}", record.key))?;
     let published = SegmentRecord { visible: true, ..record };
-    meta.put(Item::new(datasource_pk(datasource), published.sk(), serde_json::to_value(&published)?), Condition::Absent)
-        .await
-        .with_context(|| format!("publish {}", published.key))?;
+    meta.put(
+        Item::new(datasource_pk(datasource), published.sk(), serde_json::to_value(&published)?),
+        Condition::Absent,
+    )
+    .await
+    .with_context(|| format!("publish {}", published.key))?;
     Ok(published)
 }

@@ -4,10 +4,10 @@
 //! large queries: their segments are split between invocations of the query-worker function.
 
 use lambda_http::Error;
+use sluice_broker::{FanOut, LambdaWorkers, WORKER_FUNCTION_ENV};
 use sluice_functions::context::{FunctionContext, CACHE_ENV, ROUTES_ENV};
 use sluice_functions::{logging, permissions};
 use sluice_http::{router_for, ApiState, Routes};
-use sluice_broker::{FanOut, LambdaWorkers, WORKER_FUNCTION_ENV};
 use sluice_query::SegmentCache;
 use std::sync::Arc;
 

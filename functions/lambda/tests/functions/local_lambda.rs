@@ -99,7 +99,14 @@ impl Pipeline {
     /// An api function `api` (reads, on `storages[0]`) fanning out to its own query worker
     /// `worker` (on `storages[1]`, with `timeout`): a worker that cannot read the segments, or
     /// runs out of time.
-    async fn start_broken_workers(&mut self, api: &str, worker: &str, storages: [&str; 2], timeout: Duration, metadata: &str) {
+    async fn start_broken_workers(
+        &mut self,
+        api: &str,
+        worker: &str,
+        storages: [&str; 2],
+        timeout: Duration,
+        metadata: &str,
+    ) {
         let cache = self._logs.path().join(unique("cache")).display().to_string();
         for (name, binary, resource, timeout) in [
             (api, "api", "ApiFunction", Duration::from_secs(60)),

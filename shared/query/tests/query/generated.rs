@@ -9,8 +9,7 @@ pub type Row = (u32, Option<u8>, Vec<u8>, i64, f64, u8);
 
 /// The JSON records of `rows`.
 pub fn records(rows: &[Row]) -> Vec<String> {
-    rows
-        .iter()
+    rows.iter()
         .map(|(minute, city, tags, n, v, user)| {
             let ts = 1_577_836_800_000i64 + i64::from(*minute) * 60_000;
             let city = city.map(|c| ["Paris", "Oslo", "Lima", "Rome", "Kyiv"][c as usize % 5]);
@@ -89,4 +88,3 @@ pub fn query() -> impl Strategy<Value = Value> {
         },
     )
 }
-
