@@ -137,10 +137,22 @@ const DOWNLOADING: &str = "download-";
 fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<u64> {
     let mut files = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
+    // Downloads beside this walk rename their files and create folders: an entry gone
+    // between listing and reading it is skipped, not an error.
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder)? {
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(e) if gone(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
             let entry = entry?;
-            let meta = entry.metadata()?;
+            let meta = match entry.metadata() {
+                Ok(meta) => meta,
+                Err(e) if gone(&e) => continue,
+                Err(e) => return Err(e),
+            };
             let path = entry.path();
             if meta.is_dir() {
                 folders.push(path);
