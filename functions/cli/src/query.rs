@@ -32,7 +32,7 @@ pub struct QueryArgs {
 pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
     let text = crate::input::read_text(std::path::Path::new(&args.query))?;
     let b = backends.open().await?;
-    let fanout = args.workers.start(&backends.storage_url()?, &args.cache).await?;
+    let fanout = args.workers.start(&backends.storage_url()?, &crate::workers::beside(&args.cache)).await?;
     let cache = (!args.no_cache).then(|| SegmentCache::new(args.cache));
     let answer = run_query(b.meta.as_ref(), b.store.as_ref(), cache.as_ref(), fanout.as_ref(), &text).await?;
     let (result, pruning) = (answer.result, answer.pruning);

@@ -64,7 +64,7 @@ fn at_least_one<const MAX: u64>(text: &str) -> Result<u64, String> {
 /// Runs `sluice serve` until interrupted.
 pub async fn run(args: ServeArgs, backends: &BackendArgs) -> Result<()> {
     let b = backends.open().await?;
-    let fanout = args.workers.start(&backends.storage_url()?, &args.cache).await?;
+    let fanout = args.workers.start(&backends.storage_url()?, &crate::workers::beside(&args.cache)).await?;
     let state = ApiState {
         meta: b.meta,
         store: b.store,

@@ -41,23 +41,24 @@ pub struct LocalWorkers {
 }
 
 impl WorkerArgs {
-    /// The fan-out `--workers` asks for, its processes started on `storage` with caches under
-    /// `cache` (`None` without `--workers`).
-    pub async fn start(&self, storage: &str, cache: &Path) -> Result<Option<FanOut>> {
+    /// The fan-out `--workers` asks for, its processes started on `storage` with caches and
+    /// logs under `dir` (beside the broker's cache, never in it: its eviction would delete
+    /// them), `None` without `--workers`.
+    pub async fn start(&self, storage: &str, dir: &Path) -> Result<Option<FanOut>> {
         if self.workers == 0 {
             return Ok(None);
         }
         let n = usize::from(self.workers);
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         let threads = self.worker_threads.unwrap_or((cores / n).max(1));
-        let logs = cache.join("worker-logs");
+        let logs = dir.join("worker-logs");
         std::fs::create_dir_all(&logs).with_context(|| format!("create {}", logs.display()))?;
         let mut service = LambdaService::new(&logs).await.context("start the local Lambda service")?;
         let binary = std::env::current_exe().context("this binary's path")?;
         for i in 0..n {
             let mut env = vec![
                 ("SLUICE_STORAGE".to_string(), storage.to_string()),
-                ("SLUICE_CACHE".to_string(), cache.join(format!("worker-{i}")).display().to_string()),
+                ("SLUICE_CACHE".to_string(), dir.join(format!("worker-{i}")).display().to_string()),
                 ("RAYON_NUM_THREADS".to_string(), threads.to_string()),
                 ("SLUICE_LOG".to_string(), std::env::var("SLUICE_LOG").unwrap_or_else(|_| "warn".into())),
             ];
@@ -78,10 +79,20 @@ impl WorkerArgs {
         let invoker: Arc<dyn WorkerInvoker> = Arc::new(LocalWorkers { service });
         let mut fanout = FanOut::new(invoker, n);
         fanout.min_bytes = self.fanout_min_mb << 20;
-        // One batch per worker: the batch count is the workers'.
+        // One batch per worker: the batch count is the workers', each invoked by the broker
+        // (the local workers invoke none: no tree), a batch as large as the segments are.
         fanout.batch_bytes = 1;
+        fanout.width = n;
+        fanout.max_batch_bytes = u64::MAX;
         Ok(Some(fanout))
     }
+}
+
+/// The folder of the workers of a broker caching segments in `cache`: `CACHE-workers`.
+pub fn beside(cache: &Path) -> std::path::PathBuf {
+    let mut name = cache.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "cache".into());
+    name.push("-workers");
+    cache.with_file_name(name)
 }
 
 #[async_trait]

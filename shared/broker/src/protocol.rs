@@ -43,8 +43,8 @@ pub struct BatchSegment {
 pub struct WorkerRequest {
     /// [`VERSION`].
     pub version: u32,
-    /// The query, as the broker received it.
-    pub query: serde_json::Value,
+    /// The query's JSON text, as the broker received it.
+    pub query: String,
     /// When the broker gives up, milliseconds since the epoch.
     pub deadline_ms: i64,
     /// The batches: one for a leaf; several for a node of an invocation tree, which invokes
@@ -78,9 +78,9 @@ pub struct WorkerAnswer {
 }
 
 /// What binds an answer to its request: a hash of the query and the batches' keys.
-pub fn digest(query: &serde_json::Value, batches: &[Vec<BatchSegment>]) -> String {
+pub fn digest(query: &str, batches: &[Vec<BatchSegment>]) -> String {
     let mut hasher = xxhash_rust::xxh64::Xxh64::new(VERSION.into());
-    hasher.update(query.to_string().as_bytes());
+    hasher.update(query.as_bytes());
     for batch in batches {
         hasher.update(b"\n");
         for s in batch {
@@ -232,11 +232,43 @@ pub fn read_answer(bytes: &[u8], digest: &str) -> Result<WorkerAnswer, QueryErro
     if answer.version != VERSION {
         return Err(bad(format!("version {}, this broker reads {VERSION}", answer.version)));
     }
-    if answer.digest != digest {
+    // A worker that could not read the request answers its error without a digest: an error
+    // adds no data to the answer, so it is taken as the query's.
+    let unread_request = answer.digest.is_empty() && answer.partial.is_none();
+    if answer.digest != digest && !unread_request {
         return Err(bad(format!("it answers request {}, not {digest}", excerpt(&answer.digest, 40))));
     }
     if answer.partial.is_some() == answer.error.is_some() {
         return Err(bad("an answer carries either a partial or an error".into()));
     }
     Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(partial: Option<&str>, digest: &str) -> Vec<u8> {
+        let error = partial.is_none().then(|| WorkerQueryError::Unsupported { message: "no".into() });
+        let a = WorkerAnswer {
+            version: VERSION,
+            partial: partial.map(String::from),
+            error,
+            segments: 0,
+            cached: 0,
+            invocations: 0,
+            digest: digest.into(),
+        };
+        serde_json::to_vec(&a).expect("json")
+    }
+
+    #[test]
+    fn an_answer_must_be_to_its_request_unless_it_is_an_error_to_an_unread_one() {
+        assert!(read_answer(&answer(Some("AAAA"), "abc"), "abc").is_ok());
+        let err = read_answer(&answer(Some("AAAA"), "other"), "abc").expect_err("another request's");
+        assert!(err.to_string().contains("answers request other, not abc"), "{err}");
+        assert!(read_answer(&answer(Some("AAAA"), ""), "abc").is_err(), "a partial always names its request");
+        assert!(read_answer(&answer(None, ""), "abc").is_ok(), "the error of a request the worker could not read");
+        assert!(read_answer(&answer(None, "other"), "abc").is_err());
+    }
 }

@@ -6,7 +6,9 @@
 
 use crate::batches::tree;
 use crate::invoker::{InvokeError, WorkerInvoker};
-use crate::protocol::{decode_partial, digest, read_answer, BatchSegment, WorkerRequest, VERSION};
+use crate::protocol::{
+    decode_partial, digest, read_answer, BatchSegment, WorkerRequest, MAX_REQUEST_BYTES, MAX_REQUEST_SEGMENTS, VERSION,
+};
 use futures::StreamExt;
 use sluice_query::{Partial, Query, QueryError};
 use std::sync::Arc;
@@ -31,13 +33,14 @@ struct Part {
     request: Vec<u8>,
     digest: String,
     label: String,
+    segments: u64,
 }
 
 /// Invokes a worker per batch of `query` (`text` as the caller sent it) and merges their
 /// partials, the batches grouped into tree nodes when there are more than `width`.
 pub async fn gather(
     query: &Arc<Query>,
-    text: &serde_json::Value,
+    text: &str,
     batches: Vec<Vec<BatchSegment>>,
     invoker: &Arc<dyn WorkerInvoker>,
     deadline: Instant,
@@ -68,34 +71,51 @@ pub async fn gather(
                     node.len()
                 )
             };
+            if segments > MAX_REQUEST_SEGMENTS {
+                return Err(QueryError::Unsupported(format!(
+                    "{label}: more than the {MAX_REQUEST_SEGMENTS} segments one worker request names"
+                )));
+            }
             let digest = digest(text, &node);
-            let request =
-                WorkerRequest { version: VERSION, query: text.clone(), deadline_ms: worker_deadline, batches: node };
+            let request = WorkerRequest {
+                version: VERSION,
+                query: text.to_string(),
+                deadline_ms: worker_deadline,
+                batches: node,
+            };
             let request = serde_json::to_vec(&request).map_err(|e| QueryError::Source(format!("{label}: {e}")))?;
-            Ok(Part { request, digest, label })
+            if request.len() > MAX_REQUEST_BYTES {
+                return Err(QueryError::Unsupported(format!(
+                    "{label}: a worker request of {} bytes passes Lambda's {MAX_REQUEST_BYTES}-byte payload",
+                    request.len()
+                )));
+            }
+            Ok(Part { request, digest, label, segments: segments as u64 })
         })
         .collect::<Result<_, QueryError>>()?;
+    // Answers are merged as they come, in batch order (`buffered`), so that the grouping of
+    // the merges, and with it an HLL estimate past its exact modes, is the same on every run.
     let mut answers = futures::stream::iter(parts)
         .map(|part| attempt_twice(query, part, invoker, deadline, timeout_ms))
-        .buffer_unordered(width);
-    let mut pieces = Vec::with_capacity(nodes_count);
+        .buffered(width);
+    let mut merged: Option<Gathered> = None;
     while let Some(one) = answers.next().await {
-        pieces.push(one?);
+        let one = one?;
+        merged = Some(match merged {
+            None => one,
+            Some(mut into) => tokio::task::spawn_blocking(move || {
+                into.partial.absorb(one.partial)?;
+                into.segments += one.segments;
+                into.cached += one.cached;
+                into.invocations += one.invocations;
+                into.retries += one.retries;
+                Ok::<_, QueryError>(into)
+            })
+            .await
+            .map_err(|e| QueryError::Source(format!("merging the workers' partials failed: {e}")))??,
+        });
     }
-    tokio::task::spawn_blocking(move || {
-        let mut pieces = pieces.into_iter();
-        let mut merged = pieces.next().ok_or_else(|| QueryError::Source("no batch to gather".into()))?;
-        for one in pieces {
-            merged.partial.absorb(one.partial)?;
-            merged.segments += one.segments;
-            merged.cached += one.cached;
-            merged.invocations += one.invocations;
-            merged.retries += one.retries;
-        }
-        Ok(merged)
-    })
-    .await
-    .map_err(|e| QueryError::Source(format!("merging the workers' partials failed: {e}")))?
+    merged.ok_or_else(|| QueryError::Source("no batch to gather".into()))
 }
 
 /// One batch's partial: a second invocation when the first failed, timed out or answered
@@ -145,6 +165,9 @@ async fn attempt(
     }
     match invoker.invoke(part.request.clone(), within).await {
         Ok(bytes) => match read(query, bytes, &part.digest).await {
+            Ok(Ok(one)) if one.segments != part.segments => {
+                Attempt::Failed(format!("it computed {} of the batch's {} segments", one.segments, part.segments))
+            }
             Ok(Ok(mut one)) => {
                 one.invocations += 1;
                 Attempt::Done(Ok(one))

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 /// Segments a worker downloads at once.
 const PARALLEL_DOWNLOADS: usize = 8;
+/// Time kept at the end of an invocation to send the answer.
+const ANSWER_TIME: Duration = Duration::from_secs(1);
 
 /// A query worker's clients, built once per process.
 #[derive(Debug, Clone)]
@@ -74,16 +76,35 @@ impl Worker {
         request: WorkerRequest,
         lambda_deadline: Option<Instant>,
     ) -> Result<WorkerAnswer, QueryError> {
-        let query = Arc::new(parse_query(&request.query.to_string())?);
+        let query = Arc::new(parse_query(&request.query)?);
         if !query.has_partials() {
             return Err(QueryError::Unsupported(format!("a {} query in a query worker", query.kind())));
         }
         let timeout_ms = query.timeout_ms()?;
         let left_ms = u64::try_from(request.deadline_ms.saturating_sub(sluice_format::time::now_ms())).unwrap_or(0);
         let mut deadline = Instant::now() + Duration::from_millis(left_ms.min(timeout_ms));
-        if let Some(end) = lambda_deadline {
+        // A second before the invocation's own end, to send the answer: a batch stopped there
+        // is the worker's failure (retried), not the query's timeout.
+        let lambda_end = lambda_deadline.map(|end| end.checked_sub(ANSWER_TIME).unwrap_or(end));
+        let bound_by_lambda = lambda_end.is_some_and(|end| end < deadline);
+        if let Some(end) = lambda_end {
             deadline = deadline.min(end);
         }
+        match self.partial_of(query, request, deadline, timeout_ms).await {
+            Err(QueryError::Timeout(_)) if bound_by_lambda => {
+                Err(QueryError::Source("the worker's invocation ran out of time before the batch was computed".into()))
+            }
+            other => other,
+        }
+    }
+
+    async fn partial_of(
+        &self,
+        query: Arc<sluice_query::Query>,
+        request: WorkerRequest,
+        deadline: Instant,
+        timeout_ms: u64,
+    ) -> Result<WorkerAnswer, QueryError> {
         if request.batches.len() > 1 {
             let invoker = self.subtree.as_ref().ok_or_else(|| {
                 QueryError::Unsupported(

@@ -60,7 +60,7 @@ async fn fanned_out(text: &Value, segments: &[BatchSegment], k: usize, invoker: 
     let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
     let deadline = Instant::now() + Duration::from_secs(60);
     let batches = split(segments.to_vec(), k);
-    let g = gather(&query, text, batches, &invoker, deadline, 60_000, 3).await.expect("gathered");
+    let g = gather(&query, &text.to_string(), batches, &invoker, deadline, 60_000, 3).await.expect("gathered");
     assert_eq!(g.segments as usize, segments.len(), "every segment computed once");
     finish(&query, g.partial).expect("finishes")
 }
@@ -125,7 +125,8 @@ impl WorkerInvoker for Faulty {
                 // A well-formed answer whose partial is another query's.
                 let mut other: Value = serde_json::from_slice(&request).expect("request");
                 other["query"] = json!({"queryType": "timeseries", "dataSource": "t", "granularity": "all",
-                    "intervals": ["2020-01-01/2020-01-03"], "aggregations": [{"type": "longMax", "name": "rows", "fieldName": "n"}]});
+                    "intervals": ["2020-01-01/2020-01-03"], "aggregations": [{"type": "longMax", "name": "rows", "fieldName": "n"}]})
+                    .to_string().into();
                 self.inner.invoke(serde_json::to_vec(&other).expect("json"), within).await
             }
             Fault::Hang => {
@@ -160,7 +161,7 @@ async fn run_with(fault: Fault, failures: usize, timeout: Duration) -> (Result<V
     let text = count_query();
     let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
     let batches = split(stored.segments.clone(), 1);
-    let out = gather(&query, &text, batches, &invoker, Instant::now() + timeout, 1234, 8).await;
+    let out = gather(&query, &text.to_string(), batches, &invoker, Instant::now() + timeout, 1234, 8).await;
     let retries = out.as_ref().map(|g| g.retries).unwrap_or(0);
     let result = out.and_then(|g| finish(&query, g.partial));
     (result, faulty.calls.load(Ordering::SeqCst), retries)
@@ -206,7 +207,7 @@ async fn hostile_requests_are_answered_with_the_query_error() {
     let worker = worker(&stored, cache.path());
     let good = WorkerRequest {
         version: VERSION,
-        query: count_query(),
+        query: count_query().to_string(),
         deadline_ms: sluice_format::time::now_ms() + 30_000,
         batches: vec![stored.segments.clone()],
     };
@@ -230,7 +231,7 @@ async fn hostile_requests_are_answered_with_the_query_error() {
     let mut tree = good.clone();
     tree.batches = vec![stored.segments.clone(), stored.segments.clone()];
     let mut scan = good.clone();
-    scan.query = json!({"queryType": "scan", "dataSource": "t", "intervals": ["2020-01-01/2020-01-03"]});
+    scan.query = json!({"queryType": "scan", "dataSource": "t", "intervals": ["2020-01-01/2020-01-03"]}).to_string();
     let mut missing = good.clone();
     missing.batches[0][0].key = "sluice/segments/t/missing.seg".into();
     for (bytes, says) in [
@@ -283,7 +284,7 @@ async fn hostile_queries_fail_through_workers_as_in_one_function() {
             let parsed = Arc::new(parse_query(&query.to_string())?);
             let batches = split(stored.segments.clone(), 4);
             let deadline = Instant::now() + Duration::from_secs(30);
-            let g = gather(&parsed, &query, batches, &invoker, deadline, 30_000, 8).await?;
+            let g = gather(&parsed, &query.to_string(), batches, &invoker, deadline, 30_000, 8).await?;
             finish(&parsed, g.partial)
         }
         .await;
