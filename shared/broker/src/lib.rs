@@ -29,9 +29,7 @@ pub use worker::{InProcess, Worker};
 
 use protocol::BatchSegment;
 use sluice_query::source::segment_id;
-use sluice_query::{
-    execute_cached, execute_until, open_records, parse_query, visible_records, Pruning, QueryError, SegmentCache,
-};
+use sluice_query::{execute_records, parse_query, visible_records, Pruning, QueryError, SegmentCache};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
@@ -190,16 +188,7 @@ pub async fn run_query(
                 .map_err(|e| QueryError::Source(format!("finishing the query failed: {e}")))??;
             return Ok(Answer { result, pruning, fanned_out: Some(stats) });
         }
-        let columns = query.columns();
-        let segments = open_records(store, cache, query.datasource(), &records, columns.as_ref()).await?;
-        let partials = cache.map(|c| c.partials().clone());
-        let q = query.clone();
-        let result = tokio::task::spawn_blocking(move || match partials {
-            Some(partials) => execute_cached(&q, &segments, deadline, timeout_ms, &partials),
-            None => execute_until(&q, &segments, deadline, timeout_ms),
-        })
-        .await
-        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))??;
+        let result = execute_records(store, cache, query.clone(), &records, deadline, timeout_ms).await?;
         Ok(Answer { result, pruning, fanned_out: None })
     };
     tokio::time::timeout_at(deadline.into(), work).await.unwrap_or(Err(QueryError::Timeout(timeout_ms)))

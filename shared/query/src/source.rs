@@ -4,7 +4,7 @@
 //! right size is the segment), or, without a cache, only the parts the query reads, fetched
 //! with ranged reads.
 
-use super::{execute_cached, execute_until, parse_query, PartialCache, QueryError, QuerySegment};
+use super::{execute_cached, execute_until, parse_query, PartialCache, Query, QueryError, QuerySegment};
 use sluice_catalog::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
@@ -375,37 +375,46 @@ pub async fn run_query_pruned(
     cache: Option<&SegmentCache>,
     text: &str,
 ) -> Result<(serde_json::Value, Pruning), QueryError> {
-    let query = parse_query(text)?;
+    let query = Arc::new(parse_query(text)?);
     let timeout = query.timeout_ms()?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
-    let pruning = std::sync::Arc::new(Mutex::new(Pruning::default()));
-    let seen = pruning.clone();
-    let answer = within(timeout, async move {
-        let columns = query.columns();
+    within(timeout, async {
         let pruner = query.pruner();
-        let (segments, pruned) =
-            load_pruned(meta, store, cache, query.datasource(), &query.intervals(), columns.as_ref(), pruner.as_ref())
-                .await?;
-        *seen.lock().unwrap_or_else(PoisonError::into_inner) = pruned;
-        let partials = cache.map(|c| c.partials.clone());
-        tokio::task::spawn_blocking(move || match partials {
-            Some(partials) => execute_cached(&query, &segments, deadline, timeout, &partials),
-            None => execute_until(&query, &segments, deadline, timeout),
-        })
-        .await
-        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
+        let (records, pruning) = visible_records(meta, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
+        Ok((execute_records(store, cache, query.clone(), &records, deadline, timeout).await?, pruning))
     })
-    .await?;
-    let pruning = *pruning.lock().unwrap_or_else(PoisonError::into_inner);
-    Ok((answer, pruning))
+    .await
+}
+
+/// Opens the segments of `records` and runs `query` over them on a blocking thread, never on
+/// the runtime's workers (a long query cannot stall a server's other requests), reading and
+/// filling the cache's partials when there is a cache; stopped with [`QueryError::Timeout`]
+/// (naming `timeout_ms`) once `deadline` passes.
+pub async fn execute_records(
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    query: Arc<Query>,
+    records: &[SegmentRecord],
+    deadline: std::time::Instant,
+    timeout_ms: u64,
+) -> Result<serde_json::Value, QueryError> {
+    let columns = query.columns();
+    let segments = open_records(store, cache, query.datasource(), records, columns.as_ref()).await?;
+    let partials = cache.map(|c| c.partials.clone());
+    tokio::task::spawn_blocking(move || match partials {
+        Some(partials) => execute_cached(&query, &segments, deadline, timeout_ms, &partials),
+        None => execute_until(&query, &segments, deadline, timeout_ms),
+    })
+    .await
+    .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
 }
 
 /// `work`'s outcome, or [`QueryError::Timeout`] after `timeout_ms`. An engine already running
 /// on its blocking thread stops at the next segment it opens (its deadline is the same).
-async fn within(
+async fn within<T>(
     timeout_ms: u64,
-    work: impl std::future::Future<Output = Result<serde_json::Value, QueryError>>,
-) -> Result<serde_json::Value, QueryError> {
+    work: impl std::future::Future<Output = Result<T, QueryError>>,
+) -> Result<T, QueryError> {
     tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), work)
         .await
         .unwrap_or(Err(QueryError::Timeout(timeout_ms)))
