@@ -130,12 +130,12 @@ async fn attempt_twice(
 ) -> Result<Gathered, QueryError> {
     let name = invoker.name();
     let first = match attempt(query, &part, invoker.as_ref(), deadline, timeout_ms).await {
-        Attempt::Done(answer) => return answer,
+        Attempt::Done(answer) => return answer.map(|one| *one),
         Attempt::Failed(failure) => failure,
     };
     tracing::warn!(worker = name, part = part.label, failure = first, "query worker failed; invoking it again");
     match attempt(query, &part, invoker.as_ref(), deadline, timeout_ms).await {
-        Attempt::Done(answer) => answer.map(|one| Gathered { retries: one.retries + 1, ..one }),
+        Attempt::Done(answer) => answer.map(|one| Gathered { retries: one.retries + 1, ..*one }),
         Attempt::Failed(second) => Err(QueryError::Source(format!(
             "query worker {name}, {}: {second} (first attempt: {first}); the query is not answered from the \
              other batches alone",
@@ -147,7 +147,7 @@ async fn attempt_twice(
 /// The outcome of one invocation.
 enum Attempt {
     /// The batch's partial, or the query's own error.
-    Done(Result<Gathered, QueryError>),
+    Done(Result<Box<Gathered>, QueryError>),
     /// Worth another attempt: why this one failed.
     Failed(String),
 }
@@ -170,7 +170,7 @@ async fn attempt(
             }
             Ok(Ok(mut one)) => {
                 one.invocations += 1;
-                Attempt::Done(Ok(one))
+                Attempt::Done(Ok(Box::new(one)))
             }
             Ok(Err(query_error)) => Attempt::Done(Err(query_error)),
             Err(garbage) => Attempt::Failed(garbage.to_string()),

@@ -159,6 +159,48 @@ impl Accumulator {
         }
     }
 
+    /// Returns true for a sketch's union (HLL).
+    pub fn is_sketch(&self) -> bool {
+        matches!(self.state, State::Sketch { .. })
+    }
+
+    /// Whether rows folded straight into a partial that holds other segments leave the same
+    /// states as the segment's own partial merged into it: integer aggregates and double
+    /// min/max. Not double sums (a segment's rows are summed before the exact merge), `first`
+    /// and `last`, nor sketches.
+    pub fn folds_across_segments(&self) -> bool {
+        match &self.state {
+            State::Long { .. } => true,
+            State::Double { op, .. } => matches!(op, AggOp::Min | AggOp::Max),
+            State::Timed { .. } | State::Sketch { .. } => false,
+        }
+    }
+
+    /// Whether [`Accumulator::update_range`] folds `column` in one pass: a count, or a sum of
+    /// a long column without nulls.
+    pub fn folds_ranges(&self, column: Option<&Column<'_>>) -> bool {
+        match &self.state {
+            State::Long { op: AggOp::Count, .. } => true,
+            State::Long { op: AggOp::Sum, .. } => matches!(column, Some(Column::Long(_, nulls)) if nulls.is_empty()),
+            _ => false,
+        }
+    }
+
+    /// Folds the contiguous rows `rows`, all of group `slot`, when
+    /// [`Accumulator::folds_ranges`] says it can (otherwise nothing is folded).
+    pub fn update_range(&mut self, column: Option<&Column<'_>>, rows: std::ops::Range<u32>, slot: usize) {
+        match (&mut self.state, column) {
+            (State::Long { op: AggOp::Count, vals, .. }, _) => vals[slot] += rows.len() as i64,
+            (State::Long { op: AggOp::Sum, vals, seen }, Some(Column::Long(v, nulls))) if nulls.is_empty() => {
+                if let Some(values) = v.get(rows.start as usize..rows.end as usize).filter(|v| !v.is_empty()) {
+                    vals[slot] = values.iter().fold(vals[slot], |a, &x| a.wrapping_add(x));
+                    seen[slot] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The group's aggregate as a number, for ranking (sketches: their estimate).
     pub fn number(&self, slot: usize) -> Option<f64> {
         match &self.state {

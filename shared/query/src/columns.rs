@@ -14,11 +14,12 @@ use sluice_format::spec::MetricKind;
 use sluice_format::value::Value;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A string dimension's sorted dictionary, decoded into one buffer (checked UTF-8 and strictly
 /// ascending as it is read).
 #[derive(Debug, Default)]
-pub struct Dictionary(StoredDictionary);
+pub struct Dictionary(Arc<StoredDictionary>);
 
 impl Dictionary {
     /// Number of values (ids `1..=len`; id 0 is null).
@@ -259,20 +260,12 @@ impl<'s> SegmentColumns<'s> {
         Ok(self.times.get_or_init(|| times).clone())
     }
 
-    /// The first and last `__time`, reading only the blocks that hold them.
+    /// The first and last `__time` ([`Segment::time_range`]).
     pub fn time_range(&self) -> Result<Option<(i64, i64)>, QueryError> {
         if let Some(t) = self.times.get() {
             return Ok(t.first().copied().zip(t.last().copied()));
         }
-        let part = self.segment.times().map_err(renamed(self.segment))?;
-        if part.is_empty() {
-            return Ok(None);
-        }
-        let mut block = Vec::new();
-        part.long_block(0, &mut block).map_err(renamed(self.segment))?;
-        let first = block.first().copied();
-        part.long_block(part.num_blocks() - 1, &mut block).map_err(renamed(self.segment))?;
-        Ok(first.zip(block.last().copied()))
+        self.segment.time_range().map_err(renamed(self.segment))
     }
 
     /// The column named `name` (a virtual column first, then a stored one).
@@ -342,7 +335,7 @@ fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, Form
         ColumnType::Time => Column::Time,
         ColumnType::String => {
             let s = seg.string_column(entry)?;
-            let dictionary = Dictionary(StoredDictionary::read(&s.dictionary, seg.object(), &entry.name)?);
+            let dictionary = Dictionary(seg.decoded_dictionary(entry)?);
             let max = dictionary.len() as i64;
             let ids = checked_ids(&s.ids, max, seg.object(), &entry.name)?;
             let offsets = match s.offsets {

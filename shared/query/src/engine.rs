@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use sluice_format::filter::Filter;
 use sluice_format::time::Interval;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Rows per batch handed to the aggregators.
 pub const BATCH: usize = 4096;
@@ -197,6 +197,9 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
     let scope = scope::current();
     let cache = partial_cache::current::<Aggregated>();
     let shape = cache.as_ref().map(|_| shape(common, dims));
+    // Without a cache to keep each segment's partial, rows fold straight into the task's
+    // partial where that gives the same states as merging the segment's own partial.
+    let direct = cache.is_none() && template.accumulators.iter().all(Accumulator::folds_across_segments);
     let part = |seg: &QuerySegment| -> Result<Part, QueryError> {
         let (Some(cache), Some(shape)) = (&cache, &shape) else {
             return aggregate_segment(common, dims, seg, &template).map(Part::Owned);
@@ -217,19 +220,51 @@ pub fn aggregate(common: &Common, dims: &[DimensionSpec], segments: &[QuerySegme
         }
         Ok(a)
     };
-    overlapping
-        .par_iter()
-        .with_max_len(1)
-        .map(|seg| scope::enter(scope.clone(), || part(seg)))
-        .try_fold(|| template.fresh(), |acc, part| merge(acc, part?))
-        .try_reduce(|| template.fresh(), |a, b| merge(a, Part::Owned(b)))
-        .map(|mut agg| {
-            let n = agg.groups.len();
-            for acc in &mut agg.accumulators {
-                acc.grow(n);
-            }
-            agg
+    let fold = |mut acc: Aggregated, seg: &QuerySegment| {
+        scope::enter(scope.clone(), || match direct {
+            true => aggregate_into(common, dims, seg, &mut acc).map(|()| acc),
+            false => merge(acc, part(seg)?),
         })
+    };
+    let mut merged = if template.accumulators.iter().any(Accumulator::is_sketch) {
+        // Sketch unions past their exact modes estimate a little differently with how merges
+        // are grouped: one segment per task and a tree of merges that depends only on the
+        // segments.
+        overlapping
+            .par_iter()
+            .with_max_len(1)
+            .try_fold(|| template.fresh(), |acc, seg| fold(acc, seg))
+            .try_reduce(|| template.fresh(), |a, b| merge(a, Part::Owned(b)))?
+    } else {
+        // Every other merge is exact in any grouping: one segment per task keeps the threads
+        // evenly busy, and each thread folds its tasks into its own partial, so that only as
+        // many partials as threads are merged (a tree of every segment's partial merges the
+        // values of a large dimension again at each of its levels).
+        let threads = rayon::current_num_threads().max(1);
+        let per_thread: Vec<Mutex<Option<Aggregated>>> = (0..threads).map(|_| Mutex::new(None)).collect();
+        let slot = || &per_thread[rayon::current_thread_index().unwrap_or(0) % threads];
+        let take = |m: &Mutex<Option<Aggregated>>| m.lock().unwrap_or_else(PoisonError::into_inner).take();
+        overlapping.par_iter().with_max_len(1).try_for_each(|seg| {
+            // Taken out while the segment runs: no lock is held across the engine.
+            let mut acc = fold(take(slot()).unwrap_or_else(|| template.fresh()), seg)?;
+            let mut guard = slot().lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(other) = guard.take() {
+                acc.absorb(other)?;
+            }
+            *guard = Some(acc);
+            Ok::<_, QueryError>(())
+        })?;
+        let mut merged = template.fresh();
+        for partial in per_thread.into_iter().filter_map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner)) {
+            merged.absorb(partial)?;
+        }
+        merged
+    };
+    let n = merged.groups.len();
+    for acc in &mut merged.accumulators {
+        acc.grow(n);
+    }
+    Ok(merged)
 }
 
 /// A segment's partial: computed for this query alone, or shared with the partial cache.
@@ -255,27 +290,46 @@ fn aggregate_segment(
     seg: &QuerySegment,
     template: &Aggregated,
 ) -> Result<Aggregated, QueryError> {
-    let Aggregated { mut groups, mut accumulators, mut spans } = template.fresh();
+    let mut partial = template.fresh();
+    aggregate_into(common, dims, seg, &mut partial)?;
+    Ok(partial)
+}
+
+/// Folds one segment's rows into `partial` (fresh, or holding other segments when every
+/// accumulator [folds across segments](Accumulator::folds_across_segments)).
+fn aggregate_into(
+    common: &Common,
+    dims: &[DimensionSpec],
+    seg: &QuerySegment,
+    partial: &mut Aggregated,
+) -> Result<(), QueryError> {
+    let Aggregated { groups, accumulators, spans } = partial;
     let intervals = &common.intervals.0;
     // One group for everything: no dimension, granularity `all`.
     let single = dims.is_empty() && common.granularity == sluice_format::granularity::Granularity::All;
     let counts_only = single && accumulators.iter().all(|a| a.counts_rows());
     let mut cols = SegmentColumns::open(&seg.segment, &common.virtual_columns)?;
-    let rows = select(&mut cols, intervals, common.filter.as_ref(), Some(&mut spans))?;
+    let rows = select(&mut cols, intervals, common.filter.as_ref(), Some(spans))?;
     if rows.is_empty() {
-        return Ok(Aggregated { groups, accumulators, spans });
+        return Ok(());
     }
     if counts_only {
         let slot = groups.slot(sluice_format::time::ETERNITY_START, &[]);
-        for acc in &mut accumulators {
+        for acc in accumulators.iter_mut() {
             acc.grow(groups.len());
             acc.add_rows(slot as usize, rows.len());
         }
-        return Ok(Aggregated { groups, accumulators, spans });
+        return Ok(());
     }
     let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
+    if let Some(g) = &mut grouper {
+        match &rows {
+            Selection::Ranges(r) => g.prime(r.iter().flat_map(|&(a, b)| a..b), groups),
+            Selection::Bitmap(b) => g.prime(b.iter(), groups),
+        }
+    }
     let mut inputs = Vec::with_capacity(accumulators.len());
-    for acc in &accumulators {
+    for acc in accumulators.iter() {
         let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
         let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
         inputs.push((column, only));
@@ -285,20 +339,36 @@ fn aggregate_segment(
         || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
     let times = if need_times { cols.times()? } else { Default::default() };
     let single_slot = if single { Some(groups.slot(sluice_format::time::ETERNITY_START, &[])) } else { None };
+    // One group and whole row ranges: counts and sums fold each range in one pass.
+    let mut ranged = vec![false; accumulators.len()];
+    if let (Some(slot), Selection::Ranges(ranges)) = (single_slot, &rows) {
+        for ((acc, (column, only)), ranged) in accumulators.iter_mut().zip(&inputs).zip(&mut ranged) {
+            *ranged = only.is_none() && acc.folds_ranges(column.as_deref());
+            if *ranged {
+                acc.grow(groups.len());
+                for &(a, b) in ranges {
+                    acc.update_range(column.as_deref(), a..b, slot as usize);
+                }
+            }
+        }
+    }
+    if grouper.is_none() && ranged.iter().all(|&r| r) {
+        return Ok(());
+    }
     let (mut pair_rows, mut pair_slots) = (Vec::new(), Vec::new());
     let (mut sub_rows, mut sub_slots) = (Vec::new(), Vec::new());
     rows.for_each_batch(|batch| {
         pair_rows.clear();
         pair_slots.clear();
         match (&mut grouper, single_slot) {
-            (Some(g), _) => g.assign(batch, &times, &mut groups, &mut pair_rows, &mut pair_slots),
+            (Some(g), _) => g.assign(batch, &times, groups, &mut pair_rows, &mut pair_slots),
             (None, slot) => {
                 pair_rows.extend_from_slice(batch);
                 pair_slots.resize(batch.len(), slot.unwrap_or(0));
             }
         }
-        check_size(&groups, accumulators.len())?;
-        for (acc, (column, only)) in accumulators.iter_mut().zip(&inputs) {
+        check_size(groups, accumulators.len())?;
+        for ((acc, (column, only)), _) in accumulators.iter_mut().zip(&inputs).zip(&ranged).filter(|(_, &r)| !r) {
             acc.grow(groups.len());
             match only {
                 None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &times),
@@ -317,10 +387,10 @@ fn aggregate_segment(
         }
         Ok(())
     })?;
-    for acc in &mut accumulators {
+    for acc in accumulators.iter_mut() {
         acc.grow(groups.len());
     }
-    Ok(Aggregated { groups, accumulators, spans })
+    Ok(())
 }
 
 /// [`QueryError::Invalid`] once `groups` hold more than [`MAX_GROUPS`] groups or

@@ -14,6 +14,7 @@ use sluice_format::granularity::Granularity;
 use sluice_format::value::Value;
 use std::hash::BuildHasher;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A dimension value in a group key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,8 +25,19 @@ pub enum KeyValue {
     Long(i64),
     /// A double, by its bits (`-0.0` normalized).
     Double(u64),
-    /// A string.
-    Str(Box<str>),
+    /// A string, shared by the interners that hold it.
+    Str(Arc<str>),
+}
+
+/// A [`KeyValue`] borrowed: the same variants in the same order, so that it hashes as the
+/// value it borrows (a string is looked up without being copied first).
+#[derive(Hash)]
+#[allow(dead_code)] // Only `Str` is built: the others place it.
+enum KeyRef<'a> {
+    Null,
+    Long(i64),
+    Double(u64),
+    Str(&'a str),
 }
 
 impl KeyValue {
@@ -53,24 +65,60 @@ impl KeyValue {
     }
 }
 
-/// Distinct values of one dimension across the query.
+/// Distinct values of one dimension across the query. Each value is stored once, with its
+/// hash: absorbing another interner's values (a segment's partial into the query's) looks
+/// them up without hashing them again, and a string value is shared, not copied.
 #[derive(Default)]
 pub struct Interner {
-    ids: HashMap<KeyValue, u32>,
+    /// Ids by the hash of their value.
+    table: HashTable<u32>,
     /// Values by id.
     pub values: Vec<KeyValue>,
+    /// Hash of each value, by id.
+    hashes: Vec<u64>,
+}
+
+/// The hasher of every interner in this process: one random seed, so that a hash kept by one
+/// interner is valid in another (values come from the data: a fixed seed would let crafted
+/// values collide).
+fn value_hasher() -> &'static DefaultHashBuilder {
+    static HASHER: std::sync::LazyLock<DefaultHashBuilder> = std::sync::LazyLock::new(DefaultHashBuilder::default);
+    &HASHER
 }
 
 impl Interner {
     /// The id of `v`, given the next one if new.
     pub(crate) fn intern(&mut self, v: &KeyValue) -> u32 {
-        if let Some(&id) = self.ids.get(v) {
+        self.intern_hashed(v, value_hasher().hash_one(v))
+    }
+
+    /// [`Interner::intern`] of the string `v`, copied only if new.
+    pub(crate) fn intern_str(&mut self, v: &str) -> u32 {
+        let hash = value_hasher().hash_one(KeyRef::Str(v));
+        let values = &self.values;
+        if let Some(&id) = self.table.find(hash, |&id| matches!(&values[id as usize], KeyValue::Str(s) if **s == *v)) {
+            return id;
+        }
+        self.intern_hashed(&KeyValue::Str(v.into()), hash)
+    }
+
+    /// [`Interner::intern`] of `v` whose hash is `hash`.
+    fn intern_hashed(&mut self, v: &KeyValue, hash: u64) -> u32 {
+        let values = &self.values;
+        if let Some(&id) = self.table.find(hash, |&id| values[id as usize] == *v) {
             return id;
         }
         let id = self.values.len() as u32;
         self.values.push(v.clone());
-        self.ids.insert(v.clone(), id);
+        self.hashes.push(hash);
+        let hashes = &self.hashes;
+        self.table.insert_unique(hash, id, |&id| hashes[id as usize]);
         id
+    }
+
+    /// The ids here of every value of `other`, in `other`'s id order, new ones added.
+    fn absorb(&mut self, other: &Interner) -> Vec<u32> {
+        other.values.iter().zip(&other.hashes).map(|(v, &hash)| self.intern_hashed(v, hash)).collect()
     }
 }
 
@@ -87,6 +135,11 @@ pub struct Groups {
     /// Slots by the hash of their key (bucket and ids), compared against `buckets` and `keys`.
     index: HashTable<u32>,
     hasher: DefaultHashBuilder,
+    /// With one dimension, the slot of each value id in the first bucket seen (`u32::MAX`
+    /// where none yet): a topN or a one-dimension groupBy over `all` finds its groups without
+    /// hashing.
+    direct: Vec<u32>,
+    direct_bucket: Option<i64>,
 }
 
 impl Groups {
@@ -99,6 +152,8 @@ impl Groups {
             interners: (0..dims).map(|_| Interner::default()).collect(),
             index: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
+            direct: Vec::new(),
+            direct_bucket: None,
         }
     }
 
@@ -115,6 +170,26 @@ impl Groups {
     /// The slot of the group (bucket, value ids), created if new.
     pub fn slot(&mut self, bucket: i64, ids: &[u32]) -> u32 {
         debug_assert_eq!(ids.len(), self.dims);
+        let &[id] = ids else {
+            return self.hashed_slot(bucket, ids);
+        };
+        if *self.direct_bucket.get_or_insert(bucket) != bucket {
+            return self.hashed_slot(bucket, ids);
+        }
+        let id = id as usize;
+        if let Some(&s) = self.direct.get(id).filter(|&&s| s != u32::MAX) {
+            return s;
+        }
+        let s = self.hashed_slot(bucket, ids);
+        if self.direct.len() <= id {
+            self.direct.resize(id + 1, u32::MAX);
+        }
+        self.direct[id] = s;
+        s
+    }
+
+    /// [`Groups::slot`] through the hash table.
+    fn hashed_slot(&mut self, bucket: i64, ids: &[u32]) -> u32 {
         let hash = self.hasher.hash_one((bucket, ids));
         let (buckets, keys, dims) = (&self.buckets, &self.keys, self.dims);
         let same = |&s: &u32| buckets[s as usize] == bucket && &keys[s as usize * dims..(s as usize + 1) * dims] == ids;
@@ -140,12 +215,8 @@ impl Groups {
     /// for each of `other`'s slots, its slot here.
     pub fn absorb(&mut self, other: &Groups) -> Vec<u32> {
         debug_assert_eq!(self.dims, other.dims);
-        let ids: Vec<Vec<u32>> = self
-            .interners
-            .iter_mut()
-            .zip(&other.interners)
-            .map(|(mine, theirs)| theirs.values.iter().map(|v| mine.intern(v)).collect())
-            .collect();
+        let ids: Vec<Vec<u32>> =
+            self.interners.iter_mut().zip(&other.interners).map(|(mine, theirs)| mine.absorb(theirs)).collect();
         let mut key = vec![0u32; self.dims];
         (0..other.len())
             .map(|slot| {
@@ -216,7 +287,39 @@ pub struct SegmentGrouper<'s> {
     multi: bool,
 }
 
+/// Dictionaries of at least this many values are read in order by [`SegmentGrouper::prime`].
+const PRIME_MIN_VALUES: usize = 4096;
+
 impl<'s> SegmentGrouper<'s> {
+    /// Finds the ids in `groups` of every value that `rows` hold in a string dimension with a
+    /// large dictionary, in dictionary order. The dictionary is then read front to back once,
+    /// rather than at random as rows meet new values: on dictionaries too large for the
+    /// processor's caches, those random reads took most of a topN's time.
+    pub fn prime(&mut self, rows: impl Iterator<Item = u32> + Clone, groups: &mut Groups) {
+        for (at, d) in self.dims.iter_mut().enumerate() {
+            let column = d.column.clone();
+            let Column::String(s) = column.as_ref() else { continue };
+            if s.dictionary.len() < PRIME_MIN_VALUES {
+                continue;
+            }
+            let mut used = vec![false; d.global.len()];
+            for r in rows.clone() {
+                for &c in d.row_codes(r as usize) {
+                    used[c as usize] = true;
+                }
+            }
+            let interner = &mut groups.interners[at];
+            for (c, (global, used)) in d.global.iter_mut().zip(used).enumerate() {
+                if used && *global == u32::MAX {
+                    *global = match s.dictionary.get(c as u32) {
+                        Some(v) => interner.intern_str(v),
+                        None => interner.intern(&KeyValue::Null),
+                    };
+                }
+            }
+        }
+    }
+
     /// Prepares the dimensions `specs` of `cols` (decoded once) for grouping by `granularity`.
     pub fn new(
         cols: &mut SegmentColumns<'s>,
@@ -393,12 +496,14 @@ impl<'s> SegmentGrouper<'s> {
         self.scratch.clear();
         for (d, &c) in self.dims.iter_mut().zip(codes) {
             if d.global[c as usize] == u32::MAX {
-                let v = match d.column.as_ref() {
-                    Column::String(s) => s.dictionary.get(c).map(|v| KeyValue::Str(v.into())).unwrap_or(KeyValue::Null),
-                    _ => d.values.get(c as usize).cloned().unwrap_or(KeyValue::Null),
+                let interner = &mut groups.interners[self.scratch.len()];
+                d.global[c as usize] = match (d.column.as_ref(), c) {
+                    (Column::String(s), 1..) => match s.dictionary.get(c) {
+                        Some(v) => interner.intern_str(v),
+                        None => interner.intern(&KeyValue::Null),
+                    },
+                    _ => interner.intern(d.values.get(c as usize).unwrap_or(&KeyValue::Null)),
                 };
-                let at = self.scratch.len();
-                d.global[c as usize] = groups.interners[at].intern(&v);
             }
             self.scratch.push(d.global[c as usize]);
         }
@@ -429,7 +534,7 @@ impl KeyValue {
         use serde_json::json;
         match (self, output) {
             (KeyValue::Null, _) => serde_json::Value::Null,
-            (KeyValue::Str(s), OutputType::String) => json!(s),
+            (KeyValue::Str(s), OutputType::String) => json!(&**s),
             (KeyValue::Long(x), OutputType::String) => json!(x.to_string()),
             (KeyValue::Double(b), OutputType::String) => json!(sluice_format::value::format_double(f64::from_bits(*b))),
             (KeyValue::Long(x), OutputType::Long) => json!(x),
@@ -443,5 +548,39 @@ impl KeyValue {
                 s.trim().parse::<f64>().map(super::json::json_double).unwrap_or(serde_json::Value::Null)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_string_is_found_borrowed_or_owned_under_one_id() {
+        let v = "Jeremy Corbyn";
+        assert_eq!(value_hasher().hash_one(KeyRef::Str(v)), value_hasher().hash_one(KeyValue::Str(v.into())));
+        let mut interner = Interner::default();
+        let null = interner.intern(&KeyValue::Null);
+        let id = interner.intern_str(v);
+        assert_ne!(id, null);
+        assert_eq!(interner.intern(&KeyValue::Str(v.into())), id);
+        assert_eq!(interner.intern_str(v), id);
+        assert_eq!(interner.values.len(), 2);
+        let mut other = Interner::default();
+        other.intern_str("another");
+        other.intern_str(v);
+        assert_eq!(interner.absorb(&other), vec![2, id], "absorbed by their kept hashes");
+    }
+
+    #[test]
+    fn one_dimension_finds_its_groups_directly_in_the_first_bucket_and_hashed_in_others() {
+        let mut groups = Groups::new(1);
+        let a = groups.slot(0, &[3]);
+        let b = groups.slot(3_600_000, &[3]);
+        assert_ne!(a, b, "another bucket is another group");
+        assert_eq!(groups.slot(0, &[3]), a);
+        assert_eq!(groups.slot(3_600_000, &[3]), b);
+        assert_eq!(groups.hashed_slot(0, &[3]), a, "the table knows the direct group too");
+        assert_eq!(groups.len(), 2);
     }
 }

@@ -26,6 +26,7 @@ pub mod grouping;
 pub mod json;
 mod metadata;
 pub mod model;
+pub mod opened;
 pub mod ordering;
 pub mod partial_cache;
 pub mod post_aggregate;

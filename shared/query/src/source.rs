@@ -4,6 +4,7 @@
 //! right size is the segment), or, without a cache, only the parts the query reads, fetched
 //! with ranged reads.
 
+use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::{execute_cached, execute_until, parse_query, PartialCache, Query, QueryError, QuerySegment};
 use sluice_catalog::timeline::{realtime_segments, visible_segments, SegmentRecord};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
@@ -23,13 +24,15 @@ pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
 
 /// A folder of downloaded segments, keyed by object key, holding at most a number of bytes:
 /// past it, the segments used longest ago are deleted (a query that has one mapped keeps
-/// reading it: the file goes when the mapping does). Beside it, in memory, the partial
-/// results of segments ([`PartialCache`]), shared by every clone.
+/// reading it: the file goes when the mapping does). Beside it, in memory, the segments kept
+/// open with what queries decoded from them ([`Opened`]) and the partial results of segments
+/// ([`PartialCache`]), shared by every clone.
 #[derive(Debug, Clone)]
 pub struct SegmentCache {
     dir: PathBuf,
     max_bytes: u64,
     partials: Arc<PartialCache>,
+    opened: Arc<Opened>,
     /// What the folder holds, as of the last walk plus the downloads since (unknown until the
     /// first download): the folder is walked only when this passes `max_bytes`.
     held: Arc<Mutex<Option<u64>>>,
@@ -43,7 +46,13 @@ impl SegmentCache {
 
     /// A cache under `dir` of at most `max_bytes`.
     pub fn with_limit(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
-        Self { dir: dir.into(), max_bytes, held: Arc::default(), partials: Arc::default() }
+        Self {
+            dir: dir.into(),
+            max_bytes,
+            held: Arc::default(),
+            partials: Arc::default(),
+            opened: Arc::new(Opened::new(DEFAULT_DECODED_BYTES)),
+        }
     }
 
     /// The same cache of segments, keeping at most `max_bytes` of partial results (none at 0:
@@ -81,10 +90,17 @@ impl SegmentCache {
         }
         let path = self.dir.join(key);
         let io = |e: std::io::Error| QueryError::Source(format!("segment cache {}: {e}", path.display()));
+        match self.opened.get(&path, num_bytes) {
+            Found::Open(segment) => return Ok(segment),
+            Found::Stale(segment) => {
+                touch(&path);
+                return Ok(segment);
+            }
+            Found::Missing => {}
+        }
         let cached = tokio::fs::metadata(&path).await.is_ok_and(|m| m.len() == num_bytes);
         if cached {
-            // Marks it used now, for eviction (best effort).
-            let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+            touch(&path);
         } else {
             let bytes = store.get(key).await.map_err(|e| QueryError::Source(format!("segment {key}: {e}")))?;
             if let Some(parent) = path.parent() {
@@ -98,15 +114,23 @@ impl SegmentCache {
             tokio::fs::rename(&tmp, &path).await.map_err(io)?;
             if self.holds_too_much(bytes.len() as u64) {
                 let (dir, keep, max) = (self.dir.clone(), path.clone(), self.max_bytes);
-                let held = tokio::task::spawn_blocking(move || evict(&dir, &keep, max))
+                let (held, deleted) = tokio::task::spawn_blocking(move || evict(&dir, &keep, max))
                     .await
                     .map_err(|e| QueryError::Source(format!("segment cache eviction failed: {e}")))?
                     .map_err(io)?;
+                self.opened.forget(&deleted);
                 *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(held);
             }
         }
-        Ok(Segment::open_file_named(&path, key)?)
+        let segment = Segment::open_file_named(&path, key)?;
+        self.opened.put(&path, num_bytes, segment.clone());
+        Ok(segment)
     }
+}
+
+/// Marks the file at `path` used now, for eviction (best effort).
+fn touch(path: &Path) {
+    let _ = std::fs::File::options().append(true).open(path).and_then(|f| f.set_modified(SystemTime::now()));
 }
 
 /// Whether `key` names an object below the store's root: not empty, not absolute, no `.`,
@@ -133,8 +157,9 @@ impl SegmentCache {
 const DOWNLOADING: &str = "download-";
 
 /// Deletes the least recently used segments under `dir` until they hold at most `max_bytes`,
-/// never `keep` (just downloaded) nor a download in progress; returns what they hold then.
-fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<u64> {
+/// never `keep` (just downloaded) nor a download in progress; returns what they hold then and
+/// the files deleted.
+fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<(u64, Vec<PathBuf>)> {
     let mut files = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     // Downloads beside this walk rename their files and create folders: an entry gone
@@ -163,15 +188,17 @@ fn evict(dir: &Path, keep: &Path, max_bytes: u64) -> std::io::Result<u64> {
     }
     let mut total: u64 = files.iter().map(|f| f.1).sum();
     files.sort();
+    let mut deleted = Vec::new();
     for (_, size, path) in files {
         if total <= max_bytes {
             break;
         }
         if path != keep && std::fs::remove_file(&path).is_ok() {
             total -= size;
+            deleted.push(path);
         }
     }
-    Ok(total)
+    Ok((total, deleted))
 }
 
 /// Druid's id of a segment: `datasource_start_end_version`, `_partition` when not 0.
@@ -439,7 +466,9 @@ mod tests {
         let downloading = dir.path().join("ds").join(format!("d.{DOWNLOADING}1-0"));
         std::fs::write(&downloading, vec![0u8; 5000]).expect("download in progress");
         let just = write("e.seg", 400);
-        assert_eq!(evict(dir.path(), &just, 2_500).expect("evict"), 2_000, "c.seg and e.seg are left");
+        let (held, deleted) = evict(dir.path(), &just, 2_500).expect("evict");
+        assert_eq!(held, 2_000, "c.seg and e.seg are left");
+        assert_eq!(deleted, [oldest.clone(), old.clone()]);
         assert!(!oldest.exists() && !old.exists(), "the least recently used go first");
         assert!(new.exists() && just.exists() && downloading.exists());
     }

@@ -4,7 +4,9 @@
 
 /// One query kind, with its single-thread scan rate and two-thread speed-up measured by
 /// `sluice bench query --rows 20000000 --rows-per-segment 200000 --threads 1,2` on this
-/// project's 2-core x86_64 machine (`bench/results/query-20m-threads.txt`).
+/// project's 2-core x86_64 machine, before the engine kept decoded dictionaries and folded
+/// segments per thread (`bench/results/query-20m-threads-engine-v1.txt`; the engine since:
+/// `query-20m-threads.txt`, not yet taken into the model).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct QueryKind {
     /// Short name (`topN`, `timeseries`, `groupBy`).

@@ -4,6 +4,7 @@
 
 pub mod access;
 mod bitmap_bytes;
+mod decoded;
 mod dictionary;
 pub mod directory;
 pub mod parts;

@@ -1,12 +1,14 @@
 //! Opens a segment from bytes or a file (mmap) and hands out its columns one at a time; only
 //! the parts a caller asks for are checksummed and decoded.
 
+use super::decoded::Decoded;
 use super::directory::{
     ColumnEntry, ColumnType, Directory, PartRef, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_DIRECTORY_BYTES,
     OLDEST_FORMAT_VERSION,
 };
 use super::parts::{BytesPart, NumericPart, KIND_LONGS};
 use super::FormatError;
+use super::StoredDictionary;
 use roaring::RoaringBitmap;
 use std::path::Path;
 use std::sync::Arc;
@@ -47,6 +49,8 @@ pub struct Segment {
     bytes: Bytes,
     dir: Directory,
     data_start: usize,
+    /// What readers decoded from it, shared by clones.
+    decoded: Arc<Decoded>,
 }
 
 /// A string dimension's parts.
@@ -94,7 +98,7 @@ impl Segment {
 
     fn open(object: &str, bytes: Bytes) -> Result<Self, FormatError> {
         let (dir, data_start) = Self::parse(object, bytes.as_slice())?;
-        Ok(Self { object: object.to_string(), data_start, dir, bytes })
+        Ok(Self { object: object.to_string(), data_start, dir, bytes, decoded: Arc::default() })
     }
 
     /// The column directory of segment bytes, checked as [`Segment::from_bytes`] checks it,
@@ -294,6 +298,41 @@ impl Segment {
         };
         let ids = self.numeric(col, "ids", KIND_LONGS, if col.multi_value { None } else { Some(self.num_rows()) })?;
         Ok(StringColumn { dictionary, ids, offsets, bitmaps })
+    }
+}
+
+impl Segment {
+    /// The dictionary of string dimension `col`, checked as [`StoredDictionary::read`] checks
+    /// it, decoded on first use and kept while this segment or a clone of it is open.
+    pub fn decoded_dictionary(&self, col: &ColumnEntry) -> Result<Arc<StoredDictionary>, FormatError> {
+        self.decoded.dictionary(&col.name, || {
+            let s = self.string_column(col)?;
+            StoredDictionary::read(&s.dictionary, &self.object, &col.name)
+        })
+    }
+
+    /// The first and last `__time`, reading only the blocks that hold them, once while this
+    /// segment or a clone of it is open; `None` without rows.
+    pub fn time_range(&self) -> Result<Option<(i64, i64)>, FormatError> {
+        self.decoded.time_range(|| {
+            let part = self.times()?;
+            if part.is_empty() {
+                return Ok(None);
+            }
+            let mut block = Vec::new();
+            part.long_block(0, &mut block)?;
+            let first = block.first().copied();
+            let last = part.num_blocks() - 1;
+            if last > 0 {
+                part.long_block(last, &mut block)?;
+            }
+            Ok(first.zip(block.last().copied()))
+        })
+    }
+
+    /// Bytes of what readers decoded and this segment keeps ([`Segment::decoded_dictionary`]).
+    pub fn decoded_bytes(&self) -> usize {
+        self.decoded.bytes()
     }
 }
 

@@ -198,3 +198,56 @@ fn a_partial_of_many_small_elements_is_refused_while_it_is_read() {
     let err = Aggregated::from_bytes(&bytes, &template(&query), "worker 9").map(|_| ()).expect_err("refused");
     assert!(err.to_string().contains("elements in all"), "{err}");
 }
+
+/// Dictionaries past a few thousand values are read in dictionary order before the rows
+/// (`SegmentGrouper::prime`): the groups are the ones counted row by row, on any number of
+/// threads, single- and multi-valued, with a filter (a bitmap of rows) and without (ranges).
+#[test]
+fn large_dictionaries_group_as_counted_row_by_row() {
+    let cities = ["Paris", "Oslo", "Lima"];
+    let (mut records, mut counts) = (Vec::new(), std::collections::BTreeMap::<String, (i64, i64)>::new());
+    let mut tag_counts = std::collections::BTreeMap::<String, i64>::new();
+    for i in 0..14_000u32 {
+        let (user, city) = (format!("u{:05}", (i * 7919) % 6_000), cities[(i / 3) as usize % 3]);
+        let tags = [format!("t{}", i % 5_000), format!("t{}", (i + 1) % 5_000)];
+        for t in &tags {
+            *tag_counts.entry(t.clone()).or_default() += 1;
+        }
+        let ts = 1_577_836_800_000i64 + i64::from(i % 120) * 60_000;
+        records.push(json!({"ts": ts, "city": city, "tags": tags, "n": 1, "v": 1.0, "user": user}).to_string());
+        let c = counts.entry(user).or_default();
+        c.0 += 1;
+        c.1 += i64::from(city == "Paris");
+    }
+    let segments = crate::query_segments(&spec(), records.iter().map(|r| r.as_bytes()));
+    assert_eq!(segments.len(), 2, "two hours");
+    let interval = json!(["2020-01-01/2020-01-02"]);
+    let top = json!({"queryType": "topN", "dataSource": "t", "intervals": interval, "granularity": "all",
+        "filter": {"type": "selector", "dimension": "city", "value": "Paris"},
+        "dimension": "user", "metric": "count", "threshold": 3, "aggregations": [{"type": "count", "name": "count"}]});
+    let query = parse_query(&top.to_string()).expect("topN");
+    let mut want: Vec<(&String, i64)> = counts.iter().map(|(u, c)| (u, c.1)).collect();
+    want.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let want: Vec<Value> = want[..3].iter().map(|(u, c)| json!({"count": c, "user": u})).collect();
+    for threads in [1, 2] {
+        let got = on_threads(threads, &query, &segments);
+        assert_eq!(got[0]["result"], json!(want), "{threads} threads");
+    }
+    let grouped = |dimension: &str| -> std::collections::BTreeMap<String, i64> {
+        let q = json!({"queryType": "groupBy", "dataSource": "t", "intervals": interval, "granularity": "all",
+            "dimensions": [dimension], "aggregations": [{"type": "count", "name": "count"}]});
+        let got = on_threads(2, &parse_query(&q.to_string()).expect("groupBy"), &segments);
+        let rows = got.as_array().expect("rows").iter();
+        rows.map(|r| {
+            (r["event"][dimension].as_str().expect("value").to_string(), r["event"]["count"].as_i64().expect("count"))
+        })
+        .collect()
+    };
+    assert_eq!(grouped("user"), counts.iter().map(|(u, c)| (u.clone(), c.0)).collect());
+    let distinct = json!({"queryType": "groupBy", "dataSource": "t", "intervals": interval, "granularity": "all",
+        "dimensions": ["user"], "aggregations": []});
+    let got = on_threads(2, &parse_query(&distinct.to_string()).expect("groupBy"), &segments);
+    assert_eq!(got.as_array().map(Vec::len), Some(counts.len()), "no aggregator: the distinct values");
+    let got = grouped("tags");
+    assert_eq!(got, tag_counts, "each of a row's values counts it once");
+}

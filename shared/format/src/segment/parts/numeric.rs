@@ -294,33 +294,41 @@ impl<'a> NumericPart<'a> {
 
     /// Decodes block `i` of a longs part into `out` (cleared first).
     pub fn long_block(&self, i: usize, out: &mut Vec<i64>) -> Result<(), FormatError> {
-        debug_assert_eq!(self.kind, KIND_LONGS);
         out.clear();
+        self.append_long_block(i, out)
+    }
+
+    /// Decodes block `i` of a longs part onto the end of `out`.
+    fn append_long_block(&self, i: usize, all: &mut Vec<i64>) -> Result<(), FormatError> {
+        debug_assert_eq!(self.kind, KIND_LONGS);
+        let start = all.len();
         let raw = self.raw_block(i, None)?;
         let base = i64::from_le_bytes([raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7]]);
         let width = raw[8] as usize;
         let n = self.values_in_block(i);
-        out.reserve(n);
+        all.reserve(n);
         let body = &raw[9..];
         let add = |o: u64| base.wrapping_add(o as i64);
         match width {
-            0 => out.resize(n, base),
+            0 => all.resize(start + n, base),
             w if self.byte_planes && w > 1 => {
                 // Plane by plane, each a sequential pass over the values.
-                out.resize(n, 0);
+                all.resize(start + n, 0);
+                let out = &mut all[start..];
                 for (k, plane) in body.chunks_exact(n.max(1)).take(w).enumerate() {
                     let shift = 8 * k as u32;
                     out.iter_mut().zip(plane).for_each(|(v, &b)| *v |= (b as i64) << shift);
                 }
                 out.iter_mut().for_each(|v| *v = base.wrapping_add(*v));
             }
-            1 => out.extend(body.iter().map(|&b| add(b as u64))),
-            2 => out.extend(body.chunks_exact(2).map(|c| add(u16::from_le_bytes([c[0], c[1]]) as u64))),
-            4 => out.extend(body.chunks_exact(4).map(|c| add(u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64))),
-            _ => out.extend(
+            1 => all.extend(body.iter().map(|&b| add(b as u64))),
+            2 => all.extend(body.chunks_exact(2).map(|c| add(u16::from_le_bytes([c[0], c[1]]) as u64))),
+            4 => all.extend(body.chunks_exact(4).map(|c| add(u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64))),
+            _ => all.extend(
                 body.chunks_exact(8).map(|c| add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))),
             ),
         }
+        let out = &mut all[start..];
         debug_assert_eq!(out.len(), n);
         if self.delta {
             for j in 1..n {
@@ -341,11 +349,9 @@ impl<'a> NumericPart<'a> {
 
     /// Decodes every value of a longs part.
     pub fn all_longs(&self) -> Result<Vec<i64>, FormatError> {
-        let mut all = Vec::new();
-        let mut block = Vec::new();
+        let mut all = Vec::with_capacity(self.len().min(1 << 20));
         for i in 0..self.num_blocks() {
-            self.long_block(i, &mut block)?;
-            all.extend_from_slice(&block);
+            self.append_long_block(i, &mut all)?;
         }
         Ok(all)
     }
