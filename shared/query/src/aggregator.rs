@@ -190,7 +190,7 @@ impl Accumulator {
     /// [`Accumulator::folds_ranges`] says it can (otherwise nothing is folded).
     pub fn update_range(&mut self, column: Option<&Column<'_>>, rows: std::ops::Range<u32>, slot: usize) {
         match (&mut self.state, column) {
-            (State::Long { op: AggOp::Count, vals, .. }, _) => vals[slot] += rows.len() as i64,
+            (State::Long { op: AggOp::Count, .. }, _) => self.add_rows(slot, rows.len() as u64),
             (State::Long { op: AggOp::Sum, vals, seen }, Some(Column::Long(v, nulls))) if nulls.is_empty() => {
                 if let Some(values) = v.get(rows.start as usize..rows.end as usize).filter(|v| !v.is_empty()) {
                     vals[slot] = values.iter().fold(vals[slot], |a, &x| a.wrapping_add(x));
