@@ -175,6 +175,8 @@ pub const API: FunctionSpec = FunctionSpec {
         "dynamodb:Query",
         "s3:GetObject",
         "s3:ListBucket",
+        // The partials workers leave in deep storage when too large for a response, once read.
+        "s3:DeleteObject",
         "lambda:InvokeFunction",
     ],
     reads_kafka: false,
@@ -183,13 +185,21 @@ pub const API: FunctionSpec = FunctionSpec {
 };
 
 /// The query worker: one batch of a fanned-out query's segments, read and answered as a
-/// partial. It reads segments (and hydrants, for real-time datasources) and nothing else; a
-/// node of an invocation tree invokes the function itself.
+/// partial. It reads segments (and hydrants, for real-time datasources), writes a partial too
+/// large for a response under `query-partials/`, and nothing else; a node of an invocation
+/// tree invokes the function itself and reads and deletes its workers' partials.
 pub const QUERY_WORKER: FunctionSpec = FunctionSpec {
     resource: "QueryWorkerFunction",
     binary: "query-worker",
     env: &[STORES[1], STORES[2], "SLUICE_CACHE", "SLUICE_QUERY_PARTIAL_CACHE_MB", "SLUICE_QUERY_WORKER_FUNCTION"],
-    actions: &["s3:GetObject", "s3:ListBucket", "lambda:InvokeFunction"],
+    actions: &[
+        "s3:GetObject",
+        "s3:ListBucket",
+        "s3:PutObject",
+        "s3:AbortMultipartUpload",
+        "s3:DeleteObject",
+        "lambda:InvokeFunction",
+    ],
     reads_kafka: false,
     kafka_cluster: &[],
     invokes: &["query-worker"],

@@ -144,7 +144,8 @@ pub async fn run_query(
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let work = async {
         let pruner = query.pruner();
-        let (records, pruning) = visible_records(meta, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
+        let (records, pruning) =
+            visible_records(meta, cache, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
         let bytes: u64 = records.iter().map(|r| r.num_bytes).sum();
         if let Some(f) = fanout.filter(|f| query.has_partials() && bytes > f.min_bytes) {
             let datasource = query.datasource();
@@ -173,7 +174,7 @@ pub async fn run_query(
             // The broker's own invocation ends before a long query's timeout.
             let wait_ms = timeout_ms.min(f.max_wait.as_millis() as u64);
             let until = deadline.min(Instant::now() + Duration::from_millis(wait_ms));
-            let g = scatter::gather(&query, text, batches, &f.invoker, until, wait_ms, f.width).await?;
+            let g = scatter::gather(&query, text, batches, &f.invoker, store, until, wait_ms, f.width).await?;
             let stats = FanOutStats {
                 batches: count,
                 invocations: g.invocations,

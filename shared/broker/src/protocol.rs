@@ -2,14 +2,18 @@
 //! carries them. The request names the query (as the broker received it), the deadline and
 //! the segments of one batch (or, for a node of an invocation tree, several batches); the
 //! answer carries the batch's partial (the wire format of `sluice_query::wire`, compressed
-//! with zstd, in base64) or the query error the worker met. Both sides check what they read:
-//! sizes before parsing, every key, interval and count after.
+//! with zstd, in base64) or the query error the worker met. A partial larger than a Lambda
+//! response holds is left in deep storage under the request's digest instead, and the answer
+//! names it; the caller reads it and deletes it. Both sides check what they read: sizes before
+//! parsing, every key, interval and count after.
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sluice_format::text::excerpt;
 use sluice_format::time::Interval;
+use sluice_layout::keys::{query_partial_key, query_partials_prefix};
 use sluice_query::{Partial, Query, QueryError};
+use sluice_store::storage::ObjectStore;
 use std::io::Read;
 
 /// Version of the request and answer; a worker refuses any other.
@@ -18,6 +22,8 @@ pub const VERSION: u32 = 1;
 pub const MAX_REQUEST_BYTES: usize = 6 << 20;
 /// Most bytes of an answer: Lambda's synchronous response limit (6 MB).
 pub const MAX_ANSWER_BYTES: usize = 6_000_000;
+/// Most bytes of a partial's text inside an answer; a larger partial goes through deep storage.
+pub const MAX_INLINE_PARTIAL_BYTES: usize = MAX_ANSWER_BYTES - 1024;
 /// Most segments one request names, over all its batches.
 pub const MAX_REQUEST_SEGMENTS: usize = 50_000;
 /// Most batches one request names (the width of an invocation tree's node).
@@ -58,9 +64,14 @@ pub struct WorkerRequest {
 pub struct WorkerAnswer {
     /// [`VERSION`].
     pub version: u32,
-    /// The partial (zstd-compressed wire bytes, base64), absent when the query failed.
+    /// The partial (zstd-compressed wire bytes, base64), absent when the query failed or the
+    /// partial is stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<String>,
+    /// The object in deep storage holding the partial (zstd-compressed wire bytes) when its
+    /// text would not fit in a Lambda response; the caller deletes it once read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_key: Option<String>,
     /// Why the query failed in the worker (its own error, not the worker's crash).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<WorkerQueryError>,
@@ -185,20 +196,65 @@ impl WorkerRequest {
     }
 }
 
-/// A partial as an answer carries it: wire bytes, zstd, base64.
-pub fn encode_partial(partial: &Partial) -> Result<String, QueryError> {
+/// A partial packed for the wire: its wire bytes, compressed with zstd.
+pub fn pack_partial(partial: &Partial) -> Result<Vec<u8>, QueryError> {
     let wire = partial.to_bytes()?;
-    let packed = zstd::bulk::compress(&wire, 1).map_err(|e| QueryError::Source(format!("compress a partial: {e}")))?;
-    let text = base64::engine::general_purpose::STANDARD.encode(packed);
-    if text.len() > MAX_ANSWER_BYTES - 1024 {
-        return Err(QueryError::Unsupported(format!(
-            "a batch's partial of {} bytes ({} compressed) does not fit in Lambda's 6 MB response: \
-             too many groups per worker (narrow the query, or use more, smaller batches)",
-            wire.len(),
-            text.len()
-        )));
+    zstd::bulk::compress(&wire, 1).map_err(|e| QueryError::Source(format!("compress a partial: {e}")))
+}
+
+/// How an answer carries a partial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Carried {
+    /// In the answer, as base64 text.
+    Inline(String),
+    /// In deep storage, under this key.
+    Stored(String),
+}
+
+/// Places a packed partial answering the request of `digest`: in the answer when its base64
+/// text is at most `inline_limit` bytes, otherwise as an object of `store` under the request's
+/// folder of `query-partials/`.
+pub async fn carry_partial(
+    store: &dyn ObjectStore,
+    digest: &str,
+    packed: Vec<u8>,
+    inline_limit: usize,
+) -> Result<Carried, QueryError> {
+    if packed.len().div_ceil(3) * 4 <= inline_limit {
+        return Ok(Carried::Inline(base64::engine::general_purpose::STANDARD.encode(packed)));
     }
-    Ok(text)
+    let key = query_partial_key(digest, &format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)));
+    let bytes = packed.len();
+    store
+        .put(&key, packed.into())
+        .await
+        .map_err(|e| QueryError::Source(format!("storing a partial of {bytes} bytes as {key}: {e}")))?;
+    Ok(Carried::Stored(key))
+}
+
+/// Reads the stored partial `key` an answer to the request of `digest` names, and deletes it
+/// (a failed delete is left to the bucket's expiry). The key must lie in the request's folder,
+/// and the object hold at most `sluice_query::wire::MAX_PARTIAL_BYTES`.
+pub async fn fetch_partial(store: &dyn ObjectStore, digest: &str, key: &str) -> Result<Vec<u8>, QueryError> {
+    let bad = |reason: String| QueryError::Source(format!("unreadable stored partial {}: {reason}", excerpt(key, 120)));
+    if !key.starts_with(&query_partials_prefix(digest)) || !sluice_query::source::is_relative_key(key) {
+        return Err(bad("not an object of this request's partials".into()));
+    }
+    let limit = sluice_query::wire::MAX_PARTIAL_BYTES as u64;
+    let size = store.head(key).await.map_err(|e| bad(e.to_string()))?.map(|m| m.size);
+    match size {
+        None => return Err(bad("not found".into())),
+        Some(size) if size > limit => return Err(bad(format!("{size} bytes, more than {limit}"))),
+        Some(_) => {}
+    }
+    let bytes = store.get(key).await.map_err(|e| bad(e.to_string()))?;
+    if let Err(e) = store.delete(key).await {
+        tracing::warn!(key, error = %e, "could not delete a stored partial; the bucket's expiry will");
+    }
+    if bytes.len() as u64 > limit {
+        return Err(bad(format!("{} bytes, more than {limit}", bytes.len())));
+    }
+    Ok(bytes.to_vec())
 }
 
 /// Reads a partial of `query` from an answer's text, decompressing at most
@@ -209,9 +265,16 @@ pub fn decode_partial(query: &Query, text: &str) -> Result<Partial, QueryError> 
         return Err(bad(format!("{} bytes of text, more than a Lambda response holds", text.len())));
     }
     let packed = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| bad(format!("base64: {e}")))?;
+    unpack_partial(query, &packed)
+}
+
+/// Reads a packed partial of `query`, decompressing at most
+/// `sluice_query::wire::MAX_PARTIAL_BYTES`.
+pub fn unpack_partial(query: &Query, packed: &[u8]) -> Result<Partial, QueryError> {
+    let bad = |reason: String| QueryError::Source(format!("unreadable partial: {reason}"));
     let limit = sluice_query::wire::MAX_PARTIAL_BYTES as u64;
     let mut wire = Vec::new();
-    zstd::stream::read::Decoder::new(packed.as_slice())
+    zstd::stream::read::Decoder::new(packed)
         .and_then(|d| d.take(limit + 1).read_to_end(&mut wire))
         .map_err(|e| bad(format!("zstd: {e}")))?;
     if wire.len() as u64 > limit {
@@ -234,12 +297,13 @@ pub fn read_answer(bytes: &[u8], digest: &str) -> Result<WorkerAnswer, QueryErro
     }
     // A worker that could not read the request answers its error without a digest: an error
     // adds no data to the answer, so it is taken as the query's.
-    let unread_request = answer.digest.is_empty() && answer.partial.is_none();
+    let unread_request = answer.digest.is_empty() && answer.error.is_some();
     if answer.digest != digest && !unread_request {
         return Err(bad(format!("it answers request {}, not {digest}", excerpt(&answer.digest, 40))));
     }
-    if answer.partial.is_some() == answer.error.is_some() {
-        return Err(bad("an answer carries either a partial or an error".into()));
+    let carried = [answer.partial.is_some(), answer.partial_key.is_some(), answer.error.is_some()];
+    if carried.iter().filter(|c| **c).count() != 1 {
+        return Err(bad("an answer carries exactly one of a partial, a stored partial's key and an error".into()));
     }
     Ok(answer)
 }
@@ -253,6 +317,7 @@ mod tests {
         let a = WorkerAnswer {
             version: VERSION,
             partial: partial.map(String::from),
+            partial_key: None,
             error,
             segments: 0,
             cached: 0,

@@ -1,16 +1,19 @@
 //! The broker's scatter and gather: one invocation per batch (or per node of an invocation
 //! tree past `width` batches), all in flight at once up to `width`; each answer read and
-//! checked as hostile input; a worker that fails, times out or answers garbage is invoked
-//! once more, then the query fails naming it. Never a partial answer: every batch's partial
-//! is merged, or the query fails.
+//! checked as hostile input (a partial stored in deep storage read from the request's folder
+//! only, then deleted); a worker that fails, times out or answers garbage is invoked once more,
+//! then the query fails naming it. Never a partial answer: every batch's partial is merged, or
+//! the query fails.
 
 use crate::batches::tree;
 use crate::invoker::{InvokeError, WorkerInvoker};
 use crate::protocol::{
-    decode_partial, digest, read_answer, BatchSegment, WorkerRequest, MAX_REQUEST_BYTES, MAX_REQUEST_SEGMENTS, VERSION,
+    decode_partial, digest, fetch_partial, read_answer, unpack_partial, BatchSegment, WorkerRequest, MAX_REQUEST_BYTES,
+    MAX_REQUEST_SEGMENTS, VERSION,
 };
 use futures::StreamExt;
 use sluice_query::{Partial, Query, QueryError};
+use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,12 +40,15 @@ struct Part {
 }
 
 /// Invokes a worker per batch of `query` (`text` as the caller sent it) and merges their
-/// partials, the batches grouped into tree nodes when there are more than `width`.
+/// partials, the batches grouped into tree nodes when there are more than `width`; partials
+/// too large for an answer are read from `store`.
+#[allow(clippy::too_many_arguments)]
 pub async fn gather(
     query: &Arc<Query>,
     text: &str,
     batches: Vec<Vec<BatchSegment>>,
     invoker: &Arc<dyn WorkerInvoker>,
+    store: &dyn ObjectStore,
     deadline: Instant,
     timeout_ms: u64,
     width: usize,
@@ -96,7 +102,7 @@ pub async fn gather(
     // Answers are merged as they come, in batch order (`buffered`), so that the grouping of
     // the merges, and with it an HLL estimate past its exact modes, is the same on every run.
     let mut answers = futures::stream::iter(parts)
-        .map(|part| attempt_twice(query, part, invoker, deadline, timeout_ms))
+        .map(|part| attempt_twice(query, part, invoker, store, deadline, timeout_ms))
         .buffered(width);
     let mut merged: Option<Gathered> = None;
     while let Some(one) = answers.next().await {
@@ -125,16 +131,17 @@ async fn attempt_twice(
     query: &Arc<Query>,
     part: Part,
     invoker: &Arc<dyn WorkerInvoker>,
+    store: &dyn ObjectStore,
     deadline: Instant,
     timeout_ms: u64,
 ) -> Result<Gathered, QueryError> {
     let name = invoker.name();
-    let first = match attempt(query, &part, invoker.as_ref(), deadline, timeout_ms).await {
+    let first = match attempt(query, &part, invoker.as_ref(), store, deadline, timeout_ms).await {
         Attempt::Done(answer) => return answer.map(|one| *one),
         Attempt::Failed(failure) => failure,
     };
     tracing::warn!(worker = name, part = part.label, failure = first, "query worker failed; invoking it again");
-    match attempt(query, &part, invoker.as_ref(), deadline, timeout_ms).await {
+    match attempt(query, &part, invoker.as_ref(), store, deadline, timeout_ms).await {
         Attempt::Done(answer) => answer.map(|one| Gathered { retries: one.retries + 1, ..*one }),
         Attempt::Failed(second) => Err(QueryError::Source(format!(
             "query worker {name}, {}: {second} (first attempt: {first}); the query is not answered from the \
@@ -156,6 +163,7 @@ async fn attempt(
     query: &Arc<Query>,
     part: &Part,
     invoker: &dyn WorkerInvoker,
+    store: &dyn ObjectStore,
     deadline: Instant,
     timeout_ms: u64,
 ) -> Attempt {
@@ -164,7 +172,7 @@ async fn attempt(
         return Attempt::Done(Err(QueryError::Timeout(timeout_ms)));
     }
     match invoker.invoke(part.request.clone(), within).await {
-        Ok(bytes) => match read(query, bytes, &part.digest).await {
+        Ok(bytes) => match read(query, bytes, &part.digest, store).await {
             Ok(Ok(one)) if one.segments != part.segments => {
                 Attempt::Failed(format!("it computed {} of the batch's {} segments", one.segments, part.segments))
             }
@@ -184,25 +192,36 @@ async fn attempt(
 
 /// Reads an answer: `Err` when it is garbage or a transient error (worth another attempt),
 /// `Ok(Err)` when the worker reports a query error of its own (invalid, unsupported, timeout).
-async fn read(query: &Arc<Query>, bytes: Vec<u8>, digest: &str) -> Result<Result<Gathered, QueryError>, QueryError> {
-    let (query, digest) = (query.clone(), digest.to_string());
-    tokio::task::spawn_blocking(move || {
-        let answer = read_answer(&bytes, &digest)?;
-        if let Some(error) = answer.error {
-            if error.is_transient() {
-                return Err(error.into_query_error());
-            }
-            return Ok(Err(error.into_query_error()));
+async fn read(
+    query: &Arc<Query>,
+    bytes: Vec<u8>,
+    digest: &str,
+    store: &dyn ObjectStore,
+) -> Result<Result<Gathered, QueryError>, QueryError> {
+    let answer = read_answer(&bytes, digest)?;
+    drop(bytes);
+    if let Some(error) = answer.error {
+        if error.is_transient() {
+            return Err(error.into_query_error());
         }
-        let partial = decode_partial(&query, answer.partial.as_deref().unwrap_or_default())?;
-        Ok(Ok(Gathered {
-            partial,
-            segments: answer.segments,
-            cached: answer.cached,
-            invocations: answer.invocations,
-            retries: 0,
-        }))
+        return Ok(Err(error.into_query_error()));
+    }
+    let stored = match &answer.partial_key {
+        Some(key) => Some(fetch_partial(store, digest, key).await?),
+        None => None,
+    };
+    let query = query.clone();
+    let partial = tokio::task::spawn_blocking(move || match stored {
+        Some(packed) => unpack_partial(&query, &packed),
+        None => decode_partial(&query, answer.partial.as_deref().unwrap_or_default()),
     })
     .await
-    .map_err(|e| QueryError::Source(format!("reading a worker's answer failed: {e}")))?
+    .map_err(|e| QueryError::Source(format!("reading a worker's answer failed: {e}")))??;
+    Ok(Ok(Gathered {
+        partial,
+        segments: answer.segments,
+        cached: answer.cached,
+        invocations: answer.invocations,
+        retries: 0,
+    }))
 }

@@ -1,11 +1,14 @@
 //! The query worker: reads a request, opens its batch's segments through its segment cache
 //! (downloaded once into `/tmp`, memory-mapped), computes the batch's partial on every core
-//! with its partial cache, and answers it. A node of an invocation tree invokes a worker per
-//! batch instead and answers their merged partial. Whatever goes wrong in the query is
-//! answered as the query's error; only a crash is the invocation's.
+//! with its partial cache, and answers it: in the answer, or past what a Lambda response holds,
+//! as an object in deep storage that the answer names. A node of an invocation tree invokes a
+//! worker per batch instead and answers their merged partial. Whatever goes wrong in the query
+//! is answered as the query's error; only a crash is the invocation's.
 
 use crate::invoker::{InvokeError, WorkerInvoker};
-use crate::protocol::{digest, encode_partial, WorkerAnswer, WorkerRequest, VERSION};
+use crate::protocol::{
+    carry_partial, digest, pack_partial, Carried, WorkerAnswer, WorkerRequest, MAX_INLINE_PARTIAL_BYTES, VERSION,
+};
 use crate::scatter::gather;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
@@ -25,12 +28,19 @@ pub struct Worker {
     store: Arc<dyn ObjectStore>,
     cache: SegmentCache,
     subtree: Option<Arc<dyn WorkerInvoker>>,
+    inline_limit: usize,
 }
 
 impl Worker {
     /// A worker reading segments from `store` through `cache`.
     pub fn new(store: Arc<dyn ObjectStore>, cache: SegmentCache) -> Self {
-        Self { store, cache, subtree: None }
+        Self { store, cache, subtree: None, inline_limit: MAX_INLINE_PARTIAL_BYTES }
+    }
+
+    /// The same worker, answering in deep storage every partial whose text passes `bytes`
+    /// (by default what a Lambda response holds).
+    pub fn with_inline_limit(self, bytes: usize) -> Self {
+        Self { inline_limit: bytes.min(MAX_INLINE_PARTIAL_BYTES), ..self }
     }
 
     /// The same worker, able to serve as a node of an invocation tree: `invoker` invokes the
@@ -50,6 +60,7 @@ impl Worker {
         self.answer(request, lambda_deadline).await.unwrap_or_else(|(e, digest)| WorkerAnswer {
             version: VERSION,
             partial: None,
+            partial_key: None,
             error: Some((&e).into()),
             segments: 0,
             cached: 0,
@@ -68,12 +79,13 @@ impl Worker {
         let request = WorkerRequest::from_slice(bytes).map_err(|e| (e, String::new()))?;
         let digest = digest(&request.query, &request.batches);
         let with = |e: QueryError| (e, digest.clone());
-        self.compute(request, lambda_deadline).await.map_err(with).map(|a| WorkerAnswer { digest: digest.clone(), ..a })
+        self.compute(request, &digest, lambda_deadline).await.map_err(with)
     }
 
     async fn compute(
         &self,
         request: WorkerRequest,
+        digest: &str,
         lambda_deadline: Option<Instant>,
     ) -> Result<WorkerAnswer, QueryError> {
         let query = Arc::new(parse_query(&request.query)?);
@@ -90,12 +102,27 @@ impl Worker {
         if let Some(end) = lambda_end {
             deadline = deadline.min(end);
         }
-        match self.partial_of(query, request, deadline, timeout_ms).await {
+        let computed = match self.partial_of(query, request, deadline, timeout_ms).await {
             Err(QueryError::Timeout(_)) if bound_by_lambda => {
                 Err(QueryError::Source("the worker's invocation ran out of time before the batch was computed".into()))
             }
             other => other,
-        }
+        }?;
+        let (partial, partial_key) =
+            match carry_partial(self.store.as_ref(), digest, computed.packed, self.inline_limit).await? {
+                Carried::Inline(text) => (Some(text), None),
+                Carried::Stored(key) => (None, Some(key)),
+            };
+        Ok(WorkerAnswer {
+            version: VERSION,
+            partial,
+            partial_key,
+            error: None,
+            segments: computed.segments,
+            cached: computed.cached,
+            invocations: computed.invocations,
+            digest: digest.to_string(),
+        })
     }
 
     async fn partial_of(
@@ -104,7 +131,7 @@ impl Worker {
         request: WorkerRequest,
         deadline: Instant,
         timeout_ms: u64,
-    ) -> Result<WorkerAnswer, QueryError> {
+    ) -> Result<Computed, QueryError> {
         if request.batches.len() > 1 {
             let invoker = self.subtree.as_ref().ok_or_else(|| {
                 QueryError::Unsupported(
@@ -113,17 +140,13 @@ impl Worker {
                 )
             })?;
             let width = request.batches.len();
-            let g = gather(&query, &request.query, request.batches, invoker, deadline, timeout_ms, width).await?;
-            let partial = encode_partial(&g.partial)?;
-            return Ok(WorkerAnswer {
-                version: VERSION,
-                partial: Some(partial),
-                error: None,
-                segments: g.segments,
-                cached: g.cached,
-                invocations: g.invocations,
-                digest: String::new(),
-            });
+            let store = self.store.as_ref();
+            let g =
+                gather(&query, &request.query, request.batches, invoker, store, deadline, timeout_ms, width).await?;
+            let packed = tokio::task::spawn_blocking(move || pack_partial(&g.partial))
+                .await
+                .map_err(|e| QueryError::Source(format!("packing the merged partial failed: {e}")))??;
+            return Ok(Computed { packed, segments: g.segments, cached: g.cached, invocations: g.invocations });
         }
         let batch = request.batches.into_iter().next().unwrap_or_default();
         let opening = futures::stream::iter(batch)
@@ -142,20 +165,20 @@ impl Worker {
             let partial = partial_cached(&query, &segments, deadline, timeout_ms, &partials)?;
             let hits = partials.stats().hits.saturating_sub(hits);
             let partial = partial.ok_or_else(|| QueryError::Unsupported("a query without partials".into()))?;
-            Ok::<_, QueryError>((encode_partial(&partial)?, hits))
+            Ok::<_, QueryError>((pack_partial(&partial)?, hits))
         })
         .await
         .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))??;
-        Ok(WorkerAnswer {
-            version: VERSION,
-            partial: Some(computed.0),
-            error: None,
-            segments: count,
-            cached: computed.1,
-            invocations: 0,
-            digest: String::new(),
-        })
+        Ok(Computed { packed: computed.0, segments: count, cached: computed.1, invocations: 0 })
     }
+}
+
+/// A batch's partial, packed, with what computing it took.
+struct Computed {
+    packed: Vec<u8>,
+    segments: u64,
+    cached: u64,
+    invocations: u64,
 }
 
 /// The worker's handler run in this process, one invocation at a time or many, as asked.

@@ -1,6 +1,7 @@
 //! The broker's fan-out against workers in this process: for random segments and random
 //! timeseries, topN and groupBy queries, the answer gathered from k batches (1..8) through
-//! the worker's request and answer is the single-function answer; a worker that fails is
+//! the worker's request and answer (the partials in the answers, or left in the store and
+//! deleted once read) is the single-function answer; a worker that fails is
 //! invoked once more, and one that keeps failing, hangs or answers garbage fails the query
 //! naming it, never with a partial answer; hostile requests are refused.
 
@@ -56,12 +57,13 @@ fn worker(stored: &Stored, cache: &std::path::Path) -> Worker {
     Worker::new(stored.store.clone(), SegmentCache::new(cache))
 }
 
-async fn fanned_out(text: &Value, segments: &[BatchSegment], k: usize, invoker: Arc<dyn WorkerInvoker>) -> Value {
+async fn fanned_out(text: &Value, stored: &Stored, k: usize, invoker: Arc<dyn WorkerInvoker>) -> Value {
     let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
     let deadline = Instant::now() + Duration::from_secs(60);
-    let batches = split(segments.to_vec(), k);
-    let g = gather(&query, &text.to_string(), batches, &invoker, deadline, 60_000, 3).await.expect("gathered");
-    assert_eq!(g.segments as usize, segments.len(), "every segment computed once");
+    let batches = split(stored.segments.clone(), k);
+    let store = stored.store.as_ref();
+    let g = gather(&query, &text.to_string(), batches, &invoker, store, deadline, 60_000, 3).await.expect("gathered");
+    assert_eq!(g.segments as usize, stored.segments.len(), "every segment computed once");
     finish(&query, g.partial).expect("finishes")
 }
 
@@ -80,12 +82,17 @@ proptest! {
             let query = parse_query(&text.to_string()).expect("parses");
             let want = execute(&query, &stored.opened).expect("runs");
             let cache = tempfile::tempdir().expect("cache");
-            let invoker: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: worker(&stored, cache.path()) });
+            // With an odd k, every partial goes through the store, as one past 6 MB would.
+            let limit = if k % 2 == 1 { 0 } else { usize::MAX };
+            let leaf = worker(&stored, cache.path()).with_inline_limit(limit);
+            let invoker: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: leaf });
             // Width 3: past 3 batches, tree nodes invoke the leaves.
-            let tree_worker = worker(&stored, cache.path()).with_subtree(invoker.clone());
+            let tree_worker = worker(&stored, cache.path()).with_inline_limit(limit).with_subtree(invoker.clone());
             let tree: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: tree_worker });
-            let got = fanned_out(&text, &stored.segments, k, tree).await;
+            let got = fanned_out(&text, &stored, k, tree).await;
             prop_assert_eq!(&got, &want, "{} batches: {}", k, text);
+            let left = stored.store.list("query-partials/").await.expect("list");
+            prop_assert!(left.is_empty(), "stored partials are deleted once read: {:?}", left);
             Ok(())
         })?;
     }
@@ -105,6 +112,8 @@ enum Fault {
     Crash,
     Garbage,
     Forged,
+    /// A well-formed answer naming a stored partial outside its request's folder.
+    StrayKey,
     Hang,
 }
 
@@ -128,6 +137,16 @@ impl WorkerInvoker for Faulty {
                     "intervals": ["2020-01-01/2020-01-03"], "aggregations": [{"type": "longMax", "name": "rows", "fieldName": "n"}]})
                     .to_string().into();
                 self.inner.invoke(serde_json::to_vec(&other).expect("json"), within).await
+            }
+            Fault::StrayKey => {
+                let request_json: Value = serde_json::from_slice(&request).expect("request");
+                let segment = request_json["batches"][0][0]["key"].clone();
+                let answer = self.inner.invoke(request, within).await?;
+                let mut answer: Value = serde_json::from_slice(&answer).expect("answer");
+                let fields = answer.as_object_mut().expect("object");
+                fields.remove("partial");
+                fields.insert("partialKey".into(), segment);
+                Ok(serde_json::to_vec(&answer).expect("json"))
             }
             Fault::Hang => {
                 tokio::time::sleep(within).await;
@@ -161,7 +180,8 @@ async fn run_with(fault: Fault, failures: usize, timeout: Duration) -> (Result<V
     let text = count_query();
     let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
     let batches = split(stored.segments.clone(), 1);
-    let out = gather(&query, &text.to_string(), batches, &invoker, Instant::now() + timeout, 1234, 8).await;
+    let deadline = Instant::now() + timeout;
+    let out = gather(&query, &text.to_string(), batches, &invoker, stored.store.as_ref(), deadline, 1234, 8).await;
     let retries = out.as_ref().map(|g| g.retries).unwrap_or(0);
     let result = out.and_then(|g| finish(&query, g.partial));
     (result, faulty.calls.load(Ordering::SeqCst), retries)
@@ -169,7 +189,7 @@ async fn run_with(fault: Fault, failures: usize, timeout: Duration) -> (Result<V
 
 #[tokio::test]
 async fn a_worker_that_fails_once_is_invoked_again_and_the_answer_is_whole() {
-    for fault in [Fault::Crash, Fault::Garbage, Fault::Forged] {
+    for fault in [Fault::Crash, Fault::Garbage, Fault::Forged, Fault::StrayKey] {
         let (result, calls, retries) = run_with(fault, 1, Duration::from_secs(30)).await;
         let result = result.unwrap_or_else(|e| panic!("{fault:?}: {e}"));
         assert_eq!(result[0]["result"]["rows"], 600, "{fault:?}: {result}");
@@ -183,6 +203,7 @@ async fn a_worker_that_keeps_failing_fails_the_query_naming_it() {
         (Fault::Crash, "Runtime.ExitError"),
         (Fault::Garbage, "unreadable answer"),
         (Fault::Forged, "it answers request"),
+        (Fault::StrayKey, "not an object of this request's partials"),
     ] {
         let (result, calls, _) = run_with(fault, 2, Duration::from_secs(30)).await;
         let err = result.expect_err("no partial answer").to_string();
@@ -284,7 +305,8 @@ async fn hostile_queries_fail_through_workers_as_in_one_function() {
             let parsed = Arc::new(parse_query(&query.to_string())?);
             let batches = split(stored.segments.clone(), 4);
             let deadline = Instant::now() + Duration::from_secs(30);
-            let g = gather(&parsed, &query.to_string(), batches, &invoker, deadline, 30_000, 8).await?;
+            let store = stored.store.as_ref();
+            let g = gather(&parsed, &query.to_string(), batches, &invoker, store, deadline, 30_000, 8).await?;
             finish(&parsed, g.partial)
         }
         .await;

@@ -8,6 +8,8 @@
 //!  replaces, replace#                -> replace_view  the replaces as a reader sees them
 //!  seg# + task states + replace view -> timeline      the visible segments; for a real-time
 //!                                                     datasource, unpublished hydrants too
+//!  spec, grouping, offsets#, replace*  -> timeline_cache  the timeline kept between queries
+//!                                                     while none of these items changed
 //! ```
 //!
 //! The [`timeline`] holds the visibility rule (through [`replace_view::ReplaceView`]), in this
@@ -20,3 +22,4 @@ pub mod datasource;
 pub mod replace_view;
 pub mod task;
 pub mod timeline;
+pub mod timeline_cache;

@@ -12,6 +12,7 @@
 //!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
+//!            query-partials/<request digest>/<random>.part
 //! ```
 //!
 //! Numbers are zero-padded and times offset so that keys sort like what they name: a prefix
@@ -159,6 +160,22 @@ pub fn segment_key(datasource: &str, interval: Interval, version: &str, partitio
         version
     )
     .replace(':', "-")
+}
+
+/// Object key prefix of the partials query workers leave for their caller when one is larger
+/// than a Lambda response holds; the caller deletes each once read, and the bucket expires
+/// what a caller that died left.
+pub const QUERY_PARTIALS_PREFIX: &str = "query-partials/";
+
+/// Object key prefix of the partials answering the worker request of `digest`.
+pub fn query_partials_prefix(digest: &str) -> String {
+    format!("{QUERY_PARTIALS_PREFIX}{digest}/")
+}
+
+/// Object key of one partial answering the worker request of `digest` (`id`: random, so two
+/// attempts at one request never write the same object).
+pub fn query_partial_key(digest: &str, id: &str) -> String {
+    format!("{}{id}.part", query_partials_prefix(digest))
 }
 
 #[cfg(test)]

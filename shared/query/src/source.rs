@@ -6,7 +6,8 @@
 
 use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::{execute_cached, execute_until, parse_query, PartialCache, Query, QueryError, QuerySegment};
-use sluice_catalog::timeline::{realtime_segments, visible_segments, SegmentRecord};
+use sluice_catalog::timeline::SegmentRecord;
+use sluice_catalog::timeline_cache::{queried_segments, TimelineCache};
 use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
 use sluice_format::segment::{Directory, Segment};
 use sluice_format::summary::SegmentPruner;
@@ -25,14 +26,16 @@ pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
 /// A folder of downloaded segments, keyed by object key, holding at most a number of bytes:
 /// past it, the segments used longest ago are deleted (a query that has one mapped keeps
 /// reading it: the file goes when the mapping does). Beside it, in memory, the segments kept
-/// open with what queries decoded from them ([`Opened`]) and the partial results of segments
-/// ([`PartialCache`]), shared by every clone.
+/// open with what queries decoded from them ([`Opened`]), the partial results of segments
+/// ([`PartialCache`]) and the datasources' visible timelines ([`TimelineCache`]), shared by
+/// every clone.
 #[derive(Debug, Clone)]
 pub struct SegmentCache {
     dir: PathBuf,
     max_bytes: u64,
     partials: Arc<PartialCache>,
     opened: Arc<Opened>,
+    timelines: Arc<TimelineCache>,
     /// What the folder holds, as of the last walk plus the downloads since (unknown until the
     /// first download): the folder is walked only when this passes `max_bytes`.
     held: Arc<Mutex<Option<u64>>>,
@@ -52,6 +55,7 @@ impl SegmentCache {
             held: Arc::default(),
             partials: Arc::default(),
             opened: Arc::new(Opened::new(DEFAULT_DECODED_BYTES)),
+            timelines: Arc::default(),
         }
     }
 
@@ -69,6 +73,11 @@ impl SegmentCache {
     /// The per-segment partial results kept beside the segments.
     pub fn partials(&self) -> &Arc<PartialCache> {
         &self.partials
+    }
+
+    /// The visible timelines kept beside the segments.
+    pub fn timelines(&self) -> &Arc<TimelineCache> {
+        &self.timelines
     }
 
     /// The folder.
@@ -251,29 +260,28 @@ pub async fn load_pruned(
     columns: Option<&BTreeSet<String>>,
     pruner: Option<&SegmentPruner>,
 ) -> Result<(Vec<QuerySegment>, Pruning), QueryError> {
-    let (records, pruning) = visible_records(meta, datasource, intervals, pruner).await?;
+    let (records, pruning) = visible_records(meta, cache, datasource, intervals, pruner).await?;
     Ok((open_records(store, cache, datasource, &records, columns).await?, pruning))
 }
 
 /// The visible segment records of `datasource` overlapping `intervals`, in timeline order,
-/// without those whose summaries show that `pruner`'s filter matches none of their rows.
+/// without those whose summaries show that `pruner`'s filter matches none of their rows. With
+/// a cache, the timeline it kept, when still current ([`TimelineCache::segments`]).
 pub async fn visible_records(
     meta: &dyn MetadataStore,
+    cache: Option<&SegmentCache>,
     datasource: &str,
     intervals: &[Interval],
     pruner: Option<&SegmentPruner>,
 ) -> Result<(Vec<SegmentRecord>, Pruning), QueryError> {
-    let records = if is_realtime(meta, datasource).await? {
-        realtime_segments(meta, datasource).await
-    } else {
-        visible_segments(meta, datasource).await
+    let records = match cache {
+        Some(c) => c.timelines.segments(meta, datasource).await,
+        None => queried_segments(meta, datasource).await.map(Arc::new),
     }
     .map_err(|e| QueryError::Source(e.to_string()))?;
     let mut out = Vec::new();
     let mut pruning = Pruning::default();
-    for r in
-        records.into_iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end))
-    {
+    for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
         pruning.considered += 1;
         if let (Some(p), Some(summary)) = (pruner, &r.summary) {
             if !p.may_match(summary) {
@@ -281,7 +289,7 @@ pub async fn visible_records(
                 continue;
             }
         }
-        out.push(r);
+        out.push(r.clone());
     }
     Ok((out, pruning))
 }
@@ -303,18 +311,6 @@ pub async fn open_records(
         out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
     }
     Ok(out)
-}
-
-/// Whether the datasource runs real-time tasks (`sluiceConfig.realtime`): its queries also
-/// read what running tasks checkpointed. A datasource without a spec item has none.
-async fn is_realtime(meta: &dyn MetadataStore, datasource: &str) -> Result<bool, QueryError> {
-    match sluice_catalog::datasource::load(meta, datasource).await {
-        Ok((item, _)) => {
-            Ok(sluice_format::spec::load_spec_value(item.spec).is_ok_and(|s| s.spec.sluice.realtime.is_some()))
-        }
-        Err(sluice_catalog::datasource::DatasourceError::Unknown(_)) => Ok(false),
-        Err(e) => Err(QueryError::Source(e.to_string())),
-    }
 }
 
 /// Gaps between needed byte ranges smaller than this are read rather than skipped.
@@ -407,7 +403,8 @@ pub async fn run_query_pruned(
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
     within(timeout, async {
         let pruner = query.pruner();
-        let (records, pruning) = visible_records(meta, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
+        let (records, pruning) =
+            visible_records(meta, cache, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
         Ok((execute_records(store, cache, query.clone(), &records, deadline, timeout).await?, pruning))
     })
     .await

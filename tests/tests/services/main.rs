@@ -14,6 +14,7 @@ mod kafka_faults;
 mod kafka_gaps;
 mod kafka_group;
 mod kafka_range;
+mod kept_timeline;
 mod merger_segments;
 mod msk_iam;
 mod pipeline;

@@ -1,10 +1,12 @@
 //! Queries read the published timeline from the real stores (S3 + DynamoDB, and local files +
 //! SQLite): whole segments through the cache, or only the parts a query needs with ranged
 //! reads; both give the same answers, the ranged path reads a fraction of the bytes, a filter
-//! the segment records' summaries rule out reads no segment, and a damaged segment fails the
-//! query naming its key.
+//! the segment records' summaries rule out reads no segment, fanned out to workers that leave
+//! every partial in deep storage (as one too large for a Lambda response) they answer the
+//! same and leave nothing behind, and a damaged segment fails the query naming its key.
 
 use serde_json::{json, Value};
+use sluice_broker::{FanOut, InProcess, Worker};
 use sluice_integration::indexing::{spec, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
@@ -100,6 +102,7 @@ async fn sources_agree(b: Backends) {
         let read = read.0.load(Ordering::Relaxed);
         assert!(read * 2 < total, "{text}: ranged reads took {read} of {total} bytes");
     }
+    fanned_out_through_stored_partials(&b, &name, &cache).await;
     let top = run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), &with_datasource(QUERIES[1], &name))
         .await
         .expect("topN");
@@ -142,6 +145,27 @@ async fn sources_agree(b: Backends) {
         let err = run_query(b.meta.as_ref(), b.store.as_ref(), cache, &text).await.expect_err("damaged segment");
         assert!(err.to_string().contains(&victim.key), "{err}");
     }
+}
+
+/// The queries with partials fanned out to up to 3 in-process workers whose every partial goes
+/// through deep storage: the same answers, and every stored partial deleted once read.
+async fn fanned_out_through_stored_partials(b: &Backends, name: &str, cache: &SegmentCache) {
+    let dir = tempfile::tempdir().expect("worker cache");
+    let worker = Worker::new(b.store.clone(), SegmentCache::new(dir.path())).with_inline_limit(0);
+    let mut fanout = FanOut::new(Arc::new(InProcess { worker }), 3);
+    (fanout.min_bytes, fanout.batch_bytes) = (0, 1);
+    for q in &QUERIES[..3] {
+        let text = with_datasource(q, name);
+        let want = run_query(b.meta.as_ref(), b.store.as_ref(), Some(cache), &text).await.expect("one function");
+        let got = sluice_broker::run_query(b.meta.as_ref(), b.store.as_ref(), None, Some(&fanout), &text)
+            .await
+            .expect("fanned out");
+        let batches = got.fanned_out.map_or(0, |f| f.batches);
+        assert!(batches >= 2, "{text}: {batches} batches");
+        assert_eq!(got.result, want, "{text}");
+    }
+    let left = b.store.list(sluice_pipeline::keys::QUERY_PARTIALS_PREFIX).await.expect("list");
+    assert!(left.is_empty(), "stored partials are deleted once read: {left:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,7 +4,7 @@
 //! declared needs (`permissions.rs`) against the SDK calls and variables the sources use.
 
 use serde_yaml::Value;
-use sluice_functions::permissions::{FunctionSpec, FUNCTIONS, MISSING_AS_404};
+use sluice_functions::permissions::{FunctionSpec, API, FUNCTIONS, MISSING_AS_404, QUERY_WORKER};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -242,6 +242,24 @@ fn template_grants_what_each_function_needs_and_nothing_else() {
     }
 }
 
+/// The query path writes and deletes nothing but the partials workers leave for their callers.
+#[test]
+fn query_functions_write_and_delete_only_partials() {
+    let template = template();
+    for spec in [&API, &QUERY_WORKER] {
+        for (action, on) in grants(function_resource(&template, spec)) {
+            if matches!(action.as_str(), "s3:PutObject" | "s3:AbortMultipartUpload" | "s3:DeleteObject") {
+                let on = serde_yaml::to_string(&on).expect("resource");
+                assert!(
+                    on.trim().ends_with("/sluice/query-partials/*") && on.lines().count() == 1,
+                    "{}: {action} on {on}",
+                    spec.binary
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn storage_and_table_are_locked_down() {
     let t = template();
@@ -257,7 +275,10 @@ fn storage_and_table_are_locked_down() {
     // retention drop can be undone): deleted segments after DeletedSegmentRetentionDays.
     assert_eq!(bucket["VersioningConfiguration"]["Status"], "Enabled");
     let rules = bucket["LifecycleConfiguration"]["Rules"].as_sequence().expect("lifecycle rules");
-    for rule in rules {
+    // Only what a broker that died left (partials it never read) expires while current.
+    let partials = rules.iter().find(|r| r["Prefix"] == "sluice/query-partials/").expect("a rule for query partials");
+    assert_eq!(partials["ExpirationInDays"], 1);
+    for rule in rules.iter().filter(|r| r["Prefix"] != "sluice/query-partials/") {
         let expires = ["ExpirationInDays", "ExpirationDate", "Transitions", "NoncurrentVersionTransitions"]
             .iter()
             .any(|k| !rule[*k].is_null());
@@ -302,10 +323,11 @@ fn storage_and_table_are_locked_down() {
     for function in ["ApiFunction", "OperationsFunction"] {
         assert_eq!(r[function]["Properties"]["FunctionUrlConfig"]["AuthType"], "AWS_IAM", "{function} is never public");
     }
-    // Queries and changes are separate permissions: the query function's role writes nothing.
+    // Queries and changes are separate permissions: the query function's role writes nothing
+    // but deletes the partials its workers left for it (`query_functions_write_and_delete_only_partials`).
     let routes = |function: &str| r[function]["Properties"]["Environment"]["Variables"]["SLUICE_API_ROUTES"].clone();
     assert_eq!((routes("ApiFunction"), routes("OperationsFunction")), ("reads".into(), "writes".into()));
-    let reads = grants(&r["ApiFunction"]);
+    let reads: Vec<_> = grants(&r["ApiFunction"]).into_iter().filter(|(a, _)| a != "s3:DeleteObject").collect();
     assert!(
         reads.iter().all(|(a, _)| !a.contains("Put")
             && !a.contains("Update")

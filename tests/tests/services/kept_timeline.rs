@@ -1,0 +1,101 @@
+//! The timeline a query cache keeps (`sluice_catalog::timeline_cache`) on each backend: read
+//! again after every change of what is visible (tasks publishing, a compaction, a retention
+//! drop, cleanup, the spec resubmitted, a regroup), and kept, with the same records as a read
+//! without a cache, while nothing changed.
+
+use sluice_catalog::timeline_cache::TimelineStats;
+use sluice_format::time::{now_ms, Interval};
+use sluice_integration::indexing::Backends;
+use sluice_integration::protocol::Setup;
+use sluice_pipeline::compact::{compact, CompactOptions, CompactReport};
+use sluice_pipeline::{compaction, retention};
+use sluice_query::{visible_records, SegmentCache};
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
+
+const HOUR: i64 = 3_600_000;
+
+/// The sort keys a query of `name` reads through `cache`, checked equal to a read without one.
+async fn read(meta: &dyn MetadataStore, cache: &SegmentCache, name: &str) -> Vec<String> {
+    let all = [Interval { start: i64::MIN / 2, end: i64::MAX / 2 }];
+    let keys = |(records, _): (Vec<sluice_catalog::timeline::SegmentRecord>, _)| {
+        records.iter().map(|r| r.sk()).collect::<Vec<_>>()
+    };
+    let kept = keys(visible_records(meta, Some(cache), name, &all, None).await.expect("kept timeline"));
+    let fresh = keys(visible_records(meta, None, name, &all, None).await.expect("timeline"));
+    assert_eq!(kept, fresh, "the kept timeline is the timeline");
+    kept
+}
+
+/// Reads `name` after a change: the records are read again, once, and kept for the next query.
+async fn changed(meta: &dyn MetadataStore, cache: &SegmentCache, name: &str, what: &str) -> Vec<String> {
+    let before = cache.timelines().stats();
+    let keys = read(meta, cache, name).await;
+    let after = cache.timelines().stats();
+    assert_eq!(after, TimelineStats { hits: before.hits, reads: before.reads + 1 }, "{what}: read again");
+    assert_eq!(read(meta, cache, name).await, keys, "{what}: then kept");
+    assert_eq!(cache.timelines().stats().hits, after.hits + 1, "{what}: kept");
+    keys
+}
+
+/// A compaction and retention pass with a grace of `grace_ms` before cleanup.
+async fn pass(meta: &dyn MetadataStore, store: &dyn ObjectStore, name: &str, grace_ms: i64) -> CompactReport {
+    let options = CompactOptions { grace_ms, ..CompactOptions::at(now_ms()) };
+    compact(meta, store, name, &options).await.expect("compaction pass")
+}
+
+async fn a_kept_timeline_is_read_again_after_every_visibility_change(b: Backends) {
+    let mut s = Setup::new(b, 1, 60, 1, 10, serde_json::json!({})).await;
+    s.catch_up().await;
+    let b = s.b.clone();
+    let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = SegmentCache::new(dir.path());
+    let first = changed(meta, &cache, &s.name, "first query").await;
+    assert_eq!(first.len(), 18, "six tasks' segments in three hours");
+
+    s.produce_more(30).await;
+    s.catch_up().await;
+    let appended = changed(meta, &cache, &s.name, "tasks published").await;
+    assert!(appended.len() > first.len(), "{appended:?}");
+
+    let config = serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": "PT0S"});
+    compaction::submit(meta, config).await.expect("compaction config");
+    let r = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!(r.chunks_compacted, 3, "{r:?}");
+    let compacted = changed(meta, &cache, &s.name, "a compaction published").await;
+    assert_eq!(compacted.len(), 3, "{compacted:?}");
+
+    let cleaned = pass(meta, store, &s.name, 0).await;
+    assert_eq!(cleaned.replaces_cleaned, 3, "{cleaned:?}");
+    assert_eq!(changed(meta, &cache, &s.name, "replaces cleaned up").await, compacted);
+
+    let first_hour = "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z";
+    let rules = serde_json::json!([{"type": "dropByInterval", "interval": first_hour}, {"type": "loadForever"}]);
+    retention::set(meta, &s.name, rules).await.expect("rules");
+    let dropped = pass(meta, store, &s.name, HOUR).await;
+    assert_eq!(dropped.segments_dropped, 1, "{dropped:?}");
+    assert_eq!(changed(meta, &cache, &s.name, "an hour dropped").await.len(), 2);
+
+    // The spec resubmitted with another taskCount: the groups move to a new epoch.
+    let (spec, _) = sluice_pipeline::datasource::load(meta, &s.name).await.expect("spec");
+    let mut spec = spec.spec;
+    spec["spec"]["ioConfig"]["taskCount"] = 2.into();
+    sluice_pipeline::datasource::submit(meta, spec.clone(), now_ms()).await.expect("resubmit");
+    changed(meta, &cache, &s.name, "the spec resubmitted").await;
+    s.produce_more(20).await;
+    s.catch_up().await;
+    let regrouped = changed(meta, &cache, &s.name, "regrouped and published").await;
+    assert!(regrouped.len() > 2, "{regrouped:?}");
+
+    // A real-time datasource's view changes with every checkpoint: never kept.
+    spec["spec"]["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT1S"}});
+    sluice_pipeline::datasource::submit(meta, spec, now_ms()).await.expect("real time");
+    let before = cache.timelines().stats();
+    read(meta, &cache, &s.name).await;
+    read(meta, &cache, &s.name).await;
+    assert_eq!(cache.timelines().stats(), before, "a real-time view is read, never kept");
+    s.b.discard(&s.name).await;
+}
+
+sluice_integration::on_backends!(a_kept_timeline_is_read_again_after_every_visibility_change);
