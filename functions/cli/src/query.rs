@@ -38,12 +38,14 @@ pub async fn run(args: QueryArgs, backends: &BackendArgs) -> Result<()> {
     let (result, pruning) = (answer.result, answer.pruning);
     if let Some(f) = answer.fanned_out {
         eprintln!(
-            "sluice query: {} segments ({} MB) in {} batches, {} worker invocations ({} retried), {} partials cached",
+            "sluice query: {} segments ({} MB) in {} batches, {} worker invocations ({} retried, {} late ones \
+             invoked again), {} partials cached",
             f.segments,
             f.bytes >> 20,
             f.batches,
             f.invocations,
             f.retries,
+            f.hedges,
             f.cached
         );
     }

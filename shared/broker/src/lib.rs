@@ -7,6 +7,7 @@
 //!          small, or no partials (scan, metadata)? -> answered here, as before
 //!          else k batches by rendezvous hashing of the keys                 (batches)
 //!          -> one invocation per batch (a tree past `width`), retried once  (scatter)
+//!             or invoked again when late                                    (hedge)
 //!  worker: request -> segments from deep storage via /tmp -> partial on every core (worker)
 //!          -> zstd + base64 wire bytes                                      (protocol)
 //!  broker: answers checked against the query -> absorbed -> finish -> Druid's JSON
@@ -16,6 +17,7 @@
 //! (docs/queries.md), so the answer is the single function's, whatever the split.
 
 pub mod batches;
+pub mod hedge;
 pub mod invoker;
 pub mod protocol;
 pub mod runtime;
@@ -64,13 +66,17 @@ pub struct FanOut {
     /// Longest the broker waits for its workers (the api function's own timeout, less the
     /// time to answer), whatever the query's timeout.
     pub max_wait: Duration,
+    /// A batch unanswered at this multiple of the median answered batch's time, once half
+    /// answered, is invoked a second time (`None`: never).
+    pub hedge: Option<f64>,
 }
 
 impl FanOut {
     /// A fan-out through `invoker` with the deployment's defaults: queries over 1 GiB of
     /// segments split into batches of 512 MiB (at most 1.5 GiB, a worker's 4 GB of `/tmp`
     /// holding its 2 GiB cache and a batch), at most `max_batches` of them, 128 invocations
-    /// per node of the tree, 55 s of waiting (the api function's 60 s timeout).
+    /// per node of the tree, 55 s of waiting (the api function's 60 s timeout), late batches
+    /// invoked again at [`hedge::DEFAULT_HEDGE`] times the median.
     pub fn new(invoker: Arc<dyn WorkerInvoker>, max_batches: usize) -> Self {
         Self {
             invoker,
@@ -80,6 +86,7 @@ impl FanOut {
             width: 128,
             max_batch_bytes: 3 << 29,
             max_wait: Duration::from_secs(55),
+            hedge: Some(hedge::DEFAULT_HEDGE),
         }
     }
 
@@ -119,8 +126,10 @@ pub struct FanOutStats {
     pub batches: usize,
     /// Worker invocations (tree nodes and second attempts included).
     pub invocations: u64,
-    /// Second attempts.
+    /// Second attempts after a failure.
     pub retries: u64,
+    /// Second attempts at a late batch.
+    pub hedges: u64,
     /// Segments the workers computed.
     pub segments: u64,
     /// Of those, answered from the workers' partial caches.
@@ -174,11 +183,20 @@ pub async fn run_query(
             // The broker's own invocation ends before a long query's timeout.
             let wait_ms = timeout_ms.min(f.max_wait.as_millis() as u64);
             let until = deadline.min(Instant::now() + Duration::from_millis(wait_ms));
-            let g = scatter::gather(&query, text, batches, &f.invoker, store, until, wait_ms, f.width).await?;
+            let how = scatter::Scatter {
+                invoker: &f.invoker,
+                store,
+                deadline: until,
+                timeout_ms: wait_ms,
+                width: f.width,
+                hedge: f.hedge,
+            };
+            let g = scatter::gather(&query, text, batches, how).await?;
             let stats = FanOutStats {
                 batches: count,
                 invocations: g.invocations,
                 retries: g.retries,
+                hedges: g.hedges,
                 segments: g.segments,
                 cached: g.cached,
                 bytes,

@@ -2,10 +2,12 @@
 //! tree past `width` batches), all in flight at once up to `width`; each answer read and
 //! checked as hostile input (a partial stored in deep storage read from the request's folder
 //! only, then deleted); a worker that fails, times out or answers garbage is invoked once more,
-//! then the query fails naming it. Never a partial answer: every batch's partial is merged, or
-//! the query fails.
+//! then the query fails naming it. A batch still unanswered well past its siblings' median time
+//! is invoked a second time and the first answer taken (`hedge`). Never a partial answer: every
+//! batch's partial is merged, or the query fails.
 
 use crate::batches::tree;
+use crate::hedge::{Timings, CHECK_EVERY};
 use crate::invoker::{InvokeError, WorkerInvoker};
 use crate::protocol::{
     decode_partial, digest, fetch_partial, read_answer, unpack_partial, BatchSegment, WorkerRequest, MAX_REQUEST_BYTES,
@@ -27,8 +29,28 @@ pub struct Gathered {
     pub cached: u64,
     /// Worker invocations, retries and the tree's own included.
     pub invocations: u64,
-    /// Invocations that were a second attempt.
+    /// Invocations that were a second attempt after a failure.
     pub retries: u64,
+    /// Invocations that were a second attempt at a late batch.
+    pub hedges: u64,
+}
+
+/// How a query's batches are sent out.
+#[derive(Clone, Copy)]
+pub struct Scatter<'a> {
+    /// Invokes the workers.
+    pub invoker: &'a Arc<dyn WorkerInvoker>,
+    /// Where workers leave partials too large for an answer.
+    pub store: &'a dyn ObjectStore,
+    /// When the caller stops waiting.
+    pub deadline: Instant,
+    /// The query's timeout, for its error.
+    pub timeout_ms: u64,
+    /// Most invocations in flight; more batches are grouped into tree nodes.
+    pub width: usize,
+    /// A batch unanswered at this multiple of the median answered batch's time (once half
+    /// answered) is invoked a second time; `None`: never.
+    pub hedge: Option<f64>,
 }
 
 /// What one batch (or tree node) is: for errors.
@@ -40,19 +62,14 @@ struct Part {
 }
 
 /// Invokes a worker per batch of `query` (`text` as the caller sent it) and merges their
-/// partials, the batches grouped into tree nodes when there are more than `width`; partials
-/// too large for an answer are read from `store`.
-#[allow(clippy::too_many_arguments)]
+/// partials, the batches grouped into tree nodes when there are more than `how.width`.
 pub async fn gather(
     query: &Arc<Query>,
     text: &str,
     batches: Vec<Vec<BatchSegment>>,
-    invoker: &Arc<dyn WorkerInvoker>,
-    store: &dyn ObjectStore,
-    deadline: Instant,
-    timeout_ms: u64,
-    width: usize,
+    how: Scatter<'_>,
 ) -> Result<Gathered, QueryError> {
+    let Scatter { deadline, width, .. } = how;
     let width = width.max(1);
     let total = batches.len();
     let nodes = if total > width { tree(batches, width) } else { batches.into_iter().map(|b| vec![b]).collect() };
@@ -101,9 +118,9 @@ pub async fn gather(
         .collect::<Result<_, QueryError>>()?;
     // Answers are merged as they come, in batch order (`buffered`), so that the grouping of
     // the merges, and with it an HLL estimate past its exact modes, is the same on every run.
-    let mut answers = futures::stream::iter(parts)
-        .map(|part| attempt_twice(query, part, invoker, store, deadline, timeout_ms))
-        .buffered(width);
+    let timings = Timings::new(parts.len());
+    let timings = &timings;
+    let mut answers = futures::stream::iter(parts).map(|part| attempt_twice(query, part, how, timings)).buffered(width);
     let mut merged: Option<Gathered> = None;
     while let Some(one) = answers.next().await {
         let one = one?;
@@ -115,6 +132,7 @@ pub async fn gather(
                 into.cached += one.cached;
                 into.invocations += one.invocations;
                 into.retries += one.retries;
+                into.hedges += one.hedges;
                 Ok::<_, QueryError>(into)
             })
             .await
@@ -125,30 +143,80 @@ pub async fn gather(
 }
 
 /// One batch's partial: a second invocation when the first failed, timed out or answered
-/// garbage and time is left; a query error the worker reports (invalid, unsupported, out of
-/// time) is the query's, not retried.
+/// garbage and time is left, or when it is late (hedged: the first of the two answers is
+/// taken); a query error the worker reports (invalid, unsupported, out of time) is the query's,
+/// not retried. A batch is invoked at most twice.
 async fn attempt_twice(
     query: &Arc<Query>,
     part: Part,
-    invoker: &Arc<dyn WorkerInvoker>,
-    store: &dyn ObjectStore,
-    deadline: Instant,
-    timeout_ms: u64,
+    how: Scatter<'_>,
+    timings: &Timings,
 ) -> Result<Gathered, QueryError> {
-    let name = invoker.name();
-    let first = match attempt(query, &part, invoker.as_ref(), store, deadline, timeout_ms).await {
-        Attempt::Done(answer) => return answer.map(|one| *one),
+    let name = how.invoker.name();
+    let started = Instant::now();
+    let first = attempt(query, &part, how);
+    tokio::pin!(first);
+    let late = async {
+        loop {
+            match how.hedge.and_then(|f| timings.late_after(f)) {
+                Some(after) if started.elapsed() >= after => return,
+                _ => tokio::time::sleep(CHECK_EVERY).await,
+            }
+        }
+    };
+    let first = tokio::select! {
+        outcome = &mut first => outcome,
+        () = late, if how.hedge.is_some() => return hedged(query, &part, how, first).await,
+    };
+    let failure = match first {
+        Attempt::Done(answer) => {
+            timings.answered(started.elapsed());
+            return answer.map(|one| *one);
+        }
         Attempt::Failed(failure) => failure,
     };
-    tracing::warn!(worker = name, part = part.label, failure = first, "query worker failed; invoking it again");
-    match attempt(query, &part, invoker.as_ref(), store, deadline, timeout_ms).await {
+    tracing::warn!(worker = name, part = part.label, failure, "query worker failed; invoking it again");
+    match attempt(query, &part, how).await {
         Attempt::Done(answer) => answer.map(|one| Gathered { retries: one.retries + 1, ..*one }),
-        Attempt::Failed(second) => Err(QueryError::Source(format!(
-            "query worker {name}, {}: {second} (first attempt: {first}); the query is not answered from the \
-             other batches alone",
-            part.label
-        ))),
+        Attempt::Failed(second) => Err(both_failed(name, &part, &failure, &second)),
     }
+}
+
+/// A late batch: invoked again while its first invocation goes on; the first answer is taken,
+/// and one that fails waits for the other.
+async fn hedged(
+    query: &Arc<Query>,
+    part: &Part,
+    how: Scatter<'_>,
+    mut first: std::pin::Pin<&mut impl std::future::Future<Output = Attempt>>,
+) -> Result<Gathered, QueryError> {
+    let name = how.invoker.name();
+    tracing::info!(worker = name, part = part.label, "query worker late; invoking it a second time");
+    let second = attempt(query, part, how);
+    tokio::pin!(second);
+    let (winner, first_won) = tokio::select! {
+        outcome = &mut first => (outcome, true),
+        outcome = &mut second => (outcome, false),
+    };
+    let hedge = |one: Box<Gathered>| Gathered { hedges: one.hedges + 1, invocations: one.invocations + 1, ..*one };
+    let failed = match winner {
+        Attempt::Done(answer) => return answer.map(hedge),
+        Attempt::Failed(failure) => failure,
+    };
+    let other = if first_won { second.await } else { first.await };
+    match other {
+        Attempt::Done(answer) => answer.map(hedge),
+        Attempt::Failed(again) => Err(both_failed(name, part, &failed, &again)),
+    }
+}
+
+/// The error of a batch whose two invocations failed.
+fn both_failed(name: &str, part: &Part, first: &str, second: &str) -> QueryError {
+    QueryError::Source(format!(
+        "query worker {name}, {}: {second} (first attempt: {first}); the query is not answered from the other \
+         batches alone",
+        part.label
+    ))
 }
 
 /// The outcome of one invocation.
@@ -159,14 +227,8 @@ enum Attempt {
     Failed(String),
 }
 
-async fn attempt(
-    query: &Arc<Query>,
-    part: &Part,
-    invoker: &dyn WorkerInvoker,
-    store: &dyn ObjectStore,
-    deadline: Instant,
-    timeout_ms: u64,
-) -> Attempt {
+async fn attempt(query: &Arc<Query>, part: &Part, how: Scatter<'_>) -> Attempt {
+    let Scatter { invoker, store, deadline, timeout_ms, .. } = how;
     let within = deadline.saturating_duration_since(Instant::now());
     if within.is_zero() {
         return Attempt::Done(Err(QueryError::Timeout(timeout_ms)));
@@ -223,5 +285,6 @@ async fn read(
         cached: answer.cached,
         invocations: answer.invocations,
         retries: 0,
+        hedges: 0,
     }))
 }

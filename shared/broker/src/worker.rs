@@ -1,5 +1,6 @@
-//! The query worker: reads a request, opens its batch's segments through its segment cache
-//! (downloaded once into `/tmp`, memory-mapped), computes the batch's partial on every core
+//! The query worker: reads a request, opens its batch's segments (one of at most 16 MiB through
+//! its segment cache: downloaded whole once into `/tmp`, memory-mapped; a larger one by the
+//! columns the query reads, with ranged reads), computes the batch's partial on every core
 //! with its partial cache, and answers it: in the answer, or past what a Lambda response holds,
 //! as an object in deep storage that the answer names. A node of an invocation tree invokes a
 //! worker per batch instead and answers their merged partial. Whatever goes wrong in the query
@@ -9,7 +10,7 @@ use crate::invoker::{InvokeError, WorkerInvoker};
 use crate::protocol::{
     carry_partial, digest, pack_partial, Carried, WorkerAnswer, WorkerRequest, MAX_INLINE_PARTIAL_BYTES, VERSION,
 };
-use crate::scatter::gather;
+use crate::scatter::{gather, Scatter};
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use sluice_query::{parse_query, partial_cached, QueryError, QuerySegment, SegmentCache};
@@ -19,6 +20,11 @@ use std::time::{Duration, Instant};
 
 /// Segments a worker downloads at once.
 const PARALLEL_DOWNLOADS: usize = 8;
+/// Largest segment downloaded whole and kept in `/tmp`: S3 serves a GET of up to 8–16 MB in
+/// about one request's time ("Performance guidelines for Amazon S3"), so a smaller segment
+/// costs no more whole than by its columns. A larger one (a compacted segment of millions of
+/// rows) is read by the columns the query names, a fraction of its bytes.
+pub const WHOLE_SEGMENT_BYTES: u64 = 16 << 20;
 /// Time kept at the end of an invocation to send the answer.
 const ANSWER_TIME: Duration = Duration::from_secs(1);
 
@@ -29,12 +35,25 @@ pub struct Worker {
     cache: SegmentCache,
     subtree: Option<Arc<dyn WorkerInvoker>>,
     inline_limit: usize,
+    whole_segment_bytes: u64,
 }
 
 impl Worker {
     /// A worker reading segments from `store` through `cache`.
     pub fn new(store: Arc<dyn ObjectStore>, cache: SegmentCache) -> Self {
-        Self { store, cache, subtree: None, inline_limit: MAX_INLINE_PARTIAL_BYTES }
+        Self {
+            store,
+            cache,
+            subtree: None,
+            inline_limit: MAX_INLINE_PARTIAL_BYTES,
+            whole_segment_bytes: WHOLE_SEGMENT_BYTES,
+        }
+    }
+
+    /// The same worker, downloading whole only segments of at most `bytes` (by default
+    /// [`WHOLE_SEGMENT_BYTES`]) and reading larger ones by their columns.
+    pub fn with_whole_segment_bytes(self, bytes: u64) -> Self {
+        Self { whole_segment_bytes: bytes, ..self }
     }
 
     /// The same worker, answering in deep storage every partial whose text passes `bytes`
@@ -140,18 +159,31 @@ impl Worker {
                 )
             })?;
             let width = request.batches.len();
-            let store = self.store.as_ref();
-            let g =
-                gather(&query, &request.query, request.batches, invoker, store, deadline, timeout_ms, width).await?;
+            let how = Scatter {
+                invoker,
+                store: self.store.as_ref(),
+                deadline,
+                timeout_ms,
+                width,
+                hedge: Some(crate::hedge::DEFAULT_HEDGE),
+            };
+            let g = gather(&query, &request.query, request.batches, how).await?;
             let packed = tokio::task::spawn_blocking(move || pack_partial(&g.partial))
                 .await
                 .map_err(|e| QueryError::Source(format!("packing the merged partial failed: {e}")))??;
             return Ok(Computed { packed, segments: g.segments, cached: g.cached, invocations: g.invocations });
         }
         let batch = request.batches.into_iter().next().unwrap_or_default();
+        let columns = query.columns();
+        let columns = columns.as_ref();
+        let store = self.store.as_ref();
         let opening = futures::stream::iter(batch)
             .map(|s| async move {
-                let segment = self.cache.open_object(self.store.as_ref(), &s.key, s.num_bytes).await?;
+                let segment = if s.num_bytes <= self.whole_segment_bytes {
+                    self.cache.open_object(store, &s.key, s.num_bytes).await?
+                } else {
+                    sluice_query::source::read_parts(store, &s.key, s.num_bytes, columns).await?
+                };
                 Ok::<_, QueryError>(QuerySegment { id: s.id, interval: s.interval, segment })
             })
             .buffered(PARALLEL_DOWNLOADS)

@@ -1,7 +1,8 @@
 //! The broker's fan-out against workers in this process: for random segments and random
 //! timeseries, topN and groupBy queries, the answer gathered from k batches (1..8) through
 //! the worker's request and answer (the partials in the answers, or left in the store and
-//! deleted once read) is the single-function answer; a worker that fails is
+//! deleted once read; segments downloaded whole, or read by their columns) is the
+//! single-function answer; a worker that fails is
 //! invoked once more, and one that keeps failing, hangs or answers garbage fails the query
 //! naming it, never with a partial answer; hostile requests are refused.
 
@@ -15,13 +16,15 @@ use generated::{query, records, row, spec, Row};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use sluice_broker::batches::split;
+use sluice_broker::hedge::DEFAULT_HEDGE;
 use sluice_broker::protocol::{BatchSegment, WorkerAnswer, WorkerRequest, VERSION};
-use sluice_broker::scatter::gather;
+use sluice_broker::scatter::{gather, Scatter};
+use sluice_broker::worker::WHOLE_SEGMENT_BYTES;
 use sluice_broker::{InProcess, InvokeError, Worker, WorkerInvoker};
 use sluice_format::segment::Segment;
 use sluice_query::{execute, finish, parse_query, QueryError, QuerySegment, SegmentCache};
 use sluice_store::storage::{LocalStore, ObjectStore};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -61,8 +64,15 @@ async fn fanned_out(text: &Value, stored: &Stored, k: usize, invoker: Arc<dyn Wo
     let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
     let deadline = Instant::now() + Duration::from_secs(60);
     let batches = split(stored.segments.clone(), k);
-    let store = stored.store.as_ref();
-    let g = gather(&query, &text.to_string(), batches, &invoker, store, deadline, 60_000, 3).await.expect("gathered");
+    let how = Scatter {
+        invoker: &invoker,
+        store: stored.store.as_ref(),
+        deadline,
+        timeout_ms: 60_000,
+        width: 3,
+        hedge: Some(DEFAULT_HEDGE),
+    };
+    let g = gather(&query, &text.to_string(), batches, how).await.expect("gathered");
     assert_eq!(g.segments as usize, stored.segments.len(), "every segment computed once");
     finish(&query, g.partial).expect("finishes")
 }
@@ -82,9 +92,11 @@ proptest! {
             let query = parse_query(&text.to_string()).expect("parses");
             let want = execute(&query, &stored.opened).expect("runs");
             let cache = tempfile::tempdir().expect("cache");
-            // With an odd k, every partial goes through the store, as one past 6 MB would.
+            // With an odd k, every partial goes through the store, as one past 6 MB would; with
+            // k a multiple of 3, every segment is read by its columns, as a large one is.
             let limit = if k % 2 == 1 { 0 } else { usize::MAX };
-            let leaf = worker(&stored, cache.path()).with_inline_limit(limit);
+            let whole = if k % 3 == 0 { 0 } else { WHOLE_SEGMENT_BYTES };
+            let leaf = worker(&stored, cache.path()).with_inline_limit(limit).with_whole_segment_bytes(whole);
             let invoker: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: leaf });
             // Width 3: past 3 batches, tree nodes invoke the leaves.
             let tree_worker = worker(&stored, cache.path()).with_inline_limit(limit).with_subtree(invoker.clone());
@@ -181,7 +193,9 @@ async fn run_with(fault: Fault, failures: usize, timeout: Duration) -> (Result<V
     let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
     let batches = split(stored.segments.clone(), 1);
     let deadline = Instant::now() + timeout;
-    let out = gather(&query, &text.to_string(), batches, &invoker, stored.store.as_ref(), deadline, 1234, 8).await;
+    let how =
+        Scatter { invoker: &invoker, store: stored.store.as_ref(), deadline, timeout_ms: 1234, width: 8, hedge: None };
+    let out = gather(&query, &text.to_string(), batches, how).await;
     let retries = out.as_ref().map(|g| g.retries).unwrap_or(0);
     let result = out.and_then(|g| finish(&query, g.partial));
     (result, faulty.calls.load(Ordering::SeqCst), retries)
@@ -211,6 +225,58 @@ async fn a_worker_that_keeps_failing_fails_the_query_naming_it() {
         assert!(err.contains("query worker faulty-worker, batch 1 of 1"), "{fault:?}: {err}");
         assert!(err.contains(says) && err.contains("first attempt"), "{fault:?}: {err}");
     }
+}
+
+/// Its first invocation answers only after a long while; every other at once.
+#[derive(Debug)]
+struct OneSlow {
+    inner: InProcess,
+    calls: AtomicUsize,
+    slow_answered: AtomicBool,
+}
+
+#[async_trait]
+impl WorkerInvoker for OneSlow {
+    fn name(&self) -> &str {
+        "one-slow-worker"
+    }
+
+    async fn invoke(&self, request: Vec<u8>, within: Duration) -> Result<Vec<u8>, InvokeError> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_secs(20).min(within)).await;
+            self.slow_answered.store(true, Ordering::SeqCst);
+        }
+        self.inner.invoke(request, within).await
+    }
+}
+
+#[tokio::test]
+async fn a_late_batch_is_invoked_again_and_the_first_answer_taken() {
+    let stored = stored(&rows()).await;
+    let cache = tempfile::tempdir().expect("cache");
+    let slow = Arc::new(OneSlow {
+        inner: InProcess { worker: worker(&stored, cache.path()) },
+        calls: 0.into(),
+        slow_answered: false.into(),
+    });
+    let invoker: Arc<dyn WorkerInvoker> = slow.clone();
+    let text = count_query();
+    let query = Arc::new(parse_query(&text.to_string()).expect("parses"));
+    let batches = split(stored.segments.clone(), 4);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let how = Scatter {
+        invoker: &invoker,
+        store: stored.store.as_ref(),
+        deadline,
+        timeout_ms: 60_000,
+        width: 8,
+        hedge: Some(1.5),
+    };
+    let g = gather(&query, &text.to_string(), batches, how).await.expect("gathered");
+    assert!(!slow.slow_answered.load(Ordering::SeqCst), "answered without waiting for the slow invocation");
+    assert_eq!((g.hedges, g.retries, slow.calls.load(Ordering::SeqCst)), (1, 0, 5), "one batch invoked twice");
+    let result = finish(&query, g.partial).expect("finishes");
+    assert_eq!(result[0]["result"]["rows"], 600, "{result}");
 }
 
 #[tokio::test]
@@ -306,7 +372,8 @@ async fn hostile_queries_fail_through_workers_as_in_one_function() {
             let batches = split(stored.segments.clone(), 4);
             let deadline = Instant::now() + Duration::from_secs(30);
             let store = stored.store.as_ref();
-            let g = gather(&parsed, &query.to_string(), batches, &invoker, store, deadline, 30_000, 8).await?;
+            let how = Scatter { invoker: &invoker, store, deadline, timeout_ms: 30_000, width: 8, hedge: None };
+            let g = gather(&parsed, &query.to_string(), batches, how).await?;
             finish(&parsed, g.partial)
         }
         .await;

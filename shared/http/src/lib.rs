@@ -173,6 +173,7 @@ async fn query(
             batches = f.batches,
             invocations = f.invocations,
             retries = f.retries,
+            hedges = f.hedges,
             segments = f.segments,
             cached = f.cached,
             bytes = f.bytes,

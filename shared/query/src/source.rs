@@ -322,12 +322,22 @@ async fn fetch_parts(
     record: &SegmentRecord,
     columns: Option<&BTreeSet<String>>,
 ) -> Result<Segment, QueryError> {
-    let key = &record.key;
+    read_parts(store, &record.key, record.num_bytes, columns).await
+}
+
+/// Reads the segment `key` of `size` bytes: its header and directory, then only the parts of
+/// `columns` (all of it when `None`) with ranged reads, gaps under 64 KiB read through; the
+/// parts not read are zeros the query never touches.
+pub async fn read_parts(
+    store: &dyn ObjectStore,
+    key: &str,
+    size: u64,
+    columns: Option<&BTreeSet<String>>,
+) -> Result<Segment, QueryError> {
     let source = |e: sluice_store::storage::StorageError| QueryError::Source(format!("segment {key}: {e}"));
     let Some(columns) = columns else {
         return Ok(Segment::from_bytes(key, store.get(key).await.map_err(source)?.to_vec())?);
     };
-    let size = record.num_bytes;
     let damaged = |reason: String| QueryError::Segment(sluice_format::segment::FormatError::new(key, reason));
     let header = store.get_range(key, 0..(HEADER_LEN as u64).min(size)).await.map_err(source)?;
     if header.len() < HEADER_LEN {

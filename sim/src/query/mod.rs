@@ -44,7 +44,8 @@ pub struct QueryArgs {
     /// Speed of an arm64 Lambda core over the benchmark machine's x86 core.
     #[arg(long)]
     arm_core_factor: Option<f64>,
-    /// Seconds of work per worker the broker aims at when it splits the segments into batches.
+    /// Seconds of work per worker the broker aims at when it splits the segments into batches
+    /// (instead of the template's 512 MiB of segments per batch).
     #[arg(long)]
     worker_secs: Option<f64>,
     /// MiB per batch instead.
@@ -54,7 +55,7 @@ pub struct QueryArgs {
     #[arg(long)]
     max_workers: Option<f64>,
     /// Invokes a worker again once it runs this many times its expected time, taking the first
-    /// answer (hedging; off by default, as in the query path's design).
+    /// answer (hedging; 1.5 as the broker does, 0 turns it off).
     #[arg(long)]
     hedge: Option<f64>,
     /// Memory of the query-worker function, MB.
@@ -103,10 +104,15 @@ impl QueryArgs {
         };
         set(self.read_bytes_per_row, &mut s.read_bytes_per_row);
         set(self.arm_core_factor, &mut s.arm_core_factor);
-        set(self.worker_secs, &mut s.worker_secs);
+        if let Some(secs) = self.worker_secs {
+            s.worker_secs = secs;
+            s.batch_segment_bytes_opt = None;
+        }
         set(self.max_workers, &mut s.max_workers);
         s.bytes_per_worker_opt = self.mib_per_worker.map(|m| m * 1024.0 * 1024.0);
-        s.hedge_opt = self.hedge;
+        if let Some(h) = self.hedge {
+            s.hedge_opt = (h > 0.0).then_some(h);
+        }
         set(self.worker_mb, &mut s.worker_mb);
         set(self.time_fraction, &mut s.time_fraction);
         set(self.filter_fraction, &mut s.filter_fraction);

@@ -53,7 +53,7 @@ pub fn estimate(rows: f64, kind: &QueryKind, s: &QuerySetup, per_minute: f64) ->
         druid_as_fast,
         rows,
         kind: *kind,
-        athena: prices::athena(shape.bytes),
+        athena: prices::athena(shape.read_bytes),
         druid_per_query: druid.per_query(per_minute),
         druid_scan_secs: druid.scan_secs(scanned, kind.rows_per_sec(), s.arm_core_factor),
         druid,
@@ -119,13 +119,18 @@ fn fanout_label(e: &Estimate) -> String {
 /// Prints the estimates as a table, then Druid's clusters and the goals.
 pub fn print(s: &QuerySetup, estimates: &[Estimate], goals: &[Goal], per_minute: f64) {
     println!(
-        "query model: {} rows/segment, {:.1} bytes/row in segments, {} bytes/row read, batches of {}, \
+        "query model: {} rows/segment, {:.1} bytes/row in segments, {} bytes/row read, {}, batches of {}, \
          {} MB functions ({:.2} vCPU), arm64 core = {} x the benchmark's x86 core, S3 {:.0} MB/s per function, \
          warm hit = /tmp share of the bytes read{}; {} queries per setting",
         s.rows_per_segment,
         s.segment_bytes_per_row,
         s.read_bytes_per_row,
-        s.bytes_per_worker_opt.map_or(format!("~{} s of work", s.worker_secs), |b| format!("{:.0} MiB", b / 1048576.0)),
+        if s.whole_segments() { "segments downloaded whole" } else { "columns read with ranged GETs" },
+        match (s.bytes_per_worker_opt, s.batch_segment_bytes_opt) {
+            (Some(b), _) => format!("{:.0} MiB downloaded", b / 1048576.0),
+            (None, Some(b)) => format!("{:.0} MiB of segments", b / 1048576.0),
+            (None, None) => format!("~{} s of work", s.worker_secs),
+        },
         s.worker_mb,
         s.worker_mb / super::setup::MB_PER_VCPU,
         s.arm_core_factor,

@@ -15,7 +15,13 @@ const KNOBS: [Knob; 12] = [
     Knob { name: "bytes read per row", scale: |s, x| s.read_bytes_per_row *= x },
     Knob { name: "S3 MB/s per function", scale: |s, x| s.function_mbps *= x },
     Knob { name: "S3 first-byte latency", scale: |s, x| s.s3_first_byte *= x },
-    Knob { name: "work per worker (batch size)", scale: |s, x| s.worker_secs *= x },
+    Knob {
+        name: "work per worker (batch size)",
+        scale: |s, x| {
+            s.worker_secs *= x;
+            s.batch_segment_bytes_opt = s.batch_segment_bytes_opt.map(|b| b * x);
+        },
+    },
     Knob { name: "Invoke issue time", scale: |s, x| s.invoke_issue *= x },
     Knob { name: "Invoke round trip", scale: |s, x| s.invoke_rtt *= x },
     Knob {
@@ -74,7 +80,13 @@ pub fn designs(rows: f64, kind: &QueryKind, base: &QuerySetup) -> Vec<Moved> {
     for (name, hedge) in [("work per worker (s), no hedging", None), ("work per worker (s), hedged at 1.5x", Some(1.5))]
     {
         for secs in [0.25, 0.5, 1.0, 2.0] {
-            let s = QuerySetup { worker_secs: secs, hedge_opt: hedge, bytes_per_worker_opt: None, ..base.clone() };
+            let s = QuerySetup {
+                worker_secs: secs,
+                hedge_opt: hedge,
+                bytes_per_worker_opt: None,
+                batch_segment_bytes_opt: None,
+                ..base.clone()
+            };
             out.push(figures(rows, kind, name, secs, &s));
         }
     }

@@ -4,9 +4,8 @@
 
 /// One query kind, with its single-thread scan rate and two-thread speed-up measured by
 /// `sluice bench query --rows 20000000 --rows-per-segment 200000 --threads 1,2` on this
-/// project's 2-core x86_64 machine, before the engine kept decoded dictionaries and folded
-/// segments per thread (`bench/results/query-20m-threads-engine-v1.txt`; the engine since:
-/// `query-20m-threads.txt`, not yet taken into the model).
+/// project's 2-core x86_64 machine (`bench/results/query-20m-threads.txt`: the engine that
+/// keeps decoded dictionaries and folds segments per thread).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct QueryKind {
     /// Short name (`topN`, `timeseries`, `groupBy`).
@@ -49,8 +48,8 @@ pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "topN",
         label: "filtered topN (top 10 pages of #en.wikipedia)",
-        ms_one_thread: 736.42,
-        ms_two_threads: 405.31,
+        ms_one_thread: 462.06,
+        ms_two_threads: 234.36,
         groups_per_partial: 10_000.0,
         bytes_per_group: 48.0,
         groups_by_time: false,
@@ -58,8 +57,8 @@ pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "timeseries",
         label: "timeseries by hour (count, sum added)",
-        ms_one_thread: 669.19,
-        ms_two_threads: 340.60,
+        ms_one_thread: 868.04,
+        ms_two_threads: 434.62,
         groups_per_partial: 48.0,
         bytes_per_group: 40.0,
         groups_by_time: true,
@@ -67,8 +66,8 @@ pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "groupBy",
         label: "groupBy channel, namespace (count, sum delta)",
-        ms_one_thread: 464.39,
-        ms_two_threads: 237.23,
+        ms_one_thread: 612.36,
+        ms_two_threads: 347.11,
         groups_per_partial: 500.0,
         bytes_per_group: 56.0,
         groups_by_time: false,
@@ -86,6 +85,9 @@ pub struct QuerySetup {
     pub segment_bytes_per_row: f64,
     /// Bytes a query reads per row: the columns it names (assumed 8; 4 to 12 plausible).
     pub read_bytes_per_row: f64,
+    /// Largest segment a worker downloads whole into /tmp; a larger one is read by the
+    /// columns the query names (`WHOLE_SEGMENT_BYTES` in `shared/broker/src/worker.rs`).
+    pub whole_segment_max_bytes: f64,
     /// Columns a query reads (one ranged GET each at least, per segment).
     pub columns_read: f64,
     /// Share of the datasource's segments inside the query intervals (time pruning).
@@ -100,7 +102,7 @@ pub struct QuerySetup {
     pub catalog_small_secs: f64,
     /// Memory of the api function, the broker, MB (`template.yaml`).
     pub broker_mb: f64,
-    /// Memory of the query-worker function, MB (assumed the api's).
+    /// Memory of the query-worker function, MB (`template.yaml`: one vCPU).
     pub worker_mb: f64,
     /// Threads of the query pool (two vCPUs are visible at 2,048 MB).
     pub threads: f64,
@@ -110,7 +112,10 @@ pub struct QuerySetup {
     /// Seconds of work one function should do: the broker splits the segments into batches of
     /// the bytes a worker downloads and scans in about this long.
     pub worker_secs: f64,
-    /// Bytes per batch instead, when set.
+    /// Bytes of segments per batch, as the built broker sizes them (the template's
+    /// `SLUICE_QUERY_BATCH_BYTES`, 512 MiB); `None`: by `worker_secs`.
+    pub batch_segment_bytes_opt: Option<f64>,
+    /// Bytes a worker downloads per batch instead, when set.
     pub bytes_per_worker_opt: Option<f64>,
     /// Most workers one query may run at once (the account's default concurrency, 1,000;
     /// Lambda adds at most 1,000 executions of a function every 10 s, so a cold query past
@@ -151,7 +156,8 @@ pub struct QuerySetup {
     /// Chance that a worker invocation fails; it is retried once.
     pub failure_p: f64,
     /// A worker still running at this multiple of its expected time is invoked again and the
-    /// first answer taken (hedging; not in the query path's design: off by default).
+    /// first answer taken (hedging, as the broker does at 1.5 times the median answered batch:
+    /// `shared/broker/src/hedge.rs`).
     pub hedge_opt: Option<f64>,
     /// Broker seconds to deserialize and merge one group of a partial (assumed).
     pub merge_secs_per_group: f64,
@@ -171,6 +177,7 @@ impl Default for QuerySetup {
             rows_per_segment: 5_000_000.0,
             segment_bytes_per_row: 705.3e6 / BENCH_ROWS,
             read_bytes_per_row: 8.0,
+            whole_segment_max_bytes: 16.0 * 1024.0 * 1024.0,
             columns_read: 3.0,
             time_fraction: 1.0,
             filter_fraction: 1.0,
@@ -178,10 +185,11 @@ impl Default for QuerySetup {
             catalog_page_secs: 0.030,
             catalog_small_secs: 0.008,
             broker_mb: 2048.0,
-            worker_mb: 2048.0,
+            worker_mb: 1769.0,
             threads: 2.0,
             arm_core_factor: 0.75,
             worker_secs: 1.0,
+            batch_segment_bytes_opt: Some(512.0 * 1024.0 * 1024.0),
             bytes_per_worker_opt: None,
             max_workers: 1000.0,
             invoke_rtt: 0.015,
@@ -200,7 +208,7 @@ impl Default for QuerySetup {
             straggler_p: 0.02,
             straggler_factor: 3.0,
             failure_p: 0.002,
-            hedge_opt: None,
+            hedge_opt: Some(1.5),
             merge_secs_per_group: 0.25e-6,
             payload_limit: 6.0 * 1024.0 * 1024.0,
             payload_mbps: 100.0,
@@ -232,11 +240,32 @@ impl QuerySetup {
         kind.rows_per_sec() * self.arm_core_factor * cores
     }
 
-    /// Bytes one worker reads: what it downloads and scans in `worker_secs` (the slower of the
-    /// two sets the pace), or `bytes_per_worker_opt`.
+    /// Whether a worker downloads its segments whole (small ones) or by their columns.
+    pub fn whole_segments(&self) -> bool {
+        self.rows_per_segment * self.segment_bytes_per_row <= self.whole_segment_max_bytes
+    }
+
+    /// Bytes a worker downloads per row it scans: whole segments', or the columns read.
+    pub fn download_bytes_per_row(&self) -> f64 {
+        if self.whole_segments() {
+            self.segment_bytes_per_row
+        } else {
+            self.read_bytes_per_row
+        }
+    }
+
+    /// Bytes one worker downloads: `bytes_per_worker_opt`, or those of a batch of
+    /// `batch_segment_bytes_opt` of segments, or what it downloads and scans in `worker_secs`
+    /// (the slower of the two sets the pace).
     pub fn bytes_per_worker(&self, kind: &QueryKind) -> f64 {
-        let pace = self.download_rate().min(self.scan_rate(kind, self.worker_mb) * self.read_bytes_per_row);
-        self.bytes_per_worker_opt.unwrap_or(self.worker_secs * pace)
+        if let Some(bytes) = self.bytes_per_worker_opt {
+            return bytes;
+        }
+        if let Some(segment_bytes) = self.batch_segment_bytes_opt {
+            return segment_bytes / self.segment_bytes_per_row * self.download_bytes_per_row();
+        }
+        let pace = self.download_rate().min(self.scan_rate(kind, self.worker_mb) * self.download_bytes_per_row());
+        self.worker_secs * pace
     }
 
     /// Bytes per second one function downloads from S3, median.

@@ -32,8 +32,10 @@ pub struct Shape {
     pub catalog_segments: f64,
     /// Segments read after pruning.
     pub segments: usize,
-    /// Bytes of the columns read.
+    /// Bytes downloaded when none is local (whole segments, or the columns read).
     pub bytes: f64,
+    /// Bytes of the columns the query reads (what Athena would scan).
+    pub read_bytes: f64,
     /// Share of a warm function's bytes already in its /tmp.
     pub warm_hit: f64,
     /// The fan-out.
@@ -45,11 +47,12 @@ impl Shape {
     pub fn of(rows: f64, kind: &QueryKind, s: &QuerySetup) -> Self {
         let catalog_segments = (rows * s.time_fraction / s.rows_per_segment).ceil().max(1.0);
         let segments = (catalog_segments * s.filter_fraction).ceil().max(1.0) as usize;
-        let bytes = segments as f64 * s.rows_per_segment * s.read_bytes_per_row;
+        let bytes = segments as f64 * s.rows_per_segment * s.download_bytes_per_row();
+        let read_bytes = segments as f64 * s.rows_per_segment * s.read_bytes_per_row;
         let cache = s.tmp_cache_mb * 1024.0 * 1024.0;
         let warm_hit = s.warm_hit_opt.unwrap_or((cache / bytes).min(1.0));
         let fanout = Fanout::plan(bytes, segments, s.bytes_per_worker(kind), s);
-        Shape { rows, catalog_segments, segments, bytes, warm_hit, fanout }
+        Shape { rows, catalog_segments, segments, bytes, read_bytes, warm_hit, fanout }
     }
 }
 
@@ -275,7 +278,7 @@ mod tests {
         let shape = Shape::of(1e10, &KINDS[0], &failing);
         let summary = summarise(&shape, &KINDS[0], &failing, true, 3);
         assert!(summary.retries > 1.0, "{summary:?}");
-        let plain = QuerySetup { straggler_p: 0.05, trials: 50, ..QuerySetup::default() };
+        let plain = QuerySetup { straggler_p: 0.05, trials: 50, hedge_opt: None, ..QuerySetup::default() };
         let hedged = QuerySetup { hedge_opt: Some(1.5), ..plain.clone() };
         let (p, h) = (summarise(&shape, &KINDS[0], &plain, true, 5), summarise(&shape, &KINDS[0], &hedged, true, 5));
         assert!(h.p50 < p.p50 && h.hedges > 0.0 && h.cost.total() > p.cost.total(), "{p:?} {h:?}");

@@ -1,6 +1,7 @@
-//! One query-worker invocation: download the needed columns of its segments from S3 (those not
-//! already in its /tmp cache), scan them on its cores while the rest arrives, and return its
-//! partial: in the Invoke response up to the 6 MB payload limit, through S3 above it.
+//! One query-worker invocation: download its segments from S3 (whole when small, else the
+//! needed columns with ranged reads, as built; those not already in its /tmp cache), scan them
+//! on its cores while the rest arrives, and return its partial: in the Invoke response up to
+//! the 6 MB payload limit, through S3 above it.
 
 use super::noise::Noise;
 use super::setup::{QueryKind, QuerySetup};
@@ -12,7 +13,7 @@ pub struct Batch {
     pub segments: f64,
     /// Rows in them.
     pub rows: f64,
-    /// Bytes of the columns the query reads.
+    /// Bytes downloaded when none is local (whole segments, or the columns read).
     pub bytes: f64,
 }
 
@@ -20,7 +21,7 @@ impl Batch {
     /// `segments` whole segments.
     pub fn of(segments: f64, s: &QuerySetup) -> Self {
         let rows = segments * s.rows_per_segment;
-        Batch { segments, rows, bytes: rows * s.read_bytes_per_row }
+        Batch { segments, rows, bytes: rows * s.download_bytes_per_row() }
     }
 }
 
@@ -84,8 +85,9 @@ pub fn run(batch: Batch, kind: &QueryKind, hit: f64, s: &QuerySetup, noise: &mut
             noise.lognormal(s.s3_first_byte, s.s3_first_byte_sigma) + partial_bytes / s.download_rate()
         }
     };
-    let segment_bytes = s.rows_per_segment * s.read_bytes_per_row;
-    let gets_per_segment = 1.0 + s.columns_read.max((segment_bytes / s.range_bytes).ceil());
+    let segment_bytes = s.rows_per_segment * s.download_bytes_per_row();
+    let columns = if s.whole_segments() { 0.0 } else { s.columns_read };
+    let gets_per_segment = 1.0 + columns.max((segment_bytes / s.range_bytes).ceil());
     WorkerRun {
         secs: first + work + put,
         download_secs: first + download,

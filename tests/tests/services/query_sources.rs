@@ -1,9 +1,10 @@
 //! Queries read the published timeline from the real stores (S3 + DynamoDB, and local files +
 //! SQLite): whole segments through the cache, or only the parts a query needs with ranged
 //! reads; both give the same answers, the ranged path reads a fraction of the bytes, a filter
-//! the segment records' summaries rule out reads no segment, fanned out to workers that leave
-//! every partial in deep storage (as one too large for a Lambda response) they answer the
-//! same and leave nothing behind, and a damaged segment fails the query naming its key.
+//! the segment records' summaries rule out reads no segment, fanned out to workers that read
+//! segments by their columns and leave every partial in deep storage (as for a large segment
+//! and a partial too large for a Lambda response) they answer the same and leave nothing
+//! behind, and a damaged segment fails the query naming its key.
 
 use serde_json::{json, Value};
 use sluice_broker::{FanOut, InProcess, Worker};
@@ -147,11 +148,13 @@ async fn sources_agree(b: Backends) {
     }
 }
 
-/// The queries with partials fanned out to up to 3 in-process workers whose every partial goes
-/// through deep storage: the same answers, and every stored partial deleted once read.
+/// The queries with partials fanned out to up to 3 in-process workers that read every segment
+/// by its columns (as a large one) and leave every partial in deep storage: the same answers,
+/// and every stored partial deleted once read.
 async fn fanned_out_through_stored_partials(b: &Backends, name: &str, cache: &SegmentCache) {
     let dir = tempfile::tempdir().expect("worker cache");
-    let worker = Worker::new(b.store.clone(), SegmentCache::new(dir.path())).with_inline_limit(0);
+    let worker =
+        Worker::new(b.store.clone(), SegmentCache::new(dir.path())).with_inline_limit(0).with_whole_segment_bytes(0);
     let mut fanout = FanOut::new(Arc::new(InProcess { worker }), 3);
     (fanout.min_bytes, fanout.batch_bytes) = (0, 1);
     for q in &QUERIES[..3] {
@@ -160,8 +163,8 @@ async fn fanned_out_through_stored_partials(b: &Backends, name: &str, cache: &Se
         let got = sluice_broker::run_query(b.meta.as_ref(), b.store.as_ref(), None, Some(&fanout), &text)
             .await
             .expect("fanned out");
-        let batches = got.fanned_out.map_or(0, |f| f.batches);
-        assert!(batches >= 2, "{text}: {batches} batches");
+        let fanned = got.fanned_out.expect("fanned out");
+        assert!(fanned.batches >= 1 && fanned.segments > 0, "{text}: {fanned:?}");
         assert_eq!(got.result, want, "{text}");
     }
     let left = b.store.list(sluice_pipeline::keys::QUERY_PARTIALS_PREFIX).await.expect("list");
