@@ -321,13 +321,6 @@ fn aggregate_into(
         }
         return Ok(());
     }
-    let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
-    if let Some(g) = &mut grouper {
-        match &rows {
-            Selection::Ranges(r) => g.prime(r.iter().flat_map(|&(a, b)| a..b), groups),
-            Selection::Bitmap(b) => g.prime(b.iter(), groups),
-        }
-    }
     let mut inputs = Vec::with_capacity(accumulators.len());
     for acc in accumulators.iter() {
         let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
@@ -338,6 +331,28 @@ fn aggregate_into(
         || accumulators.iter().any(Accumulator::reads_times)
         || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
     let times = if need_times { cols.times()? } else { Default::default() };
+    // No dimension, time buckets: counts and sums fold each bucket's run of rows in one pass.
+    if let (true, false, Selection::Ranges(ranges)) = (dims.is_empty(), single, &rows) {
+        let folds =
+            accumulators.iter().zip(&inputs).all(|(a, (c, only))| only.is_none() && a.folds_ranges(c.as_deref()));
+        if let Some(runs) = folds.then(|| time_runs(common.granularity, ranges, &times)).flatten() {
+            for (start, run) in runs {
+                let slot = groups.slot(start, &[]) as usize;
+                for (acc, (column, _)) in accumulators.iter_mut().zip(&inputs) {
+                    acc.grow(groups.len());
+                    acc.update_range(column.as_deref(), run.clone(), slot);
+                }
+            }
+            return check_size(groups, accumulators.len());
+        }
+    }
+    let mut grouper = if single { None } else { Some(SegmentGrouper::new(&mut cols, common.granularity, dims)?) };
+    if let Some(g) = &mut grouper {
+        match &rows {
+            Selection::Ranges(r) => g.prime(r.iter().flat_map(|&(a, b)| a..b), groups),
+            Selection::Bitmap(b) => g.prime(b.iter(), groups),
+        }
+    }
     let single_slot = if single { Some(groups.slot(sluice_format::time::ETERNITY_START, &[])) } else { None };
     // One group and whole row ranges: counts and sums fold each range in one pass.
     let mut ranged = vec![false; accumulators.len()];
@@ -391,6 +406,35 @@ fn aggregate_into(
         acc.grow(groups.len());
     }
     Ok(())
+}
+
+/// The rows of `ranges` as runs of one time bucket each (bucket start, rows), when `times`
+/// ascends within every range, as a segment's rows do (`docs/segment-format.md`); `None`
+/// otherwise, and for a bucket whose rows its floor and next do not bracket.
+fn time_runs(
+    granularity: sluice_format::granularity::Granularity,
+    ranges: &[(u32, u32)],
+    times: &[i64],
+) -> Option<Vec<(i64, std::ops::Range<u32>)>> {
+    let mut runs = Vec::new();
+    for &(a, b) in ranges {
+        let range = times.get(a as usize..b as usize)?;
+        if !range.windows(2).all(|w| w[0] <= w[1]) {
+            return None;
+        }
+        let mut i = 0;
+        while i < range.len() {
+            let start = granularity.floor(range[i]);
+            let end = granularity.next(start);
+            let len = range[i..].partition_point(|&t| t < end);
+            if len == 0 || start > range[i] {
+                return None;
+            }
+            runs.push((start, a + i as u32..a + (i + len) as u32));
+            i += len;
+        }
+    }
+    Some(runs)
 }
 
 /// [`QueryError::Invalid`] once `groups` hold more than [`MAX_GROUPS`] groups or

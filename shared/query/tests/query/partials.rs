@@ -251,3 +251,38 @@ fn large_dictionaries_group_as_counted_row_by_row() {
     let got = grouped("tags");
     assert_eq!(got, tag_counts, "each of a row's values counts it once");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A timeseries of counts and long sums folds each time bucket's run of rows at once; the
+    /// same query with an aggregator that cannot (a max) goes row by row: the same buckets and
+    /// totals, for any granularity and interval.
+    #[test]
+    fn time_bucket_runs_sum_as_rows_do(
+        rows in prop::collection::vec(row(), 1..400),
+        granularity in prop::sample::select(vec![
+            json!("minute"), json!("fifteen_minute"), json!("hour"), json!("day"),
+            json!({"type": "period", "period": "PT7M"}),
+            json!({"type": "period", "period": "PT1H", "timeZone": "Asia/Kolkata"}),
+        ]),
+        interval in prop::sample::select(vec!["2020-01-01/2020-01-03", "2020-01-01T03:17:00Z/2020-01-02T05:41:00Z"]),
+    ) {
+        let segments = segments(&rows);
+        let aggregations = vec![
+            json!({"type": "count", "name": "rows"}),
+            json!({"type": "longSum", "name": "nsum", "fieldName": "n"}),
+        ];
+        let runs = json!({"queryType": "timeseries", "dataSource": "t", "granularity": granularity,
+            "intervals": [interval], "aggregations": aggregations});
+        let mut by_row = runs.clone();
+        by_row["aggregations"].as_array_mut().expect("list").push(json!({"type": "longMax", "name": "nmax", "fieldName": "n"}));
+        let runs = on_threads(1, &parse_query(&runs.to_string()).expect("parses"), &segments);
+        let by_row = on_threads(1, &parse_query(&by_row.to_string()).expect("parses"), &segments);
+        let strip = |v: &Value| -> Vec<(Value, Value, Value)> {
+            v.as_array().expect("rows").iter().map(|r| (r["timestamp"].clone(), r["result"]["rows"].clone(), r["result"]["nsum"].clone())).collect()
+        };
+        prop_assert!(!strip(&runs).is_empty());
+        prop_assert_eq!(strip(&runs), strip(&by_row), "{}", granularity);
+    }
+}
