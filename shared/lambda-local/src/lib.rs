@@ -9,8 +9,11 @@
 //! answer, with `X-Amz-Function-Error: Unhandled` when it failed. A function may run several
 //! processes (its concurrency: [`LambdaService::start`] once per process), each taking one
 //! invocation at a time from the function's queue. An invocation not answered within the
-//! function's timeout fails as Lambda's does ("Task timed out"). The time from a function's
-//! first start to its first poll is its cold-start initialisation.
+//! function's timeout fails as Lambda's does ("Task timed out"). A process that exits while it
+//! holds an invocation fails it at once, as Lambda does (`Runtime.ExitError`), and is started
+//! again, as Lambda starts a new sandbox (one that exits before its first poll, a failed
+//! initialisation, is not). The time from a function's first start to its first poll is its
+//! cold-start initialisation.
 //!
 //! `sluice query --workers N` runs its query workers here; the tests run every function
 //! binary here.
@@ -22,13 +25,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::process::{Child, Command};
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{oneshot, watch, Notify};
 
 /// What a function answered to one invocation.
 #[derive(Debug, Clone)]
@@ -63,6 +66,8 @@ struct Invocation {
     payload: Bytes,
     attempt: u32,
     reply: Option<oneshot::Sender<Answer>>,
+    /// The process holding it (once taken).
+    process: Option<usize>,
 }
 
 #[derive(Default)]
@@ -82,6 +87,10 @@ struct ServiceState {
     in_flight: HashMap<String, Invocation>,
     dead_letters: Vec<(String, Value, Value)>,
     next_id: u64,
+    /// Processes that polled since they were last started.
+    polled: HashSet<usize>,
+    /// Processes started so far (each one's number).
+    processes: usize,
 }
 
 struct Shared {
@@ -95,11 +104,19 @@ impl Shared {
     }
 }
 
+/// One function process, watched: its exits, and how to stop it.
+struct Process {
+    name: String,
+    exited: watch::Receiver<Option<std::process::ExitStatus>>,
+    /// Dropped with the service: the process is killed.
+    _stop: oneshot::Sender<()>,
+}
+
 /// A running Lambda service and its function processes (killed when dropped).
 pub struct LambdaService {
     shared: Arc<Shared>,
     invoke_addr: SocketAddr,
-    processes: Vec<(String, Child)>,
+    processes: Vec<Process>,
     logs: PathBuf,
     servers: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -115,9 +132,8 @@ impl std::fmt::Debug for LambdaService {
 
 impl Drop for LambdaService {
     fn drop(&mut self) {
-        for (_, child) in &mut self.processes {
-            let _ = child.start_kill();
-        }
+        // Dropping the processes' stop senders kills them.
+        self.processes.clear();
         for server in &self.servers {
             server.abort();
         }
@@ -155,42 +171,52 @@ impl LambdaService {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let runtime_addr = listener.local_addr()?;
         let name = config.name.clone();
-        let instance = self.processes.iter().filter(|(n, _)| *n == name).count();
+        let instance = self.processes.iter().filter(|p| p.name == name).count();
+        let process = {
+            let mut state = self.shared.lock();
+            state.processes += 1;
+            let f = state.functions.entry(name.clone()).or_default();
+            f.max_retries = config.max_retries;
+            f.timeout = config.timeout;
+            f.started.get_or_insert_with(Instant::now);
+            state.processes
+        };
         let app = Router::new()
             .route("/2018-06-01/runtime/invocation/next", get(next))
             .route("/2018-06-01/runtime/invocation/{id}/response", post(response))
             .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
             .route("/2018-06-01/runtime/init/error", post(init_error))
-            .with_state((self.shared.clone(), name.clone()));
+            .with_state((self.shared.clone(), name.clone(), process));
         self.servers.push(tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         }));
-        let log = std::fs::File::create(self.logs.join(log_name(&name, instance)))?;
-        let mut command = command_for(&config.binary);
-        command
-            .args(&config.args)
-            .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .env("AWS_LAMBDA_RUNTIME_API", runtime_addr.to_string())
-            .env("AWS_LAMBDA_FUNCTION_NAME", &name)
-            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", config.memory_mb.to_string())
-            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
-            .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
-            .env("AWS_LAMBDA_LOG_STREAM_NAME", format!("local-{instance}"))
-            .stdin(std::process::Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .kill_on_drop(true);
-        {
-            let mut state = self.shared.lock();
-            let f = state.functions.entry(name.clone()).or_default();
-            f.max_retries = config.max_retries;
-            f.timeout = config.timeout;
-            f.started.get_or_insert_with(Instant::now);
-        }
-        let child = command
-            .spawn()
-            .map_err(|e| std::io::Error::new(e.kind(), format!("start {}: {e}", config.binary.display())))?;
-        self.processes.push((name, child));
+        let log = self.logs.join(log_name(&name, instance));
+        std::fs::File::create(&log)?;
+        let command = move || -> std::io::Result<Child> {
+            let log = std::fs::OpenOptions::new().append(true).open(&log)?;
+            let mut command = command_for(&config.binary);
+            command
+                .args(&config.args)
+                .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .env("AWS_LAMBDA_RUNTIME_API", runtime_addr.to_string())
+                .env("AWS_LAMBDA_FUNCTION_NAME", &config.name)
+                .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", config.memory_mb.to_string())
+                .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+                .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{}", config.name))
+                .env("AWS_LAMBDA_LOG_STREAM_NAME", format!("local-{instance}"))
+                .stdin(std::process::Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .kill_on_drop(true);
+            command
+                .spawn()
+                .map_err(|e| std::io::Error::new(e.kind(), format!("start {}: {e}", config.binary.display())))
+        };
+        let child = command()?;
+        let (stop, stopped) = oneshot::channel();
+        let (exits, exited) = watch::channel(None);
+        self.servers.push(tokio::spawn(watch_process(self.shared.clone(), process, child, command, stopped, exits)));
+        self.processes.push(Process { name, exited, _stop: stop });
         Ok(())
     }
 
@@ -198,15 +224,20 @@ impl LambdaService {
     /// the HTTP round trip: its answer, or `None` when no such function was started.
     pub async fn invoke(&self, name: &str, payload: Vec<u8>) -> Option<Answer> {
         let (reply, answer) = oneshot::channel();
-        let invocation =
-            Invocation { function: name.to_string(), payload: payload.into(), attempt: 0, reply: Some(reply) };
+        let invocation = Invocation {
+            function: name.to_string(),
+            payload: payload.into(),
+            attempt: 0,
+            reply: Some(reply),
+            process: None,
+        };
         enqueue(&self.shared, invocation).ok()?;
         answer.await.ok()
     }
 
     /// The standard error of function `name`'s processes so far, one after another.
     pub fn logs(&self, name: &str) -> String {
-        let instances = self.processes.iter().filter(|(n, _)| n == name).count().max(1);
+        let instances = self.processes.iter().filter(|p| p.name == name).count().max(1);
         (0..instances).map(|i| std::fs::read_to_string(self.logs.join(log_name(name, i))).unwrap_or_default()).collect()
     }
 
@@ -230,10 +261,12 @@ impl LambdaService {
         self.shared.lock().dead_letters.clone()
     }
 
-    /// Waits for the exit of function `name`'s process (one that failed its initialisation).
+    /// Waits for the (latest) exit of function `name`'s first process: one that failed its
+    /// initialisation, or one that died and was started again.
     pub async fn exit_status(&mut self, name: &str, within: Duration) -> Option<std::process::ExitStatus> {
-        let (_, child) = self.processes.iter_mut().find(|(n, _)| n == name)?;
-        tokio::time::timeout(within, child.wait()).await.ok().and_then(|r| r.ok())
+        let mut exited = self.processes.iter().find(|p| p.name == name)?.exited.clone();
+        let status = tokio::time::timeout(within, exited.wait_for(Option::is_some)).await.ok()?.ok()?;
+        *status
     }
 
     /// Waits until no invocation is queued or running; false if `within` passes first.
@@ -285,8 +318,8 @@ async fn invoke(
     let function = name.rsplit(':').next().unwrap_or(&name).to_string();
     let asynchronous = headers.get("x-amz-invocation-type").is_some_and(|v| v == "Event");
     let (reply, answer) = oneshot::channel();
-    let invocation =
-        Invocation { function, payload: body, attempt: 0, reply: if asynchronous { None } else { Some(reply) } };
+    let reply = if asynchronous { None } else { Some(reply) };
+    let invocation = Invocation { function, payload: body, attempt: 0, reply, process: None };
     if let Err(rejected) = enqueue(&shared, invocation) {
         let body = json!({"Type": "User", "message": format!("Function not found: {}", rejected.function)});
         let mut out = (StatusCode::NOT_FOUND, body.to_string()).into_response();
@@ -310,17 +343,19 @@ async fn invoke(
 }
 
 /// `GET /2018-06-01/runtime/invocation/next`: long-polls for the function's next invocation.
-async fn next(State((shared, name)): State<(Arc<Shared>, String)>) -> Response {
+async fn next(State((shared, name, process)): State<(Arc<Shared>, String, usize)>) -> Response {
     loop {
         let notified = shared.changed.notified();
         {
             let mut state = shared.lock();
             let state = &mut *state;
+            state.polled.insert(process);
             let f = state.functions.get_mut(&name).expect("a started function");
             if f.cold_start.is_none() {
                 f.cold_start = f.started.map(|s| s.elapsed());
             }
-            if let Some(invocation) = f.queue.pop_front() {
+            if let Some(mut invocation) = f.queue.pop_front() {
+                invocation.process = Some(process);
                 state.next_id += 1;
                 let id = format!("{name}-{:06}", state.next_id);
                 let deadline = chrono::Utc::now().timestamp_millis() + f.timeout.as_millis() as i64;
@@ -385,22 +420,75 @@ fn finish(shared: &Shared, id: &str, answer: Answer) -> StatusCode {
 }
 
 /// `POST /2018-06-01/runtime/invocation/{id}/response`.
-async fn response(State((shared, _)): State<(Arc<Shared>, String)>, Path(id): Path<String>, body: Bytes) -> StatusCode {
+async fn response(
+    State((shared, ..)): State<(Arc<Shared>, String, usize)>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> StatusCode {
     finish(&shared, &id, Answer::Response(json_text(&body)))
 }
 
 /// `POST /2018-06-01/runtime/invocation/{id}/error`.
-async fn error(State((shared, _)): State<(Arc<Shared>, String)>, Path(id): Path<String>, body: Bytes) -> StatusCode {
+async fn error(
+    State((shared, ..)): State<(Arc<Shared>, String, usize)>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> StatusCode {
     finish(&shared, &id, Answer::Error(json_text(&body)))
 }
 
 /// `POST /2018-06-01/runtime/init/error`.
-async fn init_error(State((shared, name)): State<(Arc<Shared>, String)>, body: Bytes) -> StatusCode {
+async fn init_error(State((shared, name, _)): State<(Arc<Shared>, String, usize)>, body: Bytes) -> StatusCode {
     if let Some(f) = shared.lock().functions.get_mut(&name) {
         f.init_error = Some(json_text(&body));
     }
     shared.changed.notify_waiters();
     StatusCode::ACCEPTED
+}
+
+/// Waits on process number `process` of a function: when it exits, the invocation it held
+/// fails (`Runtime.ExitError`), and a process that had polled is started again by `command`;
+/// one that never polled (its initialisation failed) is not. `stop` kills it.
+async fn watch_process(
+    shared: Arc<Shared>,
+    process: usize,
+    mut child: Child,
+    command: impl Fn() -> std::io::Result<Child> + Send + 'static,
+    mut stop: oneshot::Receiver<()>,
+    exits: watch::Sender<Option<std::process::ExitStatus>>,
+) {
+    loop {
+        let status = tokio::select! {
+            status = child.wait() => status.ok(),
+            _ = &mut stop => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                return;
+            }
+        };
+        let exit = status.map_or_else(|| "unknown status".to_string(), |s| s.to_string());
+        let (held, polled) = {
+            let mut state = shared.lock();
+            let held: Vec<String> =
+                state.in_flight.iter().filter(|(_, i)| i.process == Some(process)).map(|(id, _)| id.clone()).collect();
+            (held, state.polled.remove(&process))
+        };
+        for id in held {
+            let message = format!("RequestId: {id} Error: Runtime exited with error: {exit}");
+            finish(&shared, &id, Answer::Error(json!({"errorType": "Runtime.ExitError", "errorMessage": message})));
+        }
+        let _ = exits.send(status);
+        if !polled {
+            return;
+        }
+        match command() {
+            Ok(again) => child = again,
+            Err(e) => {
+                eprintln!("lambda service: could not start process {process} again: {e}");
+                return;
+            }
+        }
+    }
 }
 
 /// ELF's machine number of 64-bit ARM.
