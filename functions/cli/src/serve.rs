@@ -70,6 +70,7 @@ pub async fn run(args: ServeArgs, backends: &BackendArgs) -> Result<()> {
         store: b.store,
         cache: Some(SegmentCache::with_limit(args.cache, args.cache_max_mb << 20)),
         fanout,
+        tables: Default::default(),
     };
     let listener =
         tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listen on {}", args.listen))?;

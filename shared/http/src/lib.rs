@@ -33,6 +33,7 @@ mod guard;
 mod retention;
 mod routes;
 mod sql;
+pub mod sql_broker;
 
 pub use guard::LocalGuard;
 pub use routes::{class_of, router, router_for, Class, RouteSpec, Routes, ROUTES};
@@ -64,6 +65,8 @@ pub struct ApiState {
     /// Query workers to fan large timeseries, topN and groupBy queries out to (none: every
     /// query is answered here).
     pub fanout: Option<FanOut>,
+    /// The tables SQL read through the fan-out, kept between requests.
+    pub tables: Arc<sql_broker::TableCache>,
 }
 
 /// An error as Druid's error JSON with its status.

@@ -243,7 +243,7 @@ mod tests {
         let root = dir.display();
         let meta = sluice_store::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("metadata");
         let store = sluice_store::storage::open_store(&format!("file://{root}/store")).await.expect("store");
-        ApiState { meta, store, cache: None, fanout: None }
+        ApiState { meta, store, cache: None, fanout: None, tables: Default::default() }
     }
 
     #[tokio::test]

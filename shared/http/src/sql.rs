@@ -1,6 +1,8 @@
 //! `POST /druid/v2/sql`: Druid's SQL request answered in the result format it asks for, or
-//! Druid's error JSON (400 for SQL that does not parse, plan or is not supported).
+//! Druid's error JSON (400 for SQL that does not parse, plan or is not supported); through the
+//! broker when queries fan out (`sql_broker`).
 
+use super::sql_broker::BrokerSegments;
 use super::{ApiError, ApiState};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -11,8 +13,11 @@ use std::sync::Arc;
 /// Answers a SQL request.
 pub async fn query(State(s): State<Arc<ApiState>>, body: String) -> Result<Response, ApiError> {
     let request = SqlRequest::parse(&body)?;
-    let source = StoreSegments::new(s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref());
-    let result = run_sql(&source, &request).await?;
+    let (meta, store, cache) = (s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref());
+    let result = match &s.fanout {
+        Some(fanout) => run_sql(&BrokerSegments::new(meta, store, cache, fanout, &s.tables), &request).await?,
+        None => run_sql(&StoreSegments::new(meta, store, cache), &request).await?,
+    };
     let body = result.render(&request);
     Ok(([(header::CONTENT_TYPE, request.result_format.content_type())], body).into_response())
 }

@@ -35,13 +35,24 @@ pub struct Schemas {
     pub segments: Vec<SegmentInfo>,
 }
 
-impl Schemas {
-    /// Adds a datasource from its visible segments (none: it is not a table, as in Druid).
-    pub fn add(&mut self, datasource: &str, segments: &[QuerySegment]) {
+/// One datasource as SQL sees it: its columns and its visible segments.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// `__time`, then the other columns by name, each with the widest type its segments give.
+    pub columns: Vec<Column>,
+    /// Its visible segments.
+    pub segments: Vec<SegmentInfo>,
+}
+
+impl Table {
+    /// The table of `datasource` from its visible segments (whose directories are all that is
+    /// read); `None` without segments: it is not a table, as in Druid.
+    pub fn of(datasource: &str, segments: &[QuerySegment]) -> Option<Self> {
         if segments.is_empty() {
-            return;
+            return None;
         }
         let mut columns: BTreeMap<String, SqlType> = BTreeMap::new();
+        let mut infos = Vec::with_capacity(segments.len());
         for seg in segments {
             let directory = seg.segment.directory();
             let mut info = SegmentInfo {
@@ -63,11 +74,26 @@ impl Schemas {
                 }
                 columns.entry(entry.name.clone()).and_modify(|known| *known = widen(known, &ty)).or_insert(ty);
             }
-            self.segments.push(info);
+            infos.push(info);
         }
         let mut list = vec![Column::new("__time", SqlType::Timestamp)];
         list.extend(columns.into_iter().filter(|(n, _)| n != "__time").map(|(n, t)| Column::new(n, t)));
-        self.tables.insert(datasource.to_string(), list);
+        Some(Table { columns: list, segments: infos })
+    }
+}
+
+impl Schemas {
+    /// Adds a datasource from its visible segments (none: it is not a table, as in Druid).
+    pub fn add(&mut self, datasource: &str, segments: &[QuerySegment]) {
+        if let Some(table) = Table::of(datasource, segments) {
+            self.insert(datasource, &table);
+        }
+    }
+
+    /// Adds a datasource's table.
+    pub fn insert(&mut self, datasource: &str, table: &Table) {
+        self.tables.insert(datasource.to_string(), table.columns.clone());
+        self.segments.extend(table.segments.iter().cloned());
     }
 }
 

@@ -1,6 +1,7 @@
 //! Running a plan: its native query over the datasource's segments (or over a subquery's or
-//! metadata table's rows held as a segment), then each result column read out of Druid's
-//! native result rows and typed for SQL.
+//! metadata table's rows held as a segment; a timeseries, topN or groupBy of a table fanned out
+//! to query workers when the source does), then each result column read out of Druid's native
+//! result rows and typed for SQL.
 
 use crate::catalog::Schemas;
 use crate::inline::{SubqueryBounds, SubqueryRows};
@@ -86,7 +87,14 @@ fn rows_into<'a>(
             Some(max) if plan.after.order.is_empty() => crate::inline::capped(native, max.saturating_add(1)),
             _ => native.clone(),
         };
-        let query = sluice_query::parse_query(&native.to_string())?;
+        let text = native.to_string();
+        let query = sluice_query::parse_query(&text)?;
+        if matches!(plan.input, Input::Table(_)) && query.has_partials() {
+            if let Some(answer) = source.fan_out(&text).await {
+                let kind = native["queryType"].as_str().unwrap_or("");
+                return read_rows_into(plan, kind, &answer?, out);
+            }
+        }
         // Only deep storage's segments are immutable under their names: inline ones are not.
         let partials = if matches!(plan.input, Input::Table(_)) { source.partials() } else { None };
         let segments: Arc<Vec<QuerySegment>> = match &plan.input {

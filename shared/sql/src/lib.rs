@@ -26,6 +26,7 @@ pub use output::SqlResult;
 pub use request::{ResultFormat, SqlRequest};
 
 use catalog::Schemas;
+pub use catalog::Table;
 use plan::{object_path, Input, Options, Plan};
 use serde_json::{json, Value};
 use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
@@ -52,6 +53,19 @@ pub trait Segments: Send + Sync {
     /// The per-segment partial cache for the segments [`Segments::segments`] returns, when
     /// they are immutable under their object names (deep storage's).
     fn partials(&self) -> Option<Arc<sluice_query::PartialCache>> {
+        None
+    }
+    /// The table of `datasource` (`None`: it has no visible segment); by default from
+    /// [`Segments::segments`] over all time with no column readable.
+    async fn table(&self, datasource: &str) -> Result<Option<Arc<Table>>, SqlError> {
+        let eternity = [Interval::new(ETERNITY_START, ETERNITY_END)];
+        let segments = self.segments(datasource, &eternity, Some(&BTreeSet::new())).await?;
+        Ok(Table::of(datasource, &segments).map(Arc::new))
+    }
+    /// Answers `native`, a timeseries, topN or groupBy of a deep-storage table, when this
+    /// source fans such queries out to query workers (Druid's JSON result); `None`: the query
+    /// is run here over [`Segments::segments`].
+    async fn fan_out(&self, _native: &str) -> Option<Result<Value, SqlError>> {
         None
     }
 }
@@ -203,11 +217,10 @@ pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Re
     });
     let all = source.datasources().await?;
     let mut schemas = Schemas::default();
-    let eternity = [Interval::new(ETERNITY_START, ETERNITY_END)];
-    let directories_only = BTreeSet::new();
     for datasource in all.iter().filter(|d| everything || named.contains(*d)) {
-        let segments = source.segments(datasource, &eternity, Some(&directories_only)).await?;
-        schemas.add(datasource, &segments);
+        if let Some(table) = source.table(datasource).await? {
+            schemas.insert(datasource, &table);
+        }
     }
     Ok(schemas)
 }

@@ -7,7 +7,8 @@
 //! behind, and a damaged segment fails the query naming its key.
 
 use serde_json::{json, Value};
-use sluice_broker::{FanOut, InProcess, Worker};
+use sluice_broker::{FanOut, InProcess, InvokeError, Worker, WorkerInvoker};
+use sluice_http::sql_broker::{BrokerSegments, TableCache};
 use sluice_integration::indexing::{spec, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
@@ -15,6 +16,7 @@ use sluice_pipeline::datasource::submit;
 use sluice_pipeline::runner::run_until_caught_up;
 use sluice_pipeline::timeline::visible_segments;
 use sluice_query::{run_query, run_query_pruned, SegmentCache};
+use sluice_sql::{run_sql, SqlRequest, StoreSegments};
 use sluice_store::meter::{Call, Meter};
 use sluice_store::storage::MeteredStore;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -156,6 +158,7 @@ async fn fanned_out_through_stored_partials(b: &Backends, name: &str, cache: &Se
     let worker =
         Worker::new(b.store.clone(), SegmentCache::new(dir.path())).with_inline_limit(0).with_whole_segment_bytes(0);
     let mut fanout = FanOut::new(Arc::new(InProcess { worker }), 3);
+    fanout.hedge = None;
     (fanout.min_bytes, fanout.batch_bytes) = (0, 1);
     for q in &QUERIES[..3] {
         let text = with_datasource(q, name);
@@ -169,6 +172,47 @@ async fn fanned_out_through_stored_partials(b: &Backends, name: &str, cache: &Se
     }
     let left = b.store.list(sluice_pipeline::keys::QUERY_PARTIALS_PREFIX).await.expect("list");
     assert!(left.is_empty(), "stored partials are deleted once read: {left:?}");
+
+    // Druid SQL through the broker: the same rows, its timeseries, topN and groupBy computed
+    // by the workers, and the schema read from the segments' directories.
+    let counted = Arc::new(Counted { inner: fanout.invoker.clone(), calls: AtomicU64::new(0) });
+    fanout.invoker = counted.clone();
+    let tables = TableCache::default();
+    for sql in [
+        format!(r#"SELECT page, SUM(added) AS added FROM "{name}" GROUP BY page ORDER BY added DESC LIMIT 3"#),
+        format!(r#"SELECT TIME_FLOOR(__time, 'PT1H') AS h, COUNT(*) AS n FROM "{name}" GROUP BY 1"#),
+        format!(r#"SELECT page, COUNT(*) AS n FROM "{name}" WHERE page IN ('p1', 'p3') GROUP BY page"#),
+    ] {
+        let request = SqlRequest::parse(&json!({"query": sql, "resultFormat": "array"}).to_string()).expect("request");
+        let want = run_sql(&StoreSegments::new(b.meta.as_ref(), b.store.as_ref(), Some(cache)), &request)
+            .await
+            .expect("one function");
+        let before = counted.calls.load(Ordering::Relaxed);
+        let source = BrokerSegments::new(b.meta.as_ref(), b.store.as_ref(), None, &fanout, &tables);
+        let got = run_sql(&source, &request).await.expect("through the broker");
+        assert_eq!(got.rows, want.rows, "{sql}");
+        assert!(!got.rows.is_empty(), "{sql}");
+        assert!(counted.calls.load(Ordering::Relaxed) > before, "{sql}: answered by the workers");
+    }
+}
+
+/// Counts the invocations it passes on.
+#[derive(Debug)]
+struct Counted {
+    inner: Arc<dyn WorkerInvoker>,
+    calls: AtomicU64,
+}
+
+#[async_trait::async_trait]
+impl WorkerInvoker for Counted {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    async fn invoke(&self, request: Vec<u8>, within: Duration) -> Result<Vec<u8>, InvokeError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.inner.invoke(request, within).await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -32,6 +32,12 @@ async fn main() -> Result<(), Error> {
         }
         None => None,
     };
-    let state = ApiState { meta: ctx.meta, store: ctx.store, cache: Some(SegmentCache::new(cache_dir)), fanout };
+    let state = ApiState {
+        meta: ctx.meta,
+        store: ctx.store,
+        cache: Some(SegmentCache::new(cache_dir)),
+        fanout,
+        tables: Default::default(),
+    };
     lambda_http::run(router_for(state, routes)).await
 }

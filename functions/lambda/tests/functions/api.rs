@@ -12,7 +12,7 @@ async fn state() -> (ApiState, tempfile::TempDir) {
     let root = dir.path().display().to_string();
     let meta = sluice_store::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("metadata");
     let store = sluice_store::storage::open_store(&format!("file://{root}/store")).await.expect("store");
-    (ApiState { meta, store, cache: None, fanout: None }, dir)
+    (ApiState { meta, store, cache: None, fanout: None, tables: Default::default() }, dir)
 }
 
 async fn call(state: &ApiState, method: &str, path: &str, body: &str) -> (StatusCode, Value) {
