@@ -38,7 +38,7 @@ pub struct QueryArgs {
     /// Datasource sizes, rows.
     #[arg(long, value_delimiter = ',', default_values_t = [1e9, 1e10, 1e11])]
     rows: Vec<f64>,
-    /// Bytes a query reads per row (its columns).
+    /// Bytes every query reads per row (its columns), instead of each kind's measured bytes.
     #[arg(long)]
     read_bytes_per_row: Option<f64>,
     /// Speed of an arm64 Lambda core over the benchmark machine's x86 core.
@@ -103,6 +103,7 @@ impl QueryArgs {
             }
         };
         set(self.read_bytes_per_row, &mut s.read_bytes_per_row);
+        s.read_bytes_fixed = self.read_bytes_per_row.is_some();
         set(self.arm_core_factor, &mut s.arm_core_factor);
         if let Some(secs) = self.worker_secs {
             s.worker_secs = secs;
@@ -130,7 +131,7 @@ pub fn run(args: &QueryArgs) -> Result<()> {
     let mut estimates = Vec::new();
     for &rows in &args.rows {
         for kind in &KINDS {
-            estimates.push(report::estimate(rows, kind, &s, args.queries_per_minute));
+            estimates.push(report::estimate(rows, kind, &s.for_kind(kind), args.queries_per_minute));
         }
     }
     let goals = report::goals(&estimates);
@@ -138,7 +139,8 @@ pub fn run(args: &QueryArgs) -> Result<()> {
     let (sweep, designs) = if args.no_sensitivity {
         (Vec::new(), Vec::new())
     } else {
-        (sensitivity::sweep(sweep_rows, &KINDS[0], &s), sensitivity::designs(sweep_rows, &KINDS[0], &s))
+        let base = s.for_kind(&KINDS[0]);
+        (sensitivity::sweep(sweep_rows, &KINDS[0], &base), sensitivity::designs(sweep_rows, &KINDS[0], &base))
     };
     let summary = serde_json::json!({
         "setup": s, "estimates": estimates, "goals": goals, "sensitivity": sweep, "designs": designs,
@@ -169,8 +171,8 @@ pub fn run(args: &QueryArgs) -> Result<()> {
         series.push(plot::XySeries { label: format!("{} cold p50", kind.name), points: of(false), dashed: true });
     }
     let title = format!(
-        "Sluice queries on Lambda: p50 latency vs rows ({} bytes/row read, {} MB workers{})",
-        s.read_bytes_per_row,
+        "Sluice queries on Lambda: p50 latency vs rows ({}, {} MB workers{})",
+        report::read_bytes(&s),
         s.worker_mb,
         s.hedge_opt.map(|h| format!(", hedged at {h}x")).unwrap_or_default()
     );

@@ -119,12 +119,12 @@ fn fanout_label(e: &Estimate) -> String {
 /// Prints the estimates as a table, then Druid's clusters and the goals.
 pub fn print(s: &QuerySetup, estimates: &[Estimate], goals: &[Goal], per_minute: f64) {
     println!(
-        "query model: {} rows/segment, {:.1} bytes/row in segments, {} bytes/row read, {}, batches of {}, \
+        "query model: {} rows/segment, {:.1} bytes/row in segments, {}, {}, batches of {}, \
          {} MB functions ({:.2} vCPU), arm64 core = {} x the benchmark's x86 core, S3 {:.0} MB/s per function, \
          warm hit = /tmp share of the bytes read{}; {} queries per setting",
         s.rows_per_segment,
         s.segment_bytes_per_row,
-        s.read_bytes_per_row,
+        read_bytes(s),
         if s.whole_segments() { "segments downloaded whole" } else { "columns read with ranged GETs" },
         match (s.bytes_per_worker_opt, s.batch_segment_bytes_opt) {
             (Some(b), _) => format!("{:.0} MiB downloaded", b / 1048576.0),
@@ -208,4 +208,14 @@ pub fn print(s: &QuerySetup, estimates: &[Estimate], goals: &[Goal], per_minute:
     for g in goals {
         println!("goal {}: {:.4} -> {}", g.what, g.value, if g.met { "met" } else { "NOT met" });
     }
+}
+
+/// The bytes a query reads per row, as the setup takes them: fixed, or each kind's measured.
+pub fn read_bytes(s: &QuerySetup) -> String {
+    if s.read_bytes_fixed {
+        return format!("{} bytes/row read", s.read_bytes_per_row);
+    }
+    let kinds: Vec<String> =
+        super::setup::KINDS.iter().map(|k| format!("{} {:.2}", k.name, k.read_bytes_per_row)).collect();
+    format!("bytes/row read as measured ({})", kinds.join(", "))
 }

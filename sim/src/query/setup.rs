@@ -3,9 +3,9 @@
 //! with its default and where that default comes from.
 
 /// One query kind, with its single-thread scan rate and two-thread speed-up measured by
-/// `sluice bench query --rows 20000000 --rows-per-segment 200000 --threads 1,2` on this
-/// project's 2-core x86_64 machine (`bench/results/query-20m-threads.txt`: the engine that
-/// keeps decoded dictionaries and folds segments per thread).
+/// `sluice bench query --rows 20000000 --rows-per-segment 200000 --threads 1,2 --repeat 5` on
+/// this project's 2-core x86_64 machine (`bench/results/query-20m-threads.txt`: the engine that
+/// keeps decoded dictionaries, folds segments per thread and a timeseries' time buckets by run).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct QueryKind {
     /// Short name (`topN`, `timeseries`, `groupBy`).
@@ -16,6 +16,11 @@ pub struct QueryKind {
     pub ms_one_thread: f64,
     /// Milliseconds over the same rows on two threads.
     pub ms_two_threads: f64,
+    /// Bytes the query reads per row: its segments' headers and directories and the parts of
+    /// the columns it names, measured by the same command with `--rows-per-segment 5000000`
+    /// (20M rows in 260 hourly segments of about 77,000 rows: segments of 5M rows would spread
+    /// each dictionary over more rows, so these are upper bounds).
+    pub read_bytes_per_row: f64,
     /// Groups in one worker's partial (distinct keys it sends to the broker).
     pub groups_per_partial: f64,
     /// Bytes of one group in a serialized partial (key and aggregator states).
@@ -47,27 +52,30 @@ impl QueryKind {
 pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "topN",
+        read_bytes_per_row: 8.81,
         label: "filtered topN (top 10 pages of #en.wikipedia)",
-        ms_one_thread: 462.06,
-        ms_two_threads: 234.36,
+        ms_one_thread: 289.53,
+        ms_two_threads: 158.20,
         groups_per_partial: 10_000.0,
         bytes_per_group: 48.0,
         groups_by_time: false,
     },
     QueryKind {
         name: "timeseries",
+        read_bytes_per_row: 2.68,
         label: "timeseries by hour (count, sum added)",
-        ms_one_thread: 868.04,
-        ms_two_threads: 434.62,
+        ms_one_thread: 350.64,
+        ms_two_threads: 178.91,
         groups_per_partial: 48.0,
         bytes_per_group: 40.0,
         groups_by_time: true,
     },
     QueryKind {
         name: "groupBy",
+        read_bytes_per_row: 6.27,
         label: "groupBy channel, namespace (count, sum delta)",
-        ms_one_thread: 612.36,
-        ms_two_threads: 347.11,
+        ms_one_thread: 429.26,
+        ms_two_threads: 206.17,
         groups_per_partial: 500.0,
         bytes_per_group: 56.0,
         groups_by_time: false,
@@ -83,8 +91,12 @@ pub struct QuerySetup {
     pub rows_per_segment: f64,
     /// Bytes of a segment per row, all columns: 705.3 MB over 20M rows in the benchmark.
     pub segment_bytes_per_row: f64,
-    /// Bytes a query reads per row: the columns it names (assumed 8; 4 to 12 plausible).
+    /// Bytes a query reads per row: the query kind's measured columns
+    /// (`QueryKind::read_bytes_per_row`, which [`QuerySetup::for_kind`] sets) unless
+    /// `read_bytes_fixed`.
     pub read_bytes_per_row: f64,
+    /// `read_bytes_per_row` was given (`--read-bytes-per-row`) and holds for every kind.
+    pub read_bytes_fixed: bool,
     /// Largest segment a worker downloads whole into /tmp; a larger one is read by the
     /// columns the query names (`WHOLE_SEGMENT_BYTES` in `shared/broker/src/worker.rs`).
     pub whole_segment_max_bytes: f64,
@@ -176,7 +188,8 @@ impl Default for QuerySetup {
         QuerySetup {
             rows_per_segment: 5_000_000.0,
             segment_bytes_per_row: 705.3e6 / BENCH_ROWS,
-            read_bytes_per_row: 8.0,
+            read_bytes_per_row: KINDS[0].read_bytes_per_row,
+            read_bytes_fixed: false,
             whole_segment_max_bytes: 16.0 * 1024.0 * 1024.0,
             columns_read: 3.0,
             time_fraction: 1.0,
@@ -238,6 +251,15 @@ impl QuerySetup {
             1.0 + extra * (kind.two_thread_speedup() - 1.0)
         };
         kind.rows_per_sec() * self.arm_core_factor * cores
+    }
+
+    /// This setup for queries of `kind`: its bytes read per row, unless fixed.
+    pub fn for_kind(&self, kind: &QueryKind) -> QuerySetup {
+        let mut s = self.clone();
+        if !s.read_bytes_fixed {
+            s.read_bytes_per_row = kind.read_bytes_per_row;
+        }
+        s
     }
 
     /// Whether a worker downloads its segments whole (small ones) or by their columns.

@@ -19,6 +19,7 @@ mod protobuf_rows;
 mod publish;
 mod query;
 mod query_sql;
+mod read_bytes;
 mod realtime_steady;
 mod rig;
 mod segment;

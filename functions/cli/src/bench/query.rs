@@ -160,7 +160,12 @@ pub fn run(args: QueryArgs) -> Result<()> {
         None => None,
         Some(python) => Some(run_peers(python, &segments, &list, args.repeat, most, dir.path())?),
     };
-    let layout = Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes, threads: threads.clone() };
+    let read_bytes = list
+        .iter()
+        .map(|q| Ok(super::read_bytes::per_row(&parse_query(&q.druid.to_string())?, &segments)))
+        .collect::<Result<Vec<_>>>()?;
+    let layout =
+        Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes, threads: threads.clone(), read_bytes };
     let most_pool = rayon::ThreadPoolBuilder::new().num_threads(most).build()?;
     let growth = most_pool.install(|| growing(&list, &segments, args.repeat))?;
     report(&args, &layout, &list, &sluice, &sql, peers.as_ref(), &growth)
@@ -354,6 +359,8 @@ struct Layout {
     segments: usize,
     bytes: usize,
     threads: Vec<usize>,
+    /// Bytes of the columns each query names, per row (`read_bytes::per_row`).
+    read_bytes: Vec<f64>,
 }
 
 fn report(
@@ -380,6 +387,7 @@ fn report(
             "query": q.name, "sluice_ms": ms, "duckdb_ms": duckdb_ms, "chdb_ms": chdb_ms,
             "sluice_by_threads": by_threads, "speedup": ms / most, "sluice_best_ms": fastest,
             "sluice_rows_per_sec": rows as f64 / (ms / 1000.0),
+            "read_bytes_per_row": layout.read_bytes[i],
             "sql": q.sql, "sql_query_type": s.query_type, "sql_rows": s.rows,
             "sql_ms": s.total_ms, "sql_plan_ms": s.plan_ms, "sql_catalog_ms": s.catalog_ms, "sql_over_native": s.total_ms / ms,
             "native_served_ms": s.native_served_ms, "sql_over_native_served": s.total_ms / s.native_served_ms,
@@ -469,9 +477,10 @@ fn report(
     }
     for r in out["queries"].as_array().into_iter().flatten() {
         println!(
-            "  {}: sluice {:.0} M rows/s; first row sluice {} duckdb {} chdb {}",
+            "  {}: sluice {:.0} M rows/s, {:.2} bytes/row in the columns it reads; first row sluice {} duckdb {} chdb {}",
             r["query"].as_str().unwrap_or(""),
             r["sluice_rows_per_sec"].as_f64().unwrap_or(0.0) / 1e6,
+            r["read_bytes_per_row"].as_f64().unwrap_or(0.0),
             r["sluice_first"],
             r["duckdb_first"],
             r["chdb_first"]
