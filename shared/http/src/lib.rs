@@ -10,6 +10,7 @@
 //! | `POST /druid/v2` (`?pretty`) | query | a native query; Druid's result JSON |
 //! | `POST /druid/v2/sql` | query | a Druid SQL request; rows in its `resultFormat` |
 //! | `GET /druid/v2/datasources` | query | datasource names |
+//! | `GET /status` | read | Druid's server status: the Druid version whose API this follows, modules, memory |
 //! | `GET /status/health` | read | `true` |
 //! | `GET /druid/indexer/v1/supervisor` | read | supervisor names |
 //! | `POST /druid/indexer/v1/supervisor` | write | submit a spec (`{"id": ...}`) |
@@ -34,6 +35,7 @@ mod retention;
 mod routes;
 mod sql;
 pub mod sql_broker;
+pub mod status;
 
 pub use guard::LocalGuard;
 pub use routes::{class_of, router, router_for, Class, RouteSpec, Routes, ROUTES};

@@ -37,6 +37,7 @@ pub struct RouteSpec {
 /// The handler a route runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
+    Status,
     Health,
     NativeQuery,
     Sql,
@@ -70,6 +71,7 @@ const SUPERVISOR: &str = "/druid/indexer/v1/supervisor";
 
 /// Every route of the API and its class; nothing else is routed.
 pub const ROUTES: &[RouteSpec] = &[
+    route(Method::GET, "/status", Class::Read, Endpoint::Status),
     route(Method::GET, "/status/health", Class::Read, Endpoint::Health),
     route(Method::POST, "/druid/v2", Class::Query, Endpoint::NativeQuery),
     route(Method::POST, "/druid/v2/", Class::Query, Endpoint::NativeQuery),
@@ -102,6 +104,7 @@ impl RouteSpec {
     fn method_router(&self) -> MethodRouter<Arc<ApiState>> {
         let filter = MethodFilter::try_from(self.method.clone()).expect("the route table names standard methods");
         match self.endpoint {
+            Endpoint::Status => on(filter, || async { axum::Json(super::status::answer()) }),
             Endpoint::Health => on(filter, || async { axum::Json(true) }),
             Endpoint::NativeQuery => on(filter, super::query),
             Endpoint::Sql => on(filter, sql::query),

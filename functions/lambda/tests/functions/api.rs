@@ -122,6 +122,13 @@ async fn query_endpoint_answers_and_rejects_bad_queries() {
     let (s, _dir) = state().await;
     let (status, body) = call(&s, "GET", "/status/health", "").await;
     assert_eq!((status, body), (StatusCode::OK, json!(true)));
+    // Druid's server status, which Druid's tools read first, from either function.
+    for routes in [Routes::Reads, Routes::Writes] {
+        let (status, body) = call_routes(&s, routes, "GET", "/status", "").await;
+        assert_eq!(status, StatusCode::OK, "{routes:?}: {body}");
+        assert_eq!(body["version"], sluice_http::status::DRUID_VERSION, "{body}");
+        assert!(body["memory"]["usedMemory"].is_i64() && body["modules"].is_array(), "{body}");
+    }
     // No such datasource: Druid's empty answer.
     let q = r#"{"queryType":"timeseries","dataSource":"none","intervals":["2015/2016"],"aggregations":[{"type":"count","name":"n"}]}"#;
     let (status, body) = call(&s, "POST", "/druid/v2/?pretty", q).await;
