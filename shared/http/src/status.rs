@@ -5,8 +5,9 @@
 
 use serde_json::{json, Value};
 
-/// The Druid release whose API shapes this server follows (its supervisor list and report
-/// fields are those of Druid 34); tools gate what they send on it.
+/// The Druid release whose API reference the routes are built to; tools gate what they send
+/// on it. Not every answer has its shape yet: the supervisor list and status payload are still
+/// Sluice's own.
 pub const DRUID_VERSION: &str = "34.0.0";
 
 /// Bytes in a MiB.
