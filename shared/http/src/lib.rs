@@ -12,9 +12,9 @@
 //! | `GET /druid/v2/datasources` | query | datasource names |
 //! | `GET /status` | read | Druid's server status: the Druid version whose API this follows, modules, memory |
 //! | `GET /status/health` | read | `true` |
-//! | `GET /druid/indexer/v1/supervisor` | read | supervisor names |
+//! | `GET /druid/indexer/v1/supervisor` (`?state=true`, `?full`) | read | supervisor names; with their states (and specs) |
 //! | `POST /druid/indexer/v1/supervisor` | write | submit a spec (`{"id": ...}`) |
-//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`) | read | the spec (secret properties redacted); its status |
+//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`, `/health`) | read | the spec (secret properties redacted); Druid's report; 200 or 503 |
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | write | operations |
 //! | `GET /druid/coordinator/v1/config/compaction` (`/{dataSource}`) | read | every compaction config; one |
 //! | `POST /druid/coordinator/v1/config/compaction` | write | submit a compaction config |
@@ -36,6 +36,7 @@ mod routes;
 mod sql;
 pub mod sql_broker;
 pub mod status;
+mod supervisor_report;
 
 pub use guard::LocalGuard;
 pub use routes::{class_of, router, router_for, Class, RouteSpec, Routes, ROUTES};
@@ -213,11 +214,46 @@ async fn supervisor_status(
     State(s): State<Arc<ApiState>>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let st = status(s.meta.as_ref(), &id).await?;
-    let payload = serde_json::to_value(&st).map_err(|e| {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Unknown exception", "JsonError", e.to_string())
-    })?;
-    Ok(axum::Json(json!({"id": id, "generationTime": chrono::Utc::now().to_rfc3339(), "payload": payload})))
+    let meta = s.meta.as_ref();
+    let st = status(meta, &id).await?;
+    let (item, _) = datasource::load(meta, &id).await?;
+    let spec = sluice_format::spec::load_spec_value(item.spec).ok().map(|l| l.spec);
+    let tasks = sluice_pipeline::task::tasks(meta, &id).await?;
+    Ok(axum::Json(supervisor_report::report(&id, &st, &tasks, spec.as_ref(), now_ms())))
+}
+
+/// Druid's supervisor health: 200 `{"healthy": true}`, or 503 `{"healthy": false}`.
+async fn supervisor_health(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let healthy = supervisor_report::healthy(&status(s.meta.as_ref(), &id).await?);
+    let code = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    Ok((code, axum::Json(json!({"healthy": healthy}))).into_response())
+}
+
+/// Most supervisors `?state=true` or `?full` reports on in one answer (each costs a status read).
+const MAX_LISTED_STATES: usize = 1_000;
+
+/// Druid's supervisor list: names; with `?state=true`, `?full` or `?system`, an item per
+/// supervisor with its state (and `?full` its spec, secrets redacted).
+async fn supervisors(
+    State(s): State<Arc<ApiState>>,
+    UrlQuery(params): UrlQuery<HashMap<String, String>>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let meta = s.meta.as_ref();
+    let names = datasource::list(meta).await?;
+    let full = params.contains_key("full");
+    let states = full || params.contains_key("system") || params.get("state").is_some_and(|v| v == "true");
+    if !states {
+        return Ok(axum::Json(json!(names)));
+    }
+    let mut items = Vec::new();
+    for name in names.iter().take(MAX_LISTED_STATES) {
+        let mut item = supervisor_report::list_item(name, &status(meta, name).await?);
+        if full {
+            item["spec"] = datasource::redacted_spec(&datasource::load(meta, name).await?.0.spec);
+        }
+        items.push(item);
+    }
+    Ok(axum::Json(Value::Array(items)))
 }
 
 async fn operate(

@@ -5,9 +5,8 @@
 
 use serde_json::{json, Value};
 
-/// The Druid release whose API reference the routes are built to; tools gate what they send
-/// on it. Not every answer has its shape yet: the supervisor list and status payload are still
-/// Sluice's own.
+/// The Druid release whose API reference the routes are built to (the supervisor list's and
+/// report's fields are Druid 34's); tools gate what they send on it.
 pub const DRUID_VERSION: &str = "34.0.0";
 
 /// Bytes in a MiB.

@@ -303,16 +303,18 @@ fn write_requests(name: &str) -> Vec<(String, String, String)> {
     out
 }
 
-/// What every read route of the table answers about `name` (the time an answer was made
-/// left out).
+/// What every read route of the table answers about `name` (the time an answer was made and
+/// the server's memory left out).
 fn read_back(server: &Server, name: &str) -> Vec<(String, u16, Value)> {
     let mut out = Vec::new();
     for route in sluice_http::ROUTES.iter().filter(|r| r.class == sluice_http::Class::Read) {
         let path = route.path.replace("{id}", name).replace("{datasource}", name);
         let (status, body) = server.request("GET", &path, None).unwrap_or_else(|e| panic!("GET {path}: {e}"));
         let mut body: Value = serde_json::from_str(&body).unwrap_or(Value::String(body));
-        if let Some(at) = body.get_mut("generationTime") {
-            *at = Value::Null;
+        for moving in ["generationTime", "memory"] {
+            if let Some(at) = body.get_mut(moving) {
+                *at = Value::Null;
+            }
         }
         out.push((path, status, body));
     }

@@ -49,7 +49,8 @@ async fn reads_and_writes_are_served_apart() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{op}: {body}");
     }
     let (_, status_read) = call_routes(&s, Routes::Reads, "GET", "/druid/indexer/v1/supervisor/w/status", "").await;
-    assert_eq!(status_read["payload"]["state"], "running", "{status_read}");
+    assert_eq!(status_read["payload"]["sluice"]["state"], "running", "{status_read}");
+    assert_eq!(status_read["payload"]["state"], "PENDING", "no pass yet: {status_read}");
     let query = r#"{"queryType":"timeBoundary","dataSource":"w"}"#;
     let (status, body) = call_routes(&s, Routes::Writes, "POST", "/druid/v2", query).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
@@ -93,7 +94,16 @@ async fn supervisor_endpoints_follow_druid() {
     assert_eq!(got["spec"]["dataSchema"]["dataSource"], "wiki", "{got}");
     let (status, st) = call(&s, "GET", "/druid/indexer/v1/supervisor/wiki/status", "").await;
     assert_eq!((status, &st["id"]), (StatusCode::OK, &json!("wiki")), "{st}");
-    assert!(st["payload"].is_object(), "{st}");
+    let payload = &st["payload"];
+    assert_eq!((&payload["dataSource"], &payload["stream"]), (&json!("wiki"), &json!("t")), "{st}");
+    assert_eq!((&payload["aggregateLag"], &payload["healthy"]), (&json!(0), &json!(true)), "{st}");
+    let (status, health) = call(&s, "GET", "/druid/indexer/v1/supervisor/wiki/health", "").await;
+    assert_eq!((status, health), (StatusCode::OK, json!({"healthy": true})));
+    let (_, states) = call(&s, "GET", "/druid/indexer/v1/supervisor?state=true", "").await;
+    assert_eq!(states[0]["id"], "wiki", "{states}");
+    assert_eq!((&states[0]["state"], &states[0]["suspended"]), (&json!("PENDING"), &json!(false)), "{states}");
+    let (_, full) = call(&s, "GET", "/druid/indexer/v1/supervisor?full", "").await;
+    assert_eq!(full[0]["spec"]["spec"]["dataSchema"]["dataSource"], "wiki", "{full}");
     for op in ["suspend", "resume"] {
         let (status, body) = call(&s, "POST", &format!("/druid/indexer/v1/supervisor/wiki/{op}"), "").await;
         assert_eq!(status, StatusCode::OK, "{op}: {body}");
