@@ -1,7 +1,7 @@
 //! The query worker: reads a request, opens its batch's segments (one of at most 16 MiB through
 //! its segment cache: downloaded whole once into `/tmp`, memory-mapped; a larger one by the
-//! columns the query reads, with ranged reads), computes the batch's partial on every core
-//! with its partial cache, and answers it: in the answer, or past what a Lambda response holds,
+//! parts the query reads, with ranged reads: `sluice_query::ranged`), computes the batch's
+//! partial on every core with its partial cache, and answers it: in the answer, or past what a Lambda response holds,
 //! as an object in deep storage that the answer names. A node of an invocation tree invokes a
 //! worker per batch instead and answers their merged partial. Whatever goes wrong in the query
 //! is answered as the query's error; only a crash is the invocation's.
@@ -174,15 +174,15 @@ impl Worker {
             return Ok(Computed { packed, segments: g.segments, cached: g.cached, invocations: g.invocations });
         }
         let batch = request.batches.into_iter().next().unwrap_or_default();
-        let columns = query.columns();
-        let columns = columns.as_ref();
+        let plan = sluice_query::ReadPlan::of(&query);
+        let plan = plan.as_ref();
         let store = self.store.as_ref();
         let opening = futures::stream::iter(batch)
             .map(|s| async move {
                 let segment = if s.num_bytes <= self.whole_segment_bytes {
                     self.cache.open_object(store, &s.key, s.num_bytes).await?
                 } else {
-                    sluice_query::source::read_parts(store, &s.key, s.num_bytes, columns).await?
+                    sluice_query::ranged::read_parts(store, &s.key, s.num_bytes, plan).await?
                 };
                 Ok::<_, QueryError>(QuerySegment { id: s.id, interval: s.interval, segment })
             })

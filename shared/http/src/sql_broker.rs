@@ -10,12 +10,14 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
 use sluice_broker::FanOut;
 use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
-use sluice_query::source::{read_parts, segment_id};
+use sluice_query::ranged::read_parts;
+use sluice_query::source::segment_id;
+use sluice_query::ReadPlan;
 use sluice_query::{visible_records, PartialCache, QuerySegment, SegmentCache};
 use sluice_sql::{Segments, SqlError, StoreSegments, Table};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -99,9 +101,9 @@ impl Segments for BrokerSegments<'_> {
         &self,
         datasource: &str,
         intervals: &[Interval],
-        columns: Option<&BTreeSet<String>>,
+        plan: Option<&ReadPlan>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
-        self.inner.segments(datasource, intervals, columns).await
+        self.inner.segments(datasource, intervals, plan).await
     }
 
     fn partials(&self) -> Option<Arc<PartialCache>> {
@@ -122,7 +124,7 @@ impl Segments for BrokerSegments<'_> {
         if let Some(table) = self.tables.get(datasource, fingerprint) {
             return Ok(Some(table));
         }
-        let directories_only = BTreeSet::new();
+        let directories_only = ReadPlan::directory_only();
         let (store, only) = (self.store, &directories_only);
         let segments: Vec<QuerySegment> = futures::stream::iter(records)
             .map(|r| async move {

@@ -4,6 +4,7 @@
 //!  query JSON --parse--> Query (model)
 //!  metadata: visible segments of the datasource overlapping the intervals (timeline)
 //!  storage -> local segment cache -> mmap                                    (source)
+//!          or the parts the query reads, with ranged reads                   (ranged)
 //!  per segment: rows in the intervals (binary search on __time)
 //!               AND the filter, evaluated on dictionaries and bitmaps   (bitmap_filter)
 //!               -> group slots (bucket, dimension values)                     (grouping)
@@ -30,6 +31,7 @@ pub mod opened;
 pub mod ordering;
 pub mod partial_cache;
 pub mod post_aggregate;
+pub mod ranged;
 mod scan;
 pub mod scope;
 pub mod source;
@@ -42,6 +44,7 @@ pub use partial_cache::CacheStats;
 
 /// The per-segment partial cache of timeseries, topN and groupBy.
 pub type PartialCache = partial_cache::PartialCache<engine::Aggregated>;
+pub use ranged::ReadPlan;
 pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
 pub use source::{
     execute_records, load_pruned, load_segments, open_records, run_query, run_query_pruned, visible_records, Pruning,

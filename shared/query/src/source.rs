@@ -5,16 +5,15 @@
 //! with ranged reads.
 
 use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
+use super::ranged::{read_parts, ReadPlan};
 use super::{execute_cached, execute_until, parse_query, PartialCache, Query, QueryError, QuerySegment};
 use sluice_catalog::timeline::SegmentRecord;
 use sluice_catalog::timeline_cache::{queried_segments, TimelineCache};
-use sluice_format::segment::directory::{HEADER_LEN, MAX_DIRECTORY_BYTES};
-use sluice_format::segment::{Directory, Segment};
+use sluice_format::segment::Segment;
 use sluice_format::summary::SegmentPruner;
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -227,17 +226,17 @@ pub fn segment_id(datasource: &str, record: &SegmentRecord) -> String {
 
 /// Opens the visible segments of `datasource` overlapping `intervals`, in timeline order.
 /// With a cache, whole segments are downloaded once and memory-mapped; without one, only the
-/// header, the directory and the parts of `columns` (all when `None`) are read, with ranged
-/// reads, and the parts not read stay zeros (a query touching one fails its checksum).
+/// header, the directory and the parts `plan` names (all when `None`) are read, with ranged
+/// reads ([`read_parts`]).
 pub async fn load_segments(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     cache: Option<&SegmentCache>,
     datasource: &str,
     intervals: &[Interval],
-    columns: Option<&BTreeSet<String>>,
+    plan: Option<&ReadPlan>,
 ) -> Result<Vec<QuerySegment>, QueryError> {
-    Ok(load_pruned(meta, store, cache, datasource, intervals, columns, None).await?.0)
+    Ok(load_pruned(meta, store, cache, datasource, intervals, plan, None).await?.0)
 }
 
 /// How many of a query's segments its filter let it skip.
@@ -257,11 +256,11 @@ pub async fn load_pruned(
     cache: Option<&SegmentCache>,
     datasource: &str,
     intervals: &[Interval],
-    columns: Option<&BTreeSet<String>>,
+    plan: Option<&ReadPlan>,
     pruner: Option<&SegmentPruner>,
 ) -> Result<(Vec<QuerySegment>, Pruning), QueryError> {
     let (records, pruning) = visible_records(meta, cache, datasource, intervals, pruner).await?;
-    Ok((open_records(store, cache, datasource, &records, columns).await?, pruning))
+    Ok((open_records(store, cache, datasource, &records, plan).await?, pruning))
 }
 
 /// The visible segment records of `datasource` overlapping `intervals`, in timeline order,
@@ -300,93 +299,26 @@ pub async fn open_records(
     cache: Option<&SegmentCache>,
     datasource: &str,
     records: &[SegmentRecord],
-    columns: Option<&BTreeSet<String>>,
+    plan: Option<&ReadPlan>,
 ) -> Result<Vec<QuerySegment>, QueryError> {
     let mut out = Vec::with_capacity(records.len());
     for r in records {
         let segment = match cache {
             Some(c) => c.open(store, r).await?,
-            None => fetch_parts(store, r, columns).await?,
+            None => fetch_parts(store, r, plan).await?,
         };
         out.push(QuerySegment { id: segment_id(datasource, r), interval: r.interval, segment });
     }
     Ok(out)
 }
 
-/// Gaps between needed byte ranges smaller than this are read rather than skipped.
-const COALESCE_BYTES: u64 = 64 << 10;
-
-/// Reads the parts of `columns` of a segment with ranged reads.
+/// Reads the parts `plan` names of a segment with ranged reads ([`read_parts`]).
 async fn fetch_parts(
     store: &dyn ObjectStore,
     record: &SegmentRecord,
-    columns: Option<&BTreeSet<String>>,
+    plan: Option<&ReadPlan>,
 ) -> Result<Segment, QueryError> {
-    read_parts(store, &record.key, record.num_bytes, columns).await
-}
-
-/// Reads the segment `key` of `size` bytes: its header and directory, then only the parts of
-/// `columns` (all of it when `None`) with ranged reads, gaps under 64 KiB read through; the
-/// parts not read are zeros the query never touches.
-pub async fn read_parts(
-    store: &dyn ObjectStore,
-    key: &str,
-    size: u64,
-    columns: Option<&BTreeSet<String>>,
-) -> Result<Segment, QueryError> {
-    let source = |e: sluice_store::storage::StorageError| QueryError::Source(format!("segment {key}: {e}"));
-    let Some(columns) = columns else {
-        return Ok(Segment::from_bytes(key, store.get(key).await.map_err(source)?.to_vec())?);
-    };
-    let damaged = |reason: String| QueryError::Segment(sluice_format::segment::FormatError::new(key, reason));
-    let header = store.get_range(key, 0..(HEADER_LEN as u64).min(size)).await.map_err(source)?;
-    if header.len() < HEADER_LEN {
-        return Err(damaged(format!("{} bytes is shorter than the header (truncated?)", header.len())));
-    }
-    let dir_len = u64::from(u32::from_le_bytes([header[12], header[13], header[14], header[15]]));
-    let data_start = HEADER_LEN as u64 + dir_len;
-    if dir_len > MAX_DIRECTORY_BYTES as u64 || data_start > size {
-        return Err(damaged(format!("directory of {dir_len} bytes does not fit in {size} bytes")));
-    }
-    let mut bytes = vec![0u8; size as usize];
-    bytes[..HEADER_LEN].copy_from_slice(&header);
-    let dir = store.get_range(key, HEADER_LEN as u64..data_start).await.map_err(source)?;
-    if dir.len() as u64 != dir_len {
-        return Err(damaged(format!("directory read returned {} of {dir_len} bytes", dir.len())));
-    }
-    bytes[HEADER_LEN..data_start as usize].copy_from_slice(&dir);
-    if crc32fast::hash(&dir) != u32::from_le_bytes([header[16], header[17], header[18], header[19]]) {
-        return Err(damaged("directory checksum mismatch".into()));
-    }
-    let directory: Directory = serde_json::from_slice(&dir).map_err(|e| damaged(format!("directory: {e}")))?;
-    let mut ranges: Vec<(u64, u64)> = directory
-        .columns
-        .iter()
-        .filter(|c| columns.contains(&c.name))
-        .flat_map(|c| c.parts.values())
-        .map(|p| {
-            (
-                data_start.saturating_add(p.offset).min(size),
-                data_start.saturating_add(p.offset).saturating_add(p.length).min(size),
-            )
-        })
-        .collect();
-    ranges.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::new();
-    for (a, b) in ranges {
-        match merged.last_mut() {
-            Some(last) if a <= last.1 + COALESCE_BYTES => last.1 = last.1.max(b),
-            _ => merged.push((a, b)),
-        }
-    }
-    for (a, b) in merged.into_iter().filter(|(a, b)| a < b) {
-        let part = store.get_range(key, a..b).await.map_err(source)?;
-        if part.len() as u64 != b - a {
-            return Err(damaged(format!("ranged read {a}..{b} returned {} bytes", part.len())));
-        }
-        bytes[a as usize..b as usize].copy_from_slice(&part);
-    }
-    Ok(Segment::from_bytes(key, bytes)?)
+    read_parts(store, &record.key, record.num_bytes, plan).await
 }
 
 /// Parses and runs a query against the stores: Druid's JSON result, or
@@ -432,8 +364,8 @@ pub async fn execute_records(
     deadline: std::time::Instant,
     timeout_ms: u64,
 ) -> Result<serde_json::Value, QueryError> {
-    let columns = query.columns();
-    let segments = open_records(store, cache, query.datasource(), records, columns.as_ref()).await?;
+    let plan = ReadPlan::of(&query);
+    let segments = open_records(store, cache, query.datasource(), records, plan.as_ref()).await?;
     let partials = cache.map(|c| c.partials.clone());
     tokio::task::spawn_blocking(move || match partials {
         Some(partials) => execute_cached(&query, &segments, deadline, timeout_ms, &partials),

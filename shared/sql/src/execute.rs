@@ -99,7 +99,7 @@ fn rows_into<'a>(
         let partials = if matches!(plan.input, Input::Table(_)) { source.partials() } else { None };
         let segments: Arc<Vec<QuerySegment>> = match &plan.input {
             Input::Table(datasource) => {
-                source.segments(datasource, &query.intervals(), query.columns().as_ref()).await?
+                source.segments(datasource, &query.intervals(), sluice_query::ReadPlan::of(&query).as_ref()).await?
             }
             Input::Inline(inner) => {
                 let inner_rows = subquery_rows(inner, source, schemas, deadline, bounds).await?;

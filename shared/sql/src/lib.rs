@@ -30,7 +30,7 @@ pub use catalog::Table;
 use plan::{object_path, Input, Options, Plan};
 use serde_json::{json, Value};
 use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
-use sluice_query::{QueryError, QuerySegment, SegmentCache};
+use sluice_query::{QueryError, QuerySegment, ReadPlan, SegmentCache};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeSet;
@@ -42,13 +42,14 @@ use types::{Column, SqlType};
 pub trait Segments: Send + Sync {
     /// The datasources.
     async fn datasources(&self) -> Result<Vec<String>, SqlError>;
-    /// The visible segments of `datasource` overlapping `intervals`, with the parts of
-    /// `columns` readable (all when `None`; an empty set reads only the directories).
+    /// The visible segments of `datasource` overlapping `intervals`, with the parts `plan`
+    /// names readable (all when `None`; [`ReadPlan::directory_only`] reads only the
+    /// directories).
     async fn segments(
         &self,
         datasource: &str,
         intervals: &[Interval],
-        columns: Option<&BTreeSet<String>>,
+        plan: Option<&ReadPlan>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError>;
     /// The per-segment partial cache for the segments [`Segments::segments`] returns, when
     /// they are immutable under their object names (deep storage's).
@@ -59,7 +60,7 @@ pub trait Segments: Send + Sync {
     /// [`Segments::segments`] over all time with no column readable.
     async fn table(&self, datasource: &str) -> Result<Option<Arc<Table>>, SqlError> {
         let eternity = [Interval::new(ETERNITY_START, ETERNITY_END)];
-        let segments = self.segments(datasource, &eternity, Some(&BTreeSet::new())).await?;
+        let segments = self.segments(datasource, &eternity, Some(&ReadPlan::directory_only())).await?;
         Ok(Table::of(datasource, &segments).map(Arc::new))
     }
     /// Answers `native`, a timeseries, topN or groupBy of a deep-storage table, when this
@@ -101,14 +102,14 @@ impl Segments for StoreSegments<'_> {
         &self,
         datasource: &str,
         intervals: &[Interval],
-        columns: Option<&BTreeSet<String>>,
+        plan: Option<&ReadPlan>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
         let known = self.opened.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(datasource).cloned();
         if let Some(whole) = known {
             return Ok(whole);
         }
         let segments =
-            sluice_query::load_segments(self.meta, self.store, self.cache, datasource, intervals, columns).await?;
+            sluice_query::load_segments(self.meta, self.store, self.cache, datasource, intervals, plan).await?;
         let segments = Arc::new(segments);
         // Opened whole from the cache, over all time: good for any query of this request.
         let all_time = intervals.iter().any(|i| i.start <= ETERNITY_START && i.end >= ETERNITY_END);
@@ -141,7 +142,7 @@ impl Segments for MemorySegments {
         &self,
         datasource: &str,
         _intervals: &[Interval],
-        _columns: Option<&BTreeSet<String>>,
+        _plan: Option<&ReadPlan>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
         Ok(self.tables.get(datasource).cloned().unwrap_or_default())
     }

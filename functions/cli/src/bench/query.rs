@@ -162,7 +162,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
     };
     let read_bytes = list
         .iter()
-        .map(|q| Ok(super::read_bytes::per_row(&parse_query(&q.druid.to_string())?, &segments)))
+        .map(|q| Ok(super::read_bytes::of(&parse_query(&q.druid.to_string())?, &segments)))
         .collect::<Result<Vec<_>>>()?;
     let layout =
         Layout { rows: num_rows, segments: segments.len(), bytes: segment_bytes, threads: threads.clone(), read_bytes };
@@ -359,8 +359,8 @@ struct Layout {
     segments: usize,
     bytes: usize,
     threads: Vec<usize>,
-    /// Bytes of the columns each query names, per row (`read_bytes::per_row`).
-    read_bytes: Vec<f64>,
+    /// What each query reads as a worker reads a large segment (`read_bytes::of`).
+    read_bytes: Vec<super::read_bytes::ReadCost>,
 }
 
 fn report(
@@ -387,7 +387,8 @@ fn report(
             "query": q.name, "sluice_ms": ms, "duckdb_ms": duckdb_ms, "chdb_ms": chdb_ms,
             "sluice_by_threads": by_threads, "speedup": ms / most, "sluice_best_ms": fastest,
             "sluice_rows_per_sec": rows as f64 / (ms / 1000.0),
-            "read_bytes_per_row": layout.read_bytes[i],
+            "read_bytes_per_row": layout.read_bytes[i].bytes_per_row,
+            "read_gets_per_segment": layout.read_bytes[i].gets_per_segment,
             "sql": q.sql, "sql_query_type": s.query_type, "sql_rows": s.rows,
             "sql_ms": s.total_ms, "sql_plan_ms": s.plan_ms, "sql_catalog_ms": s.catalog_ms, "sql_over_native": s.total_ms / ms,
             "native_served_ms": s.native_served_ms, "sql_over_native_served": s.total_ms / s.native_served_ms,
@@ -477,10 +478,11 @@ fn report(
     }
     for r in out["queries"].as_array().into_iter().flatten() {
         println!(
-            "  {}: sluice {:.0} M rows/s, {:.2} bytes/row in the columns it reads; first row sluice {} duckdb {} chdb {}",
+            "  {}: sluice {:.0} M rows/s; read by its parts: {:.2} bytes/row, {:.1} GETs per segment; first row sluice {} duckdb {} chdb {}",
             r["query"].as_str().unwrap_or(""),
             r["sluice_rows_per_sec"].as_f64().unwrap_or(0.0) / 1e6,
             r["read_bytes_per_row"].as_f64().unwrap_or(0.0),
+            r["read_gets_per_segment"].as_f64().unwrap_or(0.0),
             r["sluice_first"],
             r["duckdb_first"],
             r["chdb_first"]

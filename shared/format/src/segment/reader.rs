@@ -157,6 +157,19 @@ impl Segment {
         Ok((dir, HEADER_LEN + dir_len))
     }
 
+    /// The same segment seen without the bitmap indexes of the string columns `unindexed`
+    /// names: a reader that fetched only some parts leaves those out, and the engine treats
+    /// such a column as one written without them (`createBitmapIndex: false`), filtering it
+    /// by its ids. The bytes are not changed; the directory the segment hands out is.
+    pub fn without_bitmaps<'n>(mut self, unindexed: impl IntoIterator<Item = &'n str>) -> Self {
+        for name in unindexed {
+            if let Some(c) = self.dir.columns.iter_mut().find(|c| c.name == name && c.kind == ColumnType::String) {
+                c.parts.remove("bitmaps");
+            }
+        }
+        self
+    }
+
     /// The object name given at open.
     pub fn object(&self) -> &str {
         &self.object

@@ -1,4 +1,5 @@
-//! The stored columns a query may read, so that ranged reads fetch only those.
+//! The stored columns a query may read, so that ranged reads fetch only those, and the ones
+//! its filters name, the only ones whose bitmap indexes it may use.
 
 use super::computed::VirtualColumn;
 use super::{Common, Query};
@@ -48,6 +49,42 @@ impl Query {
             Query::DataSourceMetadata(_) => {}
         }
         Some(out)
+    }
+}
+
+impl Query {
+    /// The stored columns the query's filters name (its own, its filtered aggregators'): the
+    /// only columns whose bitmap indexes the engine may use. Every other column it reads by
+    /// its values (a string column by its ids and dictionary).
+    pub fn filtered_columns(&self) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        let common = |c: &Common, out: &mut std::collections::BTreeSet<String>| {
+            if let Some(f) = &c.filter {
+                filter_columns(f, out);
+            }
+            for a in &c.aggregations {
+                aggregator_filter_columns(a, out);
+            }
+        };
+        match self {
+            Query::Timeseries(q) => common(&q.common, &mut out),
+            Query::TopN(q) => common(&q.common, &mut out),
+            Query::GroupBy(q) => common(&q.common, &mut out),
+            Query::Scan(q) => q.filter.iter().for_each(|f| filter_columns(f, &mut out)),
+            Query::TimeBoundary(q) => q.filter.iter().for_each(|f| filter_columns(f, &mut out)),
+            Query::SegmentMetadata(_) | Query::DataSourceMetadata(_) => {}
+        }
+        out
+    }
+}
+
+fn aggregator_filter_columns(a: &QueryAggregator, out: &mut std::collections::BTreeSet<String>) {
+    match a {
+        QueryAggregator::Plain(_) | QueryAggregator::SketchMerge(_) => {}
+        QueryAggregator::Filtered { filter, aggregator, .. } => {
+            filter_columns(filter, out);
+            aggregator_filter_columns(aggregator, out);
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod hostile_queries;
 mod partials;
 mod query_features;
 mod query_tutorials;
+mod ranged;
 
 /// The segments of `records` indexed under the Kafka spec `spec` (JSON), one per time chunk,
 /// each a hydrant merged as the merger merges it.
