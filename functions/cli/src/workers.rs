@@ -83,7 +83,6 @@ impl WorkerArgs {
         // (the local workers invoke none: no tree), a batch as large as the segments are.
         fanout.batch_bytes = 1;
         fanout.width = n;
-        fanout.max_batch_bytes = u64::MAX;
         Ok(Some(fanout))
     }
 }

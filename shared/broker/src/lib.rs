@@ -60,9 +60,6 @@ pub struct FanOut {
     pub max_batches: usize,
     /// Most invocations one broker or tree node makes; more batches form an invocation tree.
     pub width: usize,
-    /// Most bytes of segments one batch may hold: what a worker's `/tmp` holds while it
-    /// computes. A query over more than `max_batches` of them is refused, naming the limits.
-    pub max_batch_bytes: u64,
     /// Longest the broker waits for its workers (the api function's own timeout, less the
     /// time to answer), whatever the query's timeout.
     pub max_wait: Duration,
@@ -73,10 +70,10 @@ pub struct FanOut {
 
 impl FanOut {
     /// A fan-out through `invoker` with the deployment's defaults: queries over 1 GiB of
-    /// segments split into batches of 512 MiB (at most 1.5 GiB, a worker's 4 GB of `/tmp`
-    /// holding its 2 GiB cache and a batch), at most `max_batches` of them, 128 invocations
-    /// per node of the tree, 55 s of waiting (the api function's 60 s timeout), late batches
-    /// invoked again at [`hedge::DEFAULT_HEDGE`] times the median.
+    /// segments split into batches of 512 MiB, at most `max_batches` of them (past that, the
+    /// batches grow, and a worker computes a large one [`worker::OPEN_BYTES`] at a time), 128
+    /// invocations per node of the tree, 55 s of waiting (the api function's 60 s timeout),
+    /// late batches invoked again at [`hedge::DEFAULT_HEDGE`] times the median.
     pub fn new(invoker: Arc<dyn WorkerInvoker>, max_batches: usize) -> Self {
         Self {
             invoker,
@@ -84,7 +81,6 @@ impl FanOut {
             batch_bytes: 512 << 20,
             max_batches: max_batches.max(1),
             width: 128,
-            max_batch_bytes: 3 << 29,
             max_wait: Duration::from_secs(55),
             hedge: Some(hedge::DEFAULT_HEDGE),
         }
@@ -167,16 +163,6 @@ pub async fn run_query(
                     interval: r.interval,
                 })
                 .collect();
-            let most = f.max_batch_bytes.saturating_mul(f.max_batches as u64);
-            if bytes > most {
-                return Err(QueryError::Unsupported(format!(
-                    "a query over {} MB of segments: at most {} workers of {} MB each (raise QueryWorkers, or \
-                     narrow the intervals or the filter)",
-                    bytes >> 20,
-                    f.max_batches,
-                    f.max_batch_bytes >> 20
-                )));
-            }
             let k = batches::batch_count(bytes, f.batch_bytes, f.max_batches);
             let batches = batches::split(segments, k);
             let count = batches.len();

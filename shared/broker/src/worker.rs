@@ -7,13 +7,14 @@
 //! is answered as the query's error; only a crash is the invocation's.
 
 use crate::invoker::{InvokeError, WorkerInvoker};
+use crate::protocol::BatchSegment;
 use crate::protocol::{
     carry_partial, digest, pack_partial, Carried, WorkerAnswer, WorkerRequest, MAX_INLINE_PARTIAL_BYTES, VERSION,
 };
 use crate::scatter::{gather, Scatter};
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
-use sluice_query::{parse_query, partial_cached, QueryError, QuerySegment, SegmentCache};
+use sluice_query::{parse_query, partial_cached, Partial, QueryError, QuerySegment, SegmentCache};
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +26,10 @@ const PARALLEL_DOWNLOADS: usize = 8;
 /// costs no more whole than by its columns. A larger one (a compacted segment of millions of
 /// rows) is read by the columns the query names, a fraction of its bytes.
 pub const WHOLE_SEGMENT_BYTES: u64 = 16 << 20;
+/// Most bytes of segments a worker opens at once: its `/tmp` (4 GB in the template) holds its
+/// 2 GiB segment cache and this much more. A larger batch is computed a chunk at a time, its
+/// partials merged.
+pub const OPEN_BYTES: u64 = 3 << 29;
 /// Time kept at the end of an invocation to send the answer.
 const ANSWER_TIME: Duration = Duration::from_secs(1);
 
@@ -36,6 +41,7 @@ pub struct Worker {
     subtree: Option<Arc<dyn WorkerInvoker>>,
     inline_limit: usize,
     whole_segment_bytes: u64,
+    open_bytes: u64,
 }
 
 impl Worker {
@@ -47,7 +53,14 @@ impl Worker {
             subtree: None,
             inline_limit: MAX_INLINE_PARTIAL_BYTES,
             whole_segment_bytes: WHOLE_SEGMENT_BYTES,
+            open_bytes: OPEN_BYTES,
         }
+    }
+
+    /// The same worker, opening at most `bytes` of segments at once (by default
+    /// [`OPEN_BYTES`]).
+    pub fn with_open_bytes(self, bytes: u64) -> Self {
+        Self { open_bytes: bytes.max(1), ..self }
     }
 
     /// The same worker, downloading whole only segments of at most `bytes` (by default
@@ -174,10 +187,51 @@ impl Worker {
             return Ok(Computed { packed, segments: g.segments, cached: g.cached, invocations: g.invocations });
         }
         let batch = request.batches.into_iter().next().unwrap_or_default();
-        let plan = sluice_query::ReadPlan::of(&query);
+        let partials = self.cache.partials().clone();
+        let hits = partials.stats().hits;
+        let count = batch.len() as u64;
+        let mut merged: Option<Partial> = None;
+        for chunk in chunks(batch, self.open_bytes) {
+            let segments = self.open(&query, chunk, deadline, timeout_ms).await?;
+            let (query, partials) = (query.clone(), partials.clone());
+            let into = merged.take();
+            merged = Some(
+                tokio::task::spawn_blocking(move || {
+                    let partial = without_partials(partial_cached(&query, &segments, deadline, timeout_ms, &partials))?;
+                    // The chunk's segments are closed before the next is opened.
+                    drop(segments);
+                    match into {
+                        None => Ok::<_, QueryError>(partial),
+                        Some(mut into) => into.absorb(partial).map(|()| into),
+                    }
+                })
+                .await
+                .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))??,
+            );
+        }
+        let cached = partials.stats().hits.saturating_sub(hits);
+        let packed = match merged {
+            Some(partial) => tokio::task::spawn_blocking(move || pack_partial(&partial))
+                .await
+                .map_err(|e| QueryError::Source(format!("packing the partial failed: {e}")))??,
+            None => pack_partial(&without_partials(partial_cached(&query, &[], deadline, timeout_ms, &partials))?)?,
+        };
+        Ok(Computed { packed, segments: count, cached, invocations: 0 })
+    }
+
+    /// Opens `chunk`'s segments: through the segment cache when small, by the parts `query`
+    /// reads when large.
+    async fn open(
+        &self,
+        query: &sluice_query::Query,
+        chunk: Vec<BatchSegment>,
+        deadline: Instant,
+        timeout_ms: u64,
+    ) -> Result<Vec<QuerySegment>, QueryError> {
+        let plan = sluice_query::ReadPlan::of(query);
         let plan = plan.as_ref();
         let store = self.store.as_ref();
-        let opening = futures::stream::iter(batch)
+        let opening = futures::stream::iter(chunk)
             .map(|s| async move {
                 let segment = if s.num_bytes <= self.whole_segment_bytes {
                     self.cache.open_object(store, &s.key, s.num_bytes).await?
@@ -188,21 +242,33 @@ impl Worker {
             })
             .buffered(PARALLEL_DOWNLOADS)
             .try_collect::<Vec<_>>();
-        let segments =
-            tokio::time::timeout_at(deadline.into(), opening).await.map_err(|_| QueryError::Timeout(timeout_ms))??;
-        let partials = self.cache.partials().clone();
-        let hits = partials.stats().hits;
-        let count = segments.len() as u64;
-        let computed = tokio::task::spawn_blocking(move || {
-            let partial = partial_cached(&query, &segments, deadline, timeout_ms, &partials)?;
-            let hits = partials.stats().hits.saturating_sub(hits);
-            let partial = partial.ok_or_else(|| QueryError::Unsupported("a query without partials".into()))?;
-            Ok::<_, QueryError>((pack_partial(&partial)?, hits))
-        })
-        .await
-        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))??;
-        Ok(Computed { packed: computed.0, segments: count, cached: computed.1, invocations: 0 })
+        tokio::time::timeout_at(deadline.into(), opening).await.map_err(|_| QueryError::Timeout(timeout_ms))?
     }
+}
+
+/// The partial, or an error for a query without partials.
+fn without_partials(partial: Result<Option<Partial>, QueryError>) -> Result<Partial, QueryError> {
+    partial?.ok_or_else(|| QueryError::Unsupported("a query without partials".into()))
+}
+
+/// `batch` in chunks of consecutive segments holding at most `bytes` each (a segment larger
+/// than that alone), none empty.
+fn chunks(batch: Vec<BatchSegment>, bytes: u64) -> Vec<Vec<BatchSegment>> {
+    let mut out: Vec<Vec<BatchSegment>> = Vec::new();
+    let mut held = 0u64;
+    for s in batch {
+        match out.last_mut() {
+            Some(last) if held.saturating_add(s.num_bytes) <= bytes => {
+                held += s.num_bytes;
+                last.push(s);
+            }
+            _ => {
+                held = s.num_bytes;
+                out.push(vec![s]);
+            }
+        }
+    }
+    out
 }
 
 /// A batch's partial, packed, with what computing it took.

@@ -67,6 +67,11 @@ impl ReadPlan {
 /// `data_start`, after the first `have` bytes: sorted, gaps under [`COALESCE_BYTES`] merged,
 /// each at most [`RANGE_BYTES`].
 pub fn ranges(directory: &Directory, data_start: u64, size: u64, have: u64, plan: &ReadPlan) -> Vec<Range<u64>> {
+    merged(directory, data_start, size, have, plan, COALESCE_BYTES).into_iter().flat_map(pieces).collect()
+}
+
+/// The byte ranges `plan` needs after `have`, sorted, those less than `gap` apart merged.
+fn merged(directory: &Directory, data_start: u64, size: u64, have: u64, plan: &ReadPlan, gap: u64) -> Vec<Range<u64>> {
     let mut wanted: Vec<Range<u64>> = directory
         .columns
         .iter()
@@ -81,11 +86,11 @@ pub fn ranges(directory: &Directory, data_start: u64, size: u64, have: u64, plan
     let mut merged: Vec<Range<u64>> = Vec::new();
     for r in wanted {
         match merged.last_mut() {
-            Some(last) if r.start <= last.end.saturating_add(COALESCE_BYTES) => last.end = last.end.max(r.end),
+            Some(last) if r.start <= last.end.saturating_add(gap) => last.end = last.end.max(r.end),
             _ => merged.push(r),
         }
     }
-    merged.into_iter().flat_map(pieces).collect()
+    merged
 }
 
 /// `r` cut into pieces of equal length, each at most [`RANGE_BYTES`].
@@ -112,6 +117,16 @@ pub fn read_cost(segment: &Segment, plan: &ReadPlan) -> (u64, u64) {
         gets += 1;
     }
     (bytes, gets)
+}
+
+/// The runs of adjacent parts `plan` reads of `segment`'s data, no gap read through: how many
+/// ranges a segment much larger than this one, whose gaps all pass [`COALESCE_BYTES`], needs
+/// at least (before they are cut into pieces).
+pub fn part_runs(segment: &Segment, plan: &ReadPlan) -> u64 {
+    let header = segment.as_bytes();
+    let dir_len = u64::from(u32::from_le_bytes([header[12], header[13], header[14], header[15]]));
+    let data_start = HEADER_LEN as u64 + dir_len;
+    merged(segment.directory(), data_start, segment.size() as u64, data_start, plan, 0).len() as u64
 }
 
 /// Reads the segment `key` of `size` bytes: every byte in one GET when `plan` is `None`, else

@@ -16,11 +16,15 @@ pub struct QueryKind {
     pub ms_one_thread: f64,
     /// Milliseconds over the same rows on two threads.
     pub ms_two_threads: f64,
-    /// Bytes the query reads per row: its segments' headers and directories and the parts of
-    /// the columns it names, measured by the same command with `--rows-per-segment 5000000`
-    /// (20M rows in 260 hourly segments of about 77,000 rows: segments of 5M rows would spread
-    /// each dictionary over more rows, so these are upper bounds).
+    /// Bytes the query reads per row as a worker reads a large segment by its parts
+    /// (`sluice_query::ranged`: the first 64 KiB, the parts the query reads, gaps under 1 MiB
+    /// read through), measured by the same command with `--rows-per-segment 5000000` (20M rows
+    /// in 260 segments of about 77,000 rows: segments of 5M rows would spread each dictionary
+    /// over more rows and read fewer gaps through, so these are upper bounds).
     pub read_bytes_per_row: f64,
+    /// Runs of adjacent parts the query reads in a segment (measured by the same command): the
+    /// ranged GETs a 5M-row segment needs at least, beside its first GET.
+    pub part_runs: f64,
     /// Groups in one worker's partial (distinct keys it sends to the broker).
     pub groups_per_partial: f64,
     /// Bytes of one group in a serialized partial (key and aggregator states).
@@ -53,6 +57,7 @@ pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "topN",
         read_bytes_per_row: 8.81,
+        part_runs: 2.0,
         label: "filtered topN (top 10 pages of #en.wikipedia)",
         ms_one_thread: 289.53,
         ms_two_threads: 158.20,
@@ -63,6 +68,7 @@ pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "timeseries",
         read_bytes_per_row: 2.68,
+        part_runs: 2.0,
         label: "timeseries by hour (count, sum added)",
         ms_one_thread: 350.64,
         ms_two_threads: 178.91,
@@ -73,6 +79,7 @@ pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "groupBy",
         read_bytes_per_row: 6.27,
+        part_runs: 3.0,
         label: "groupBy channel, namespace (count, sum delta)",
         ms_one_thread: 429.26,
         ms_two_threads: 206.17,
@@ -100,8 +107,9 @@ pub struct QuerySetup {
     /// Largest segment a worker downloads whole into /tmp; a larger one is read by the
     /// columns the query names (`WHOLE_SEGMENT_BYTES` in `shared/broker/src/worker.rs`).
     pub whole_segment_max_bytes: f64,
-    /// Columns a query reads (one ranged GET each at least, per segment).
-    pub columns_read: f64,
+    /// Runs of adjacent parts a query reads per segment (one ranged GET each at least): the
+    /// query kind's measured `part_runs`, which [`QuerySetup::for_kind`] sets.
+    pub part_runs: f64,
     /// Share of the datasource's segments inside the query intervals (time pruning).
     pub time_fraction: f64,
     /// Share of those left after pruning by the filter (1: no pruning).
@@ -154,7 +162,8 @@ pub struct QuerySetup {
     pub function_mbps: f64,
     /// Lognormal sigma of a function's throughput.
     pub throughput_sigma: f64,
-    /// Bytes of one ranged GET (published: 8–16 MB recommended).
+    /// Largest byte range of one GET (published: 8–16 MB recommended; `RANGE_BYTES` in
+    /// `shared/query/src/ranged.rs`).
     pub range_bytes: f64,
     /// MB of a worker's /tmp kept as the segment cache.
     pub tmp_cache_mb: f64,
@@ -191,7 +200,7 @@ impl Default for QuerySetup {
             read_bytes_per_row: KINDS[0].read_bytes_per_row,
             read_bytes_fixed: false,
             whole_segment_max_bytes: 16.0 * 1024.0 * 1024.0,
-            columns_read: 3.0,
+            part_runs: KINDS[0].part_runs,
             time_fraction: 1.0,
             filter_fraction: 1.0,
             catalog_item_bytes: 1_000.0,
@@ -215,7 +224,7 @@ impl Default for QuerySetup {
             s3_streams: 8.0,
             function_mbps: 300.0,
             throughput_sigma: 0.25,
-            range_bytes: 8.0 * 1024.0 * 1024.0,
+            range_bytes: 16.0 * 1024.0 * 1024.0,
             tmp_cache_mb: 0.9 * 4096.0,
             warm_hit_opt: None,
             straggler_p: 0.02,
@@ -259,6 +268,7 @@ impl QuerySetup {
         if !s.read_bytes_fixed {
             s.read_bytes_per_row = kind.read_bytes_per_row;
         }
+        s.part_runs = kind.part_runs;
         s
     }
 

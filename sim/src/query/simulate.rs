@@ -263,13 +263,13 @@ mod tests {
 
     #[test]
     fn catalog_reads_and_gets_are_billed_per_segment() {
-        let s = QuerySetup::default();
+        let s = QuerySetup::default().for_kind(&KINDS[1]);
         let shape = Shape::of(1e10, &KINDS[1], &s);
         let cold = quiet(&shape, &KINDS[1], &s, false);
         let units = (shape.catalog_segments * s.catalog_item_bytes / prices::READ_UNIT_BYTES).ceil() + 1.0;
         assert!((cold.cost.dynamodb - units * prices::DYNAMODB_READ_UNIT).abs() < 1e-15);
-        // Cold: nothing cached, one directory GET and at least a GET per column per segment.
-        assert!(cold.cost.s3 >= shape.segments as f64 * (1.0 + s.columns_read) * prices::S3_GET * 0.999);
+        // Cold: nothing cached, a first GET and at least a GET per run of parts per segment.
+        assert!(cold.cost.s3 >= shape.segments as f64 * (1.0 + s.part_runs) * prices::S3_GET * 0.999);
     }
 
     #[test]

@@ -86,8 +86,10 @@ pub fn run(batch: Batch, kind: &QueryKind, hit: f64, s: &QuerySetup, noise: &mut
         }
     };
     let segment_bytes = s.rows_per_segment * s.download_bytes_per_row();
-    let columns = if s.whole_segments() { 0.0 } else { s.columns_read };
-    let gets_per_segment = 1.0 + columns.max((segment_bytes / s.range_bytes).ceil());
+    // A whole segment in one GET; a larger one's first 64 KiB, then its runs of parts in
+    // pieces of at most `range_bytes`.
+    let gets_per_segment =
+        if s.whole_segments() { 1.0 } else { 1.0 + s.part_runs.max((segment_bytes / s.range_bytes).ceil()) };
     WorkerRun {
         secs: first + work + put,
         download_secs: first + download,

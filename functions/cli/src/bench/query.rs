@@ -389,6 +389,7 @@ fn report(
             "sluice_rows_per_sec": rows as f64 / (ms / 1000.0),
             "read_bytes_per_row": layout.read_bytes[i].bytes_per_row,
             "read_gets_per_segment": layout.read_bytes[i].gets_per_segment,
+            "read_runs_per_segment": layout.read_bytes[i].runs_per_segment,
             "sql": q.sql, "sql_query_type": s.query_type, "sql_rows": s.rows,
             "sql_ms": s.total_ms, "sql_plan_ms": s.plan_ms, "sql_catalog_ms": s.catalog_ms, "sql_over_native": s.total_ms / ms,
             "native_served_ms": s.native_served_ms, "sql_over_native_served": s.total_ms / s.native_served_ms,
@@ -478,11 +479,12 @@ fn report(
     }
     for r in out["queries"].as_array().into_iter().flatten() {
         println!(
-            "  {}: sluice {:.0} M rows/s; read by its parts: {:.2} bytes/row, {:.1} GETs per segment; first row sluice {} duckdb {} chdb {}",
+            "  {}: sluice {:.0} M rows/s; read by its parts: {:.2} bytes/row, {:.1} GETs and {:.1} runs of parts per segment; first row sluice {} duckdb {} chdb {}",
             r["query"].as_str().unwrap_or(""),
             r["sluice_rows_per_sec"].as_f64().unwrap_or(0.0) / 1e6,
             r["read_bytes_per_row"].as_f64().unwrap_or(0.0),
             r["read_gets_per_segment"].as_f64().unwrap_or(0.0),
+            r["read_runs_per_segment"].as_f64().unwrap_or(0.0),
             r["sluice_first"],
             r["duckdb_first"],
             r["chdb_first"]

@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use sluice_query::ranged::{read_cost, read_parts};
+use sluice_query::ranged::{part_runs, read_cost, read_parts};
 use sluice_query::{execute, parse_query, QuerySegment, ReadPlan};
 use sluice_store::meter::{Call, Meter};
 use sluice_store::storage::{LocalStore, MeteredStore, ObjectStore};
@@ -112,6 +112,8 @@ fn the_wikipedia_day_is_answered_from_a_fraction_of_its_bytes() {
         runtime.block_on(local.put(&s.id, s.segment.as_bytes().to_vec().into())).expect("put");
     }
     let size: u64 = segments.iter().map(|s| s.segment.size() as u64).sum();
+    // With the runs of adjacent parts each reads: __time beside channel, then page's
+    // dictionary and ids (not its bitmaps); namespace and delta apart; added apart.
     let queries = [
         json!({"queryType": "topN", "dimension": "page", "metric": "count", "threshold": 10,
                "filter": {"type": "selector", "dimension": "channel", "value": "#en.wikipedia"},
@@ -121,7 +123,7 @@ fn the_wikipedia_day_is_answered_from_a_fraction_of_its_bytes() {
         json!({"queryType": "timeseries", "granularity": "hour",
                "aggregations": [{"type": "longSum", "name": "added", "fieldName": "added"}]}),
     ];
-    for mut q in queries {
+    for (mut q, runs) in queries.into_iter().zip([2, 3, 2]) {
         q["dataSource"] = json!("wikipedia");
         q["intervals"] = json!(["2015-09-12/2015-09-13"]);
         q.as_object_mut().expect("object").entry("granularity").or_insert(json!("all"));
@@ -145,5 +147,6 @@ fn the_wikipedia_day_is_answered_from_a_fraction_of_its_bytes() {
         let counted: (u64, u64) =
             segments.iter().map(|s| read_cost(&s.segment, &plan)).fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
         assert_eq!(counted, (bytes, gets), "{q}: read_cost counts what read_parts reads");
+        assert!(segments.iter().all(|s| part_runs(&s.segment, &plan) == runs), "{q}: {runs} runs of parts");
     }
 }
