@@ -56,7 +56,7 @@ impl QueryKind {
 pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "topN",
-        read_bytes_per_row: 8.81,
+        read_bytes_per_row: 5.86,
         part_runs: 2.0,
         label: "filtered topN (top 10 pages of #en.wikipedia)",
         ms_one_thread: 289.53,
@@ -67,7 +67,7 @@ pub const KINDS: [QueryKind; 3] = [
     },
     QueryKind {
         name: "timeseries",
-        read_bytes_per_row: 2.68,
+        read_bytes_per_row: 2.71,
         part_runs: 2.0,
         label: "timeseries by hour (count, sum added)",
         ms_one_thread: 350.64,
@@ -78,7 +78,7 @@ pub const KINDS: [QueryKind; 3] = [
     },
     QueryKind {
         name: "groupBy",
-        read_bytes_per_row: 6.27,
+        read_bytes_per_row: 4.61,
         part_runs: 3.0,
         label: "groupBy channel, namespace (count, sum delta)",
         ms_one_thread: 429.26,
