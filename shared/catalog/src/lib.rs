@@ -5,6 +5,7 @@
 //! ```text
 //!  catalog ds#, spec                 -> datasource    the names, a datasource's spec
 //!  plan#, task#, ckpt#               -> task          groups, their tasks and progress
+//!  report#                           -> report        finished tasks, kept after cleanup
 //!  replaces, replace#                -> replace_view  the replaces as a reader sees them
 //!  seg# + task states + replace view -> timeline      the visible segments; for a real-time
 //!                                                     datasource, unpublished hydrants too
@@ -20,6 +21,7 @@
 
 pub mod datasource;
 pub mod replace_view;
+pub mod report;
 pub mod task;
 pub mod timeline;
 pub mod timeline_cache;

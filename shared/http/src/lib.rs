@@ -15,7 +15,13 @@
 //! | `GET /druid/indexer/v1/supervisor` (`?state=true`, `?full`) | read | supervisor names; with their states (and specs) |
 //! | `POST /druid/indexer/v1/supervisor` | write | submit a spec (`{"id": ...}`) |
 //! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`, `/health`) | read | the spec (secret properties redacted); Druid's report; 200 or 503 |
+//! | `GET /druid/indexer/v1/supervisor/{id}/stats` (`/history`), `/supervisor/history` | read | task row meters; the specs submitted |
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | write | operations |
+//! | `POST /druid/indexer/v1/supervisor/suspendAll`, `resumeAll`, `terminateAll` | write | every supervisor at once |
+//! | `GET /druid/indexer/v1/tasks` (`completeTasks`, `runningTasks`, `pendingTasks`, `waitingTasks`) | read | tasks, Druid's `TaskStatusPlus` |
+//! | `GET /druid/indexer/v1/task/{id}` (`/status`, `/reports`), `POST /druid/indexer/v1/taskStatus` | read | a task's payload, status, `ingestionStatsAndErrors` |
+//! | `POST /druid/indexer/v1/task`, `/task/{id}/shutdown`, `/datasources/{ds}/shutdownAllTasks`; `GET /task/{id}/log`, `/segments` | write, read | refused by name, saying what to use |
+//! | `DELETE /druid/indexer/v1/pendingSegments/{dataSource}` | write | `{"numDeleted": 0}`: no pending segments are kept |
 //! | `GET /druid/coordinator/v1/config/compaction` (`/{dataSource}`) | read | every compaction config; one |
 //! | `POST /druid/coordinator/v1/config/compaction` | write | submit a compaction config |
 //! | `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | write | remove one |
@@ -36,7 +42,10 @@ mod routes;
 mod sql;
 pub mod sql_broker;
 pub mod status;
+mod supervisor_api;
 mod supervisor_report;
+mod task_status;
+mod tasks;
 
 pub use guard::LocalGuard;
 pub use routes::{class_of, router, router_for, Class, RouteSpec, Routes, ROUTES};

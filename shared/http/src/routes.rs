@@ -3,7 +3,8 @@
 //! functions' routers from it and [`LocalGuard`](crate::LocalGuard) refuses its writes on a
 //! local server without `--allow-operations`, so a route cannot be served without a class.
 
-use super::{compaction, retention, sql, ApiError, ApiState};
+use super::tasks::{self, Refused};
+use super::{compaction, retention, sql, supervisor_api, ApiError, ApiState};
 use axum::http::{Method, StatusCode};
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
@@ -47,7 +48,24 @@ enum Endpoint {
     Spec,
     SupervisorStatus,
     SupervisorHealth,
+    SupervisorStats,
+    SupervisorHistory,
+    AllHistory,
+    SuspendAll,
+    ResumeAll,
+    TerminateAll,
     Operate,
+    Tasks,
+    CompleteTasks,
+    RunningTasks,
+    PendingTasks,
+    WaitingTasks,
+    TaskPayload,
+    TaskStatus,
+    TaskReports,
+    BulkTaskStatus,
+    CleanPendingSegments,
+    Refused(Refused),
     CompactionConfigs,
     SubmitCompaction,
     CompactionConfig,
@@ -69,6 +87,7 @@ const COMPACTION_OF: &str = "/druid/coordinator/v1/config/compaction/{datasource
 const RULES: &str = "/druid/coordinator/v1/rules";
 const RULES_OF: &str = "/druid/coordinator/v1/rules/{datasource}";
 const SUPERVISOR: &str = "/druid/indexer/v1/supervisor";
+const TASK: &str = "/druid/indexer/v1/task/{id}";
 
 /// Every route of the API and its class; nothing else is routed.
 pub const ROUTES: &[RouteSpec] = &[
@@ -84,7 +103,39 @@ pub const ROUTES: &[RouteSpec] = &[
     route(Method::GET, "/druid/indexer/v1/supervisor/{id}", Class::Read, Endpoint::Spec),
     route(Method::GET, "/druid/indexer/v1/supervisor/{id}/status", Class::Read, Endpoint::SupervisorStatus),
     route(Method::GET, "/druid/indexer/v1/supervisor/{id}/health", Class::Read, Endpoint::SupervisorHealth),
+    route(Method::GET, "/druid/indexer/v1/supervisor/{id}/stats", Class::Read, Endpoint::SupervisorStats),
+    route(Method::GET, "/druid/indexer/v1/supervisor/{id}/history", Class::Read, Endpoint::SupervisorHistory),
+    route(Method::GET, "/druid/indexer/v1/supervisor/history", Class::Read, Endpoint::AllHistory),
+    route(Method::POST, "/druid/indexer/v1/supervisor/suspendAll", Class::Write, Endpoint::SuspendAll),
+    route(Method::POST, "/druid/indexer/v1/supervisor/resumeAll", Class::Write, Endpoint::ResumeAll),
+    route(Method::POST, "/druid/indexer/v1/supervisor/terminateAll", Class::Write, Endpoint::TerminateAll),
     route(Method::POST, "/druid/indexer/v1/supervisor/{id}/{action}", Class::Write, Endpoint::Operate),
+    route(Method::GET, "/druid/indexer/v1/tasks", Class::Read, Endpoint::Tasks),
+    route(Method::GET, "/druid/indexer/v1/tasks/", Class::Read, Endpoint::Tasks),
+    route(Method::GET, "/druid/indexer/v1/completeTasks", Class::Read, Endpoint::CompleteTasks),
+    route(Method::GET, "/druid/indexer/v1/runningTasks", Class::Read, Endpoint::RunningTasks),
+    route(Method::GET, "/druid/indexer/v1/pendingTasks", Class::Read, Endpoint::PendingTasks),
+    route(Method::GET, "/druid/indexer/v1/waitingTasks", Class::Read, Endpoint::WaitingTasks),
+    route(Method::GET, TASK, Class::Read, Endpoint::TaskPayload),
+    route(Method::GET, "/druid/indexer/v1/task/{id}/status", Class::Read, Endpoint::TaskStatus),
+    route(Method::GET, "/druid/indexer/v1/task/{id}/reports", Class::Read, Endpoint::TaskReports),
+    route(Method::GET, "/druid/indexer/v1/task/{id}/log", Class::Read, Endpoint::Refused(Refused::Log)),
+    route(Method::GET, "/druid/indexer/v1/task/{id}/segments", Class::Read, Endpoint::Refused(Refused::Segments)),
+    route(Method::POST, "/druid/indexer/v1/taskStatus", Class::Read, Endpoint::BulkTaskStatus),
+    route(Method::POST, "/druid/indexer/v1/task", Class::Write, Endpoint::Refused(Refused::Submit)),
+    route(Method::POST, "/druid/indexer/v1/task/{id}/shutdown", Class::Write, Endpoint::Refused(Refused::Shutdown)),
+    route(
+        Method::POST,
+        "/druid/indexer/v1/datasources/{datasource}/shutdownAllTasks",
+        Class::Write,
+        Endpoint::Refused(Refused::ShutdownAll),
+    ),
+    route(
+        Method::DELETE,
+        "/druid/indexer/v1/pendingSegments/{datasource}",
+        Class::Write,
+        Endpoint::CleanPendingSegments,
+    ),
     route(Method::GET, COMPACTION, Class::Read, Endpoint::CompactionConfigs),
     route(Method::POST, COMPACTION, Class::Write, Endpoint::SubmitCompaction),
     route(Method::GET, COMPACTION_OF, Class::Read, Endpoint::CompactionConfig),
@@ -116,7 +167,24 @@ impl RouteSpec {
             Endpoint::Spec => on(filter, super::spec),
             Endpoint::SupervisorStatus => on(filter, super::supervisor_status),
             Endpoint::SupervisorHealth => on(filter, super::supervisor_health),
+            Endpoint::SupervisorStats => on(filter, supervisor_api::stats),
+            Endpoint::SupervisorHistory => on(filter, supervisor_api::history),
+            Endpoint::AllHistory => on(filter, supervisor_api::all_history),
+            Endpoint::SuspendAll => on(filter, supervisor_api::suspend_all),
+            Endpoint::ResumeAll => on(filter, supervisor_api::resume_all),
+            Endpoint::TerminateAll => on(filter, supervisor_api::terminate_all),
             Endpoint::Operate => on(filter, super::operate),
+            Endpoint::Tasks => on(filter, tasks::list),
+            Endpoint::CompleteTasks => on(filter, tasks::complete),
+            Endpoint::RunningTasks => on(filter, tasks::running),
+            Endpoint::PendingTasks => on(filter, tasks::pending),
+            Endpoint::WaitingTasks => on(filter, tasks::waiting),
+            Endpoint::TaskPayload => on(filter, tasks::payload),
+            Endpoint::TaskStatus => on(filter, tasks::status),
+            Endpoint::TaskReports => on(filter, tasks::reports),
+            Endpoint::BulkTaskStatus => on(filter, tasks::bulk_status),
+            Endpoint::CleanPendingSegments => on(filter, tasks::clean_pending_segments),
+            Endpoint::Refused(what) => on(filter, move || async move { tasks::refused(what) }),
             Endpoint::CompactionConfigs => on(filter, compaction::list),
             Endpoint::SubmitCompaction => on(filter, compaction::submit),
             Endpoint::CompactionConfig => on(filter, compaction::get),

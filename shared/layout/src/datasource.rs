@@ -1,6 +1,6 @@
 //! The bodies of a datasource's items: `spec` (the submitted spec and its state), `plan#` and
-//! `offsets#` per partition group, and `stats` (the last supervisor pass), and of its entry in
-//! the catalog.
+//! `offsets#` per partition group, `stats` (the last supervisor pass) and `history#` (the specs
+//! submitted), and of its entry in the catalog.
 
 use crate::grouping::first_epoch;
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,20 @@ pub struct SpecItem {
     /// the new spec.
     pub schema_history: Vec<SchemaChange>,
 }
+
+/// The body of a `history#` item: a spec as submitted (secret properties redacted), for the
+/// supervisor's history and the payload of the tasks planned while it was in force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecVersion {
+    /// When it was submitted (ms).
+    pub submitted_ms: i64,
+    /// The spec, redacted.
+    pub spec: serde_json::Value,
+}
+
+/// Submitted specs a datasource's history keeps, newest; each is at most the spec limit.
+pub const MAX_SPEC_VERSIONS: usize = 20;
 
 /// The body of a `plan#` item: where the next task of the group starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,9 @@
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
 //!                                       sk replaces | replace#<n> | guard#<start>
+//!                                       sk history#<submitted>
 //!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
+//!                                       sk report#<seq>
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
 //!            query-partials/<request digest>/<random>.part
@@ -54,6 +56,11 @@ pub const REPLACE_PREFIX: &str = "replace#";
 /// Sort key prefix of the replace guards.
 pub const GUARD_PREFIX: &str = "guard#";
 
+/// Sort key prefix of the task reports.
+pub const REPORT_PREFIX: &str = "report#";
+/// Sort key prefix of the submitted specs kept as the supervisor's history.
+pub const HISTORY_PREFIX: &str = "history#";
+
 /// Partition key of a datasource's items.
 pub fn datasource_pk(datasource: &str) -> String {
     format!("ds#{datasource}")
@@ -63,6 +70,24 @@ pub fn datasource_pk(datasource: &str) -> String {
 /// datasource name, so no datasource's key is another's group key).
 pub fn group_pk(datasource: &str, group: u32) -> String {
     format!("ds#{datasource}/{group:04}")
+}
+
+/// Sort key of a finished task's report, under its group's key.
+pub fn report_sk(seq: u64) -> String {
+    format!("{REPORT_PREFIX}{seq:012}")
+}
+
+/// Tasks whose reports share a [`report_block_prefix`].
+pub const REPORT_BLOCK: u64 = 100;
+
+/// Sort key prefix of the reports of tasks `block * 100 .. block * 100 + 100` of a group.
+pub fn report_block_prefix(block: u64) -> String {
+    format!("{REPORT_PREFIX}{block:010}")
+}
+
+/// Sort key of a spec submitted at `at_ms`, in the supervisor's history.
+pub fn history_sk(at_ms: i64) -> String {
+    format!("{HISTORY_PREFIX}{}", sortable(at_ms))
 }
 
 /// Sort key of a datasource's item in the catalog.
@@ -199,6 +224,10 @@ mod tests {
         assert!(!REPLACE_COUNTER_SK.starts_with(REPLACE_PREFIX), "the counter is not a replace");
         assert_eq!(group_of(&plan_sk(12), PLAN_PREFIX), Some(12));
         assert_eq!(group_of("plan#x", PLAN_PREFIX), None);
+        assert!(report_sk(9) < report_sk(10) && report_sk(0).starts_with(REPORT_PREFIX));
+        assert!(report_sk(1_234).starts_with(&report_block_prefix(1_234 / REPORT_BLOCK)));
+        assert!(!report_sk(1_300).starts_with(&report_block_prefix(1_234 / REPORT_BLOCK)));
+        assert!(history_sk(9) < history_sk(10) && history_sk(-1) < history_sk(0));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The layout of the metadata table and of deep storage, owned here: every key ([`keys`]) and
-//! every item body, one module per owner ([`datasource`], [`grouping`], [`task`], [`timeline`], [`replace`]). Bodies are
+//! every item body, one module per owner ([`datasource`], [`grouping`], [`task`], [`report`], [`timeline`], [`replace`]). Bodies are
 //! plain serde types; the task item's transitions are pure methods on it. The operations that
 //! read them (`sluice-catalog`) and write them (`sluice-pipeline`'s datasource, task and
 //! timeline modules, the supervisor and the merger) re-export what they use, and `sluice-sim`
@@ -9,5 +9,6 @@ pub mod datasource;
 pub mod grouping;
 pub mod keys;
 pub mod replace;
+pub mod report;
 pub mod task;
 pub mod timeline;

@@ -42,6 +42,11 @@ impl TaskId {
         keys::task_sk(self.group, self.seq)
     }
 
+    /// Sort key of the task's report, once it finished and was cleaned up.
+    pub fn report_sk(&self) -> String {
+        keys::report_sk(self.seq)
+    }
+
     /// Sort key prefix of every checkpoint of the task.
     pub fn checkpoint_prefix(&self) -> String {
         keys::checkpoint_prefix(self.group, self.seq)
@@ -59,6 +64,20 @@ impl TaskId {
     /// (datasource, task, attempt, chunk, sequence).
     pub fn hydrant_key(&self, attempt: u32, chunk: Interval, n: u32) -> String {
         keys::hydrant_key(&self.datasource, self.group, self.seq, attempt, chunk.start, n)
+    }
+}
+
+impl TaskId {
+    /// The task a [`Display`](std::fmt::Display)ed id names (`<datasource>_<group>_<seq>`,
+    /// the numbers zero-padded to at least 4 and 12 digits); none if `text` is not one.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (rest, seq) = text.rsplit_once('_')?;
+        let (datasource, group) = rest.rsplit_once('_')?;
+        let digits = |s: &str, n: usize| s.len() >= n && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+        if datasource.is_empty() || !digits(group, 4) || !digits(seq, 12) {
+            return None;
+        }
+        Some(Self { datasource: datasource.into(), group: group.parse().ok()?, seq: seq.parse().ok()? })
     }
 }
 
@@ -473,6 +492,19 @@ mod tests {
         let id = TaskId { datasource: "wiki".into(), group: 0, seq: 1 };
         let ranges = vec![OffsetRange { partition: 0, start: 0, end: 10 }];
         TaskItem::planned(id, serde_json::json!({}), "t", ranges, MessageWindow::default(), 0)
+    }
+
+    #[test]
+    fn a_task_id_reads_back_from_its_text() {
+        for id in [
+            TaskId { datasource: "wiki".into(), group: 0, seq: 1 },
+            TaskId { datasource: "a_b_0001".into(), group: 12_345, seq: 9 },
+        ] {
+            assert_eq!(TaskId::parse(&id.to_string()), Some(id));
+        }
+        for bad in ["wiki", "wiki_0001", "wiki_1_000000000001", "_0001_000000000001", "wiki_0001_00000000000x"] {
+            assert_eq!(TaskId::parse(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Datasources as the metadata store holds them: the catalog of datasource names, and per
 //! datasource the submitted spec with its state and the history of its schema changes, the
+//! specs submitted before it (`history#`, redacted), the
 //! planning state (`plan#`) and the committed offsets (`offsets#`) of each partition group.
 //! This module writes them (submit, supervisor state); the reads are `sluice-catalog`'s,
 //! re-exported here. Layout: `docs/metadata-layout.md`.
 
-use crate::keys::{catalog_sk, datasource_pk, CATALOG_PK, SPEC_SK};
-pub use crate::layout::datasource::{OffsetsItem, PlanItem, SchemaChange, SpecItem, SupervisorState};
+use crate::keys::{catalog_sk, datasource_pk, history_sk, CATALOG_PK, HISTORY_PREFIX, SPEC_SK};
+pub use crate::layout::datasource::{
+    OffsetsItem, PlanItem, SchemaChange, SpecItem, SpecVersion, SupervisorState, MAX_SPEC_VERSIONS,
+};
 use crate::layout::task::MAX_SPEC_BYTES;
 use serde::Serialize;
 pub use sluice_catalog::datasource::{list, load, parse_body, query_groups, DatasourceError};
@@ -66,14 +69,17 @@ pub async fn submit(
     match meta.get(&pk, SPEC_SK).await? {
         None => {
             let item = SpecItem { spec: spec_json, state: SupervisorState::Running, schema_history: vec![change] };
+            let version = history_put(&pk, &item.spec, now_ms);
             meta.transact(vec![
                 TxOp::Put { item: Item::new(&pk, SPEC_SK, to_json(&item)), condition: Condition::Absent },
                 TxOp::Put {
                     item: Item::new(CATALOG_PK, catalog_sk(&name), serde_json::json!({})),
                     condition: Condition::None,
                 },
+                version,
             ])
             .await?;
+            trim_history(meta, &pk).await?;
             Ok((name, Submitted::Created, loaded.warnings.iter().map(ToString::to_string).collect()))
         }
         Some(current) => {
@@ -94,10 +100,37 @@ pub async fn submit(
             if item.state == SupervisorState::Terminated {
                 item.state = SupervisorState::Running;
             }
-            meta.put(Item::new(&pk, SPEC_SK, to_json(&item)), Condition::Version(current.version)).await?;
+            let version = history_put(&pk, &item.spec, now_ms);
+            let spec = Item::new(&pk, SPEC_SK, to_json(&item));
+            meta.transact(vec![TxOp::Put { item: spec, condition: Condition::Version(current.version) }, version])
+                .await?;
+            trim_history(meta, &pk).await?;
             Ok((name, Submitted::Updated { schema_changed }, loaded.warnings.iter().map(ToString::to_string).collect()))
         }
     }
+}
+
+/// The write of a submitted spec into the supervisor's history (redacted: the history is
+/// shown, and keeps no copy of a secret).
+fn history_put(pk: &str, spec: &serde_json::Value, now_ms: i64) -> TxOp {
+    let version = SpecVersion { submitted_ms: now_ms, spec: sluice_format::spec::redacted_spec(spec) };
+    TxOp::Put { item: Item::new(pk, history_sk(now_ms), to_json(&version)), condition: Condition::None }
+}
+
+/// Deletes the oldest specs of the history past [`MAX_SPEC_VERSIONS`].
+async fn trim_history(meta: &dyn MetadataStore, pk: &str) -> Result<(), DatasourceError> {
+    let versions = meta.query(pk, HISTORY_PREFIX).await?;
+    for old in versions.iter().take(versions.len().saturating_sub(MAX_SPEC_VERSIONS)) {
+        meta.delete(pk, &old.sk, Condition::None).await?;
+    }
+    Ok(())
+}
+
+/// The specs submitted for a datasource, newest first (at most [`MAX_SPEC_VERSIONS`]; none for
+/// specs submitted before releases kept a history).
+pub async fn history(meta: &dyn MetadataStore, datasource: &str) -> Result<Vec<SpecVersion>, DatasourceError> {
+    let items = meta.query(&datasource_pk(datasource), HISTORY_PREFIX).await?;
+    items.iter().rev().map(|i| parse_body(datasource, i)).collect()
 }
 
 /// Sets a datasource's supervisor state (suspend, resume, terminate).

@@ -26,4 +26,5 @@ mod realtime;
 mod regroup;
 mod sdk_errors;
 mod sql_oracle;
+mod task_api;
 mod topic_pattern;

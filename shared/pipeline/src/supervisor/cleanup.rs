@@ -1,14 +1,18 @@
-//! Cleanup of finished tasks, a grace period after they finished: for a published task, its
-//! segments are marked visible and the segments of merges that lost are deleted; for a failed
-//! one, every segment it wrote (none of them visible). Then its hydrants (every attempt's),
-//! its checkpoints, and last its task item. Each step is idempotent and a kill between steps
-//! leaves work the next pass finishes; nothing a visible segment references is deleted.
+//! Cleanup of finished tasks, a grace period after they finished: first the task's report
+//! (`report#`, what the task API shows of it from then on) is written if absent; for a
+//! published task, its segments are marked visible and the segments of merges that lost are
+//! deleted; for a failed one, every segment it wrote (none of them visible). Then its hydrants
+//! (every attempt's), its checkpoints, and last its task item. Each step is idempotent and a
+//! kill between steps leaves work the next pass finishes; nothing a visible segment references
+//! is deleted.
 
 use super::{SupervisorError, SupervisorOptions};
-use crate::keys::{datasource_pk, hydrant_task_prefix};
-use crate::task::{TaskItem, TaskState};
+use crate::datasource::{parse_body, to_json};
+use crate::keys::{datasource_pk, hydrant_task_prefix, report_sk};
+use crate::layout::report::{TaskReport, REPORTS_KEPT_PER_GROUP};
+use crate::task::{Checkpoint, Progress, TaskItem, TaskState};
 use crate::timeline::{mark_visible, read_records};
-use sluice_store::metadata::{Condition, MetaError, MetadataStore};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
 
@@ -46,6 +50,9 @@ pub async fn clean_up(
     let records = read_records(meta, datasource).await?;
     let mut cleaned = 0;
     for (task, version) in due {
+        let task_pk = task.id.pk();
+        let checkpoints = meta.query(&task_pk, &task.id.checkpoint_prefix()).await?;
+        keep_report(meta, task, &checkpoints).await?;
         for r in records.iter().filter(|r| r.task.as_ref() == Some(&task.id)) {
             let winner = task.state == TaskState::Published && task.published_by.as_deref() == Some(r.merge.as_str());
             if winner {
@@ -65,8 +72,7 @@ pub async fn clean_up(
         for object in store.list(&prefix).await? {
             store.delete(&object.key).await?;
         }
-        let task_pk = task.id.pk();
-        for c in meta.query(&task_pk, &task.id.checkpoint_prefix()).await? {
+        for c in checkpoints {
             meta.delete(&task_pk, &c.sk, Condition::None).await?;
         }
         match meta.delete(&task_pk, &task.id.sk(), Condition::Version(*version)).await {
@@ -76,4 +82,29 @@ pub async fn clean_up(
         }
     }
     Ok(cleaned)
+}
+
+/// Writes a finished task's report, with the meters of its last checkpoint (none if a
+/// checkpoint does not read back: the report still says how the task ended), unless a
+/// cleanup killed earlier wrote it; and deletes the report [`REPORTS_KEPT_PER_GROUP`] tasks
+/// older in its group.
+async fn keep_report(meta: &dyn MetadataStore, task: &TaskItem, checkpoints: &[Item]) -> Result<(), SupervisorError> {
+    let parsed: Result<Vec<Checkpoint>, _> = checkpoints.iter().map(|i| parse_body(&task.id.datasource, i)).collect();
+    let meters = match parsed {
+        Ok(parsed) => Progress::from_checkpoints(parsed).last.map(|c| c.meters),
+        Err(e) => {
+            tracing::warn!(task = %task.id, error = %e, "a checkpoint does not read back: the report has no meters");
+            None
+        }
+    };
+    let Some(report) = TaskReport::of(task, meters) else { return Ok(()) };
+    let item = Item::new(task.id.pk(), task.id.report_sk(), to_json(&report));
+    match meta.put(item, Condition::Absent).await {
+        Ok(_) | Err(MetaError::ConditionFailed { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    if let Some(old) = task.id.seq.checked_sub(REPORTS_KEPT_PER_GROUP) {
+        meta.delete(&task.id.pk(), &report_sk(old), Condition::None).await?;
+    }
+    Ok(())
 }
