@@ -327,6 +327,30 @@ fn aggregate_into(
         let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
         inputs.push((column, only));
     }
+    // No dimension, time buckets, counts and sums: a segment whose rows all fall in one bucket
+    // (they ascend by time, so its first and last row say) folds its selected rows without
+    // decoding `__time`, as a segment of an hour chunk does for an hourly or coarser query.
+    if let (true, false, Selection::Ranges(ranges)) = (dims.is_empty(), single, &rows) {
+        let folds =
+            accumulators.iter().zip(&inputs).all(|(a, (c, only))| only.is_none() && a.folds_ranges(c.as_deref()));
+        let granularity = common.granularity;
+        let bucket = match cols.time_range()? {
+            Some((first, last)) if folds && granularity.floor(first) == granularity.floor(last) => {
+                Some(granularity.floor(first))
+            }
+            _ => None,
+        };
+        if let Some(start) = bucket {
+            let slot = groups.slot(start, &[]) as usize;
+            for (acc, (column, _)) in accumulators.iter_mut().zip(&inputs) {
+                acc.grow(groups.len());
+                for &(a, b) in ranges {
+                    acc.update_range(column.as_deref(), a..b, slot);
+                }
+            }
+            return check_size(groups, accumulators.len());
+        }
+    }
     let need_times = common.granularity != sluice_format::granularity::Granularity::All
         || accumulators.iter().any(Accumulator::reads_times)
         || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
