@@ -27,16 +27,21 @@ pub fn split(segments: Vec<BatchSegment>, k: usize) -> Vec<Vec<BatchSegment>> {
     batches
 }
 
-/// Groups `batches` into nodes of an invocation tree of at most `width` batches each, the
-/// batches of a node next to each other.
+/// Groups `batches` into the nodes of an invocation tree: one node when they are at most
+/// `width`, else about sqrt(N) nodes of about sqrt(N) batches each (as Lambada's tree: the
+/// broker and each node issue about as many invocations), never more than `width` per node;
+/// the batches of a node next to each other, the nodes as even as whole batches allow.
 pub fn tree(batches: Vec<Vec<BatchSegment>>, width: usize) -> Vec<Vec<Vec<BatchSegment>>> {
-    let nodes = batches.len().div_ceil(width.max(1)).max(1);
-    let per_node = batches.len().div_ceil(nodes).max(1);
+    let n = batches.len();
+    let width = width.max(1);
+    let nodes = if n <= width { 1 } else { ((n as f64).sqrt().ceil() as usize).max(n.div_ceil(width)) };
     let mut out = Vec::with_capacity(nodes);
-    let mut rest = batches.into_iter().peekable();
-    while rest.peek().is_some() {
-        out.push(rest.by_ref().take(per_node).collect());
+    let mut rest = batches.into_iter();
+    for i in 0..nodes {
+        let size = n / nodes + usize::from(i < n % nodes);
+        out.push(rest.by_ref().take(size).collect());
     }
+    out.retain(|node: &Vec<Vec<BatchSegment>>| !node.is_empty());
     out
 }
 
@@ -90,12 +95,18 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_groups_batches_into_nodes_of_at_most_its_width() {
+    fn a_tree_groups_batches_into_about_sqrt_n_nodes_of_at_most_its_width() {
         let batches: Vec<Vec<BatchSegment>> = (0..10).map(|i| vec![segment(i)]).collect();
         let nodes = tree(batches.clone(), 4);
-        assert_eq!(nodes.iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 4, 2]);
+        assert_eq!(nodes.iter().map(Vec::len).collect::<Vec<_>>(), vec![3, 3, 2, 2]);
         assert_eq!(nodes.concat(), batches, "every batch once, in order");
         assert_eq!(tree(batches.clone(), 100).len(), 1);
         assert_eq!(tree(batches, 1).len(), 10);
+        let many: Vec<Vec<BatchSegment>> = (0..657).map(|i| vec![segment(i)]).collect();
+        let nodes = tree(many, 128);
+        assert_eq!(nodes.len(), 26, "ceil(sqrt(657))");
+        assert!(nodes.iter().all(|n| (25..=26).contains(&n.len())));
+        let wide: Vec<Vec<BatchSegment>> = (0..20_000).map(|i| vec![segment(i)]).collect();
+        assert!(tree(wide, 128).iter().all(|n| n.len() <= 128), "never past the width");
     }
 }

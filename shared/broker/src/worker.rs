@@ -3,7 +3,8 @@
 //! parts the query reads, with ranged reads: `sluice_query::ranged`), computes the batch's
 //! partial on every core with its partial cache, and answers it: in the answer, or past what a Lambda response holds,
 //! as an object in deep storage that the answer names. A node of an invocation tree invokes a
-//! worker per batch instead and answers their merged partial. Whatever goes wrong in the query
+//! worker per batch but its first, which it computes itself meanwhile, and answers their merged
+//! partial. Whatever goes wrong in the query
 //! is answered as the query's error; only a crash is the invocation's.
 
 use crate::invoker::{InvokeError, WorkerInvoker};
@@ -13,7 +14,7 @@ use crate::protocol::{
 };
 use crate::scatter::{gather, Scatter};
 use async_trait::async_trait;
-use futures::{StreamExt, TryStreamExt};
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use sluice_query::{parse_query, partial_cached, Partial, QueryError, QuerySegment, SegmentCache};
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
@@ -27,9 +28,13 @@ const PARALLEL_DOWNLOADS: usize = 8;
 /// rows) is read by the columns the query names, a fraction of its bytes.
 pub const WHOLE_SEGMENT_BYTES: u64 = 16 << 20;
 /// Most bytes of segments a worker opens at once: its `/tmp` (4 GB in the template) holds its
-/// 2 GiB segment cache and this much more. A larger batch is computed a chunk at a time, its
-/// partials merged.
+/// 2 GiB segment cache and this much more.
 pub const OPEN_BYTES: u64 = 3 << 29;
+/// Bytes of segments a worker computes at a time (at most half of what it opens): a batch is
+/// computed a chunk at a time, the next chunk downloading meanwhile, the chunks' partials
+/// merged in order. Large enough that a chunk's partial is merged rarely, small enough that
+/// most of a batch's download overlaps its scan.
+pub const CHUNK_BYTES: u64 = 64 << 20;
 /// Time kept at the end of an invocation to send the answer.
 const ANSWER_TIME: Duration = Duration::from_secs(1);
 
@@ -164,41 +169,86 @@ impl Worker {
         deadline: Instant,
         timeout_ms: u64,
     ) -> Result<Computed, QueryError> {
-        if request.batches.len() > 1 {
-            let invoker = self.subtree.as_ref().ok_or_else(|| {
-                QueryError::Unsupported(
-                    "a request of several batches (an invocation tree's node) in a worker that invokes no workers"
-                        .into(),
-                )
-            })?;
-            let width = request.batches.len();
-            let how = Scatter {
-                invoker,
-                store: self.store.as_ref(),
-                deadline,
-                timeout_ms,
-                width,
-                hedge: Some(crate::hedge::DEFAULT_HEDGE),
-            };
-            let g = gather(&query, &request.query, request.batches, how).await?;
-            let packed = tokio::task::spawn_blocking(move || pack_partial(&g.partial))
-                .await
-                .map_err(|e| QueryError::Source(format!("packing the merged partial failed: {e}")))??;
-            return Ok(Computed { packed, segments: g.segments, cached: g.cached, invocations: g.invocations });
+        let query_text = request.query;
+        let mut batches = request.batches;
+        if batches.len() <= 1 {
+            let batch = batches.pop().unwrap_or_default();
+            let count = batch.len() as u64;
+            let (partial, cached) = self.batch_partial(query, batch, deadline, timeout_ms).await?;
+            let packed = packed(partial).await?;
+            return Ok(Computed { packed, segments: count, cached, invocations: 0 });
         }
-        let batch = request.batches.into_iter().next().unwrap_or_default();
+        let invoker = self.subtree.as_ref().ok_or_else(|| {
+            QueryError::Unsupported(
+                "a request of several batches (an invocation tree's node) in a worker that invokes no workers".into(),
+            )
+        })?;
+        // A node computes its first batch itself while its workers compute the others (as
+        // Lambada's tree does): it is billed while it waits for them anyway.
+        let own = batches.remove(0);
+        let own_count = own.len() as u64;
+        let how = Scatter {
+            invoker,
+            store: self.store.as_ref(),
+            deadline,
+            timeout_ms,
+            width: batches.len(),
+            hedge: Some(crate::hedge::DEFAULT_HEDGE),
+        };
+        let (own, others) = tokio::join!(
+            self.batch_partial(query.clone(), own, deadline, timeout_ms),
+            gather(&query, &query_text, batches, how)
+        );
+        let ((mut partial, own_cached), g) = (own?, others?);
+        // Merged in batch order: the node's own batch is its first.
+        let partial = tokio::task::spawn_blocking(move || partial.absorb(g.partial).map(|()| partial))
+            .await
+            .map_err(|e| QueryError::Source(format!("merging the node's partials failed: {e}")))??;
+        Ok(Computed {
+            packed: packed(partial).await?,
+            segments: own_count + g.segments,
+            cached: own_cached + g.cached,
+            invocations: g.invocations,
+        })
+    }
+
+    /// One batch's partial, its segments a chunk at a time (the next chunk downloading while
+    /// one is computed), and how many of them the partial cache answered.
+    async fn batch_partial(
+        &self,
+        query: Arc<sluice_query::Query>,
+        batch: Vec<BatchSegment>,
+        deadline: Instant,
+        timeout_ms: u64,
+    ) -> Result<(Partial, u64), QueryError> {
         let partials = self.cache.partials().clone();
         let hits = partials.stats().hits;
-        let count = batch.len() as u64;
+        let opener = Opener {
+            store: self.store.clone(),
+            cache: self.cache.clone(),
+            plan: sluice_query::ReadPlan::of(&query),
+            whole_segment_bytes: self.whole_segment_bytes,
+        };
+        // Two chunks open at most: one computed, the next downloading.
+        let chunk_bytes = CHUNK_BYTES.min(self.open_bytes / 2).max(1);
+        let mut pending = chunks(batch, chunk_bytes).into_iter();
+        let open = |chunk: Vec<BatchSegment>| {
+            // Dropping the handle (an error, the deadline) stops the download.
+            let (opening, handle) = opener.clone().open(chunk, deadline, timeout_ms).remote_handle();
+            tokio::spawn(opening);
+            handle
+        };
+        let mut next = pending.next().map(open);
         let mut merged: Option<Partial> = None;
-        for chunk in chunks(batch, self.open_bytes) {
-            let segments = self.open(&query, chunk, deadline, timeout_ms).await?;
+        while let Some(opening) = next.take() {
+            let segments = opening.await?;
+            next = pending.next().map(open);
             let (query, partials) = (query.clone(), partials.clone());
             let into = merged.take();
             merged = Some(
                 tokio::task::spawn_blocking(move || {
                     let partial = without_partials(partial_cached(&query, &segments, deadline, timeout_ms, &partials))?;
-                    // The chunk's segments are closed before the next is opened.
+                    // The chunk's segments are closed as soon as they are computed.
                     drop(segments);
                     match into {
                         None => Ok::<_, QueryError>(partial),
@@ -210,33 +260,48 @@ impl Worker {
             );
         }
         let cached = partials.stats().hits.saturating_sub(hits);
-        let packed = match merged {
-            Some(partial) => tokio::task::spawn_blocking(move || pack_partial(&partial))
-                .await
-                .map_err(|e| QueryError::Source(format!("packing the partial failed: {e}")))??,
-            None => pack_partial(&without_partials(partial_cached(&query, &[], deadline, timeout_ms, &partials))?)?,
+        let partial = match merged {
+            Some(partial) => partial,
+            None => without_partials(partial_cached(&query, &[], deadline, timeout_ms, &partials))?,
         };
-        Ok(Computed { packed, segments: count, cached, invocations: 0 })
+        Ok((partial, cached))
     }
+}
 
-    /// Opens `chunk`'s segments: through the segment cache when small, by the parts `query`
-    /// reads when large.
+/// `partial` packed for the wire, off the async threads.
+async fn packed(partial: Partial) -> Result<Vec<u8>, QueryError> {
+    tokio::task::spawn_blocking(move || pack_partial(&partial))
+        .await
+        .map_err(|e| QueryError::Source(format!("packing the partial failed: {e}")))?
+}
+
+/// What a worker opens a chunk of segments with, owned, so that a chunk downloads on its own
+/// task while the one before it is computed.
+#[derive(Clone)]
+struct Opener {
+    store: Arc<dyn ObjectStore>,
+    cache: SegmentCache,
+    plan: Option<sluice_query::ReadPlan>,
+    whole_segment_bytes: u64,
+}
+
+impl Opener {
+    /// Opens `chunk`'s segments, [`PARALLEL_DOWNLOADS`] at once: through the segment cache when
+    /// small, by the parts the query reads when large.
     async fn open(
-        &self,
-        query: &sluice_query::Query,
+        self,
         chunk: Vec<BatchSegment>,
         deadline: Instant,
         timeout_ms: u64,
     ) -> Result<Vec<QuerySegment>, QueryError> {
-        let plan = sluice_query::ReadPlan::of(query);
-        let plan = plan.as_ref();
-        let store = self.store.as_ref();
+        let this = &self;
         let opening = futures::stream::iter(chunk)
             .map(|s| async move {
-                let segment = if s.num_bytes <= self.whole_segment_bytes {
-                    self.cache.open_object(store, &s.key, s.num_bytes).await?
+                let store = this.store.as_ref();
+                let segment = if s.num_bytes <= this.whole_segment_bytes {
+                    this.cache.open_object(store, &s.key, s.num_bytes).await?
                 } else {
-                    sluice_query::ranged::read_parts(store, &s.key, s.num_bytes, plan).await?
+                    sluice_query::ranged::read_parts(store, &s.key, s.num_bytes, this.plan.as_ref()).await?
                 };
                 Ok::<_, QueryError>(QuerySegment { id: s.id, interval: s.interval, segment })
             })
