@@ -3,7 +3,8 @@
 //! and the broker merges the partials and finishes the answer once.
 //!
 //! ```text
-//!  broker: query -> visible records (catalog), pruned by their summaries        (lib)
+//!  broker: query -> visible records (catalog; a kept timeline at once, checked
+//!          meanwhile), pruned by their summaries                            (lib)
 //!          small, or no partials (scan, metadata)? -> answered here, as before
 //!          else k batches by rendezvous hashing of the keys                 (batches)
 //!          -> one invocation per batch (a tree past `width`), retried once  (scatter)
@@ -30,8 +31,9 @@ pub use invoker::{InvokeError, WorkerInvoker};
 pub use worker::{InProcess, Worker};
 
 use protocol::BatchSegment;
+use sluice_catalog::timeline::SegmentRecord;
 use sluice_query::source::segment_id;
-use sluice_query::{execute_records, parse_query, visible_records, Pruning, QueryError, SegmentCache};
+use sluice_query::{execute_records, parse_query, with_visible_records, Pruning, QueryError, SegmentCache};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
@@ -147,12 +149,15 @@ pub async fn run_query(
     let query = Arc::new(parse_query(text)?);
     let timeout_ms = query.timeout_ms()?;
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
-    let work = async {
-        let pruner = query.pruner();
-        let (records, pruning) =
-            visible_records(meta, cache, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
-        let bytes: u64 = records.iter().map(|r| r.num_bytes).sum();
-        if let Some(f) = fanout.filter(|f| query.has_partials() && bytes > f.min_bytes) {
+    let pruner = query.pruner();
+    let answer = |records: Vec<SegmentRecord>, pruning: Pruning| {
+        let query = query.clone();
+        async move {
+            let bytes: u64 = records.iter().map(|r| r.num_bytes).sum();
+            let Some(f) = fanout.filter(|f| query.has_partials() && bytes > f.min_bytes) else {
+                let result = execute_records(store, cache, query.clone(), &records, deadline, timeout_ms).await?;
+                return Ok(Answer { result, pruning, fanned_out: None });
+            };
             let datasource = query.datasource();
             let segments: Vec<BatchSegment> = records
                 .iter()
@@ -191,10 +196,10 @@ pub async fn run_query(
             let result = tokio::task::spawn_blocking(move || sluice_query::finish(&q, g.partial))
                 .await
                 .map_err(|e| QueryError::Source(format!("finishing the query failed: {e}")))??;
-            return Ok(Answer { result, pruning, fanned_out: Some(stats) });
+            Ok(Answer { result, pruning, fanned_out: Some(stats) })
         }
-        let result = execute_records(store, cache, query.clone(), &records, deadline, timeout_ms).await?;
-        Ok(Answer { result, pruning, fanned_out: None })
     };
+    let intervals = query.intervals();
+    let work = with_visible_records(meta, cache, query.datasource(), &intervals, pruner.as_ref(), answer);
     tokio::time::timeout_at(deadline.into(), work).await.unwrap_or(Err(QueryError::Timeout(timeout_ms)))
 }

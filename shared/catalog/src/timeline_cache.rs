@@ -129,6 +129,14 @@ impl TimelineCache {
         Ok(records)
     }
 
+    /// The timeline kept for `datasource`, read within [`MAX_KEPT_AGE`], without checking that
+    /// it is still current: what a query may start on while [`TimelineCache::segments`] checks
+    /// (it returns this very `Arc` when the timeline is current).
+    pub fn kept(&self, datasource: &str) -> Option<Arc<Vec<SegmentRecord>>> {
+        let kept = self.lock();
+        kept.by_datasource.get(datasource).filter(|e| e.read_at.elapsed() < MAX_KEPT_AGE).map(|e| e.records.clone())
+    }
+
     /// Reads answered from kept timelines, and reads of the records.
     pub fn stats(&self) -> TimelineStats {
         let kept = self.lock();

@@ -278,6 +278,63 @@ pub async fn visible_records(
         None => queried_segments(meta, datasource).await.map(Arc::new),
     }
     .map_err(|e| QueryError::Source(e.to_string()))?;
+    Ok(select_records(&records, intervals, pruner))
+}
+
+/// Runs `work` over what [`visible_records`] gives. With a kept timeline (read within
+/// [`MAX_KEPT_AGE`](sluice_catalog::timeline_cache::MAX_KEPT_AGE)), `work` starts on it at once
+/// while the cache checks that it is still current, and its answer is taken only once the
+/// check says so; when the timeline changed, `work` is dropped (or its answer, even an error)
+/// and runs again on the current one. A query answers as of the check either way
+/// (`docs/exactly-once.md#the-timeline-kept-between-queries`); the check's reads leave the
+/// critical path of every query whose datasource did not change.
+pub async fn with_visible_records<T, F, Fut>(
+    meta: &dyn MetadataStore,
+    cache: Option<&SegmentCache>,
+    datasource: &str,
+    intervals: &[Interval],
+    pruner: Option<&SegmentPruner>,
+    work: F,
+) -> Result<T, QueryError>
+where
+    F: Fn(Vec<SegmentRecord>, Pruning) -> Fut,
+    Fut: std::future::Future<Output = Result<T, QueryError>>,
+{
+    let kept = cache.and_then(|c| c.timelines.kept(datasource).map(|k| (c, k)));
+    let Some((c, kept)) = kept else {
+        let (records, pruning) = visible_records(meta, cache, datasource, intervals, pruner).await?;
+        return work(records, pruning).await;
+    };
+    let (records, pruning) = select_records(&kept, intervals, pruner);
+    let current = c.timelines.segments(meta, datasource);
+    let answer = work(records, pruning);
+    let (current, answer) = match futures::future::select(Box::pin(current), Box::pin(answer)).await {
+        futures::future::Either::Left((current, answer)) => {
+            let current = current.map_err(|e| QueryError::Source(e.to_string()))?;
+            if !Arc::ptr_eq(&current, &kept) {
+                // Changed: the speculative work is dropped unfinished.
+                let (records, pruning) = select_records(&current, intervals, pruner);
+                return work(records, pruning).await;
+            }
+            (current, answer.await)
+        }
+        futures::future::Either::Right((answer, current)) => {
+            (current.await.map_err(|e| QueryError::Source(e.to_string()))?, answer)
+        }
+    };
+    if Arc::ptr_eq(&current, &kept) {
+        return answer;
+    }
+    let (records, pruning) = select_records(&current, intervals, pruner);
+    work(records, pruning).await
+}
+
+/// The records of `records` overlapping `intervals` that `pruner` does not rule out.
+fn select_records(
+    records: &[SegmentRecord],
+    intervals: &[Interval],
+    pruner: Option<&SegmentPruner>,
+) -> (Vec<SegmentRecord>, Pruning) {
     let mut out = Vec::new();
     let mut pruning = Pruning::default();
     for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
@@ -290,7 +347,7 @@ pub async fn visible_records(
         }
         out.push(r.clone());
     }
-    Ok((out, pruning))
+    (out, pruning)
 }
 
 /// Opens the segments of `records` (see [`load_segments`] for how).
@@ -345,9 +402,11 @@ pub async fn run_query_pruned(
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
     within(timeout, async {
         let pruner = query.pruner();
-        let (records, pruning) =
-            visible_records(meta, cache, query.datasource(), &query.intervals(), pruner.as_ref()).await?;
-        Ok((execute_records(store, cache, query.clone(), &records, deadline, timeout).await?, pruning))
+        let run = |records: Vec<SegmentRecord>, pruning| {
+            let query = query.clone();
+            async move { Ok((execute_records(store, cache, query, &records, deadline, timeout).await?, pruning)) }
+        };
+        with_visible_records(meta, cache, query.datasource(), &query.intervals(), pruner.as_ref(), run).await
     })
     .await
 }

@@ -98,4 +98,48 @@ async fn a_kept_timeline_is_read_again_after_every_visibility_change(b: Backends
     s.b.discard(&s.name).await;
 }
 
-sluice_integration::on_backends!(a_kept_timeline_is_read_again_after_every_visibility_change);
+/// A query's row count through `cache` (by one function, or fanned out to two in-process
+/// workers), checked equal to one without a cache; and the count.
+async fn count(s: &Setup, cache: &SegmentCache, fanned: bool) -> i64 {
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let text = serde_json::json!({"queryType": "timeseries", "dataSource": s.name, "granularity": "all",
+        "intervals": ["2000-01-01/2030-01-01"], "aggregations": [{"type": "count", "name": "n"}]})
+    .to_string();
+    let dir = tempfile::tempdir().expect("worker cache");
+    let worker = sluice_broker::Worker::new(s.b.store.clone(), SegmentCache::new(dir.path()));
+    let mut fanout = sluice_broker::FanOut::new(std::sync::Arc::new(sluice_broker::InProcess { worker }), 2);
+    fanout.min_bytes = 0;
+    let kept = sluice_broker::run_query(meta, store, Some(cache), fanned.then_some(&fanout), &text)
+        .await
+        .expect("query through the cache");
+    assert_eq!(kept.fanned_out.is_some(), fanned);
+    let fresh = sluice_query::run_query(meta, store, None, &text).await.expect("query");
+    assert_eq!(kept.result, fresh, "a query through the cache answers from the current timeline");
+    fresh[0]["result"]["n"].as_i64().expect("a count")
+}
+
+/// A query through a kept timeline starts on it before the check that it is current: when the
+/// check finds it stale, that work is dropped and the query answers from the current one.
+async fn a_query_started_on_a_stale_timeline_answers_from_the_current_one(b: Backends) {
+    let mut s = Setup::new(b, 1, 60, 1, 10, serde_json::json!({})).await;
+    s.catch_up().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = SegmentCache::new(dir.path());
+    for fanned in [false, true] {
+        let before = count(&s, &cache, fanned).await;
+        let kept = cache.timelines().stats();
+        assert_eq!(count(&s, &cache, fanned).await, before);
+        assert_eq!(cache.timelines().stats().hits, kept.hits + 1, "answered from the kept timeline");
+        s.produce_more(30).await;
+        s.catch_up().await;
+        let stale = cache.timelines().stats();
+        assert_eq!(count(&s, &cache, fanned).await, before + 30, "every new row, none twice");
+        assert_eq!(cache.timelines().stats().reads, stale.reads + 1, "the timeline read again");
+    }
+    s.b.discard(&s.name).await;
+}
+
+sluice_integration::on_backends!(
+    a_kept_timeline_is_read_again_after_every_visibility_change,
+    a_query_started_on_a_stale_timeline_answers_from_the_current_one,
+);
