@@ -223,6 +223,7 @@ impl Worker {
     ) -> Result<(Partial, u64), QueryError> {
         let partials = self.cache.partials().clone();
         let hits = partials.stats().hits;
+        let count = batch.len();
         let opener = Opener {
             store: self.store.clone(),
             cache: self.cache.clone(),
@@ -240,8 +241,12 @@ impl Worker {
         };
         let mut next = pending.next().map(open);
         let mut merged: Option<Partial> = None;
+        let (started, mut waited, mut chunks_done) = (Instant::now(), Duration::ZERO, 0);
         while let Some(opening) = next.take() {
+            let wait = Instant::now();
             let segments = opening.await?;
+            waited += wait.elapsed();
+            chunks_done += 1;
             next = pending.next().map(open);
             let (query, partials) = (query.clone(), partials.clone());
             let into = merged.take();
@@ -260,6 +265,14 @@ impl Worker {
             );
         }
         let cached = partials.stats().hits.saturating_sub(hits);
+        tracing::info!(
+            segments = count,
+            chunks = chunks_done,
+            cached,
+            ms = started.elapsed().as_millis() as u64,
+            waiting_for_segments_ms = waited.as_millis() as u64,
+            "batch computed"
+        );
         let partial = match merged {
             Some(partial) => partial,
             None => without_partials(partial_cached(&query, &[], deadline, timeout_ms, &partials))?,

@@ -127,15 +127,19 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
         rows.push(Row { name: q.name, one, fanned: Vec::new() });
         answers.push(answer);
     }
+    let mut seconds = Vec::new();
     for &n in &args.workers {
         let fanout = start_workers(n, args.worker_threads, &storage, &work.join(format!("workers-{n}"))).await?;
+        let mut second = Seconds::default();
         // The broker's own cache, as the api function's: here it keeps the timeline.
         let kept = broker_cache(&format!("broker-{n}"));
         for ((q, row), want) in list.iter().zip(&mut rows).zip(&answers) {
             let t = text(q, &large);
             let ask = || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&kept), Some(&fanout), &t);
             let (cold, first) = best(1, ask).await?;
-            let (warm, again) = best(args.repeat, ask).await?;
+            let (warm, again, counted) = best_counted(args.repeat, ask).await?;
+            second.hedged += counted.hedged;
+            second.retried += counted.retried;
             for got in [&first, &again] {
                 if got != want {
                     bail!("{}: {n} workers answered {got}, one function {want}", q.name);
@@ -143,6 +147,7 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
             }
             row.fanned.push((cold, warm));
         }
+        seconds.push(second);
     }
     // The small datasource: one function, a broker with the template's threshold, one worker.
     let small_query = text(&list[0], &small);
@@ -166,7 +171,7 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
         bail!("the small query answered differently with the fan-out configured");
     }
     let small = Small { bytes: small_bytes, alone, kept, forced, threshold };
-    report(&args, (segments, bytes, catalog), &rows, &small)
+    report(&args, (segments, bytes, catalog), &rows, &seconds, &small)
 }
 
 /// What reading the visible records cost, in ms: in full, and a kept timeline found current.
@@ -190,21 +195,44 @@ async fn start_workers(n: u16, threads: usize, storage: &str, cache: &Path) -> R
 }
 
 /// The best time of `repeat` runs in ms, and the answer.
-async fn best<F, Fut>(repeat: usize, mut ask: F) -> Result<(f64, Value)>
+async fn best<F, Fut>(repeat: usize, ask: F) -> Result<(f64, Value)>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<sluice_broker::Answer, sluice_query::QueryError>>,
+{
+    let (ms, answer, _) = best_counted(repeat, ask).await?;
+    Ok((ms, answer))
+}
+
+/// [`best`], with the second invocations (hedged, retried) of all `repeat` runs.
+async fn best_counted<F, Fut>(repeat: usize, mut ask: F) -> Result<(f64, Value, Seconds)>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<sluice_broker::Answer, sluice_query::QueryError>>,
 {
     let mut best: Option<(f64, Value)> = None;
+    let mut seconds = Seconds::default();
     for _ in 0..repeat.max(1) {
         let start = Instant::now();
         let answer = ask().await?;
         let ms = start.elapsed().as_secs_f64() * 1000.0;
+        if let Some(f) = answer.fanned_out {
+            seconds.hedged += f.hedges;
+            seconds.retried += f.retries;
+        }
         if best.as_ref().is_none_or(|(b, _)| ms < *b) {
             best = Some((ms, answer.result));
         }
     }
-    best.context("no run")
+    let (ms, answer) = best.context("no run")?;
+    Ok((ms, answer, seconds))
+}
+
+/// Second invocations of a worker count's warm runs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seconds {
+    hedged: u64,
+    retried: u64,
 }
 
 /// Builds `rows` rows of segments, uploads them and publishes their records (visible, one
@@ -242,6 +270,7 @@ fn report(
     args: &FanoutArgs,
     (segments, bytes, catalog): (usize, u64, Catalog),
     rows: &[Row],
+    seconds: &[Seconds],
     small: &Small,
 ) -> Result<()> {
     let overhead = |ms: f64| (ms - small.alone) / small.alone * 100.0;
@@ -250,6 +279,7 @@ fn report(
             "rows": args.rows, "segments": segments, "bytes": bytes, "workerThreads": args.worker_threads,
             "catalogReadMs": catalog.read_ms, "catalogKeptMs": catalog.kept_ms,
             "workers": args.workers,
+            "secondInvocations": seconds.iter().map(|s| json!({"hedged": s.hedged, "retried": s.retried})).collect::<Vec<_>>(),
             "queries": rows.iter().map(|r| json!({
                 "query": r.name, "oneFunctionMs": r.one,
                 "fannedOut": r.fanned.iter().map(|(c, w)| json!({"coldMs": c, "warmMs": w})).collect::<Vec<_>>(),
@@ -289,6 +319,13 @@ fn report(
         table.add_row(line);
     }
     println!("{table}");
+    let counted: Vec<String> = args
+        .workers
+        .iter()
+        .zip(seconds)
+        .map(|(n, s)| format!("{n} worker(s) {} hedged, {} retried", s.hedged, s.retried))
+        .collect();
+    println!("second invocations over the warm runs of every query: {}", counted.join("; "));
     println!(
         "small query ({} MB, {}): one function {:.1} ms; fan-out configured, under its {} MB threshold {:.1} ms ({:+.1}%); forced through one worker {:.1} ms ({:+.1}%)",
         small.bytes >> 20,
