@@ -415,6 +415,10 @@ impl<'s> SegmentGrouper<'s> {
         out_rows: &mut Vec<u32>,
         out_slots: &mut Vec<u32>,
     ) {
+        if !self.multi && matches!(self.index, LocalIndex::Dense(_)) {
+            self.assign_dense(rows, times, groups, out_rows, out_slots);
+            return;
+        }
         let mut hint = 0usize;
         let k = self.dims.len();
         let mut codes = vec![0u32; k];
@@ -466,6 +470,55 @@ impl<'s> SegmentGrouper<'s> {
         }
     }
 
+    /// [`SegmentGrouper::assign`] for single-valued dimensions whose keys fit the dense index:
+    /// each row's key built column by column (its bucket, then each dimension's codes shifted
+    /// in place), then one table lookup per row; a key seen for the first time finds its
+    /// group as [`SegmentGrouper::slot`] does.
+    fn assign_dense(
+        &mut self,
+        rows: &[u32],
+        times: &[i64],
+        groups: &mut Groups,
+        out_rows: &mut Vec<u32>,
+        out_slots: &mut Vec<u32>,
+    ) {
+        let mut keys = std::mem::take(&mut self.gathered);
+        keys.clear();
+        if self.bucket_starts.is_empty() {
+            keys.resize(rows.len(), 0);
+        } else {
+            let mut hint = 0usize;
+            for &r in rows {
+                keys.push(self.bucket_of(times[r as usize], &mut hint) as u32);
+            }
+        }
+        for (d, &shift) in self.dims.iter().zip(&self.shifts) {
+            let src = d.codes_per_row();
+            for (key, &r) in keys.iter_mut().zip(rows) {
+                *key |= src[r as usize] << shift;
+            }
+        }
+        let bucket_mask = self.shifts.first().map_or(u32::MAX, |&bits| (1u32 << bits) - 1);
+        let LocalIndex::Dense(mut dense) = std::mem::replace(&mut self.index, LocalIndex::Dense(Vec::new())) else {
+            unreachable!("assign_dense is called with a dense index")
+        };
+        out_rows.extend_from_slice(rows);
+        out_slots.reserve(rows.len());
+        let mut codes = Vec::with_capacity(self.dims.len());
+        for (&key, &r) in keys.iter().zip(rows) {
+            let mut slot = dense[key as usize];
+            if slot == u32::MAX {
+                codes.clear();
+                codes.extend(self.dims.iter().map(|d| d.codes_per_row()[r as usize]));
+                slot = self.new_group((key & bucket_mask) as usize, &codes, groups);
+                dense[key as usize] = slot;
+            }
+            out_slots.push(slot);
+        }
+        self.index = LocalIndex::Dense(dense);
+        self.gathered = keys;
+    }
+
     #[inline]
     fn slot(&mut self, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
         let (key, cached) = match &self.index {
@@ -493,6 +546,20 @@ impl<'s> SegmentGrouper<'s> {
 
     #[cold]
     fn new_slot(&mut self, key: u128, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
+        let slot = self.new_group(bucket, codes, groups);
+        match &mut self.index {
+            LocalIndex::Dense(v) => v[key as usize] = slot,
+            LocalIndex::Packed(m) => {
+                m.insert(key, slot);
+            }
+        }
+        slot
+    }
+
+    /// The global group of a key first seen in this segment: `bucket` and `codes`, each code's
+    /// value interned on first sight.
+    #[cold]
+    fn new_group(&mut self, bucket: usize, codes: &[u32], groups: &mut Groups) -> u32 {
         self.scratch.clear();
         for (d, &c) in self.dims.iter_mut().zip(codes) {
             if d.global[c as usize] == u32::MAX {
@@ -512,14 +579,7 @@ impl<'s> SegmentGrouper<'s> {
         } else {
             self.bucket_starts[bucket]
         };
-        let slot = groups.slot(start, &self.scratch);
-        match &mut self.index {
-            LocalIndex::Dense(v) => v[key as usize] = slot,
-            LocalIndex::Packed(m) => {
-                m.insert(key, slot);
-            }
-        }
-        slot
+        groups.slot(start, &self.scratch)
     }
 }
 
