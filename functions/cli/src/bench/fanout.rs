@@ -60,8 +60,18 @@ pub struct FanoutArgs {
 /// One query's times in ms: the one function, then per worker count (cold, warm).
 struct Row {
     name: &'static str,
-    one: f64,
-    fanned: Vec<(f64, f64)>,
+    one: Timed,
+    fanned: Vec<(f64, Timed)>,
+}
+
+/// The median and the best of a query's warm runs, ms. The median is the figure: on a machine
+/// whose cores do not run at one speed (this one's two vCPUs: a loop that takes 200 ms on
+/// either alone took 150 and 236 ms with both busy), the best of one process's runs is its
+/// runs on the faster core, while a split over two processes always waits for the slower.
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    median: f64,
+    best: f64,
 }
 
 /// Runs `bench fanout`.
@@ -123,7 +133,7 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
     for q in &list {
         let t = text(q, &large);
         let (one, answer) =
-            best(args.repeat, || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), None, &t)).await?;
+            timed(args.repeat, || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&cache), None, &t)).await?;
         rows.push(Row { name: q.name, one, fanned: Vec::new() });
         answers.push(answer);
     }
@@ -136,8 +146,8 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
         for ((q, row), want) in list.iter().zip(&mut rows).zip(&answers) {
             let t = text(q, &large);
             let ask = || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&kept), Some(&fanout), &t);
-            let (cold, first) = best(1, ask).await?;
-            let (warm, again, counted) = best_counted(args.repeat, ask).await?;
+            let (cold, first) = timed(1, ask).await?;
+            let (warm, again, counted) = timed_counted(args.repeat, ask).await?;
             second.hedged += counted.hedged;
             second.retried += counted.retried;
             for got in [&first, &again] {
@@ -145,7 +155,7 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
                     bail!("{}: {n} workers answered {got}, one function {want}", q.name);
                 }
             }
-            row.fanned.push((cold, warm));
+            row.fanned.push((cold.best, warm));
         }
         seconds.push(second);
     }
@@ -153,24 +163,24 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
     let small_query = text(&list[0], &small);
     let small_cache = broker_cache("broker-small");
     let (alone, want) =
-        best(args.repeat, || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&small_cache), None, &small_query))
+        timed(args.repeat, || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&small_cache), None, &small_query))
             .await?;
     let mut deployed = start_workers(1, args.worker_threads, &storage, &work.join("workers-small")).await?;
     let threshold = sluice_broker::FanOut::new(deployed.invoker.clone(), 1).min_bytes;
     deployed.min_bytes = threshold;
-    let (kept, got) = best(args.repeat, || {
+    let (kept, got) = timed(args.repeat, || {
         run_query(b.meta.as_ref(), b.store.as_ref(), Some(&small_cache), Some(&deployed), &small_query)
     })
     .await?;
     deployed.min_bytes = 0;
-    let (forced, forced_answer) = best(args.repeat, || {
+    let (forced, forced_answer) = timed(args.repeat, || {
         run_query(b.meta.as_ref(), b.store.as_ref(), Some(&small_cache), Some(&deployed), &small_query)
     })
     .await?;
     if got != want || forced_answer != want {
         bail!("the small query answered differently with the fan-out configured");
     }
-    let small = Small { bytes: small_bytes, alone, kept, forced, threshold };
+    let small = Small { bytes: small_bytes, alone: alone.median, kept: kept.median, forced: forced.median, threshold };
     report(&args, (segments, bytes, catalog), &rows, &seconds, &small)
 }
 
@@ -194,38 +204,38 @@ async fn start_workers(n: u16, threads: usize, storage: &str, cache: &Path) -> R
     args.start(storage, cache).await?.context("workers started")
 }
 
-/// The best time of `repeat` runs in ms, and the answer.
-async fn best<F, Fut>(repeat: usize, ask: F) -> Result<(f64, Value)>
+/// The median and best of `repeat` runs in ms, and the last answer.
+async fn timed<F, Fut>(repeat: usize, ask: F) -> Result<(Timed, Value)>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<sluice_broker::Answer, sluice_query::QueryError>>,
 {
-    let (ms, answer, _) = best_counted(repeat, ask).await?;
-    Ok((ms, answer))
+    let (t, answer, _) = timed_counted(repeat, ask).await?;
+    Ok((t, answer))
 }
 
-/// [`best`], with the second invocations (hedged, retried) of all `repeat` runs.
-async fn best_counted<F, Fut>(repeat: usize, mut ask: F) -> Result<(f64, Value, Seconds)>
+/// [`timed`], with the second invocations (hedged, retried) of all `repeat` runs.
+async fn timed_counted<F, Fut>(repeat: usize, mut ask: F) -> Result<(Timed, Value, Seconds)>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<sluice_broker::Answer, sluice_query::QueryError>>,
 {
-    let mut best: Option<(f64, Value)> = None;
+    let mut times = Vec::new();
+    let mut last = None;
     let mut seconds = Seconds::default();
     for _ in 0..repeat.max(1) {
         let start = Instant::now();
         let answer = ask().await?;
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
         if let Some(f) = answer.fanned_out {
             seconds.hedged += f.hedges;
             seconds.retried += f.retries;
         }
-        if best.as_ref().is_none_or(|(b, _)| ms < *b) {
-            best = Some((ms, answer.result));
-        }
+        last = Some(answer.result);
     }
-    let (ms, answer) = best.context("no run")?;
-    Ok((ms, answer, seconds))
+    times.sort_by(f64::total_cmp);
+    let median = (times[(times.len() - 1) / 2] + times[times.len() / 2]) / 2.0;
+    Ok((Timed { median, best: times[0] }, last.context("no run")?, seconds))
 }
 
 /// Second invocations of a worker count's warm runs.
@@ -281,8 +291,9 @@ fn report(
             "workers": args.workers,
             "secondInvocations": seconds.iter().map(|s| json!({"hedged": s.hedged, "retried": s.retried})).collect::<Vec<_>>(),
             "queries": rows.iter().map(|r| json!({
-                "query": r.name, "oneFunctionMs": r.one,
-                "fannedOut": r.fanned.iter().map(|(c, w)| json!({"coldMs": c, "warmMs": w})).collect::<Vec<_>>(),
+                "query": r.name, "oneFunctionMs": r.one.median, "oneFunctionBestMs": r.one.best,
+                "fannedOut": r.fanned.iter().map(|(c, w)| json!({"coldMs": c, "warmMs": w.median, "warmBestMs": w.best}))
+                    .collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "small": {"bytes": small.bytes, "oneFunctionMs": small.alone, "underThresholdMs": small.kept,
                       "throughOneWorkerMs": small.forced, "thresholdBytes": small.threshold},
@@ -291,7 +302,7 @@ fn report(
         return Ok(());
     }
     println!(
-        "{} rows in {segments} segments ({} MB); workers of {} thread(s); ms, warm = best of {} (cold: first run, empty caches)",
+        "{} rows in {segments} segments ({} MB); workers of {} thread(s); ms, warm = median of {} runs (cold: first run, empty caches)",
         args.rows,
         bytes >> 20,
         args.worker_threads,
@@ -312,13 +323,22 @@ fn report(
     }
     table.set_header(header);
     for r in rows {
-        let mut line = vec![r.name.to_string(), format!("{:.0}", r.one)];
-        line.extend(r.fanned.iter().map(|(c, w)| format!("{w:.0} ({c:.0})")));
-        let base = r.fanned.first().map_or(f64::NAN, |f| f.1);
-        line.extend(r.fanned.iter().skip(1).map(|(_, w)| format!("{:.2}x", base / w)));
+        let mut line = vec![r.name.to_string(), format!("{:.0}", r.one.median)];
+        line.extend(r.fanned.iter().map(|(c, w)| format!("{:.0} ({c:.0})", w.median)));
+        let base = r.fanned.first().map_or(f64::NAN, |f| f.1.median);
+        line.extend(r.fanned.iter().skip(1).map(|(_, w)| format!("{:.2}x", base / w.median)));
         table.add_row(line);
     }
     println!("{table}");
+    let best_of: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let base = r.fanned.first().map_or(f64::NAN, |f| f.1.best);
+            let ratios: Vec<String> = r.fanned.iter().skip(1).map(|(_, w)| format!("{:.2}x", base / w.best)).collect();
+            format!("{} {}", r.name.split(' ').next().unwrap_or(""), ratios.join(" "))
+        })
+        .collect();
+    println!("the same ratios from the best of each's runs: {}", best_of.join("; "));
     let counted: Vec<String> = args
         .workers
         .iter()
