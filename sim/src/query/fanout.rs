@@ -1,6 +1,7 @@
 //! How the broker spreads a query's segments: alone when they are few bytes, over workers it
 //! invokes itself, or through an invocation tree (Lambada, SIGMOD 2020): the broker invokes
-//! about sqrt(N) sub-brokers, each invokes its share of the N workers and merges their partials.
+//! about sqrt(N) sub-brokers, each computes one of its share of the N batches and invokes a
+//! worker for each of the others, and merges their partials (`sluice_broker::batches::tree`).
 //!
 //! ```text
 //!   depth 0      depth 1               depth 2
@@ -13,44 +14,42 @@
 //!
 //! One invoker issues its Invokes one after another (`invoke_issue` apart), so a flat fan-out
 //! starts its last worker N issues late; the tree pays a second hop (and a second cold start)
-//! to start it about 2 sqrt(N) issues late. The tree is taken when it starts the last worker
-//! sooner on cold functions, the case the hop costs most.
+//! to start it about 2 sqrt(N) issues late. As the broker does, the tree is taken past
+//! [`BROKER_WIDTH`] batches.
 
 use super::setup::QuerySetup;
+
+/// Batches the broker invokes itself at most (the width of `sluice_broker::FanOut::new`):
+/// more form a tree.
+pub const BROKER_WIDTH: usize = 128;
 
 /// The shape of one query's fan-out.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Fanout {
     /// Workers (0: the broker reads the segments itself).
     pub workers: usize,
-    /// Sub-brokers between the broker and the workers (0: none).
+    /// Sub-brokers between the broker and the workers, each computing one batch (0: none).
     pub sub_brokers: usize,
     /// Invocation levels below the broker: 0, 1 (flat) or 2 (tree).
     pub depth: usize,
-    /// Workers each invoker starts: one entry (the broker's) when flat, one per sub-broker in
-    /// a tree.
+    /// Batches of each invoker: one entry (the broker's) when flat, one per sub-broker in a
+    /// tree (the sub-broker's own batch included).
     pub children: Vec<usize>,
 }
 
 impl Fanout {
     /// The fan-out for `bytes` to read from `segments` segments: batches of about
-    /// `per_worker` bytes, at most one per segment, and within `max_workers` executions,
-    /// sub-brokers included.
+    /// `per_worker` bytes, at most one per segment, and within `max_workers` executions (the
+    /// sub-brokers among them).
     pub fn plan(bytes: f64, segments: usize, per_worker: f64, s: &QuerySetup) -> Self {
         if bytes <= per_worker || segments <= 1 {
             return Fanout { workers: 0, sub_brokers: 0, depth: 0, children: Vec::new() };
         }
         let cap = s.max_workers.max(1.0) as usize;
         let wanted = ((bytes / per_worker).ceil() as usize).min(segments).min(cap);
-        let flat = Self::flat(wanted);
-        let tree_workers = wanted.min(cap.saturating_sub(sub_brokers_for(wanted)).max(1));
-        let tree = Self::tree(tree_workers);
-        debug_assert!(tree.invocations() <= cap.max(2), "{tree:?} over {cap}");
-        if tree.last_start(s, s.cold_start()) < flat.last_start(s, s.cold_start()) {
-            tree
-        } else {
-            flat
-        }
+        let f = if wanted > BROKER_WIDTH { Self::tree(wanted) } else { Self::flat(wanted) };
+        debug_assert!(f.invocations() <= cap, "{f:?} over {cap}");
+        f
     }
 
     /// Every worker invoked by the broker.
@@ -65,6 +64,7 @@ impl Fanout {
         Fanout { workers, sub_brokers: k, depth: 2, children }
     }
 
+    #[cfg(test)]
     /// Seconds from the broker's first Invoke to the start of its last worker, with `start`
     /// seconds before a started function's handler runs (0 warm, its cold start cold).
     pub fn last_start(&self, s: &QuerySetup, start: f64) -> f64 {
@@ -77,9 +77,10 @@ impl Fanout {
         }
     }
 
-    /// Function invocations of the query beside the broker's.
+    /// Function invocations of the query beside the broker's: one per batch (a sub-broker
+    /// computes one).
     pub fn invocations(&self) -> usize {
-        self.workers + self.sub_brokers
+        self.workers
     }
 }
 
@@ -110,7 +111,7 @@ mod tests {
         assert_eq!((f.workers, f.depth, f.sub_brokers), (625, 2, 25), "{f:?}");
         assert_eq!(f.children.iter().sum::<usize>(), 625);
         assert!(f.children.iter().all(|&c| c == 25));
-        assert_eq!(f.invocations(), 650);
+        assert_eq!(f.invocations(), 625, "a sub-broker computes one of its batches");
         let uneven = Fanout::tree(10);
         assert_eq!(uneven.children, vec![3, 3, 2, 2]);
         assert!(f.last_start(&s, 0.0) < Fanout::flat(625).last_start(&s, 0.0));

@@ -67,7 +67,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn merged_groups(&self, groups: &[f64]) -> f64 {
+    pub(super) fn merged_groups(&self, groups: &[f64]) -> f64 {
         if self.kind.groups_by_time {
             groups.iter().sum()
         } else {

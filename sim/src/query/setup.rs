@@ -165,6 +165,9 @@ pub struct QuerySetup {
     /// Largest byte range of one GET (published: 8–16 MB recommended; `RANGE_BYTES` in
     /// `shared/query/src/ranged.rs`).
     pub range_bytes: f64,
+    /// Bytes of segments (whole) a worker computes at a time while the next chunk downloads
+    /// (`sluice_broker::worker::CHUNK_BYTES`).
+    pub chunk_bytes: f64,
     /// MB of a worker's /tmp kept as the segment cache.
     pub tmp_cache_mb: f64,
     /// Share of a warm worker's bytes already in its /tmp; by default the cache's share of the
@@ -225,6 +228,7 @@ impl Default for QuerySetup {
             function_mbps: 300.0,
             throughput_sigma: 0.25,
             range_bytes: 16.0 * 1024.0 * 1024.0,
+            chunk_bytes: 64.0 * 1024.0 * 1024.0,
             tmp_cache_mb: 0.9 * 4096.0,
             warm_hit_opt: None,
             straggler_p: 0.02,

@@ -7,7 +7,8 @@
 //!    (`fanout.rs`); with none it scans them itself;
 //! 3. each invoker issues its Invokes one after another; each worker downloads, scans and
 //!    returns its partial (`worker.rs`); a worker may straggle, and one that fails is retried
-//!    once; sub-brokers do not fail (`invoker.rs`);
+//!    once; a sub-broker computes one of its batches itself once it has issued its Invokes,
+//!    and does not fail (`invoker.rs`);
 //! 4. each invoker merges partials one at a time in order of arrival once it has issued its
 //!    Invokes; a sub-broker returns its merged partial to the broker, which finalizes.
 //!
@@ -124,8 +125,18 @@ pub fn trial(shape: &Shape, kind: &QueryKind, s: &QuerySetup, warm: bool, noise:
             let mut next = 0;
             for (j, &n) in f.children.iter().enumerate() {
                 let start = t + j as f64 * s.invoke_issue + c.start_delay();
-                let (sub_done, sub_groups) = fan_out(start, &batches[next..next + n], &c, &mut m, noise);
+                // A sub-broker invokes a worker for each of its batches but its first, which it
+                // computes itself once its Invokes are issued, and merges that partial last.
+                let others = &batches[next + 1..next + n];
+                let own_start = start + others.len() as f64 * s.invoke_issue;
+                let own = worker::run(Batch::of(batches[next], s), kind, c.hit, s, noise);
+                m.ran(&own);
+                let (children_done, children_groups) =
+                    if others.is_empty() { (own_start, 0.0) } else { fan_out(start, others, &c, &mut m, noise) };
                 next += n;
+                let sub_done =
+                    children_done.max(own_start + own.secs) + kind.groups_per_partial * s.merge_secs_per_group;
+                let sub_groups = c.merged_groups(&[children_groups, kind.groups_per_partial]);
                 let bytes = sub_groups * kind.bytes_per_group;
                 let put = match worker::return_path(bytes, s) {
                     Return::Payload => 0.0,

@@ -1,6 +1,7 @@
 //! One query-worker invocation: download its segments from S3 (whole when small, else the
-//! needed columns with ranged reads, as built; those not already in its /tmp cache), scan them
-//! on its cores while the rest arrives, and return its partial: in the Invoke response up to
+//! needed columns with ranged reads, as built; those not already in its /tmp cache) a chunk of
+//! at most `chunk_bytes` of segments at a time, scan each chunk on its cores while the next
+//! arrives, and return its partial: in the Invoke response up to
 //! the 6 MB payload limit, through S3 above it.
 
 use super::noise::Noise;
@@ -72,8 +73,9 @@ pub fn run(batch: Batch, kind: &QueryKind, hit: f64, s: &QuerySetup, noise: &mut
         download = remote / noise.lognormal(s.download_rate(), s.throughput_sigma);
     }
     let scan = batch.rows / s.scan_rate(kind, s.worker_mb);
-    // Segments are scanned as they arrive: the slower side, plus one segment of the other.
-    let mut work = download.max(scan) + download.min(scan) / batch.segments.max(1.0);
+    // A chunk is scanned while the next downloads: the slower side, plus one chunk of the other.
+    let chunks = (batch.rows * s.segment_bytes_per_row / s.chunk_bytes).ceil().clamp(1.0, batch.segments.max(1.0));
+    let mut work = download.max(scan) + download.min(scan) / chunks;
     if noise.chance(s.straggler_p) {
         work *= s.straggler_factor;
     }
