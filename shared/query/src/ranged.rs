@@ -11,8 +11,9 @@
 //! On S3 a GET costs a first byte's latency and $0.0004 per 1,000, as much as about a megabyte
 //! of transfer, and 8–16 MB byte ranges reach a connection's throughput ("Performance
 //! guidelines for Amazon S3"), hence the gap and the piece. A string column's bitmap indexes
-//! are read only when one of the query's filters names the column: grouped or aggregated, it
-//! is read by its ids and dictionary, and the segment is handed to the engine as if written
+//! are read only when one of the query's filters names the column and they take fewer bytes
+//! than its ids ([`ReadPlan::for_segment`]): otherwise it is read by its ids and dictionary
+//! (a filter on it scans its ids), and the segment is handed to the engine as if written
 //! without those indexes ([`Segment::without_bitmaps`]). Parts not read stay zeros, which the
 //! query never touches (a part read by mistake fails its checksum, naming it).
 
@@ -60,6 +61,22 @@ impl ReadPlan {
 
     fn reads(&self, column: &str, part: &str) -> bool {
         self.columns.contains(column) && (part != "bitmaps" || self.indexed.contains(column))
+    }
+
+    /// This plan for one segment with `directory`: a filtered column whose bitmaps take more
+    /// bytes than its ids (and offsets) is filtered by its ids, which the plan reads anyway,
+    /// instead of by its bitmaps. Over S3 the bytes are what a read costs; on a local disk a
+    /// bitmap's head start over a scan of ids matters more, so only ranged reads do this.
+    pub fn for_segment(&self, directory: &Directory) -> ReadPlan {
+        let bytes =
+            |c: &sluice_format::segment::directory::ColumnEntry, part: &str| c.parts.get(part).map_or(0, |p| p.length);
+        let mut indexed = self.indexed.clone();
+        for c in directory.columns.iter().filter(|c| self.indexed.contains(&c.name)) {
+            if bytes(c, "bitmaps") > bytes(c, "ids") + bytes(c, "offsets") {
+                indexed.remove(&c.name);
+            }
+        }
+        ReadPlan { columns: self.columns.clone(), indexed }
     }
 }
 
@@ -112,7 +129,8 @@ pub fn read_cost(segment: &Segment, plan: &ReadPlan) -> (u64, u64) {
     if data_start > prefix {
         (bytes, gets) = (data_start, 2);
     }
-    for r in ranges(segment.directory(), data_start, size, bytes, plan) {
+    let plan = plan.for_segment(segment.directory());
+    for r in ranges(segment.directory(), data_start, size, bytes, &plan) {
         bytes += r.end - r.start;
         gets += 1;
     }
@@ -126,7 +144,8 @@ pub fn part_runs(segment: &Segment, plan: &ReadPlan) -> u64 {
     let header = segment.as_bytes();
     let dir_len = u64::from(u32::from_le_bytes([header[12], header[13], header[14], header[15]]));
     let data_start = HEADER_LEN as u64 + dir_len;
-    merged(segment.directory(), data_start, segment.size() as u64, data_start, plan, 0).len() as u64
+    let plan = plan.for_segment(segment.directory());
+    merged(segment.directory(), data_start, segment.size() as u64, data_start, &plan, 0).len() as u64
 }
 
 /// Reads the segment `key` of `size` bytes: every byte in one GET when `plan` is `None`, else
@@ -169,6 +188,7 @@ pub async fn read_parts(
         return Err(damaged("directory checksum mismatch".into()));
     }
     let directory: Directory = serde_json::from_slice(dir).map_err(|e| damaged(format!("directory: {e}")))?;
+    let plan = &plan.for_segment(&directory);
     let mut reads = futures::stream::iter(ranges(&directory, data_start, size, have, plan))
         .map(|r| async move { store.get_range(key, r.clone()).await.map(|part| (r, part)) })
         .buffer_unordered(PARALLEL_RANGES);
@@ -235,6 +255,23 @@ mod tests {
         let got = ranges(&dir, 100, size, 150, &plan(&["a"], &["a"]));
         assert_eq!(got, vec![150..210 + 5 * M]);
         assert_eq!(ranges(&dir, 100, size, 100, &ReadPlan::directory_only()), vec![]);
+    }
+
+    #[test]
+    fn a_filtered_column_is_read_by_its_bitmaps_only_where_they_are_smaller_than_its_ids() {
+        let dir = directory(vec![
+            column("few", &[("dictionary", 0, 10), ("ids", 10, 1_000), ("bitmaps", 1_010, 400)]),
+            column("many", &[("dictionary", 1_410, 10), ("ids", 1_420, 1_000), ("bitmaps", 2_420, 3_000)]),
+            column(
+                "multi",
+                &[("dictionary", 5_420, 10), ("offsets", 5_430, 600), ("ids", 6_030, 1_000), ("bitmaps", 7_030, 1_500)],
+            ),
+        ]);
+        let p = plan(&["few", "many", "multi"], &["few", "many", "multi"]).for_segment(&dir);
+        assert_eq!(p.indexed.into_iter().collect::<Vec<_>>(), vec!["few", "multi"], "offsets count with the ids");
+        assert_eq!(p.columns.len(), 3, "every column still read");
+        let unfiltered = plan(&["many"], &[]).for_segment(&dir);
+        assert!(unfiltered.indexed.is_empty());
     }
 
     #[test]
