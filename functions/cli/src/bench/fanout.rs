@@ -258,7 +258,7 @@ async fn publish(
     let dir = tempfile::tempdir_in(work).or_else(|_| tempfile::tempdir())?;
     let built = {
         let (sample, dir) = (sample.to_path_buf(), dir.path().to_path_buf());
-        tokio::task::spawn_blocking(move || build_files(&sample, rows, rows_per_segment, &[], &dir)).await??.0
+        tokio::task::spawn_blocking(move || build_files(&sample, rows, rows_per_segment, None, &[], &dir)).await??.0
     };
     let version = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
     let mut partitions: BTreeMap<Interval, u32> = BTreeMap::new();

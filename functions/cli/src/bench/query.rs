@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sluice_format::index::IndexConfig;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
-use sluice_format::spec::load_spec;
+use sluice_format::spec::load_spec_value;
 use sluice_query::{execute, execute_cached, parse_query, PartialCache, Query, QuerySegment};
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,6 +39,10 @@ pub struct QueryArgs {
     /// `comment,page,user`: what the queries cost on that layout.
     #[arg(long, value_delimiter = ',')]
     without_bitmaps: Vec<String>,
+    /// Segment granularity instead of the tutorial spec's `DAY`, e.g. `HOUR`: each segment
+    /// then holds one hour, as a datasource ingesting thousands of rows a second has them.
+    #[arg(long)]
+    segment_granularity: Option<String>,
     /// Rows per segment (Druid's `maxRowsPerSegment`): a smaller number gives more segments.
     #[arg(long, default_value_t = 5_000_000)]
     rows_per_segment: u64,
@@ -258,7 +262,14 @@ fn print_growth(growth: &[Growth]) {
 /// number of rows they hold.
 fn build_segments(args: &QueryArgs, dir: &std::path::Path) -> Result<(Vec<QuerySegment>, usize)> {
     let sample = args.sample.clone().unwrap_or_else(default_sample);
-    build_files(&sample, args.rows, args.rows_per_segment, &args.without_bitmaps, dir)
+    build_files(
+        &sample,
+        args.rows,
+        args.rows_per_segment,
+        args.segment_granularity.as_deref(),
+        &args.without_bitmaps,
+        dir,
+    )
 }
 
 /// Segments of `rows` rows of the sample (each copy shifted within its day) in files under
@@ -267,11 +278,16 @@ pub(super) fn build_files(
     sample: &std::path::Path,
     rows: usize,
     rows_per_segment: u64,
+    segment_granularity: Option<&str>,
     without_bitmaps: &[String],
     dir: &std::path::Path,
 ) -> Result<(Vec<QuerySegment>, usize)> {
     let sample = super::Sample::load(sample)?;
-    let spec = load_spec(TUTORIAL_SPEC)?.spec;
+    let mut raw: Value = serde_json::from_str(TUTORIAL_SPEC)?;
+    if let Some(g) = segment_granularity {
+        raw["dataSchema"]["granularitySpec"]["segmentGranularity"] = json!(g);
+    }
+    let spec = load_spec_value(raw)?.spec;
     let config = IndexConfig::from_spec(&spec);
     let options = MergeOptions { max_rows_per_segment: rows_per_segment.max(1), compression: spec.tuning.index };
     let (mut segments, mut num_rows) = (Vec::new(), 0);
