@@ -52,7 +52,8 @@ pub async fn run(args: SqlArgs, backends: &BackendArgs) -> Result<()> {
     }
     let b = backends.open().await?;
     let cache = (!args.no_cache).then(|| SegmentCache::new(args.cache));
-    let source = StoreSegments::new(b.meta.as_ref(), b.store.as_ref(), cache.as_ref());
+    let segments = StoreSegments::new(b.meta.as_ref(), b.store.as_ref(), cache.as_ref());
+    let source = sluice_http::sql_system::WithIngestion::new(&segments, b.meta.as_ref());
     let result = run_sql(&source, &request).await?;
     if !table {
         print!("{}", result.render(&request));

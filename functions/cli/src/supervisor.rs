@@ -100,17 +100,23 @@ pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<(
             let realtime = st.partitions.iter().any(|p| p.queryable.is_some());
             let extra = if realtime { format!(" {:>12}", "queryable") } else { String::new() };
             let width = st.partitions.iter().map(|p| p.topic.len()).max().unwrap_or(0).max(5);
-            println!("{:<width$} {:>9} {:>12} {:>12} {:>10}{extra}", "topic", "partition", "committed", "high", "lag");
+            let header = ("topic", "partition", "committed", "high", "lag", "time lag");
+            println!(
+                "{:<width$} {:>9} {:>12} {:>12} {:>10} {:>10}{extra}",
+                header.0, header.1, header.2, header.3, header.4, header.5
+            );
             let show = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+            let seconds = |ms: Option<i64>| ms.map_or("-".to_string(), |ms| format!("{:.1} s", ms as f64 / 1000.0));
             for p in &st.partitions {
                 let extra = if realtime { format!(" {:>12}", show(p.queryable)) } else { String::new() };
                 println!(
-                    "{:<width$} {:>9} {:>12} {:>12} {:>10}{extra}",
+                    "{:<width$} {:>9} {:>12} {:>12} {:>10} {:>10}{extra}",
                     p.topic,
                     p.partition,
                     show(p.committed),
                     show(p.high),
-                    show(p.lag)
+                    show(p.lag),
+                    seconds(p.time_lag_ms)
                 );
             }
             println!("tasks: {:?}", st.tasks);

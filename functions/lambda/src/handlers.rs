@@ -26,8 +26,9 @@ fn invoker(ctx: &FunctionContext) -> Result<&dyn TaskInvoker, FunctionError> {
 }
 
 /// One supervisor pass: plans and invokes for every datasource (or the event's one), emits
-/// lag per partition and, per datasource, the records not yet queryable (below the lag with
-/// real-time tasks); fails (retryable) naming every datasource whose pass failed.
+/// lag per partition (records, and milliseconds where its record's time was read) and, per
+/// datasource, the records not yet queryable (below the lag with real-time tasks) and the
+/// time lag summed and at most; fails (retryable) naming every datasource whose pass failed.
 pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<Value, FunctionError> {
     tracing::info!(scheduled_time = ?event.scheduled_time.or(event.time), execution_id = ?event.execution_id, "supervisor pass");
     let options = SupervisorOptions::at(now_ms());
@@ -38,23 +39,30 @@ pub async fn supervise(ctx: &FunctionContext, event: SupervisorEvent) -> Result<
     for (datasource, pass) in passes {
         match pass {
             Ok(p) => {
-                for (topic, partition, high) in p.highs() {
-                    let l = (high - offset_at(&p.committed, topic, partition)).max(0);
-                    let partition = partition.to_string();
+                for (topic, partition_id, high) in p.highs() {
+                    let l = (high - offset_at(&p.committed, topic, partition_id)).max(0);
+                    let partition = partition_id.to_string();
                     let dimensions = [
                         ("Function", "supervisor"),
                         ("Datasource", &p.datasource),
                         ("Topic", topic),
                         ("Partition", &partition),
                     ];
-                    emit(&dimensions, &[("Lag", l as f64, "Count")]);
+                    let mut metrics = vec![("Lag", l as f64, "Count")];
+                    if let Some(ms) = p.time_lag_ms.get(topic).and_then(|t| t.get(&partition_id)) {
+                        metrics.push(("LagTime", *ms as f64, "Milliseconds"));
+                    }
+                    emit(&dimensions, &metrics);
                 }
                 let (lag, queryable_lag) = (p.lag(), p.queryable_lag());
+                let (time_lag, max_time_lag) = p.time_lag();
                 emit(
                     &[("Function", "supervisor"), ("Datasource", &p.datasource)],
                     &[
                         ("Lag", lag as f64, "Count"),
                         ("QueryableLag", queryable_lag as f64, "Count"),
+                        ("LagTime", time_lag as f64, "Milliseconds"),
+                        ("MaxLagTime", max_time_lag as f64, "Milliseconds"),
                         ("TasksPlanned", p.planned.len() as f64, "Count"),
                         ("JobsInvoked", p.invoked.len() as f64, "Count"),
                         ("TasksCleanedUp", p.cleaned as f64, "Count"),

@@ -8,8 +8,9 @@
 //! | method, path | class | what |
 //! | --- | --- | --- |
 //! | `POST /druid/v2` (`?pretty`) | query | a native query; Druid's result JSON |
-//! | `POST /druid/v2/sql` | query | a Druid SQL request; rows in its `resultFormat` |
+//! | `POST /druid/v2/sql` | query | a Druid SQL request; rows in its `resultFormat` (`sys.supervisors` and `sys.tasks` too) |
 //! | `GET /druid/v2/datasources` | query | datasource names |
+//! | `GET /druid/v2/datasources/{ds}` (`?interval=`, `?full`), `/dimensions`, `/metrics` | query | the dimensions and metrics of its segments in an interval (the last week by default) |
 //! | `GET /status` | read | Druid's server status: the Druid version whose API this follows, modules, memory |
 //! | `GET /status/health` | read | `true` |
 //! | `GET /druid/indexer/v1/supervisor` (`?state=true`, `?full`) | read | supervisor names; with their states (and specs) |
@@ -36,11 +37,13 @@
 //! 415).
 
 mod compaction;
+mod datasource_info;
 mod guard;
 mod retention;
 mod routes;
 mod sql;
 pub mod sql_broker;
+pub mod sql_system;
 pub mod status;
 mod supervisor_api;
 mod supervisor_report;
@@ -95,6 +98,11 @@ impl ApiError {
     /// message (cut to a bounded excerpt when sent).
     pub fn new(status: StatusCode, error: &'static str, class: &'static str, message: impl Into<String>) -> Self {
         Self { status, error, message: message.into(), class }
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 }
 

@@ -4,7 +4,7 @@
 //! local server without `--allow-operations`, so a route cannot be served without a class.
 
 use super::tasks::{self, Refused};
-use super::{compaction, retention, sql, supervisor_api, ApiError, ApiState};
+use super::{compaction, datasource_info, retention, sql, supervisor_api, ApiError, ApiState};
 use axum::http::{Method, StatusCode};
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
@@ -43,6 +43,9 @@ enum Endpoint {
     NativeQuery,
     Sql,
     Datasources,
+    Describe,
+    Dimensions,
+    Metrics,
     Supervisors,
     Submit,
     Spec,
@@ -98,6 +101,9 @@ pub const ROUTES: &[RouteSpec] = &[
     route(Method::POST, "/druid/v2/sql", Class::Query, Endpoint::Sql),
     route(Method::POST, "/druid/v2/sql/", Class::Query, Endpoint::Sql),
     route(Method::GET, "/druid/v2/datasources", Class::Query, Endpoint::Datasources),
+    route(Method::GET, "/druid/v2/datasources/{datasource}", Class::Query, Endpoint::Describe),
+    route(Method::GET, "/druid/v2/datasources/{datasource}/dimensions", Class::Query, Endpoint::Dimensions),
+    route(Method::GET, "/druid/v2/datasources/{datasource}/metrics", Class::Query, Endpoint::Metrics),
     route(Method::GET, SUPERVISOR, Class::Read, Endpoint::Supervisors),
     route(Method::POST, SUPERVISOR, Class::Write, Endpoint::Submit),
     route(Method::GET, "/druid/indexer/v1/supervisor/{id}", Class::Read, Endpoint::Spec),
@@ -162,6 +168,9 @@ impl RouteSpec {
             Endpoint::NativeQuery => on(filter, super::query),
             Endpoint::Sql => on(filter, sql::query),
             Endpoint::Datasources => on(filter, super::datasources),
+            Endpoint::Describe => on(filter, datasource_info::describe),
+            Endpoint::Dimensions => on(filter, datasource_info::dimensions),
+            Endpoint::Metrics => on(filter, datasource_info::metrics),
             Endpoint::Supervisors => on(filter, super::supervisors),
             Endpoint::Submit => on(filter, super::submit),
             Endpoint::Spec => on(filter, super::spec),

@@ -3,11 +3,12 @@
 //! broker when queries fan out (`sql_broker`).
 
 use super::sql_broker::BrokerSegments;
+use super::sql_system::WithIngestion;
 use super::{ApiError, ApiState};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use sluice_sql::{run_sql, SqlError, SqlRequest, StoreSegments};
+use sluice_sql::{run_sql, Segments, SqlError, SqlRequest, StoreSegments};
 use std::sync::Arc;
 
 /// Answers a SQL request.
@@ -15,11 +16,24 @@ pub async fn query(State(s): State<Arc<ApiState>>, body: String) -> Result<Respo
     let request = SqlRequest::parse(&body)?;
     let (meta, store, cache) = (s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref());
     let result = match &s.fanout {
-        Some(fanout) => run_sql(&BrokerSegments::new(meta, store, cache, fanout, &s.tables), &request).await?,
-        None => run_sql(&StoreSegments::new(meta, store, cache), &request).await?,
+        Some(fanout) => {
+            let segments = BrokerSegments::new(meta, store, cache, fanout, &s.tables);
+            run_sql(&WithIngestion::new(&segments, meta), &request).await?
+        }
+        None => run_sql(&WithIngestion::new(&StoreSegments::new(meta, store, cache), meta), &request).await?,
     };
     let body = result.render(&request);
     Ok(([(header::CONTENT_TYPE, request.result_format.content_type())], body).into_response())
+}
+
+/// The table of `datasource` as SQL reads it (its columns and visible segments), `None`
+/// without segments.
+pub async fn table_of(s: &ApiState, datasource: &str) -> Result<Option<Arc<sluice_sql::Table>>, SqlError> {
+    let (meta, store, cache) = (s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref());
+    match &s.fanout {
+        Some(fanout) => BrokerSegments::new(meta, store, cache, fanout, &s.tables).table(datasource).await,
+        None => StoreSegments::new(meta, store, cache).table(datasource).await,
+    }
 }
 
 impl From<SqlError> for ApiError {

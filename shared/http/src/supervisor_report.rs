@@ -52,6 +52,8 @@ pub fn report(id: &str, st: &Status, tasks: &[TaskItem], spec: Option<&Datasourc
         st.partitions.iter().filter_map(|p| Some((key(&p.topic, p.partition), p.high?))).collect();
     let lag: BTreeMap<String, i64> =
         st.partitions.iter().filter_map(|p| Some((key(&p.topic, p.partition), p.lag?))).collect();
+    let lag_ms: BTreeMap<String, i64> =
+        st.partitions.iter().filter_map(|p| Some((key(&p.topic, p.partition), p.time_lag_ms?))).collect();
     let task = |t: &TaskItem, active: bool| -> Value {
         let offsets = |f: &dyn Fn(i32, i64) -> Option<i64>| -> Map<String, Value> {
             t.ranges
@@ -102,6 +104,8 @@ pub fn report(id: &str, st: &Status, tasks: &[TaskItem], spec: Option<&Datasourc
         "latestOffsets": high,
         "minimumLag": lag,
         "aggregateLag": lag.values().map(|l| (*l).max(0)).sum::<i64>(),
+        "minimumLagMillis": lag_ms,
+        "aggregateLagMillis": lag_ms.values().map(|l| (*l).max(0)).sum::<i64>(),
         "offsetsLastUpdated": st.last_pass_ms.map(format_iso),
         "suspended": st.state != SupervisorState::Running,
         "healthy": h.healthy,
@@ -134,6 +138,24 @@ pub fn list_item(id: &str, st: &Status) -> Value {
     })
 }
 
+/// Supervisor `id`'s row of `sys.supervisors`, from its status and its stored spec (`spec`:
+/// as submitted; redacted here).
+pub fn row(id: &str, st: &Status, spec: &Value) -> sluice_sql::SupervisorRow {
+    let h = health(st);
+    let source = sluice_format::spec::load_spec_value(spec.clone())
+        .map(|l| l.spec.io.source.text().to_string())
+        .unwrap_or_default();
+    sluice_sql::SupervisorRow {
+        id: id.to_string(),
+        state: h.state.to_string(),
+        detailed_state: h.detailed.to_string(),
+        healthy: h.healthy,
+        source,
+        suspended: st.state != SupervisorState::Running,
+        spec: sluice_format::spec::redacted_spec(spec).to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +172,7 @@ mod tests {
             committed: Some(committed),
             high: Some(high),
             lag: Some(high - committed),
+            time_lag_ms: Some(if high > committed { 90_000 } else { 0 }),
             queryable: None,
         };
         Status {
@@ -190,6 +213,8 @@ mod tests {
         assert_eq!(p["latestOffsets"], json!({"0": 25, "1": 7}), "{p}");
         assert_eq!(p["minimumLag"], json!({"0": 15, "1": 0}), "{p}");
         assert_eq!(p["aggregateLag"], 15, "{p}");
+        assert_eq!(p["minimumLagMillis"], json!({"0": 90_000, "1": 0}), "{p}");
+        assert_eq!(p["aggregateLagMillis"], 90_000, "{p}");
         assert_eq!(p["partitions"], 2);
         assert_eq!(p["suspended"], false);
         assert_eq!(p["activeTasks"].as_array().map(Vec::len), Some(1), "{p}");

@@ -144,6 +144,22 @@ impl TaskView {
         })
     }
 
+    /// Its row of `sys.tasks`.
+    pub fn row(&self) -> sluice_sql::TaskRow {
+        let (status, runner) = self.codes();
+        sluice_sql::TaskRow {
+            id: self.id.to_string(),
+            group_id: self.group_id(),
+            kind: TASK_TYPE.to_string(),
+            datasource: self.id.datasource.clone(),
+            created_time: format_iso(self.created_ms),
+            status: status.to_string(),
+            runner_status: runner.to_string(),
+            duration_ms: self.duration_ms(),
+            error: self.error.clone(),
+        }
+    }
+
     /// One entry of `POST /druid/indexer/v1/taskStatus`: Druid's `TaskStatus`.
     pub fn status(&self) -> Value {
         json!({

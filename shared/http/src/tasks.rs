@@ -33,7 +33,7 @@ fn not_found(id: &str) -> ApiError {
 }
 
 /// What a task list asks for.
-struct ListFilter {
+pub(crate) struct ListFilter {
     states: BTreeSet<&'static str>,
     datasource: Option<String>,
     created: Option<(i64, i64)>,
@@ -67,9 +67,17 @@ fn list_filter(params: &HashMap<String, String>, fixed: Option<&'static str>) ->
     Ok(ListFilter { states, datasource: params.get("datasource").cloned(), created, max, other_type })
 }
 
+impl ListFilter {
+    /// Every task: the live ones and the last [`DEFAULT_COMPLETE_TASKS`] finished.
+    pub(crate) fn everything() -> Self {
+        let states = BTreeSet::from(["pending", "running", "complete"]);
+        Self { states, datasource: None, created: None, max: DEFAULT_COMPLETE_TASKS, other_type: false }
+    }
+}
+
 /// The tasks a filter names: live ones first (newest planned first), then finished ones
 /// (newest finished first, at most `max`).
-async fn list_tasks(meta: &dyn MetadataStore, f: &ListFilter) -> Result<Vec<TaskView>, ApiError> {
+pub(crate) async fn list_tasks(meta: &dyn MetadataStore, f: &ListFilter) -> Result<Vec<TaskView>, ApiError> {
     if f.other_type || f.states.is_empty() {
         return Ok(Vec::new());
     }

@@ -145,6 +145,10 @@ pub struct StatsItem {
     /// Per topic and partition, high watermark minus committed offset.
     #[serde(default)]
     pub topic_lag: TopicOffsets,
+    /// Per topic and partition, how long ago (ms, at the pass) the oldest record not yet
+    /// published was written (0 for a partition caught up; none when its time was not read).
+    #[serde(default)]
+    pub topic_time_lag_ms: TopicOffsets,
     /// Tasks by state.
     pub tasks: BTreeMap<String, usize>,
     /// The latest task errors, newest first.

@@ -2,6 +2,7 @@
 //! directories (`__time` first, then by name).
 
 use crate::types::{Column, SqlType};
+use sluice_format::time::Interval;
 use sluice_query::QuerySegment;
 use std::collections::BTreeMap;
 
@@ -16,6 +17,8 @@ pub struct SegmentInfo {
     pub start: String,
     /// Time chunk end, ISO 8601.
     pub end: String,
+    /// Its time chunk.
+    pub interval: Interval,
     /// Bytes.
     pub size: u64,
     /// Rows.
@@ -26,13 +29,18 @@ pub struct SegmentInfo {
     pub metrics: Vec<String>,
 }
 
-/// The datasources' columns and segments.
+/// The datasources' columns and segments, and the supervisors and tasks when a query reads
+/// them.
 #[derive(Debug, Clone, Default)]
 pub struct Schemas {
     /// Columns of each datasource with segments.
     pub tables: BTreeMap<String, Vec<Column>>,
     /// Every visible segment read.
     pub segments: Vec<SegmentInfo>,
+    /// The supervisors (read only for `sys.supervisors`).
+    pub supervisors: Vec<crate::ingestion::SupervisorRow>,
+    /// The tasks (read only for `sys.tasks`).
+    pub tasks: Vec<crate::ingestion::TaskRow>,
 }
 
 /// One datasource as SQL sees it: its columns and its visible segments.
@@ -60,6 +68,7 @@ impl Table {
                 id: seg.id.clone(),
                 start: sluice_format::time::format_iso(seg.interval.start),
                 end: sluice_format::time::format_iso(seg.interval.end),
+                interval: seg.interval,
                 size: seg.segment.size() as u64,
                 num_rows: seg.segment.num_rows() as u64,
                 dimensions: Vec::new(),

@@ -13,6 +13,7 @@
 pub mod catalog;
 mod error;
 pub mod execute;
+pub mod ingestion;
 pub mod inline;
 pub mod output;
 pub mod parse;
@@ -27,6 +28,7 @@ pub use request::{ResultFormat, SqlRequest};
 
 use catalog::Schemas;
 pub use catalog::Table;
+pub use ingestion::{SupervisorRow, TaskRow};
 use plan::{object_path, Input, Options, Plan};
 use serde_json::{json, Value};
 use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
@@ -35,6 +37,7 @@ use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use system::SystemTable;
 use types::{Column, SqlType};
 
 /// Where SQL reads segments from.
@@ -68,6 +71,16 @@ pub trait Segments: Send + Sync {
     /// is run here over [`Segments::segments`].
     async fn fan_out(&self, _native: &str) -> Option<Result<Value, SqlError>> {
         None
+    }
+    /// The supervisors, for `sys.supervisors`: a source that reads ingestion's metadata gives
+    /// them; by default the table is refused by name.
+    async fn supervisors(&self) -> Result<Vec<SupervisorRow>, SqlError> {
+        Err(SqlError::unsupported("sys.supervisors here (`sluice serve`, `sluice sql` and the api function serve it)"))
+    }
+    /// The tasks, live and recently finished, for `sys.tasks` (refused by default, as
+    /// [`Segments::supervisors`]).
+    async fn tasks(&self) -> Result<Vec<TaskRow>, SqlError> {
+        Err(SqlError::unsupported("sys.tasks here (`sluice serve`, `sluice sql` and the api function serve it)"))
     }
 }
 
@@ -198,26 +211,34 @@ pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlReque
 }
 
 /// Reads the columns of every datasource the query names (every datasource when it reads a
-/// metadata table that lists them).
+/// metadata table that lists them), and the supervisors or tasks when it reads their tables.
 pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Result<Schemas, SqlError> {
     let mut named = BTreeSet::new();
-    let mut everything = false;
+    let mut system = BTreeSet::new();
     let _ = sqlparser::ast::visit_relations(query, |name| {
         let path = object_path(name);
         let lower: Vec<String> = path.iter().map(|p| p.to_ascii_lowercase()).collect();
         match lower.as_slice() {
-            [schema, t] if schema == "information_schema" => {
-                everything |= system::SystemTable::information_schema(t).is_some_and(|s| s.needs_schemas())
-            }
-            [schema, _] if schema == "sys" => everything = true,
+            [schema, t] if schema == "information_schema" => system.extend(SystemTable::information_schema(t)),
+            [schema, t] if schema == "sys" => system.extend(SystemTable::sys(t)),
             _ => {
                 named.insert(path.last().cloned().unwrap_or_default());
             }
         }
         std::ops::ControlFlow::<()>::Continue(())
     });
-    let all = source.datasources().await?;
+    let everything = system.iter().any(|t| t.needs_schemas());
     let mut schemas = Schemas::default();
+    if system.contains(&SystemTable::Supervisors) {
+        schemas.supervisors = source.supervisors().await?;
+    }
+    if system.contains(&SystemTable::Tasks) {
+        schemas.tasks = source.tasks().await?;
+    }
+    if !everything && named.is_empty() {
+        return Ok(schemas);
+    }
+    let all = source.datasources().await?;
     for datasource in all.iter().filter(|d| everything || named.contains(*d)) {
         if let Some(table) = source.table(datasource).await? {
             schemas.insert(datasource, &table);

@@ -1,12 +1,12 @@
 //! The metadata tables tools introspect: `INFORMATION_SCHEMA.SCHEMATA`, `TABLES` and
-//! `COLUMNS`, and `sys.segments`, as Druid lays them out.
+//! `COLUMNS`, `sys.segments`, `sys.supervisors` and `sys.tasks`, as Druid lays them out.
 
 use crate::catalog::Schemas;
 use crate::types::{Column, SqlType};
 use serde_json::{json, Value};
 
 /// A metadata table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SystemTable {
     /// `INFORMATION_SCHEMA.SCHEMATA`.
     Schemata,
@@ -16,9 +16,23 @@ pub enum SystemTable {
     Columns,
     /// `sys.segments`.
     Segments,
+    /// `sys.supervisors`.
+    Supervisors,
+    /// `sys.tasks`.
+    Tasks,
 }
 
 const SCHEMAS: [&str; 3] = ["druid", "INFORMATION_SCHEMA", "sys"];
+
+/// Every metadata table by its schema and name.
+pub const SYSTEM_TABLES: [(&str, &str, SystemTable); 6] = [
+    ("INFORMATION_SCHEMA", "SCHEMATA", SystemTable::Schemata),
+    ("INFORMATION_SCHEMA", "TABLES", SystemTable::Tables),
+    ("INFORMATION_SCHEMA", "COLUMNS", SystemTable::Columns),
+    ("sys", "segments", SystemTable::Segments),
+    ("sys", "supervisors", SystemTable::Supervisors),
+    ("sys", "tasks", SystemTable::Tasks),
+];
 
 impl SystemTable {
     /// An `INFORMATION_SCHEMA` table by its lower-case name.
@@ -33,12 +47,17 @@ impl SystemTable {
 
     /// A `sys` table by its lower-case name.
     pub fn sys(name: &str) -> Option<Self> {
-        (name == "segments").then_some(SystemTable::Segments)
+        match name {
+            "segments" => Some(SystemTable::Segments),
+            "supervisors" => Some(SystemTable::Supervisors),
+            "tasks" => Some(SystemTable::Tasks),
+            _ => None,
+        }
     }
 
     /// Whether reading it needs every datasource's schema.
     pub fn needs_schemas(self) -> bool {
-        !matches!(self, SystemTable::Schemata)
+        matches!(self, SystemTable::Tables | SystemTable::Columns | SystemTable::Segments)
     }
 
     /// Its columns.
@@ -100,6 +119,32 @@ impl SystemTable {
                 v("dimensions"),
                 v("metrics"),
             ],
+            SystemTable::Supervisors => vec![
+                v("supervisor_id"),
+                v("state"),
+                v("detailed_state"),
+                b("healthy"),
+                v("type"),
+                v("source"),
+                b("suspended"),
+                v("spec"),
+            ],
+            SystemTable::Tasks => vec![
+                v("task_id"),
+                v("group_id"),
+                v("type"),
+                v("datasource"),
+                v("created_time"),
+                v("queue_insertion_time"),
+                v("status"),
+                v("runner_status"),
+                b("duration"),
+                v("location"),
+                v("host"),
+                b("plaintext_port"),
+                b("tls_port"),
+                v("error_msg"),
+            ],
         }
     }
 
@@ -118,12 +163,7 @@ impl SystemTable {
                     .keys()
                     .map(|t| vec![json!("druid"), json!("druid"), json!(t), json!("TABLE"), json!("NO"), json!("NO")])
                     .collect();
-                for (schema, table) in [
-                    ("INFORMATION_SCHEMA", "SCHEMATA"),
-                    ("INFORMATION_SCHEMA", "TABLES"),
-                    ("INFORMATION_SCHEMA", "COLUMNS"),
-                    ("sys", "segments"),
-                ] {
+                for (schema, table, _) in SYSTEM_TABLES {
                     rows.push(vec![
                         json!("druid"),
                         json!(schema),
@@ -142,12 +182,7 @@ impl SystemTable {
                         rows.push(column_row("druid", table, i, c));
                     }
                 }
-                for (schema, name, t) in [
-                    ("INFORMATION_SCHEMA", "SCHEMATA", SystemTable::Schemata),
-                    ("INFORMATION_SCHEMA", "TABLES", SystemTable::Tables),
-                    ("INFORMATION_SCHEMA", "COLUMNS", SystemTable::Columns),
-                    ("sys", "segments", SystemTable::Segments),
-                ] {
+                for (schema, name, t) in SYSTEM_TABLES {
                     for (i, c) in t.columns().iter().enumerate() {
                         rows.push(column_row(schema, name, i, c));
                     }
@@ -187,6 +222,8 @@ impl SystemTable {
                     ]
                 })
                 .collect(),
+            SystemTable::Supervisors => schemas.supervisors.iter().map(|s| s.values()).collect(),
+            SystemTable::Tasks => schemas.tasks.iter().map(|t| t.values()).collect(),
         }
     }
 }

@@ -20,6 +20,18 @@ fn now() -> i64 {
 }
 
 async fn call(b: &Backends, method: &str, path: &str) -> (StatusCode, Value) {
+    send(b, method, path, Body::empty()).await
+}
+
+/// The rows (arrays) of a SQL query through `POST /druid/v2/sql`.
+async fn sql(b: &Backends, query: &str) -> Vec<Value> {
+    let body = serde_json::json!({"query": query, "resultFormat": "array"}).to_string();
+    let (status, rows) = send(b, "POST", "/druid/v2/sql", Body::from(body)).await;
+    assert_eq!(status, StatusCode::OK, "{query}: {rows}");
+    rows.as_array().cloned().unwrap_or_default()
+}
+
+async fn send(b: &Backends, method: &str, path: &str, body: Body) -> (StatusCode, Value) {
     let state = sluice_http::ApiState {
         meta: b.meta.clone(),
         store: b.store.clone(),
@@ -27,7 +39,12 @@ async fn call(b: &Backends, method: &str, path: &str) -> (StatusCode, Value) {
         fanout: None,
         tables: Default::default(),
     };
-    let request = Request::builder().method(method).uri(path).body(Body::empty()).expect("request");
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(body)
+        .expect("request");
     let response = sluice_http::router(state).oneshot(request).await.expect("response");
     let status = response.status();
     let bytes = response.into_body().collect().await.expect("body").to_bytes();
@@ -88,6 +105,28 @@ async fn finished_tasks_answer_from_their_items_then_from_their_reports(b: Backe
     assert_eq!(processed(&s.b, &live).await, 40, "and the same meters");
     let (pending, _) = (call(&s.b, "GET", "/druid/indexer/v1/pendingTasks").await.1, ());
     assert!(listed(&pending, &s.name).is_empty(), "{pending}");
+    let query = format!("SELECT task_id, status, type, duration FROM sys.tasks WHERE datasource = '{}'", s.name);
+    let mut rows = sql(&s.b, &query).await;
+    rows.sort_by_key(|r| r[0].as_str().unwrap_or("").to_string());
+    let ids: Vec<(String, String)> =
+        rows.iter().map(|r| (r[0].as_str().unwrap_or("").into(), r[1].as_str().unwrap_or("").into())).collect();
+    assert_eq!(ids, live, "sys.tasks lists what the task API lists");
+    assert!(rows.iter().all(|r| r[2] == "index_kafka" && r[3].as_i64().is_some_and(|d| d >= 0)), "{rows:?}");
+    let query = format!(
+        "SELECT supervisor_id, state, healthy, type, source, suspended, spec FROM sys.supervisors WHERE supervisor_id = '{}'",
+        s.name
+    );
+    let rows = sql(&s.b, &query).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    let expected = serde_json::json!([s.name, "RUNNING", 1, "kafka", s.topic, 0]);
+    assert_eq!(Value::from(row.as_array().expect("a row")[..6].to_vec()), expected, "{row}");
+    let spec: Value = serde_json::from_str(row[6].as_str().expect("the spec as text")).expect("JSON");
+    assert_eq!(
+        spec["spec"]["dataSchema"]["dataSource"].as_str().or(spec["dataSchema"]["dataSource"].as_str()),
+        Some(s.name.as_str()),
+        "{spec}"
+    );
 
     let id = &live[0].0;
     let (status, one) = call(&s.b, "GET", &format!("/druid/indexer/v1/task/{id}/status")).await;
@@ -99,10 +138,40 @@ async fn finished_tasks_answer_from_their_items_then_from_their_reports(b: Backe
     let (status, _) = call(&s.b, "GET", &format!("/druid/indexer/v1/task/{}_0000_000099999999/status", s.name)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
+    datasource_columns_agree_with_the_spec(&s.b, &s.name).await;
+
     let (_, history) = call(&s.b, "GET", &format!("/druid/indexer/v1/supervisor/{}/history", s.name)).await;
     assert_eq!(history.as_array().map(Vec::len), Some(1), "one spec submitted: {history}");
     let (status, stats) = call(&s.b, "GET", &format!("/druid/indexer/v1/supervisor/{}/stats", s.name)).await;
     assert_eq!((status, stats), (StatusCode::OK, serde_json::json!({})), "no task reading");
+}
+
+/// `GET /druid/v2/datasources/{ds}` (with `?full`, `/dimensions`, `/metrics`) names the columns
+/// of the datasource's segments (its spec's) in the interval asked, and none outside.
+async fn datasource_columns_agree_with_the_spec(b: &Backends, name: &str) {
+    let dimensions = std::collections::BTreeSet::from(["id".to_string(), "page".to_string()]);
+    let metrics = std::collections::BTreeSet::from(["added".to_string(), "count".to_string()]);
+    let all = "interval=1000-01-01T00:00:00Z/3000-01-01T00:00:00Z";
+    let (status, described) = call(b, "GET", &format!("/druid/v2/datasources/{name}?{all}")).await;
+    assert_eq!(status, StatusCode::OK, "{described}");
+    assert_eq!(described, serde_json::json!({"dimensions": dimensions, "metrics": metrics}));
+    let (_, listed) = call(b, "GET", &format!("/druid/v2/datasources/{name}/dimensions?{all}")).await;
+    assert_eq!(listed, serde_json::json!(dimensions));
+    let (_, listed) = call(b, "GET", &format!("/druid/v2/datasources/{name}/metrics?{all}")).await;
+    assert_eq!(listed, serde_json::json!(metrics));
+    let (_, full) = call(b, "GET", &format!("/druid/v2/datasources/{name}?full&{all}")).await;
+    let intervals = full.as_object().expect("intervals");
+    assert!(!intervals.is_empty(), "{full}");
+    let mut seen = std::collections::BTreeSet::new();
+    for (interval, columns) in intervals {
+        assert!(sluice_format::time::Interval::parse(interval).is_ok(), "{interval}");
+        seen.extend(columns["dimensions"].as_array().expect("dimensions").iter().filter_map(|d| d.as_str()));
+    }
+    assert_eq!(seen.into_iter().map(String::from).collect::<std::collections::BTreeSet<_>>(), dimensions);
+    let (_, none) = call(b, "GET", &format!("/druid/v2/datasources/{name}?interval=1990-01-01_1990-01-02")).await;
+    assert_eq!(none, serde_json::json!({"dimensions": [], "metrics": []}));
+    let (status, _) = call(b, "GET", &format!("/druid/v2/datasources/{name}?interval=yesterday")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 async fn detailed_states(b: &Backends, names: &[String]) -> Vec<String> {
@@ -143,3 +212,49 @@ async fn operations_on_every_supervisor_on_a_dynamodb_table_of_its_own() {
 }
 
 sluice_integration::on_backends!(finished_tasks_answer_from_their_items_then_from_their_reports,);
+
+/// The time lag of a partition behind by records written an hour ago is about an hour, in the
+/// pass, the status and Druid's report (`minimumLagMillis`, `aggregateLagMillis`); a partition
+/// with nothing to read, and every partition once published, lag 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn time_lag_is_the_age_of_the_oldest_record_not_published() {
+    use sluice_integration::kafka::{create_topic, produce_full, FullRecord};
+    let b = Backends::local().await;
+    let bootstrap = sluice_integration::required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, "timelag", 2).await;
+    let hour_ago = now() - 3_600_000;
+    let records: Vec<FullRecord> = (0..5)
+        .map(|i| FullRecord {
+            partition: 0,
+            key: None,
+            headers: Vec::new(),
+            timestamp: hour_ago + i * 1_000,
+            value: Some(sluice_integration::indexing::json_record(&format!("r{i}"), i as usize)),
+        })
+        .collect();
+    produce_full(&bootstrap, &topic, &records).await;
+    let name = sluice_integration::unique("timelag");
+    let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), serde_json::json!({}));
+    spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
+    submit(b.meta.as_ref(), spec, now()).await.expect("submit");
+    let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
+
+    let started = now();
+    let pass =
+        supervise(meta, store, &QueueInvoker::default(), &SupervisorOptions::at(started), &name).await.expect("pass");
+    let lags = &pass.time_lag_ms[&topic];
+    let behind = started - hour_ago;
+    assert_eq!(lags.get(&0), Some(&behind), "the record at offset 0 was written an hour ago: {lags:?}");
+    assert_eq!(lags.get(&1), Some(&0), "an empty partition is not behind: {lags:?}");
+    let (_, report) = call(&b, "GET", &format!("/druid/indexer/v1/supervisor/{name}/status")).await;
+    let payload = &report["payload"];
+    assert_eq!(payload["minimumLagMillis"], serde_json::json!({"0": behind, "1": 0}), "{payload}");
+    assert_eq!(payload["aggregateLagMillis"], behind, "{payload}");
+
+    let passes =
+        run_until_caught_up(meta, store, Some(&name), 40, Duration::from_secs(120), |_, _| {}).await.expect("pipeline");
+    assert!(passes.iter().all(|p| p.caught_up), "{passes:?}");
+    let pass =
+        supervise(meta, store, &QueueInvoker::default(), &SupervisorOptions::at(now()), &name).await.expect("pass");
+    assert_eq!(pass.time_lag_ms[&topic], std::collections::BTreeMap::from([(0, 0), (1, 0)]), "published: no lag");
+}

@@ -32,6 +32,9 @@ pub struct PartitionStatus {
     pub high: Option<i64>,
     /// High watermark minus committed offset.
     pub lag: Option<i64>,
+    /// How long ago (ms, at the last pass) the oldest record not yet published was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_lag_ms: Option<i64>,
     /// With real-time tasks: the offset before which records are queryable (checkpointed by a
     /// task not published yet, or committed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,7 +111,8 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
                 let (c, h) = (at(&committed, &topic, p), at(&stats.topic_high, &topic, p));
                 let queryable = at(&queryable, &topic, p).filter(|_| realtime);
                 let lag = c.zip(h).map(|(c, h)| h - c);
-                PartitionStatus { topic, partition: p, committed: c, high: h, lag, queryable }
+                let time_lag_ms = at(&stats.topic_time_lag_ms, &topic, p);
+                PartitionStatus { topic, partition: p, committed: c, high: h, lag, time_lag_ms, queryable }
             })
             .collect(),
         tasks,

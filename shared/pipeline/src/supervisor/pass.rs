@@ -14,7 +14,7 @@ use futures::StreamExt;
 use sluice_format::spec::load_spec_value;
 use sluice_format::spec::TopicPattern;
 use sluice_kafka::{
-    commit_datasource_offsets, matching_watermarks, partition_watermarks, ConsumerSettings, Watermarks,
+    commit_datasource_offsets, matching_watermarks, partition_watermarks, record_times, ConsumerSettings, Watermarks,
 };
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 use sluice_store::storage::ObjectStore;
@@ -38,6 +38,9 @@ pub struct DatasourcePass {
     /// committed offset, or with real-time tasks the position a task not yet published
     /// checkpointed.
     pub queryable: TopicOffsets,
+    /// Per topic and partition, how long ago (ms) the oldest record not yet committed was
+    /// written: 0 when caught up, absent when its record's time could not be read.
+    pub time_lag_ms: TopicOffsets,
     /// Tasks cleaned up (hydrants, checkpoints and item deleted).
     pub cleaned: usize,
     /// Whether every partition's committed offset reached its high watermark.
@@ -62,6 +65,13 @@ impl DatasourcePass {
     /// Records below the high watermarks not queryable yet.
     pub fn queryable_lag(&self) -> i64 {
         self.highs().map(|(t, p, h)| (h - offset_at(&self.queryable, t, p)).max(0)).sum()
+    }
+
+    /// The time lags (ms) of the partitions whose time was read: summed (Druid's
+    /// `ingest/kafka/lag/time`) and the largest (`maxLag/time`).
+    pub fn time_lag(&self) -> (i64, i64) {
+        let lags = self.time_lag_ms.values().flat_map(|p| p.values().copied());
+        lags.fold((0, 0), |(sum, max), l| (sum + l, max.max(l)))
     }
 
     /// The high watermarks summed: every record the topics ever held.
@@ -176,6 +186,7 @@ pub async fn supervise(
         Some(_) => queryable_offsets(&pass.committed, tasks.iter().map(|(t, _)| t)),
         None => pass.committed.clone(),
     };
+    pass.time_lag_ms = time_lags(&settings, &marks, &pass.committed, options.now_ms).await;
     pass.caught_up = grouping.item.change.is_none()
         && pass.high.iter().all(|(t, highs)| {
             highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
@@ -190,6 +201,44 @@ pub async fn supervise(
         regroup::take_snapshot(meta, name, &mut grouping).await?;
     }
     Ok(pass)
+}
+
+/// Per partition, how long ago (ms before `now_ms`) the oldest record not committed was
+/// written: the time of the record at the committed offset (at the low watermark when none is
+/// committed), 0 for a partition caught up. Informational: a partition whose record is not read
+/// in time is left out, and a broker error only logged.
+async fn time_lags(
+    settings: &ConsumerSettings,
+    marks: &BTreeMap<String, BTreeMap<i32, Watermarks>>,
+    committed: &TopicOffsets,
+    now_ms: i64,
+) -> TopicOffsets {
+    let mut lags = TopicOffsets::new();
+    let mut behind = Vec::new();
+    for (topic, partitions) in marks {
+        for (&p, w) in partitions {
+            let from = committed.get(topic).and_then(|c| c.get(&p)).copied().unwrap_or(w.low).max(w.low);
+            if from >= w.high {
+                lags.entry(topic.clone()).or_default().insert(p, 0);
+            } else {
+                behind.push((topic.clone(), p, from));
+            }
+        }
+    }
+    if behind.is_empty() {
+        return lags;
+    }
+    let settings = settings.clone();
+    match tokio::task::spawn_blocking(move || record_times(&settings, &behind)).await {
+        Ok(Ok(times)) => {
+            for ((topic, p), at) in times {
+                lags.entry(topic).or_default().insert(p, (now_ms - at).max(0));
+            }
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "record times not read: no time lag this pass"),
+        Err(e) => tracing::warn!(error = %e, "record time reader panicked: no time lag this pass"),
+    }
+    lags
 }
 
 /// The partitions and watermarks of the grouping's topic, or of every topic its pattern
@@ -319,6 +368,7 @@ async fn write_stats(
                 (t.clone(), lag.collect())
             })
             .collect(),
+        topic_time_lag_ms: pass.time_lag_ms.clone(),
         tasks: by_state,
         recent_errors: pass
             .kafka_commit_error

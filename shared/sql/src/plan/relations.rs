@@ -1,5 +1,5 @@
 //! Table names resolved: datasources (`wikipedia`, `druid.wikipedia`) to their columns, and
-//! the metadata tables (`INFORMATION_SCHEMA.*`, `sys.segments`).
+//! the metadata tables (`INFORMATION_SCHEMA.*`, `sys.*`).
 
 use super::{Catalog, Input, Relation};
 use crate::catalog::Schemas;
@@ -31,7 +31,7 @@ impl Catalog for Schemas {
 
 fn not_found(path: &[String]) -> SqlError {
     SqlError::validation(format!(
-        "table '{}' not found (tables are datasources with published segments, INFORMATION_SCHEMA.* and sys.segments)",
+        "table '{}' not found (tables are datasources with published segments, INFORMATION_SCHEMA.* sys.segments, sys.supervisors and sys.tasks)",
         crate::short(&path.join("."))
     ))
 }

@@ -46,3 +46,88 @@ fn sys_segments_lists_the_visible_segments() {
     assert!(start < end && start.starts_with("2015-09-12T"), "{first:?}");
     assert_eq!((first[0][2].clone(), first[0][3].clone()), (json!("v1"), json!(0)), "{first:?}");
 }
+
+/// The sample, with two supervisors and three tasks.
+struct WithIngestion;
+
+#[async_trait::async_trait]
+impl sluice_sql::Segments for WithIngestion {
+    async fn datasources(&self) -> Result<Vec<String>, SqlError> {
+        wikipedia().datasources().await
+    }
+
+    async fn segments(
+        &self,
+        datasource: &str,
+        intervals: &[sluice_format::time::Interval],
+        plan: Option<&sluice_query::ReadPlan>,
+    ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
+        wikipedia().segments(datasource, intervals, plan).await
+    }
+
+    async fn supervisors(&self) -> Result<Vec<sluice_sql::SupervisorRow>, SqlError> {
+        let row = |id: &str, state: &str, healthy: bool| sluice_sql::SupervisorRow {
+            id: id.into(),
+            state: state.into(),
+            detailed_state: state.into(),
+            healthy,
+            source: format!("{id}-topic"),
+            suspended: state == "SUSPENDED",
+            spec: format!("{{\"dataSource\":\"{id}\"}}"),
+        };
+        Ok(vec![row("wikipedia", "RUNNING", true), row("edits", "SUSPENDED", true)])
+    }
+
+    async fn tasks(&self) -> Result<Vec<sluice_sql::TaskRow>, SqlError> {
+        let row = |seq: u32, status: &str, duration_ms: i64| sluice_sql::TaskRow {
+            id: format!("wikipedia_0000_{seq:012}"),
+            group_id: "index_kafka_wikipedia".into(),
+            kind: "index_kafka".into(),
+            datasource: "wikipedia".into(),
+            created_time: format!("2026-12-06T00:00:0{seq}.000Z"),
+            status: status.into(),
+            runner_status: if status == "RUNNING" { "RUNNING" } else { "NONE" }.into(),
+            duration_ms,
+            error: (status == "FAILED").then(|| "parse exceptions past maxParseExceptions".into()),
+        };
+        Ok(vec![row(1, "SUCCESS", 1_200), row(2, "FAILED", 300), row(3, "RUNNING", -1)])
+    }
+}
+
+fn system_sql(text: &str) -> Vec<Vec<Value>> {
+    runtime().block_on(run_sql(&WithIngestion, &SqlRequest::new(text))).unwrap_or_else(|e| panic!("{text}: {e}")).rows
+}
+
+#[test]
+fn sys_supervisors_and_sys_tasks_answer_as_druid_lays_them_out() {
+    let rows = system_sql(
+        "SELECT supervisor_id, healthy, suspended, type, source FROM sys.supervisors WHERE state = 'SUSPENDED'",
+    );
+    assert_eq!(rows, vec![vec![json!("edits"), json!(1), json!(1), json!("kafka"), json!("edits-topic")]]);
+    let rows = system_sql(
+        "SELECT status, COUNT(*), SUM(duration) FROM sys.tasks WHERE duration >= 0 GROUP BY status ORDER BY status",
+    );
+    assert_eq!(rows, vec![vec![json!("FAILED"), json!(1), json!(300)], vec![json!("SUCCESS"), json!(1), json!(1_200)]]);
+    let rows = system_sql("SELECT task_id, location, host, plaintext_port, tls_port, error_msg FROM sys.tasks WHERE runner_status = 'NONE' ORDER BY created_time DESC LIMIT 1");
+    let failed = "parse exceptions past maxParseExceptions";
+    assert_eq!(
+        rows,
+        vec![vec![json!("wikipedia_0000_000000000002"), Value::Null, Value::Null, json!(-1), json!(-1), json!(failed)]]
+    );
+    // Druid's columns, in Druid's order, listed as tools list them.
+    let columns = system_sql("SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = 'sys' AND TABLE_NAME = 'tasks' ORDER BY ORDINAL_POSITION");
+    let names: Vec<&str> = columns.iter().filter_map(|r| r[0].as_str()).collect();
+    assert_eq!(names[..5], ["task_id", "group_id", "type", "datasource", "created_time"]);
+    assert_eq!(names.len(), 14);
+    // A datasource's query beside them still reads its segments.
+    let joined = system_sql("SELECT COUNT(*) FROM wikipedia");
+    assert_eq!(joined, vec![vec![json!(39_244)]]);
+}
+
+#[test]
+fn a_source_without_ingestion_metadata_refuses_sys_tasks_by_name() {
+    for table in ["sys.tasks", "sys.supervisors"] {
+        let message = sql_error(&format!("SELECT * FROM {table}")).to_string();
+        assert!(message.contains(table), "{message}");
+    }
+}
