@@ -29,6 +29,7 @@
 //! | `GET /druid/coordinator/v1/compaction/status` (`?dataSource=`) | read | chunks awaiting compaction, per configured datasource |
 //! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | read | retention rules, every datasource's or one's |
 //! | `POST /druid/coordinator/v1/rules/{dataSource}` | write | set a datasource's retention rules |
+//! | `GET /unified-console.html`, `/console`, `/console/*.js`, `.css` | read | the web console ([`console`]): supervisors, tasks, segments, queries, compaction and retention |
 //!
 //! Errors are Druid's error JSON (`error`, `errorMessage`, `errorClass`, `host`): 400 for an
 //! invalid query, SQL or spec, 404 for an unknown supervisor, 500 when a store fails, 504 past a
@@ -37,6 +38,7 @@
 //! 415).
 
 mod compaction;
+pub mod console;
 mod datasource_info;
 mod guard;
 mod retention;

@@ -4,7 +4,7 @@
 //! local server without `--allow-operations`, so a route cannot be served without a class.
 
 use super::tasks::{self, Refused};
-use super::{compaction, datasource_info, retention, sql, supervisor_api, ApiError, ApiState};
+use super::{compaction, console, datasource_info, retention, sql, supervisor_api, ApiError, ApiState};
 use axum::http::{Method, StatusCode};
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
@@ -77,6 +77,7 @@ enum Endpoint {
     AllRules,
     Rules,
     SetRules,
+    Console,
 }
 
 const fn route(method: Method, path: &'static str, class: Class, endpoint: Endpoint) -> RouteSpec {
@@ -150,6 +151,20 @@ pub const ROUTES: &[RouteSpec] = &[
     route(Method::GET, RULES, Class::Read, Endpoint::AllRules),
     route(Method::GET, RULES_OF, Class::Read, Endpoint::Rules),
     route(Method::POST, RULES_OF, Class::Write, Endpoint::SetRules),
+    // The web console: its page at Druid's path and its own, then each of its files.
+    route(Method::GET, "/unified-console.html", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/style.css", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/app.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/api.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/dom.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/chart.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/native.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/supervisors.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/tasks.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/segments.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/query.js", Class::Read, Endpoint::Console),
+    route(Method::GET, "/console/compaction.js", Class::Read, Endpoint::Console),
 ];
 
 impl RouteSpec {
@@ -202,6 +217,10 @@ impl RouteSpec {
             Endpoint::AllRules => on(filter, retention::list),
             Endpoint::Rules => on(filter, retention::get),
             Endpoint::SetRules => on(filter, retention::set),
+            Endpoint::Console => {
+                let path = self.path;
+                on(filter, move || async move { console::answer(path) })
+            }
         }
     }
 }
@@ -299,7 +318,7 @@ fn elsewhere(routes: Routes) -> ApiError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use axum::body::Body;
     use axum::http::Request;
@@ -323,7 +342,8 @@ mod tests {
         (status, String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    async fn state(dir: &std::path::Path) -> ApiState {
+    /// An API over file stores under `dir`.
+    pub(crate) async fn state(dir: &std::path::Path) -> ApiState {
         let root = dir.display();
         let meta = sluice_store::metadata::open_metadata(&format!("file://{root}/meta")).await.expect("metadata");
         let store = sluice_store::storage::open_store(&format!("file://{root}/store")).await.expect("store");
