@@ -25,6 +25,9 @@ env_file=$(mktemp)
 # Without the cache, the broker's build overlaps the functions' build.
 localstack/up.sh > "$env_file" &
 up_pid=$!
+# Chromium and chromedriver for the console's browser test, installed while the workspace builds.
+tests/browser/install.sh &
+browser_pid=$!
 trap 'kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; localstack/down.sh; rm -f "$env_file"' EXIT
 python3 tests/module_cycles.py
 infra/lint.sh
@@ -41,6 +44,7 @@ export SLUICE_LAMBDA_BUILD_DIR="$PWD/.aws-sam/build"
 cargo test --workspace --all-targets --locked --no-run
 phase "test build"
 wait "$up_pid"
+wait "$browser_pid"
 phase "services"
 # shellcheck disable=SC1090
 source "$env_file"

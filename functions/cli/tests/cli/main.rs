@@ -3,6 +3,7 @@
 mod bench_fragments;
 mod command;
 mod compaction_cli;
+mod console_browser;
 mod demo_query;
 mod hostile_http;
 mod ingest;
