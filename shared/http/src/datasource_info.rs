@@ -35,8 +35,11 @@ async fn segments(s: &ApiState, datasource: &str, within: Interval) -> Result<Ve
     Ok(all.into_iter().filter(|seg| seg.interval.start < within.end && within.start < seg.interval.end).collect())
 }
 
-/// Dimension and metric names of `segments`, sorted.
-fn columns<'a>(segments: impl Iterator<Item = &'a SegmentInfo>) -> (BTreeSet<String>, BTreeSet<String>) {
+/// Dimension names and metric names, sorted.
+type Columns = (BTreeSet<String>, BTreeSet<String>);
+
+/// Dimension and metric names of `segments`.
+fn columns<'a>(segments: impl Iterator<Item = &'a SegmentInfo>) -> Columns {
     let (mut dimensions, mut metrics) = (BTreeSet::new(), BTreeSet::new());
     for seg in segments {
         dimensions.extend(seg.dimensions.iter().cloned());
@@ -64,7 +67,7 @@ pub async fn describe(
         let clipped = Interval::new(seg.interval.start.max(within.start), seg.interval.end.min(within.end));
         by_interval.entry(clipped).or_default().push(seg);
     }
-    let mut joined: Vec<(Interval, (BTreeSet<String>, BTreeSet<String>))> = Vec::new();
+    let mut joined: Vec<(Interval, Columns)> = Vec::new();
     for (i, segs) in by_interval {
         let cols = columns(segs.into_iter());
         match joined.last_mut() {
