@@ -56,7 +56,7 @@ impl QueryKind {
 pub const KINDS: [QueryKind; 3] = [
     QueryKind {
         name: "topN",
-        read_bytes_per_row: 5.86,
+        read_bytes_per_row: 4.71,
         part_runs: 2.0,
         label: "filtered topN (top 10 pages of #en.wikipedia)",
         ms_one_thread: 289.53,
