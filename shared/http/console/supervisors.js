@@ -52,6 +52,7 @@ async function details(item, ctx) {
     ['Stream', text(p.stream)],
     ['Partitions', count(p.partitions)],
     ['Aggregate lag', el('span', { 'data-field': 'aggregateLag' }, count(p.aggregateLag))],
+    ['Aggregate time lag (ms)', el('span', { 'data-field': 'aggregateLagMillis' }, count(p.aggregateLagMillis))],
     ['Offsets last updated', text(p.offsetsLastUpdated)],
   ]));
   if (ctx.operations) out.append(operations(id, item, ctx));
@@ -86,14 +87,16 @@ function operations(id, state, ctx) {
   return el('div', { class: 'actions' }, buttons, status);
 }
 
-/** One row a partition: its committed offset (Sluice's), latest offset and lag (Druid's). */
+/** One row a partition: its committed offset (Sluice's), latest offset, lag in records and in
+ * milliseconds (Druid's: how long ago the oldest record not yet published was written). */
 function partitions(p, own) {
   const latest = p.latestOffsets ?? {};
   const lag = p.minimumLag ?? {};
+  const lagMillis = p.minimumLagMillis ?? {};
   const keys = [...new Set([...Object.keys(latest), ...Object.keys(lag)])];
   const committed = (key) => (own.partitions ?? []).find((x) => String(x.partition) === key || `${x.topic}:${x.partition}` === key)?.committed;
-  const rows = keys.map((k) => [k, numeric(count(committed(k))), numeric(count(latest[k])), numeric(count(lag[k]))]);
-  return table('partitions', ['Partition', 'Committed offset', 'Latest offset', 'Lag'], rows,
+  const rows = keys.map((k) => [k, numeric(count(committed(k))), numeric(count(latest[k])), numeric(count(lag[k])), numeric(count(lagMillis[k]))]);
+  return table('partitions', ['Partition', 'Committed offset', 'Latest offset', 'Lag', 'Time lag (ms)'], rows,
     { key: (i) => keys[i], empty: 'No partition offsets yet: the supervisor has not run a pass.' });
 }
 

@@ -36,6 +36,8 @@ pub(super) async fn supervisors_agree(page: &Page) -> Value {
     let p = &report["payload"];
     assert_eq!(page.field("detailedState").await, plain(&p["detailedState"]));
     assert_eq!(ungrouped(&page.field("aggregateLag").await), plain(&p["aggregateLag"]));
+    assert_eq!(ungrouped(&page.field("aggregateLagMillis").await), plain(&p["aggregateLagMillis"]));
+    assert!(p["minimumLagMillis"].as_object().is_some_and(|m| !m.is_empty()), "time lag per partition: {p}");
     let latest = p["latestOffsets"].as_object().expect("latestOffsets");
     assert!(!latest.is_empty(), "the demo's supervisor read its partitions: {p}");
     let mut expected: Vec<Vec<String>> = latest
@@ -48,7 +50,13 @@ pub(super) async fn supervisors_agree(page: &Page) -> Value {
                 .find(|x| x["partition"].as_i64() == key.parse().ok())
                 .map(|x| plain(&x["committed"]))
                 .unwrap_or_default();
-            vec![key.clone(), committed, plain(offset), plain(&p["minimumLag"][key])]
+            vec![
+                key.clone(),
+                committed,
+                plain(offset),
+                plain(&p["minimumLag"][key]),
+                plain(&p["minimumLagMillis"][key]),
+            ]
         })
         .collect();
     let mut shown: Vec<Vec<String>> =
