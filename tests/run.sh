@@ -3,8 +3,9 @@
 # each other in a cycle (tests/module_cycles.py), lints the SAM template and builds the
 # Lambda functions with `sam build` in debug mode (infra/, tools from PyPI) while localstack/up.sh installs
 # what the tests need (the tansu broker, moto_server, DuckDB and pydruid, cached under
-# ~/.cache/sluice) and starts them on 127.0.0.1; then runs every test of the workspace (the
-# local Lambda test on the binaries sam built) and stops the services again.
+# ~/.cache/sluice) and starts them on 127.0.0.1, and tests/browser/install.sh installs Debian's
+# Chromium and chromedriver for the console's browser test; then runs every test of the
+# workspace (the local Lambda test on the binaries sam built) and stops the services again.
 #
 # Cargo builds into ${CARGO_TARGET_DIR:-~/.cache/sluice/target}, shared by every checkout on
 # the machine, so a fresh clone rebuilds only the workspace's own crates; the folder is
