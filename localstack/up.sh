@@ -18,6 +18,8 @@ pydruid_version="0.6.9"
 sqlalchemy_version="2.0.44"
 confluent_kafka_version="2.16.1"
 msk_signer_version="1.0.2"
+plywood_version="0.33.3"
+plywood_requester_version="3.0.2"
 kafka_port="${SLUICE_KAFKA_PORT:-9092}"
 aws_port="${SLUICE_AWS_PORT:-4566}"
 bucket="${SLUICE_BUCKET:-sluice-local}"
@@ -73,6 +75,17 @@ if ! "$query_venv/bin/python" -c "import sys, importlib.metadata as m, google.pr
     "confluent-kafka[avro,protobuf,schemaregistry]==$confluent_kafka_version" "aws-msk-iam-sasl-signer-python==$msk_signer_version" >&2
 fi
 
+# Turnilo's query engine, plywood, with its Druid requester (npm): a Druid tool the tests run
+# against `sluice serve` as it is.
+node_tools="$cache/node-tools"
+installed() { node -e "process.exit(require('$node_tools/node_modules/$1/package.json').version === '$2' ? 0 : 1)" 2>/dev/null; }
+if ! installed plywood "$plywood_version" || ! installed plywood-druid-requester "$plywood_requester_version"; then
+  log "installing plywood $plywood_version and plywood-druid-requester $plywood_requester_version into $node_tools"
+  mkdir -p "$node_tools"
+  npm install --prefix "$node_tools" --no-audit --no-fund --no-save --silent \
+    "plywood@$plywood_version" "plywood-druid-requester@$plywood_requester_version" >&2
+fi
+
 if alive tansu; then
   log "tansu already running (pid $(cat "$run/tansu.pid"))"
 else
@@ -117,4 +130,5 @@ export SLUICE_METADATA=dynamodb://$table
 export SLUICE_KAFKA=127.0.0.1:$kafka_port
 export SLUICE_KAFKA_SQLITE=$(cd "$run" && pwd)/tansu.db
 export SLUICE_PYTHON=$query_venv/bin/python
+export SLUICE_PLYWOOD=$node_tools/node_modules
 ENV

@@ -86,10 +86,14 @@ pub fn parse_iso_instant(text: &str) -> Result<i64, TimeError> {
         }
     }
     let naive = s.strip_suffix('Z').unwrap_or(s);
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
         if let Ok(t) = chrono::NaiveDateTime::parse_from_str(naive, fmt) {
             return Ok(t.and_utc().timestamp_millis());
         }
+    }
+    // An hour alone (`2015-09-12T00Z`, as plywood writes intervals): chrono wants the minutes.
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(&format!("{naive}:00"), "%Y-%m-%dT%H:%M") {
+        return Ok(t.and_utc().timestamp_millis());
     }
     if let Ok(d) = NaiveDate::parse_from_str(naive, "%Y-%m-%d") {
         return Ok(day_start(d));
@@ -247,6 +251,10 @@ mod tests {
     fn parses_druid_instants_and_intervals() {
         assert_eq!(parse_iso_instant("2015-09-12T00:46:58.771Z"), Ok(1_442_018_818_771));
         assert_eq!(parse_iso_instant("2015-09-12"), Ok(1_442_016_000_000));
+        // Hours alone, as plywood writes them (Joda reads them).
+        assert_eq!(parse_iso_instant("2015-09-12T00Z"), Ok(1_442_016_000_000));
+        assert_eq!(parse_iso_instant("2015-09-12T05"), Ok(1_442_016_000_000 + 5 * 3_600_000));
+        assert!(parse_iso_instant("2015-09-12T25Z").is_err());
         let i = Interval::parse("2018-01-01/2018-01-03").expect("interval");
         assert_eq!(i.end - i.start, 2 * 86_400_000);
         assert_eq!(i.to_string(), "2018-01-01T00:00:00.000Z/2018-01-03T00:00:00.000Z");

@@ -9,6 +9,7 @@ mod hostile_http;
 mod ingest;
 mod local_server;
 mod pipeline_cli;
+mod plywood;
 mod realtime_run;
 mod retention_cli;
 mod run_kill;
