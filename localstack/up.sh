@@ -51,7 +51,7 @@ wait_for() {
 # and in another the Python clients the tests check answers and records with: DuckDB (the query
 # oracle), pydruid (a Druid client, with its SQLAlchemy dialect), confluent-kafka (Confluent's
 # serializers, which write the Avro and Protobuf records of the format tests) and AWS's MSK IAM signer (the
-# tokens Sluice makes are checked against its).
+# tokens Sluice makes are checked against its); and from npm, Turnilo's engine (plywood).
 tansu="$cache/tools/bin/tansu"
 if [[ ! -x "$tansu" ]] || [[ "$("$tansu" --version 2>/dev/null)" != *"$tansu_version"* ]]; then
   log "building tansu $tansu_version from crates.io (a few minutes, once)"
