@@ -251,6 +251,20 @@ async fn time_lag_is_the_age_of_the_oldest_record_not_published() {
     assert_eq!(payload["minimumLagMillis"], serde_json::json!({"0": behind, "1": 0}), "{payload}");
     assert_eq!(payload["aggregateLagMillis"], behind, "{payload}");
 
+    // A datasource reading from the latest offset starts at the high watermarks: nothing is behind.
+    let latest = sluice_integration::unique("timelag");
+    let from_latest = sluice_integration::indexing::spec(
+        &latest,
+        &topic,
+        &bootstrap,
+        serde_json::json!({"type": "json"}),
+        serde_json::json!({}),
+    );
+    submit(b.meta.as_ref(), from_latest, now()).await.expect("submit");
+    let pass =
+        supervise(meta, store, &QueueInvoker::default(), &SupervisorOptions::at(now()), &latest).await.expect("pass");
+    assert_eq!(pass.time_lag_ms[&topic], std::collections::BTreeMap::from([(0, 0), (1, 0)]), "from the latest");
+
     let passes =
         run_until_caught_up(meta, store, Some(&name), 40, Duration::from_secs(120), |_, _| {}).await.expect("pipeline");
     assert!(passes.iter().all(|p| p.caught_up), "{passes:?}");

@@ -186,7 +186,8 @@ pub async fn supervise(
         Some(_) => queryable_offsets(&pass.committed, tasks.iter().map(|(t, _)| t)),
         None => pass.committed.clone(),
     };
-    pass.time_lag_ms = time_lags(&settings, &marks, &pass.committed, options.now_ms).await;
+    let first = if spec.io.use_earliest_offset { FirstRead::Earliest } else { FirstRead::Latest };
+    pass.time_lag_ms = time_lags(&settings, &marks, &pass.committed, first, options.now_ms).await;
     pass.caught_up = grouping.item.change.is_none()
         && pass.high.iter().all(|(t, highs)| {
             highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
@@ -203,21 +204,34 @@ pub async fn supervise(
     Ok(pass)
 }
 
+/// Where a partition with nothing committed is first read from (`useEarliestOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstRead {
+    Earliest,
+    Latest,
+}
+
 /// Per partition, how long ago (ms before `now_ms`) the oldest record not committed was
-/// written: the time of the record at the committed offset (at the low watermark when none is
-/// committed), 0 for a partition caught up. Informational: a partition whose record is not read
-/// in time is left out, and a broker error only logged.
+/// written: the time of the record at the committed offset (with nothing committed, at the low
+/// watermark when the datasource reads from the earliest offset; none when it reads from the
+/// latest), 0 for a partition caught up. Informational: a partition whose record is not read in
+/// time is left out, and a broker error only logged.
 async fn time_lags(
     settings: &ConsumerSettings,
     marks: &BTreeMap<String, BTreeMap<i32, Watermarks>>,
     committed: &TopicOffsets,
+    first: FirstRead,
     now_ms: i64,
 ) -> TopicOffsets {
     let mut lags = TopicOffsets::new();
     let mut behind = Vec::new();
     for (topic, partitions) in marks {
         for (&p, w) in partitions {
-            let from = committed.get(topic).and_then(|c| c.get(&p)).copied().unwrap_or(w.low).max(w.low);
+            let from = match committed.get(topic).and_then(|c| c.get(&p)) {
+                Some(&c) => c.max(w.low),
+                None if first == FirstRead::Earliest => w.low,
+                None => continue,
+            };
             if from >= w.high {
                 lags.entry(topic.clone()).or_default().insert(p, 0);
             } else {
