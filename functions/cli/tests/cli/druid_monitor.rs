@@ -3,7 +3,6 @@
 //! unchanged against `sluice serve` on the demo's stores: it sees the supervisor running and
 //! caught up, then suspended, then lagging once its offsets are reset back.
 
-use super::command::sluice;
 use super::local_server::Server;
 use serde_json::{json, Value};
 use std::process::Command;
@@ -26,12 +25,7 @@ fn monitor(server: &Server, max_lag: u64) -> (Vec<Value>, i32) {
 #[test]
 fn a_monitor_written_for_druid_reads_state_health_and_lag() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (ok, out, err) = sluice(dir.path(), &["demo"], None);
-    assert!(ok, "sluice demo: {out}{err}");
-    let root = dir.path().join(".sluice/demo").canonicalize().expect("demo folder");
-    let metadata = format!("file://{}/metadata", root.display());
-    let storage = format!("file://{}/storage", root.display());
-    let server = Server::start(dir.path(), &["--metadata", &metadata, "--storage", &storage], &["--allow-operations"]);
+    let server = Server::on_demo(dir.path(), &["--allow-operations"]);
     let operate = |action: &str, body: &str| {
         let path = format!("/druid/indexer/v1/supervisor/wikipedia/{action}");
         let (status, reply) = server.request("POST", &path, Some(body)).expect("an answer");

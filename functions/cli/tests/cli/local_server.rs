@@ -44,6 +44,17 @@ impl Server {
         server
     }
 
+    /// Runs `sluice demo` in `dir`, then starts `sluice serve SERVE...` on the stores it
+    /// published.
+    pub fn on_demo(dir: &Path, serve: &[&str]) -> Server {
+        let (ok, out, err) = super::command::sluice(dir, &["demo"], None);
+        assert!(ok, "sluice demo: {out}{err}");
+        let root = dir.join(".sluice/demo").canonicalize().expect("demo folder");
+        let metadata = format!("file://{}/metadata", root.display());
+        let storage = format!("file://{}/storage", root.display());
+        Server::start(dir, &["--metadata", &metadata, "--storage", &storage], serve)
+    }
+
     /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

@@ -2,7 +2,6 @@
 //! installed by `localstack/up.sh`, `SLUICE_PLYWOOD`) introspect the demo's datasource as
 //! Turnilo does and query it; every answer is the one Sluice's own native queries give.
 
-use super::command::sluice;
 use super::local_server::Server;
 use serde_json::{json, Value};
 use sluice_integration::required_env;
@@ -22,12 +21,7 @@ fn native(server: &Server, query: Value) -> Value {
 fn plywood_introspects_and_queries_as_turnilo_does() {
     let modules = required_env("SLUICE_PLYWOOD");
     let dir = tempfile::tempdir().expect("temp dir");
-    let (ok, out, err) = sluice(dir.path(), &["demo"], None);
-    assert!(ok, "sluice demo: {out}{err}");
-    let root = dir.path().join(".sluice/demo").canonicalize().expect("demo folder");
-    let metadata = format!("file://{}/metadata", root.display());
-    let storage = format!("file://{}/storage", root.display());
-    let server = Server::start(dir.path(), &["--metadata", &metadata, "--storage", &storage], &[]);
+    let server = Server::on_demo(dir.path(), &[]);
 
     let run = Command::new("node")
         .arg(format!("{ROOT}/tests/plywood/queries.js"))
