@@ -12,10 +12,7 @@ command -v aarch64-linux-gnu-g++ >/dev/null || packages+=(g++-aarch64-linux-gnu)
 command -v qemu-aarch64-static >/dev/null || packages+=(qemu-user-static)
 if (( ${#packages[@]} )); then
   echo "infra/cross.sh: installing ${packages[*]} from Debian" >&2
-  sudo=""
-  (( EUID == 0 )) || sudo=sudo
-  $sudo apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >&2
+  "$(dirname "$0")/debian-install.sh" "${packages[@]}"
 fi
 rustup target list --installed | grep -qx aarch64-unknown-linux-gnu \
   || rustup target add aarch64-unknown-linux-gnu >&2

@@ -11,14 +11,6 @@ if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] \
   && [[ -n "$(version /usr/bin/chromium)" && "$(version /usr/bin/chromium)" == "$(version /usr/bin/chromedriver)" ]]; then
   exit 0
 fi
-sudo=()
-if (( EUID != 0 )); then
-  command -v sudo > /dev/null || { log "chromium is missing and this is not root (no sudo to install it)"; exit 1; }
-  sudo=(sudo)
-fi
 log "installing chromium and chromium-driver from Debian (once)"
-export DEBIAN_FRONTEND=noninteractive
-# A fresh machine's package lists may be stale or absent.
-"${sudo[@]}" apt-get update -qq >&2
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium chromium-driver fonts-dejavu-core >&2
+"$(dirname "$0")/../../infra/debian-install.sh" chromium chromium-driver fonts-dejavu-core
 log "$(/usr/bin/chromium --version) and $(/usr/bin/chromedriver --version | head -n1)"
