@@ -8,6 +8,8 @@ use super::{ApiError, ApiState};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use sluice_format::time::Interval;
+use sluice_query::ReadPlan;
 use sluice_sql::{run_sql, Segments, SqlError, SqlRequest, StoreSegments};
 use std::sync::Arc;
 
@@ -26,14 +28,14 @@ pub async fn query(State(s): State<Arc<ApiState>>, body: String) -> Result<Respo
     Ok(([(header::CONTENT_TYPE, request.result_format.content_type())], body).into_response())
 }
 
-/// The table of `datasource` as SQL reads it (its columns and visible segments), `None`
-/// without segments.
-pub async fn table_of(s: &ApiState, datasource: &str) -> Result<Option<Arc<sluice_sql::Table>>, SqlError> {
+/// The table of `datasource`'s visible segments overlapping `within` (their columns and
+/// segments, read from their directories alone), `None` without segments there.
+pub async fn table_in(s: &ApiState, datasource: &str, within: Interval) -> Result<Option<sluice_sql::Table>, SqlError> {
     let (meta, store, cache) = (s.meta.as_ref(), s.store.as_ref(), s.cache.as_ref());
-    match &s.fanout {
-        Some(fanout) => BrokerSegments::new(meta, store, cache, fanout, &s.tables).table(datasource).await,
-        None => StoreSegments::new(meta, store, cache).table(datasource).await,
-    }
+    let directories = ReadPlan::directory_only();
+    let source = StoreSegments::new(meta, store, cache);
+    let segments = source.segments(datasource, &[within], Some(&directories)).await?;
+    Ok(sluice_sql::Table::of(datasource, &segments))
 }
 
 impl From<SqlError> for ApiError {
