@@ -75,6 +75,7 @@ pub async fn run(args: ServeArgs, backends: &BackendArgs) -> Result<()> {
     let listener =
         tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listen on {}", args.listen))?;
     let address = listener.local_addr()?;
+    sluice_sql::servers::name_this_process(&address.to_string());
     let mut hosts = vec![address.to_string(), format!("localhost:{}", address.port())];
     hosts.extend(args.allowed_hosts);
     let guard = LocalGuard { hosts, operations: args.allow_operations };

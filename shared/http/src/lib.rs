@@ -8,16 +8,16 @@
 //! | method, path | class | what |
 //! | --- | --- | --- |
 //! | `POST /druid/v2` (`?pretty`) | query | a native query; Druid's result JSON |
-//! | `POST /druid/v2/sql` | query | a Druid SQL request; rows in its `resultFormat` (`sys.supervisors` and `sys.tasks` too) |
+//! | `POST /druid/v2/sql` | query | a Druid SQL request; rows in its `resultFormat` (the `sys` tables too) |
 //! | `GET /druid/v2/datasources` | query | datasource names |
 //! | `GET /druid/v2/datasources/{ds}` (`?interval=`, `?full`), `/dimensions`, `/metrics` | query | the dimensions and metrics of its segments in an interval (the last week by default) |
 //! | `GET /status` | read | Druid's server status: the Druid version whose API this follows, modules, memory |
 //! | `GET /status/health` | read | `true` |
 //! | `GET /druid/indexer/v1/supervisor` (`?state=true`, `?full`) | read | supervisor names; with their states (and specs) |
 //! | `POST /druid/indexer/v1/supervisor` | write | submit a spec (`{"id": ...}`) |
-//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`, `/health`) | read | the spec (secret properties redacted); Druid's report; 200 or 503 |
+//! | `GET /druid/indexer/v1/supervisor/{id}` (`/status`, `/health`) | read | the spec as Druid serializes it, defaults filled in and secrets redacted (`druid_spec.rs`); Druid's report; 200 or 503 |
 //! | `GET /druid/indexer/v1/supervisor/{id}/stats` (`/history`), `/supervisor/history` | read | task row meters; the specs submitted |
-//! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | write | operations |
+//! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | write | operations (suspend and resume answer the spec, as Druid) |
 //! | `POST /druid/indexer/v1/supervisor/suspendAll`, `resumeAll`, `terminateAll` | write | every supervisor at once |
 //! | `GET /druid/indexer/v1/tasks` (`completeTasks`, `runningTasks`, `pendingTasks`, `waitingTasks`) | read | tasks, Druid's `TaskStatusPlus` |
 //! | `GET /druid/indexer/v1/task/{id}` (`/status`, `/reports`), `POST /druid/indexer/v1/taskStatus` | read | a task's payload, status, `ingestionStatsAndErrors` |
@@ -40,6 +40,7 @@
 mod compaction;
 pub mod console;
 mod datasource_info;
+mod druid_spec;
 mod guard;
 mod retention;
 mod routes;
@@ -225,8 +226,10 @@ async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Js
 }
 
 async fn spec(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
-    let (item, _) = datasource::load(s.meta.as_ref(), &id).await?;
-    Ok(axum::Json(datasource::redacted_spec(&item.spec)))
+    let meta = s.meta.as_ref();
+    let (item, _) = datasource::load(meta, &id).await?;
+    let suspended = status(meta, &id).await?.state != SupervisorState::Running;
+    Ok(axum::Json(druid_spec::shown(&item.spec, suspended)))
 }
 
 async fn supervisor_status(
@@ -266,9 +269,11 @@ async fn supervisors(
     }
     let mut items = Vec::new();
     for name in names.iter().take(MAX_LISTED_STATES) {
-        let mut item = supervisor_report::list_item(name, &status(meta, name).await?);
+        let st = status(meta, name).await?;
+        let mut item = supervisor_report::list_item(name, &st);
         if full {
-            item["spec"] = datasource::redacted_spec(&datasource::load(meta, name).await?.0.spec);
+            let suspended = st.state != SupervisorState::Running;
+            item["spec"] = druid_spec::shown(&datasource::load(meta, name).await?.0.spec, suspended);
         }
         items.push(item);
     }
@@ -302,6 +307,13 @@ async fn operate(
             ),
             ))
         }
+    }
+    if matches!(action.as_str(), "suspend" | "resume") {
+        // Druid answers a suspend or resume with the spec, its `suspended` flag set.
+        let (item, _) = datasource::load(meta, &id).await?;
+        let mut shown = druid_spec::shown(&item.spec, action == "suspend");
+        shown["id"] = json!(id);
+        return Ok(axum::Json(shown));
     }
     Ok(axum::Json(json!({"id": id})))
 }

@@ -14,7 +14,7 @@ use sluice_query::ranged::read_parts;
 use sluice_query::source::segment_id;
 use sluice_query::ReadPlan;
 use sluice_query::{visible_records, PartialCache, QuerySegment, SegmentCache};
-use sluice_sql::{Segments, SqlError, StoreSegments, Table};
+use sluice_sql::{Segments, ServerRow, SqlError, StoreSegments, Table};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::collections::HashMap;
@@ -139,6 +139,10 @@ impl Segments for BrokerSegments<'_> {
             self.tables.put(datasource, fingerprint, t.clone());
         }
         Ok(table)
+    }
+
+    fn servers(&self) -> Vec<ServerRow> {
+        ServerRow::fanning_out(&sluice_sql::servers::this_process(), self.fanout.invoker.name())
     }
 
     async fn fan_out(&self, native: &str) -> Option<Result<Value, SqlError>> {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sluice_format::time::Interval;
 use sluice_pipeline::datasource;
 use sluice_query::{PartialCache, QueryError, QuerySegment, ReadPlan};
-use sluice_sql::{Segments, SqlError, SupervisorRow, Table, TaskRow};
+use sluice_sql::{Segments, ServerRow, SqlError, SupervisorRow, Table, TaskRow};
 use sluice_store::metadata::MetadataStore;
 use std::sync::Arc;
 
@@ -69,6 +69,10 @@ impl Segments for WithIngestion<'_> {
             rows.push(supervisor_report::row(name, &st, &item.spec));
         }
         Ok(rows)
+    }
+
+    fn servers(&self) -> Vec<ServerRow> {
+        self.inner.servers()
     }
 
     async fn tasks(&self) -> Result<Vec<TaskRow>, SqlError> {

@@ -61,7 +61,11 @@ fn rates(meters: Option<&RowMeters>, seconds: Option<f64>) -> Value {
 }
 
 fn versions(history: Vec<SpecVersion>) -> Value {
-    history.into_iter().map(|v| json!({"spec": v.spec, "version": format_iso(v.submitted_ms)})).collect()
+    let shown = |spec: &Value| {
+        let suspended = spec.get("suspended").and_then(Value::as_bool).unwrap_or(false);
+        super::druid_spec::shown(spec, suspended)
+    };
+    history.into_iter().map(|v| json!({"spec": shown(&v.spec), "version": format_iso(v.submitted_ms)})).collect()
 }
 
 /// `GET /druid/indexer/v1/supervisor/{id}/history`: the specs submitted, newest first (the

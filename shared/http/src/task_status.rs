@@ -195,8 +195,8 @@ impl TaskView {
             "id": self.id.to_string(),
             "groupId": self.group_id(),
             "resource": {"availabilityGroup": format!("{}_{}", self.group_id(), self.id.group), "requiredCapacity": 1},
-            "dataSchema": part("dataSchema"),
-            "tuningConfig": part("tuningConfig"),
+            "dataSchema": super::druid_spec::data_schema(&part("dataSchema")),
+            "tuningConfig": super::druid_spec::tuning_config(&part("tuningConfig")),
             "ioConfig": {
                 "type": "kafka",
                 "taskGroupId": self.id.group,

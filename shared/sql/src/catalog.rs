@@ -41,6 +41,8 @@ pub struct Schemas {
     pub supervisors: Vec<crate::ingestion::SupervisorRow>,
     /// The tasks (read only for `sys.tasks`).
     pub tasks: Vec<crate::ingestion::TaskRow>,
+    /// The servers (read only for `sys.servers` and `sys.server_segments`).
+    pub servers: Vec<crate::servers::ServerRow>,
 }
 
 /// One datasource as SQL sees it: its columns and its visible segments.

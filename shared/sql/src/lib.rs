@@ -19,6 +19,7 @@ pub mod output;
 pub mod parse;
 pub mod plan;
 pub mod request;
+pub mod servers;
 pub mod system;
 pub mod types;
 
@@ -31,6 +32,7 @@ pub use catalog::Table;
 pub use ingestion::{SupervisorRow, TaskRow};
 use plan::{object_path, Input, Options, Plan};
 use serde_json::{json, Value};
+pub use servers::ServerRow;
 use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
 use sluice_query::{QueryError, QuerySegment, ReadPlan, SegmentCache};
 use sluice_store::metadata::MetadataStore;
@@ -81,6 +83,11 @@ pub trait Segments: Send + Sync {
     /// [`Segments::supervisors`]).
     async fn tasks(&self) -> Result<Vec<TaskRow>, SqlError> {
         Err(SqlError::unsupported("sys.tasks here (`sluice serve`, `sluice sql` and the api function serve it)"))
+    }
+    /// The servers, for `sys.servers` and `sys.server_segments`: by default this process,
+    /// reading every segment itself.
+    fn servers(&self) -> Vec<ServerRow> {
+        ServerRow::in_process(&servers::this_process())
     }
 }
 
@@ -234,6 +241,9 @@ pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Re
     }
     if system.contains(&SystemTable::Tasks) {
         schemas.tasks = source.tasks().await?;
+    }
+    if system.contains(&SystemTable::Servers) || system.contains(&SystemTable::ServerSegments) {
+        schemas.servers = source.servers();
     }
     if !everything && named.is_empty() {
         return Ok(schemas);

@@ -16,6 +16,10 @@ pub enum SystemTable {
     Columns,
     /// `sys.segments`.
     Segments,
+    /// `sys.servers`.
+    Servers,
+    /// `sys.server_segments`.
+    ServerSegments,
     /// `sys.supervisors`.
     Supervisors,
     /// `sys.tasks`.
@@ -25,11 +29,13 @@ pub enum SystemTable {
 const SCHEMAS: [&str; 3] = ["druid", "INFORMATION_SCHEMA", "sys"];
 
 /// Every metadata table by its schema and name.
-pub const SYSTEM_TABLES: [(&str, &str, SystemTable); 6] = [
+pub const SYSTEM_TABLES: [(&str, &str, SystemTable); 8] = [
     ("INFORMATION_SCHEMA", "SCHEMATA", SystemTable::Schemata),
     ("INFORMATION_SCHEMA", "TABLES", SystemTable::Tables),
     ("INFORMATION_SCHEMA", "COLUMNS", SystemTable::Columns),
     ("sys", "segments", SystemTable::Segments),
+    ("sys", "servers", SystemTable::Servers),
+    ("sys", "server_segments", SystemTable::ServerSegments),
     ("sys", "supervisors", SystemTable::Supervisors),
     ("sys", "tasks", SystemTable::Tasks),
 ];
@@ -49,6 +55,8 @@ impl SystemTable {
     pub fn sys(name: &str) -> Option<Self> {
         match name {
             "segments" => Some(SystemTable::Segments),
+            "servers" => Some(SystemTable::Servers),
+            "server_segments" => Some(SystemTable::ServerSegments),
             "supervisors" => Some(SystemTable::Supervisors),
             "tasks" => Some(SystemTable::Tasks),
             _ => None,
@@ -57,7 +65,14 @@ impl SystemTable {
 
     /// Whether reading it needs every datasource's schema.
     pub fn needs_schemas(self) -> bool {
-        matches!(self, SystemTable::Tables | SystemTable::Columns | SystemTable::Segments)
+        matches!(
+            self,
+            SystemTable::Tables
+                | SystemTable::Columns
+                | SystemTable::Segments
+                | SystemTable::Servers
+                | SystemTable::ServerSegments
+        )
     }
 
     /// Its columns.
@@ -116,9 +131,25 @@ impl SystemTable {
                 b("is_available"),
                 b("is_realtime"),
                 b("is_overshadowed"),
+                v("shard_spec"),
                 v("dimensions"),
                 v("metrics"),
+                v("last_compaction_state"),
+                b("replication_factor"),
             ],
+            SystemTable::Servers => vec![
+                v("server"),
+                v("host"),
+                b("plaintext_port"),
+                b("tls_port"),
+                v("server_type"),
+                v("tier"),
+                b("current_size"),
+                b("max_size"),
+                b("is_leader"),
+                v("start_time"),
+            ],
+            SystemTable::ServerSegments => vec![v("server"), v("segment_id")],
             SystemTable::Supervisors => vec![
                 v("supervisor_id"),
                 v("state"),
@@ -217,10 +248,23 @@ impl SystemTable {
                         json!(1),
                         json!(0),
                         json!(0),
+                        json!(json!({"type": "numbered", "partitionNum": partition, "partitions": 0}).to_string()),
                         json!(serde_json::to_string(&s.dimensions).unwrap_or_default()),
                         json!(serde_json::to_string(&s.metrics).unwrap_or_default()),
+                        Value::Null,
+                        json!(1),
                     ]
                 })
+                .collect(),
+            SystemTable::Servers => {
+                let bytes = schemas.segments.iter().map(|s| s.size).sum();
+                schemas.servers.iter().map(|s| s.values(bytes)).collect()
+            }
+            SystemTable::ServerSegments => schemas
+                .servers
+                .iter()
+                .filter(|s| s.serves_segments)
+                .flat_map(|s| schemas.segments.iter().map(|seg| vec![json!(s.server), json!(seg.id)]))
                 .collect(),
             SystemTable::Supervisors => schemas.supervisors.iter().map(|s| s.values()).collect(),
             SystemTable::Tasks => schemas.tasks.iter().map(|t| t.values()).collect(),

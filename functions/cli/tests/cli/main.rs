@@ -5,6 +5,7 @@ mod command;
 mod compaction_cli;
 mod console_browser;
 mod demo_query;
+mod druid_api;
 mod druid_monitor;
 mod hostile_http;
 mod ingest;

@@ -240,6 +240,8 @@ impl RecordParser {
             });
         }
         for agg in &spec.metrics {
+            // A metric's name is no dimension to discover, as in Druid.
+            p.not_dimensions.insert(agg.name().to_string());
             let input = match (agg, agg.field_name()) {
                 (AggregatorSpec::Count { .. }, _) => MetricInput::None,
                 (_, Some(field)) => {

@@ -6,6 +6,7 @@
 pub mod aggregator;
 pub mod compaction;
 pub mod data_schema;
+pub mod druid_defaults;
 pub mod input_format;
 pub mod io_config;
 mod resolve;
@@ -114,10 +115,25 @@ pub fn load_spec_value(raw: serde_json::Value) -> Result<LoadedSpec, SpecError> 
     }
     let (body, prefix) = match top.remove("spec") {
         Some(serde_json::Value::Object(mut inner)) => {
-            for (key, _) in top.iter().filter(|(k, _)| !matches!(k.as_str(), "type" | "context" | "suspended" | "id")) {
+            // Druid's serialized spec repeats the sections at the top; with `spec`, Druid
+            // reads only `spec`'s.
+            let known = |k: &str| {
+                matches!(
+                    k,
+                    "type"
+                        | "context"
+                        | "suspended"
+                        | "id"
+                        | "dataSchema"
+                        | "tuningConfig"
+                        | "ioConfig"
+                        | "sluiceConfig"
+                )
+            };
+            for (key, _) in top.iter().filter(|(k, _)| !known(k)) {
                 warnings.push(SpecWarning { field: key.clone(), message: "unknown option, ignored".into() });
             }
-            for key in ["context", "suspended"] {
+            for key in ["context", "suspended", "sluiceConfig"] {
                 if let Some(v) = top.get(key) {
                     inner.entry(key.to_string()).or_insert_with(|| v.clone());
                 }
@@ -127,6 +143,10 @@ pub fn load_spec_value(raw: serde_json::Value) -> Result<LoadedSpec, SpecError> 
         Some(_) => return Err(SpecError::field("spec", "expected a JSON object")),
         None => (serde_json::Value::Object(top), ""),
     };
+    let mut body = body;
+    if let serde_json::Value::Object(fields) = &mut body {
+        druid_defaults::strip_defaults(fields);
+    }
     let mut ignored = Vec::new();
     let parsed: SupervisorSpecJson = {
         let mut record = |path: serde_ignored::Path<'_>| ignored.push(path.to_string());

@@ -31,7 +31,7 @@ impl Catalog for Schemas {
 
 fn not_found(path: &[String]) -> SqlError {
     SqlError::validation(format!(
-        "table '{}' not found (tables are datasources with published segments, INFORMATION_SCHEMA.* sys.segments, sys.supervisors and sys.tasks)",
+        "table '{}' not found (tables are datasources with published segments, INFORMATION_SCHEMA.* sys.segments, sys.servers, sys.server_segments, sys.supervisors and sys.tasks)",
         crate::short(&path.join("."))
     ))
 }

@@ -47,6 +47,22 @@ fn sys_segments_lists_the_visible_segments() {
     assert_eq!((first[0][2].clone(), first[0][3].clone()), (json!("v1"), json!(0)), "{first:?}");
 }
 
+#[test]
+fn sys_server_segments_lists_every_visible_segment_once_under_the_historical_of_sys_servers() {
+    let servers = sql("SELECT server, server_type, tier, current_size FROM sys.servers ORDER BY server_type");
+    let bytes: u64 = sql("SELECT SUM(size) FROM sys.segments")[0][0].as_u64().expect("size");
+    assert_eq!(servers.len(), 2, "{servers:?}");
+    assert_eq!(servers[0][1..], [json!("broker"), Value::Null, json!(0)], "{servers:?}");
+    assert_eq!(servers[1][1..], [json!("historical"), json!("_default_tier"), json!(bytes)], "{servers:?}");
+    let served = sql("SELECT server, COUNT(*), COUNT(DISTINCT segment_id) FROM sys.server_segments GROUP BY server");
+    let segments = wikipedia().tables["wikipedia"].len();
+    assert_eq!(served, vec![vec![servers[1][0].clone(), json!(segments), json!(segments)]]);
+    let ids = |q: &str| sql(q).into_iter().map(|r| r[0].to_string()).collect::<std::collections::BTreeSet<_>>();
+    let (listed, served) =
+        (ids("SELECT segment_id FROM sys.segments"), ids("SELECT segment_id FROM sys.server_segments"));
+    assert_eq!(listed, served, "the ids of sys.segments, each served");
+}
+
 /// The sample, with two supervisors and three tasks.
 struct WithIngestion;
 

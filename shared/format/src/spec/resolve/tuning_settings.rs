@@ -81,9 +81,6 @@ pub(super) fn resolve_tuning(
         }
     };
     let mut max_parse_exceptions = t.max_parse_exceptions.unwrap_or(u64::MAX);
-    if t.report_parse_exceptions == Some(false) {
-        warn(f("reportParseExceptions"), "deprecated: false is the default; maxParseExceptions decides");
-    }
     if t.report_parse_exceptions == Some(true) {
         if t.max_parse_exceptions.is_some_and(|m| m > 0) {
             warn(f("reportParseExceptions"), "deprecated: overrides maxParseExceptions with 0");
