@@ -21,7 +21,7 @@
 //! | `POST /druid/indexer/v1/supervisor/suspendAll`, `resumeAll`, `terminateAll` | write | every supervisor at once |
 //! | `GET /druid/indexer/v1/tasks` (`completeTasks`, `runningTasks`, `pendingTasks`, `waitingTasks`) | read | tasks, Druid's `TaskStatusPlus` |
 //! | `GET /druid/indexer/v1/task/{id}` (`/status`, `/reports`), `POST /druid/indexer/v1/taskStatus` | read | a task's payload, status, `ingestionStatsAndErrors` |
-//! | `POST /druid/indexer/v1/task`, `/task/{id}/shutdown`, `/datasources/{ds}/shutdownAllTasks`; `GET /task/{id}/log`, `/segments` | write, read | refused by name, saying what to use |
+//! | `POST /druid/indexer/v1/task`, `/task/{id}/shutdown`, `/datasources/{ds}/shutdownAllTasks`, `/supervisor/{id}/taskGroups/handoff`; `GET /task/{id}/log`, `/segments` | write, read | refused by name, saying what to use |
 //! | `DELETE /druid/indexer/v1/pendingSegments/{dataSource}` | write | `{"numDeleted": 0}`: no pending segments are kept |
 //! | `GET /druid/coordinator/v1/config/compaction` (`/{dataSource}`) | read | every compaction config; one |
 //! | `POST /druid/coordinator/v1/config/compaction` | write | submit a compaction config |

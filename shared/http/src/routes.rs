@@ -117,6 +117,12 @@ pub const ROUTES: &[RouteSpec] = &[
     route(Method::POST, "/druid/indexer/v1/supervisor/resumeAll", Class::Write, Endpoint::ResumeAll),
     route(Method::POST, "/druid/indexer/v1/supervisor/terminateAll", Class::Write, Endpoint::TerminateAll),
     route(Method::POST, "/druid/indexer/v1/supervisor/{id}/{action}", Class::Write, Endpoint::Operate),
+    route(
+        Method::POST,
+        "/druid/indexer/v1/supervisor/{id}/taskGroups/handoff",
+        Class::Write,
+        Endpoint::Refused(Refused::Handoff),
+    ),
     route(Method::GET, "/druid/indexer/v1/tasks", Class::Read, Endpoint::Tasks),
     route(Method::GET, "/druid/indexer/v1/tasks/", Class::Read, Endpoint::Tasks),
     route(Method::GET, "/druid/indexer/v1/completeTasks", Class::Read, Endpoint::CompleteTasks),

@@ -249,6 +249,8 @@ pub enum Refused {
     Log,
     /// `GET /druid/indexer/v1/task/{id}/segments`.
     Segments,
+    /// `POST /druid/indexer/v1/supervisor/{id}/taskGroups/handoff`.
+    Handoff,
 }
 
 /// The answer to a [`Refused`] route: 400 (404 for the reads Druid answers 404 when it has
@@ -274,6 +276,12 @@ pub fn refused(what: Refused) -> ApiError {
             StatusCode::NOT_FOUND,
             "task segments (deprecated in Druid) are not served: query sys.segments (POST /druid/v2/sql) or run \
              `sluice segments`",
+        ),
+        Refused::Handoff => (
+            StatusCode::BAD_REQUEST,
+            "an early handoff is not needed here: a Sluice task reads a planned offset range and publishes as soon \
+             as it has read it, and a real-time task publishes after ioConfig.taskDuration or \
+             sluiceConfig.maxRecordsPerTask; lower those for sooner handoffs",
         ),
     };
     ApiError::new(status, "Unsupported operation", "UnsupportedOperationException", message)

@@ -297,6 +297,7 @@ fn write_requests(name: &str) -> Vec<(String, String, String)> {
             ("POST", "/druid/indexer/v1/supervisor/suspendAll" | "/druid/indexer/v1/supervisor/resumeAll")
             | ("POST", "/druid/indexer/v1/supervisor/terminateAll")
             | ("POST", "/druid/indexer/v1/task/{id}/shutdown")
+            | ("POST", "/druid/indexer/v1/supervisor/{id}/taskGroups/handoff")
             | ("POST", "/druid/indexer/v1/datasources/{datasource}/shutdownAllTasks")
             | ("DELETE", "/druid/indexer/v1/pendingSegments/{datasource}") => vec![("", String::new())],
             (method, path) => panic!("write route {method} {path} has no request in this test"),
