@@ -206,6 +206,21 @@ impl fmt::Display for Period {
     }
 }
 
+/// Whole calendar months from `from` to `to` (negative when `to` is earlier), as Joda's
+/// `Months.monthsBetween` counts them: a month is whole once the day and time of `from` are
+/// reached again.
+pub fn months_between(from: i64, to: i64) -> i64 {
+    let index = |ms: i64| Utc.timestamp_millis_opt(ms).single().map(|t| t.year() as i64 * 12 + t.month0() as i64);
+    let (Some(a), Some(b)) = (index(from), index(to)) else { return 0 };
+    let mut months = b - a;
+    if months > 0 && add_months(from, months) > to {
+        months -= 1;
+    } else if months < 0 && add_months(from, months) < to {
+        months += 1;
+    }
+    months
+}
+
 /// Adds calendar months to a UTC instant, clamping the day of month like Joda does. Past the
 /// calendar's range the result saturates (`i64::MAX` forward, `i64::MIN` back), so adding a
 /// non-zero number of months always moves the instant.

@@ -81,7 +81,8 @@ fn rows_into<'a>(
 ) -> Pin<Box<dyn Future<Output = Result<(), SqlError>> + Send + 'a>> {
     Box::pin(async move {
         let Some(native) = &plan.native else {
-            return out.push(plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source)).collect());
+            return out
+                .push(plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source, &o.column.ty)).collect());
         };
         let native = match out.bound_rows() {
             Some(max) if plan.after.order.is_empty() => crate::inline::capped(native, max.saturating_add(1)),
@@ -141,7 +142,7 @@ pub fn read_rows_into(plan: &Plan, kind: &str, result: &Value, out: &mut Subquer
             .map(|(i, o)| match &o.source {
                 Source::Field(name) => sql_value(fields.get(name).unwrap_or(&Value::Null), &o.column.ty),
                 Source::Timestamp => sql_value(timestamp, &o.column.ty),
-                Source::Const(v) => v.clone(),
+                Source::Const(v) => sql_value(v, &o.column.ty),
                 Source::Expression(_) => sql_value(&computed.eval(i, fields), &o.column.ty),
             })
             .collect()
@@ -256,9 +257,9 @@ impl Computed {
     }
 }
 
-fn constant(source: &Source) -> Value {
+fn constant(source: &Source, ty: &SqlType) -> Value {
     match source {
-        Source::Const(v) => v.clone(),
+        Source::Const(v) => sql_value(v, ty),
         _ => Value::Null,
     }
 }

@@ -16,3 +16,4 @@ mod realtime_run;
 mod retention_cli;
 mod run_kill;
 mod serve_connections;
+mod superset;

@@ -192,7 +192,27 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
         }
         Function::IsNull => Value::Long(i64::from(arg(0).is_null())),
         Function::NotNull => Value::Long(i64::from(!arg(0).is_null())),
+        Function::TimestampShift(period) => match (arg(0).as_long(), arg(1).as_long()) {
+            (Some(t), Some(step)) => Value::Long(period.add_to(t, step)),
+            _ => Value::Null,
+        },
+        Function::TimestampParse(format) => parse_time(&arg(0), format.as_deref()),
+        Function::SubtractMonths => match (arg(0).as_long(), arg(1).as_long()) {
+            (Some(a), Some(b)) => Value::Long(crate::time::months_between(b, a)),
+            _ => Value::Null,
+        },
     }
+}
+
+/// `timestamp_parse`'s reading of `v`: ISO 8601 or SQL's `yyyy-MM-dd HH:mm:ss` without a
+/// pattern; null when it does not parse.
+fn parse_time(v: &Value, format: Option<&crate::timestamp::TimestampFormat>) -> Value {
+    let Some(text) = v.as_str() else { return Value::Null };
+    let parsed = match format {
+        Some(f) => f.read(&Value::String(text.to_string())).ok(),
+        None => crate::time::parse_iso_instant(&text.replacen(' ', "T", 1)).ok(),
+    };
+    parsed.map(Value::Long).unwrap_or(Value::Null)
 }
 
 fn cast(v: Value, to: CastType) -> Value {
@@ -302,5 +322,29 @@ mod tests {
             let err = parse(bad, &mut resolve).expect_err(bad);
             assert!(err.to_string().contains(bad), "{err}");
         }
+    }
+
+    #[test]
+    fn shifts_parses_and_subtracts_time_as_druid_does() {
+        let t = |iso: &str| Value::Long(crate::time::parse_iso_instant(iso).expect("instant"));
+        let at = |iso: &str| Value::String(iso.into());
+        assert_eq!(run("timestamp_shift(__time, 'P1D', 5)", &[]), Value::Long(1_442_018_818_771 + 5 * 86_400_000));
+        let jan31 = [("t", t("2015-01-31T10:00:00Z"))];
+        assert_eq!(run("timestamp_shift(t, 'P1M', 1)", &jan31), t("2015-02-28T10:00:00Z"), "the day clamped");
+        assert_eq!(run("timestamp_shift(t, 'P1M', -13)", &jan31), t("2013-12-31T10:00:00Z"));
+        assert_eq!(run("timestamp_shift(t, 'PT1H', n)", &[jan31[0].clone(), ("n", Value::Null)]), Value::Null);
+        assert_eq!(run("timestamp_parse(s)", &[("s", at("2015-09-12T00:00:00"))]), t("2015-09-12T00:00:00Z"));
+        assert_eq!(run("timestamp_parse(s)", &[("s", at("2015-09-12 01:02:03"))]), t("2015-09-12T01:02:03Z"));
+        assert_eq!(run("timestamp_parse(s)", &[("s", at("yesterday"))]), Value::Null);
+        assert_eq!(run("timestamp_parse(s, 'dd/MM/yyyy')", &[("s", at("12/09/2015"))]), t("2015-09-12T00:00:00Z"));
+        let pair = |a: &str, b: &str| [("a", t(a)), ("b", t(b))];
+        assert_eq!(run("subtract_months(a, b)", &pair("2015-03-31T00:00:00Z", "2015-01-31T00:00:00Z")), Value::Long(2));
+        assert_eq!(run("subtract_months(a, b)", &pair("2015-03-30T00:00:00Z", "2015-01-31T00:00:00Z")), Value::Long(1));
+        assert_eq!(
+            run("subtract_months(a, b)", &pair("2015-01-01T00:00:00Z", "2015-03-01T00:00:00Z")),
+            Value::Long(-2)
+        );
+        let zoned = parse("timestamp_shift(__time, 'P1D', 1, 'America/New_York')", &mut |_| 0);
+        assert!(zoned.expect_err("refused").reason.contains("only UTC"));
     }
 }

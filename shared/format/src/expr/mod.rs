@@ -121,6 +121,14 @@ pub enum Function {
     IsNull,
     /// `notnull(x)`: 1 when `x` is not null, else 0.
     NotNull,
+    /// `timestamp_shift(t, period, step[, timezone])`: `t` moved by `step` periods (calendar
+    /// months kept, days clamped as Joda does); UTC only.
+    TimestampShift(crate::time::Period),
+    /// `timestamp_parse(s[, pattern[, timezone]])`: ISO 8601 (or SQL's `yyyy-MM-dd HH:mm:ss`)
+    /// by default, else a Joda pattern; null when `s` does not parse.
+    TimestampParse(Option<Box<crate::timestamp::TimestampFormat>>),
+    /// `subtract_months(a, b[, timezone])`: whole calendar months from `b` to `a`; UTC only.
+    SubtractMonths,
 }
 
 /// The types `cast` converts to.

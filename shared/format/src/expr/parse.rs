@@ -255,6 +255,16 @@ impl Parser<'_> {
         }
     }
 
+    /// Refuses argument `i` of `name` when it names a time zone other than UTC.
+    fn utc_only(&self, name: &str, args: &[Expr], i: usize) -> Result<(), ExprError> {
+        match self.literal(name, args, i)? {
+            Some(tz) if tz != "UTC" && tz != "Etc/UTC" => {
+                Err(self.error(format!("{name} time zone {tz:?} is not supported yet: only UTC")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn call(&self, name: &str, args: Vec<Expr>) -> Result<Expr, ExprError> {
         let arity = |min: usize, max: usize| -> Result<(), ExprError> {
             if args.len() < min || args.len() > max {
@@ -321,13 +331,45 @@ impl Parser<'_> {
                 let origin = if period == week && origin == 0 { 4 * 86_400_000 } else { origin };
                 Function::TimestampFloor(Granularity::Period { period, origin })
             }
+            "timestamp_shift" => {
+                arity(3, 4)?;
+                let period =
+                    self.literal(name, &args, 1)?.ok_or_else(|| self.error(format!("{name} needs a period")))?;
+                let period = Period::parse(&period).map_err(|e| self.error(e.to_string()))?;
+                self.utc_only(name, &args, 3)?;
+                Function::TimestampShift(period)
+            }
+            "timestamp_parse" => {
+                arity(1, 3)?;
+                let format = match self.literal(name, &args, 1)? {
+                    Some(pattern) => {
+                        let format = crate::timestamp::TimestampFormat::parse(&pattern).map_err(|e| self.error(e))?;
+                        Some(Box::new(format))
+                    }
+                    None => None,
+                };
+                self.utc_only(name, &args, 2)?;
+                Function::TimestampParse(format)
+            }
+            "subtract_months" => {
+                arity(2, 3)?;
+                self.utc_only(name, &args, 2)?;
+                Function::SubtractMonths
+            }
             other => return Err(self.error(format!("function {other:?} is not supported"))),
         };
         let args = match function {
             Function::TimestampFloor(_)
             | Function::Cast(_)
             | Function::TimestampFormat(_)
+            | Function::TimestampParse(_)
             | Function::TimestampExtract(..) => args.into_iter().take(1).collect(),
+            Function::TimestampShift(_) => {
+                let mut args = args.into_iter();
+                let (t, _, step) = (args.next(), args.next(), args.next());
+                t.into_iter().chain(step).collect()
+            }
+            Function::SubtractMonths => args.into_iter().take(2).collect(),
             _ => args,
         };
         Ok(Expr::Call(function, args))

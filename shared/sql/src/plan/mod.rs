@@ -18,6 +18,7 @@ mod relations;
 mod scalar;
 mod select;
 mod time;
+mod time_calls;
 mod virtuals;
 
 pub use names::object_path;

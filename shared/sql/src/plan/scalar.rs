@@ -56,7 +56,7 @@ impl Const {
 }
 
 impl Scalar {
-    fn constant(c: Const, ty: SqlType) -> Self {
+    pub(super) fn constant(c: Const, ty: SqlType) -> Self {
         let expr = match &c {
             Const::Null => "null".to_string(),
             Const::Long(v) => v.to_string(),
@@ -66,7 +66,7 @@ impl Scalar {
         Scalar { expr, ty, column: None, constant: Some(c) }
     }
 
-    fn computed(expr: String, ty: SqlType) -> Self {
+    pub(super) fn computed(expr: String, ty: SqlType) -> Self {
         Scalar { expr, ty, column: None, constant: None }
     }
 }
@@ -334,10 +334,17 @@ impl Scope<'_> {
         Ok(t)
     }
 
-    /// `timestamp_floor` of a timestamp by an ISO period.
+    /// `timestamp_floor` of a timestamp by an ISO period (folded for a constant).
     pub fn time_floor(&self, x: &Expr, period: &str) -> Result<Scalar, SqlError> {
         let t = self.time_arg(x)?;
-        Ok(Scalar::computed(format!("timestamp_floor({}, '{period}')", t.expr), SqlType::Timestamp))
+        let call = format!("timestamp_floor({}, '{period}')", t.expr);
+        if let Some(Const::Long(_)) = t.constant {
+            if let Ok(e) = sluice_format::expr::parse(&call, &mut |_| 0) {
+                let floor = from_value(sluice_format::expr::eval(&e, &[], 0));
+                return Ok(Scalar::constant(floor, SqlType::Timestamp));
+            }
+        }
+        Ok(Scalar::computed(call, SqlType::Timestamp))
     }
 
     fn function(&self, f: &sqlparser::ast::Function) -> Result<Scalar, SqlError> {
@@ -361,6 +368,9 @@ impl Scope<'_> {
             }
         };
         let each = |this: &Self| -> Result<Vec<Scalar>, SqlError> { args.iter().map(|a| this.scalar(a)).collect() };
+        if let Some(answer) = self.time_call(&name, &args) {
+            return answer;
+        }
         match name.as_str() {
             "LOWER" | "UPPER" => {
                 arity(1, 1)?;
@@ -520,7 +530,7 @@ pub fn literal(v: &Value) -> Result<Scalar, SqlError> {
     })
 }
 
-fn from_value(v: sluice_format::value::Value) -> Const {
+pub(super) fn from_value(v: sluice_format::value::Value) -> Const {
     use sluice_format::value::Value as V;
     match v {
         V::Long(x) => Const::Long(x),

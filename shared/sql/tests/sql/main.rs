@@ -8,6 +8,7 @@ mod common;
 mod constructs;
 mod errors;
 mod metadata;
+mod time_functions;
 mod tutorials;
 
 use common::*;
