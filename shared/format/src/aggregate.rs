@@ -5,6 +5,7 @@
 //! timestamps are broken by value (smaller first, larger last) so that the result does not
 //! depend on how rows were split across hydrants.
 
+use crate::sketches::{theta_lg_k, Quantiles, Theta, DEFAULT_QUANTILES_K, DEFAULT_THETA_SIZE};
 use crate::spec::{AggregatorSpec, MetricKind};
 use crate::value::Value;
 use datasketches::hll::{HllSketch, HllType, HllUnion};
@@ -31,6 +32,16 @@ pub enum AggOp {
         lg_k: u8,
         /// Register width.
         hll_type: HllKind,
+    },
+    /// Theta sketch (distinct counts with set operations).
+    Theta {
+        /// log2 of the entries retained.
+        lg_k: u8,
+    },
+    /// Quantiles sketch.
+    Quantiles {
+        /// Druid's `k`.
+        k: u16,
     },
 }
 
@@ -88,6 +99,10 @@ pub enum MetricCell {
     Timed(Option<(i64, Scalar)>),
     /// A distinct-count sketch.
     Sketch(Box<HllSketch>),
+    /// A theta sketch.
+    Theta(Box<Theta>),
+    /// A quantiles sketch.
+    Quantiles(Box<Quantiles>),
 }
 
 /// An aggregator compiled from its spec.
@@ -124,6 +139,8 @@ impl Aggregator {
                     _ => HllKind::Hll4,
                 },
             },
+            ThetaSketch(t) => AggOp::Theta { lg_k: theta_lg_k(t.size.unwrap_or(DEFAULT_THETA_SIZE)).unwrap_or(14) },
+            QuantilesSketch(q) => AggOp::Quantiles { k: q.k.unwrap_or(DEFAULT_QUANTILES_K) },
         };
         let max_string_bytes = match spec {
             StringFirst(a) | StringLast(a) => a.max_string_bytes.unwrap_or(1024) as usize,
@@ -141,6 +158,8 @@ impl Aggregator {
         match (self.op, self.kind) {
             (AggOp::Count, _) => MetricCell::Long(Some(0)),
             (AggOp::Hll { lg_k, hll_type }, _) => MetricCell::Sketch(Box::new(new_sketch(lg_k, hll_type))),
+            (AggOp::Theta { lg_k }, _) => MetricCell::Theta(Box::new(Theta::new(lg_k))),
+            (AggOp::Quantiles { k }, _) => MetricCell::Quantiles(Box::new(Quantiles::new(k))),
             (AggOp::First | AggOp::Last, _) => MetricCell::Timed(None),
             (_, MetricKind::Long) => MetricCell::Long(None),
             _ => MetricCell::Double(None),
@@ -159,6 +178,8 @@ impl Aggregator {
         match (self.op, cell) {
             (AggOp::Count, MetricCell::Long(Some(c))) => *c += 1,
             (AggOp::Hll { .. }, MetricCell::Sketch(sketch)) => update_sketch(sketch, input),
+            (AggOp::Theta { .. }, MetricCell::Theta(sketch)) => sketch.update(input),
+            (AggOp::Quantiles { .. }, MetricCell::Quantiles(sketch)) => sketch.update(input),
             (AggOp::First | AggOp::Last, MetricCell::Timed(slot)) => {
                 if let Some(v) = self.scalar(input) {
                     self.pick(slot, time, v);
@@ -195,6 +216,8 @@ impl Aggregator {
                 union.update(b);
                 **a = union.to_sketch(hll_type.sketch_type());
             }
+            (AggOp::Theta { .. }, MetricCell::Theta(a), MetricCell::Theta(b)) => a.merge(b),
+            (AggOp::Quantiles { .. }, MetricCell::Quantiles(a), MetricCell::Quantiles(b)) => a.merge(b),
             (AggOp::First | AggOp::Last, MetricCell::Timed(slot), MetricCell::Timed(Some((t, v)))) => {
                 self.pick(slot, *t, v.clone())
             }
@@ -297,6 +320,8 @@ pub fn cell_heap_bytes(cell: &MetricCell) -> usize {
     match cell {
         MetricCell::Timed(Some((_, Scalar::Str(s)))) => s.capacity(),
         MetricCell::Sketch(s) => s.estimated_size() + 64,
+        MetricCell::Theta(s) => s.approx_bytes() + 64,
+        MetricCell::Quantiles(s) => s.approx_bytes(),
         _ => 0,
     }
 }

@@ -27,6 +27,7 @@ pub mod meters;
 pub mod offsets;
 pub mod row;
 pub mod segment;
+pub mod sketches;
 pub mod spec;
 pub mod summary;
 pub mod text;

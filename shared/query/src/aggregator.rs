@@ -39,6 +39,13 @@ pub(crate) enum State {
         round: bool,
         unions: Vec<Option<Box<HllUnion>>>,
     },
+    /// Theta and quantiles sketches, one cell per group (`finalize`: the result is the
+    /// estimate, or the count of values, rather than the sketch).
+    Cells {
+        agg: Box<Aggregator>,
+        cells: Vec<MetricCell>,
+        finalize: bool,
+    },
 }
 
 /// A compiled aggregator with its states.
@@ -102,6 +109,18 @@ impl Accumulator {
                     (AggOp::First | AggOp::Last, _) => {
                         State::Timed { agg: Box::new(compiled.clone()), cells: Vec::new() }
                     }
+                    (AggOp::Theta { .. } | AggOp::Quantiles { .. }, _) => {
+                        let finalize = match spec {
+                            AggregatorSpec::ThetaSketch(t) => t.should_finalize,
+                            AggregatorSpec::QuantilesSketch(q) => q.should_finalize,
+                            _ => None,
+                        };
+                        State::Cells {
+                            agg: Box::new(compiled.clone()),
+                            cells: Vec::new(),
+                            finalize: finalize != Some(false),
+                        }
+                    }
                     (op, MetricKind::Long) => State::Long { op, vals: Vec::new(), seen: Vec::new() },
                     (op, kind) => {
                         let float = kind == MetricKind::Float;
@@ -122,6 +141,9 @@ impl Accumulator {
             }
             State::Timed { agg, .. } => State::Timed { agg: agg.clone(), cells: Vec::new() },
             State::Sketch { lg_k, round, .. } => State::Sketch { lg_k: *lg_k, round: *round, unions: Vec::new() },
+            State::Cells { agg, finalize, .. } => {
+                State::Cells { agg: agg.clone(), cells: Vec::new(), finalize: *finalize }
+            }
         };
         Accumulator { name: self.name.clone(), input: self.input.clone(), filter: self.filter.clone(), state }
     }
@@ -137,7 +159,7 @@ impl Accumulator {
                 vals.resize(n, 0.0);
                 seen.resize(n, false);
             }
-            State::Timed { agg, cells } => cells.resize_with(n, || agg.empty()),
+            State::Timed { agg, cells } | State::Cells { agg, cells, .. } => cells.resize_with(n, || agg.empty()),
             State::Sketch { unions, .. } => unions.resize_with(n, || None),
         }
     }
@@ -172,7 +194,7 @@ impl Accumulator {
         match &self.state {
             State::Long { .. } => true,
             State::Double { op, .. } => matches!(op, AggOp::Min | AggOp::Max),
-            State::Timed { .. } | State::Sketch { .. } => false,
+            State::Timed { .. } | State::Sketch { .. } | State::Cells { .. } => false,
         }
     }
 
@@ -206,7 +228,7 @@ impl Accumulator {
         match &self.state {
             State::Long { vals, seen, .. } => seen[slot].then(|| vals[slot] as f64),
             State::Double { vals, seen, .. } => seen[slot].then_some(vals[slot]),
-            State::Timed { cells, .. } => cell_value(&cells[slot]).as_double(),
+            State::Timed { cells, .. } | State::Cells { cells, .. } => cell_value(&cells[slot]).as_double(),
             State::Sketch { unions, .. } => Some(unions[slot].as_ref().map_or(0.0, |u| u.estimate())),
         }
     }
@@ -286,6 +308,16 @@ impl Accumulator {
                 }
             }
             State::Sketch { lg_k, unions, .. } => update_sketch(*lg_k, unions, column, rows, slots, times),
+            State::Cells { agg, cells, .. } => {
+                for (&r, &s) in rows.iter().zip(slots) {
+                    let (r, s) = (r as usize, s as usize);
+                    match column {
+                        Some(Column::Cells(c, _)) => agg.combine(&mut cells[s], &c[r]),
+                        Some(c) => agg.fold(&mut cells[s], &c.value(r, times), times.get(r).copied().unwrap_or(0)),
+                        None => {}
+                    }
+                }
+            }
         }
     }
 
@@ -355,7 +387,8 @@ impl Accumulator {
                     seen[t] = true;
                 }
             }
-            (State::Timed { agg, cells }, State::Timed { cells: theirs, .. }) => {
+            (State::Timed { agg, cells }, State::Timed { cells: theirs, .. })
+            | (State::Cells { agg, cells, .. }, State::Cells { cells: theirs, .. }) => {
                 for (&t, cell) in slots.iter().zip(theirs) {
                     agg.combine(&mut cells[t as usize], cell);
                 }
@@ -379,6 +412,7 @@ impl Accumulator {
                 vals.len() * 9 + exact.iter().map(|e| std::mem::size_of::<ExactSum>() + e.len() * 8).sum::<usize>()
             }
             State::Timed { cells, .. } => cells.len() * 64,
+            State::Cells { cells, .. } => cells.iter().map(|c| 16 + sluice_format::aggregate::cell_heap_bytes(c)).sum(),
             State::Sketch { unions, .. } => {
                 unions.iter().map(|u| 8 + u.as_ref().map_or(0, |u| u.estimated_size())).sum()
             }
@@ -389,7 +423,7 @@ impl Accumulator {
     fn len(&self) -> usize {
         match &self.state {
             State::Long { seen, .. } | State::Double { seen, .. } => seen.len(),
-            State::Timed { cells, .. } => cells.len(),
+            State::Timed { cells, .. } | State::Cells { cells, .. } => cells.len(),
             State::Sketch { unions, .. } => unions.len(),
         }
     }
@@ -412,6 +446,8 @@ impl Accumulator {
                 }
             }
             State::Timed { cells, .. } => value_json(&cell_value(&cells[slot])),
+            State::Cells { cells, finalize: true, .. } => value_json(&cell_value(&cells[slot])),
+            State::Cells { cells, .. } => sketch_json(&cells[slot]),
             State::Sketch { unions, round, .. } => {
                 let estimate = unions[slot].as_ref().map(|u| u.estimate()).unwrap_or(0.0);
                 if *round {
@@ -420,6 +456,28 @@ impl Accumulator {
                     json_double(estimate)
                 }
             }
+        }
+    }
+}
+
+/// A theta or quantiles sketch as Druid's JSON shows one not finalized: its serialization in
+/// base64.
+pub fn sketch_json(cell: &MetricCell) -> serde_json::Value {
+    use base64::Engine;
+    let bytes = match cell {
+        MetricCell::Theta(t) => t.to_bytes(),
+        MetricCell::Quantiles(q) => q.to_bytes(),
+        _ => return serde_json::Value::Null,
+    };
+    json!(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+impl Accumulator {
+    /// Group `slot`'s theta or quantiles sketch, for the post-aggregators that read one.
+    pub fn sketch(&self, slot: usize) -> Option<&MetricCell> {
+        match &self.state {
+            State::Cells { cells, .. } => cells.get(slot),
+            _ => None,
         }
     }
 }

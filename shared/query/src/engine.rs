@@ -540,6 +540,11 @@ impl Aggregated {
         self.accumulators.iter().map(|a| (a.name.clone(), a.value(slot))).collect()
     }
 
+    /// Group `slot`'s sketch of aggregator `name` (theta and quantiles), for post-aggregators.
+    pub fn sketch(&self, slot: usize, name: &str) -> Option<sluice_format::aggregate::MetricCell> {
+        self.accumulators.iter().find(|a| a.name == name).and_then(|a| a.sketch(slot)).cloned()
+    }
+
     /// The timestamp Druid gives the `all` bucket: the earliest clipped span start.
     pub fn all_bucket_start(&self) -> Option<i64> {
         self.spans.iter().map(|s| s.start).min()

@@ -61,7 +61,7 @@ pub fn finish(q: &GroupByQuery, agg: Aggregated) -> Result<Value, QueryError> {
             event.insert(spec.output_name.clone(), agg.groups.value(slot, d).json(spec.output_type));
         }
         event.extend(agg.row(slot));
-        post_aggregate::apply(&c.post_aggregations, &mut event);
+        post_aggregate::apply(&c.post_aggregations, &mut event, &|n| agg.sketch(slot, n));
         if having.as_ref().is_some_and(|h| !h.holds(&event)) {
             continue;
         }

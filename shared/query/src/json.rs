@@ -14,6 +14,9 @@ pub fn cell_value(cell: &MetricCell) -> Value {
         MetricCell::Timed(Some((_, Scalar::Str(s)))) => Value::String(s.clone()),
         MetricCell::Timed(None) => Value::Null,
         MetricCell::Sketch(s) => Value::Double(s.estimate()),
+        // Druid finalizes a theta sketch to its estimate and a quantiles sketch to its count.
+        MetricCell::Theta(t) => Value::Double(t.estimate()),
+        MetricCell::Quantiles(q) => Value::Long(q.n() as i64),
     }
 }
 

@@ -31,6 +31,7 @@ pub mod opened;
 pub mod ordering;
 pub mod partial_cache;
 pub mod post_aggregate;
+mod post_sketch;
 pub mod ranged;
 mod scan;
 pub mod scope;

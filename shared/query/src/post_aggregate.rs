@@ -1,10 +1,13 @@
 //! Post-aggregators, computed from a group's finalized aggregates: `arithmetic`,
-//! `fieldAccess`, `finalizingFieldAccess`, `constant` and `hyperUniqueCardinality`.
+//! `fieldAccess`, `finalizingFieldAccess`, `constant` and `hyperUniqueCardinality`; and from
+//! its sketches, the theta and quantiles ones ([`post_sketch`](super::post_sketch)).
 
 use super::json::json_double;
 use super::model::PostAggregator;
+pub use super::post_sketch::Sketches;
 use super::QueryError;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// Checks the post-aggregators: known functions, and fields that name an aggregator or an
 /// earlier post-aggregator.
@@ -44,14 +47,20 @@ fn check_one(p: &PostAggregator, known: &[&str], at: &str) -> Result<(), QueryEr
             }
         }
         PostAggregator::Constant { .. } => {}
+        sketch => super::post_sketch::check(sketch, at, |f, at| check_one(f, known, at))?,
     }
     Ok(())
 }
 
-/// Adds each post-aggregator's value to `row` (which holds the aggregates).
-pub fn apply(posts: &[PostAggregator], row: &mut Map<String, Value>) {
+/// Adds each post-aggregator's value to `row` (which holds the aggregates); the sketch
+/// post-aggregators read the group's sketches from `sketches`.
+pub fn apply(posts: &[PostAggregator], row: &mut Map<String, Value>, sketches: &Sketches) {
+    let mut made = HashMap::new();
     for p in posts {
-        let v = eval(p, row);
+        let v = match super::post_sketch::value(p, &mut made, sketches) {
+            Some(v) => v,
+            None => eval(p, row),
+        };
         row.insert(p.name().to_string(), v);
     }
 }
@@ -83,6 +92,8 @@ fn eval(p: &PostAggregator, row: &Map<String, Value>) -> Value {
             }
             acc.map(json_double).unwrap_or(Value::Null)
         }
+        // Sketch post-aggregators are answered by `post_sketch::value`.
+        _ => Value::Null,
     }
 }
 
@@ -101,7 +112,7 @@ mod tests {
         .expect("post-aggregators");
         let mut row: Map<String, Value> = serde_json::from_str(r#"{"sum": 10, "n": 4, "none": null}"#).expect("row");
         check(&posts, &["sum".into(), "n".into(), "none".into()]).expect("valid");
-        apply(&posts, &mut row);
+        apply(&posts, &mut row, &|_| None);
         assert_eq!(row["avg"], serde_json::json!(2.5));
         assert_eq!(row["zero"], serde_json::json!(0.0));
         assert_eq!(row["nil"], Value::Null);

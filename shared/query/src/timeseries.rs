@@ -73,7 +73,7 @@ pub fn finish(q: &TimeseriesQuery, mut agg: Aggregated) -> Result<Value, QueryEr
         .into_iter()
         .map(|(t, slot)| {
             let mut row = agg.row(slot);
-            post_aggregate::apply(&c.post_aggregations, &mut row);
+            post_aggregate::apply(&c.post_aggregations, &mut row, &|n| agg.sketch(slot, n));
             json!({"timestamp": format_iso(t), "result": row})
         })
         .collect();

@@ -69,7 +69,7 @@ pub fn finish(q: &TopNQuery, agg: Aggregated) -> Result<Value, QueryError> {
     for (bucket, slots) in &slots_by_bucket {
         for &slot in slots {
             let mut row = agg.row(slot);
-            post_aggregate::apply(&c.post_aggregations, &mut row);
+            post_aggregate::apply(&c.post_aggregations, &mut row, &|n| agg.sketch(slot, n));
             row.insert(dim.output_name.clone(), agg.groups.value(slot, 0).json(dim.output_type));
             by_bucket.entry(*bucket).or_default().push(row);
         }

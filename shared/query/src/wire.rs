@@ -17,7 +17,8 @@ use super::QueryError;
 use datasketches::hll::{HllSketch, HllType};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
-use sluice_format::aggregate::{MetricCell, Scalar};
+use sluice_format::aggregate::{AggOp, MetricCell, Scalar};
+use sluice_format::sketches::{Quantiles, Theta};
 use sluice_format::time::Interval;
 
 /// The wire format's version.
@@ -51,10 +52,25 @@ enum WireKey {
 
 #[derive(Serialize, Deserialize)]
 enum WireState {
-    Long { vals: Bounded<i64>, seen: Bounded<bool> },
-    Double { vals: Bounded<f64>, seen: Bounded<bool>, exact: Bounded<Bounded<f64>> },
-    Timed { cells: Bounded<Option<(i64, WireScalar)>> },
-    Sketch { unions: Bounded<Option<ByteBuf>> },
+    Long {
+        vals: Bounded<i64>,
+        seen: Bounded<bool>,
+    },
+    Double {
+        vals: Bounded<f64>,
+        seen: Bounded<bool>,
+        exact: Bounded<Bounded<f64>>,
+    },
+    Timed {
+        cells: Bounded<Option<(i64, WireScalar)>>,
+    },
+    Sketch {
+        unions: Bounded<Option<ByteBuf>>,
+    },
+    /// Theta or quantiles sketches, serialized.
+    Cells {
+        cells: Bounded<ByteBuf>,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -231,6 +247,18 @@ impl WireState {
                         .collect(),
                 ),
             },
+            State::Cells { cells, .. } => WireState::Cells {
+                cells: Bounded(
+                    cells
+                        .iter()
+                        .map(|c| match c {
+                            MetricCell::Theta(t) => ByteBuf::from(t.to_bytes()),
+                            MetricCell::Quantiles(q) => ByteBuf::from(q.to_bytes()),
+                            _ => ByteBuf::new(),
+                        })
+                        .collect(),
+                ),
+            },
             State::Sketch { unions, .. } => WireState::Sketch {
                 unions: Bounded(
                     unions
@@ -301,6 +329,17 @@ impl WireState {
                         .transpose()
                     })
                     .collect::<Result<_, _>>()?;
+            }
+            (State::Cells { agg, cells, .. }, WireState::Cells { cells: c }) => {
+                count(c.0.len(), "sketches")?;
+                let read = |b: &[u8]| -> Result<MetricCell, String> {
+                    match agg.op {
+                        AggOp::Theta { lg_k } => Theta::from_bytes(b, lg_k).map(|t| MetricCell::Theta(Box::new(t))),
+                        _ => Quantiles::from_bytes(b).map(|q| MetricCell::Quantiles(Box::new(q))),
+                    }
+                    .map_err(|e| format!("a damaged sketch: {e}"))
+                };
+                *cells = c.0.iter().map(|b| read(b)).collect::<Result<_, _>>()?;
             }
             _ => return Err("states of another kind of aggregator".into()),
         }

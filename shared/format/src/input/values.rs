@@ -84,7 +84,7 @@ pub(super) fn metric_value(
         Long | LongFirstLast => v.as_long().map(Value::Long),
         Double | Float | DoubleFirstLast | FloatFirstLast => v.as_double().map(Value::Double),
         StringFirstLast => v.as_str().map(|s| Value::String(s.into_owned())),
-        HllSketch => return Ok(v),
+        HllSketch | ThetaSketch | QuantilesSketch => return Ok(v),
     };
     match out {
         Some(Value::String(s)) => Ok(Value::String(checked("metric input", s)?)),

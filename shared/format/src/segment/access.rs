@@ -255,6 +255,8 @@ impl Dim<'_> {
 pub struct Metric<'a> {
     /// How the metric is stored.
     pub kind: MetricKind,
+    /// Its aggregation (a theta sketch's size).
+    pub op: crate::aggregate::AggOp,
     /// First/last times.
     pub times: Option<Longs<'a>>,
     /// Values.
@@ -307,10 +309,18 @@ impl Metric<'_> {
             }
             Values::Bytes(v) => {
                 let bytes = v.get(row)?;
+                let bad = |e: String| FormatError::new("segment", format!("row {row}: bad sketch: {e}"));
                 if self.kind == MetricKind::HllSketch {
-                    let sketch = datasketches::hll::HllSketch::deserialize(bytes)
-                        .map_err(|e| FormatError::new("segment", format!("row {row}: bad sketch: {e}")))?;
+                    let sketch = datasketches::hll::HllSketch::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
                     MetricCell::Sketch(Box::new(sketch))
+                } else if self.kind == MetricKind::ThetaSketch {
+                    let lg_k = match self.op {
+                        crate::aggregate::AggOp::Theta { lg_k } => lg_k,
+                        _ => 14,
+                    };
+                    MetricCell::Theta(Box::new(crate::sketches::Theta::from_bytes(bytes, lg_k).map_err(bad)?))
+                } else if self.kind == MetricKind::QuantilesSketch {
+                    MetricCell::Quantiles(Box::new(crate::sketches::Quantiles::from_bytes(bytes).map_err(bad)?))
                 } else {
                     let s = std::str::from_utf8(bytes)
                         .map_err(|_| FormatError::new("segment", format!("row {row}: string value is not UTF-8")))?;
@@ -403,7 +413,10 @@ impl<'a> Columns<'a> {
                 MetricKind::Float | MetricKind::FloatFirstLast => {
                     Values::Float(Floats::new(seg.numeric(col, "values", KIND_FLOATS, Some(n))?))
                 }
-                MetricKind::StringFirstLast | MetricKind::HllSketch => {
+                MetricKind::StringFirstLast
+                | MetricKind::HllSketch
+                | MetricKind::ThetaSketch
+                | MetricKind::QuantilesSketch => {
                     let p = BytesPart::open(seg.part(col, "values")?, seg.object(), "values")?;
                     if p.len() != n {
                         return Err(FormatError::new(
@@ -414,7 +427,7 @@ impl<'a> Columns<'a> {
                     Values::Bytes(Bytes::new(p))
                 }
             };
-            metrics.push(Metric { kind: agg.kind, times, values, nulls: seg.nulls(col)? });
+            metrics.push(Metric { kind: agg.kind, op: agg.op, times, values, nulls: seg.nulls(col)? });
         }
         Ok(Columns { times: Longs::new(seg.times()?), dims: out_dims, metrics, rows: n })
     }

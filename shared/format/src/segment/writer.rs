@@ -95,7 +95,10 @@ impl ValueWriter {
             }
             MetricKind::Double | MetricKind::DoubleFirstLast => ValueWriter::Double(NumericEncoder::floats(codec)),
             MetricKind::Float | MetricKind::FloatFirstLast => ValueWriter::Float(NumericEncoder::floats(codec)),
-            MetricKind::StringFirstLast | MetricKind::HllSketch => ValueWriter::Bytes(BytesEncoder::new(codec)),
+            MetricKind::StringFirstLast
+            | MetricKind::HllSketch
+            | MetricKind::ThetaSketch
+            | MetricKind::QuantilesSketch => ValueWriter::Bytes(BytesEncoder::new(codec)),
         }
     }
 
@@ -283,6 +286,16 @@ impl SegmentWriter {
             MetricCell::Sketch(s) => {
                 if let ValueWriter::Bytes(e) = &mut w.values {
                     e.push(&s.serialize());
+                }
+            }
+            MetricCell::Theta(s) => {
+                if let ValueWriter::Bytes(e) = &mut w.values {
+                    e.push(&s.to_bytes());
+                }
+            }
+            MetricCell::Quantiles(s) => {
+                if let ValueWriter::Bytes(e) = &mut w.values {
+                    e.push(&s.to_bytes());
                 }
             }
         }

@@ -69,6 +69,47 @@ pub enum AggregatorSpec {
     /// Approximate distinct count as an Apache DataSketches HLL sketch (`HLLSketchBuild`).
     #[serde(rename = "HLLSketchBuild", rename_all = "camelCase")]
     HllSketchBuild(SketchAgg),
+    /// Distinct count with set operations, as an Apache DataSketches theta sketch.
+    #[serde(rename = "thetaSketch", rename_all = "camelCase")]
+    ThetaSketch(ThetaAgg),
+    /// Quantiles of a numeric field, as an Apache DataSketches KLL sketch of doubles
+    /// ([`crate::sketches::Quantiles`]).
+    #[serde(rename = "quantilesDoublesSketch", rename_all = "camelCase")]
+    QuantilesSketch(QuantilesAgg),
+}
+
+/// Fields of `thetaSketch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThetaAgg {
+    /// Output column name.
+    pub name: String,
+    /// Input field whose distinct values are counted (or a theta sketch column).
+    pub field_name: String,
+    /// Entries the sketch retains, a power of 2 (default 16,384).
+    pub size: Option<u32>,
+    /// Whether the input holds serialized sketches: only for sketch columns at query time.
+    pub is_input_theta_sketch: Option<bool>,
+    /// Whether the result is the estimate (default) or the sketch.
+    pub should_finalize: Option<bool>,
+    /// Standard deviations of the error bounds of a finalized result: not supported.
+    pub error_bounds_std_dev: Option<u32>,
+}
+
+/// Fields of `quantilesDoublesSketch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuantilesAgg {
+    /// Output column name.
+    pub name: String,
+    /// Input field (numbers) or a quantiles sketch column.
+    pub field_name: String,
+    /// Druid's accuracy parameter, a power of 2 (default 128).
+    pub k: Option<u16>,
+    /// Druid's bound on values counted for its buffers: accepted, not needed here.
+    pub max_stream_length: Option<u64>,
+    /// Whether the result is the count of values (default) or the sketch.
+    pub should_finalize: Option<bool>,
 }
 
 /// Fields of the numeric sum/min/max aggregators.
@@ -136,6 +177,10 @@ pub enum MetricKind {
     StringFirstLast,
     /// A serialized HLL sketch.
     HllSketch,
+    /// A serialized theta sketch.
+    ThetaSketch,
+    /// A serialized quantiles (KLL) sketch.
+    QuantilesSketch,
 }
 
 impl AggregatorSpec {
@@ -149,6 +194,8 @@ impl AggregatorSpec {
             LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a) | FloatLast(a)
             | StringFirst(a) | StringLast(a) => &a.name,
             HyperUnique(a) | HllSketchBuild(a) => &a.name,
+            ThetaSketch(a) => &a.name,
+            QuantilesSketch(a) => &a.name,
         }
     }
 
@@ -162,6 +209,8 @@ impl AggregatorSpec {
             LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a) | FloatLast(a)
             | StringFirst(a) | StringLast(a) => Some(&a.field_name),
             HyperUnique(a) | HllSketchBuild(a) => Some(&a.field_name),
+            ThetaSketch(a) => Some(&a.field_name),
+            QuantilesSketch(a) => Some(&a.field_name),
         }
     }
 
@@ -189,6 +238,8 @@ impl AggregatorSpec {
             StringLast(_) => "stringLast",
             HyperUnique(_) => "hyperUnique",
             HllSketchBuild(_) => "HLLSketchBuild",
+            ThetaSketch(_) => "thetaSketch",
+            QuantilesSketch(_) => "quantilesDoublesSketch",
         }
     }
 
@@ -204,6 +255,8 @@ impl AggregatorSpec {
             FloatFirst(_) | FloatLast(_) => MetricKind::FloatFirstLast,
             StringFirst(_) | StringLast(_) => MetricKind::StringFirstLast,
             HyperUnique(_) | HllSketchBuild(_) => MetricKind::HllSketch,
+            ThetaSketch(_) => MetricKind::ThetaSketch,
+            QuantilesSketch(_) => MetricKind::QuantilesSketch,
         }
     }
 }

@@ -52,6 +52,81 @@ pub enum PostAggregator {
         /// The aggregator read.
         field_name: String,
     },
+    /// The estimate of a theta sketch (`field`: a `fieldAccess` or a `thetaSketchSetOp`).
+    #[serde(rename = "thetaSketchEstimate", rename_all = "camelCase")]
+    ThetaEstimate {
+        /// Output name.
+        name: String,
+        /// The sketch.
+        field: Box<PostAggregator>,
+        /// With error bounds of this many standard deviations (1 to 3).
+        error_bounds_std_dev: Option<u8>,
+    },
+    /// A set operation over theta sketches.
+    #[serde(rename = "thetaSketchSetOp", rename_all = "camelCase")]
+    ThetaSetOp {
+        /// Output name.
+        name: String,
+        /// `UNION`, `INTERSECT` or `NOT`.
+        func: String,
+        /// Entries the result retains (default 16,384).
+        size: Option<u32>,
+        /// The sketches.
+        fields: Vec<PostAggregator>,
+    },
+    /// The value at a fraction of a quantiles sketch's ranks.
+    #[serde(rename = "quantilesDoublesSketchToQuantile", rename_all = "camelCase")]
+    ToQuantile {
+        /// Output name.
+        name: String,
+        /// The sketch.
+        field: Box<PostAggregator>,
+        /// 0 to 1.
+        fraction: f64,
+    },
+    /// The values at fractions of a quantiles sketch's ranks.
+    #[serde(rename = "quantilesDoublesSketchToQuantiles", rename_all = "camelCase")]
+    ToQuantiles {
+        /// Output name.
+        name: String,
+        /// The sketch.
+        field: Box<PostAggregator>,
+        /// Each 0 to 1.
+        fractions: Vec<f64>,
+    },
+    /// The fraction of a quantiles sketch's values below a value.
+    #[serde(rename = "quantilesDoublesSketchToRank", rename_all = "camelCase")]
+    ToRank {
+        /// Output name.
+        name: String,
+        /// The sketch.
+        field: Box<PostAggregator>,
+        /// The value.
+        value: f64,
+    },
+    /// The cumulative fractions below each split point, then 1.
+    #[serde(rename = "quantilesDoublesSketchToCDF", rename_all = "camelCase")]
+    ToCdf {
+        /// Output name.
+        name: String,
+        /// The sketch.
+        field: Box<PostAggregator>,
+        /// Increasing split points.
+        split_points: Vec<f64>,
+    },
+    /// Counts of values between split points (or in `numBins` equal bins from the minimum to
+    /// the maximum).
+    #[serde(rename = "quantilesDoublesSketchToHistogram", rename_all = "camelCase")]
+    ToHistogram {
+        /// Output name.
+        name: String,
+        /// The sketch.
+        field: Box<PostAggregator>,
+        /// Increasing split points.
+        split_points: Option<Vec<f64>>,
+        /// Equal bins (default 10) when no split points are given.
+        num_bins: Option<u32>,
+    },
 }
 
 impl PostAggregator {
@@ -63,6 +138,13 @@ impl PostAggregator {
             | PostAggregator::FinalizingFieldAccess { name, field_name }
             | PostAggregator::HyperUniqueCardinality { name, field_name } => name.as_deref().unwrap_or(field_name),
             PostAggregator::Constant { name, .. } => name.as_deref().unwrap_or(""),
+            PostAggregator::ThetaEstimate { name, .. }
+            | PostAggregator::ThetaSetOp { name, .. }
+            | PostAggregator::ToQuantile { name, .. }
+            | PostAggregator::ToQuantiles { name, .. }
+            | PostAggregator::ToRank { name, .. }
+            | PostAggregator::ToCdf { name, .. }
+            | PostAggregator::ToHistogram { name, .. } => name,
         }
     }
 }

@@ -10,6 +10,7 @@ mod partials;
 mod query_features;
 mod query_tutorials;
 mod ranged;
+mod sketches;
 
 /// The segments of `records` indexed under the Kafka spec `spec` (JSON), one per time chunk,
 /// each a hydrant merged as the merger merges it.

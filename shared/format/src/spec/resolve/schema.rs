@@ -285,6 +285,25 @@ fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Res
                 return Err(SpecError::field(at("isInputHyperUnique"), "pre-built hyperUnique input is not supported"));
             }
         }
+        ThetaSketch(t) => {
+            if let Some(size) = t.size {
+                crate::sketches::theta_lg_k(size).map_err(|e| SpecError::field(at("size"), e))?;
+            }
+            if t.is_input_theta_sketch == Some(true) {
+                return Err(SpecError::field(
+                    at("isInputThetaSketch"),
+                    "pre-built sketch input is not supported at ingestion",
+                ));
+            }
+            if t.error_bounds_std_dev.is_some() {
+                return Err(SpecError::field(at("errorBoundsStdDev"), "error bounds are not supported yet"));
+            }
+        }
+        QuantilesSketch(q) => {
+            if let Some(k) = q.k {
+                crate::sketches::check_quantiles_k(k).map_err(|e| SpecError::field(at("k"), e))?;
+            }
+        }
         Count { .. } => {}
     }
     Ok(())

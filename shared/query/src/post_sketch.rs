@@ -1,0 +1,165 @@
+//! The sketch post-aggregators of Druid's DataSketches extension: `thetaSketchEstimate`,
+//! `thetaSketchSetOp` and the `quantilesDoublesSketchTo*` family, over the sketches of a
+//! group's `thetaSketch` and `quantilesDoublesSketch` aggregates (or of earlier set operations).
+
+use super::json::json_double;
+use super::model::PostAggregator;
+use super::QueryError;
+use serde_json::{json, Value};
+use sluice_format::aggregate::MetricCell;
+use sluice_format::sketches::{theta_lg_k, SetOp, DEFAULT_THETA_SIZE};
+use std::collections::HashMap;
+
+/// Where the post-aggregators read a group's sketches, by aggregator name.
+pub type Sketches<'a> = dyn Fn(&str) -> Option<MetricCell> + 'a;
+
+/// Checks a sketch post-aggregator's own fields; `check_field` checks each operand.
+pub fn check(
+    p: &PostAggregator,
+    at: &str,
+    mut check_field: impl FnMut(&PostAggregator, &str) -> Result<(), QueryError>,
+) -> Result<(), QueryError> {
+    let bad = |field: &str, why: String| Err(QueryError::invalid(format!("{at}.{field}"), why));
+    match p {
+        PostAggregator::ThetaEstimate { field, error_bounds_std_dev, .. } => {
+            if error_bounds_std_dev.is_some_and(|n| !(1..=3).contains(&n)) {
+                return bad("errorBoundsStdDev", "must be 1, 2 or 3".into());
+            }
+            check_field(field, &format!("{at}.field"))
+        }
+        PostAggregator::ThetaSetOp { func, size, fields, .. } => {
+            if SetOp::parse(func).is_none() {
+                return bad("func", format!("{func:?}: expected UNION, INTERSECT or NOT"));
+            }
+            if let Some(size) = size {
+                if let Err(e) = theta_lg_k(*size) {
+                    return bad("size", e);
+                }
+            }
+            if fields.len() < 2 {
+                return bad("fields", format!("{} fields: a set operation takes at least 2", fields.len()));
+            }
+            for (j, f) in fields.iter().enumerate() {
+                check_field(f, &format!("{at}.fields[{j}]"))?;
+            }
+            Ok(())
+        }
+        PostAggregator::ToQuantile { field, fraction, .. } => {
+            if !(0.0..=1.0).contains(fraction) {
+                return bad("fraction", format!("{fraction} is not between 0 and 1"));
+            }
+            check_field(field, &format!("{at}.field"))
+        }
+        PostAggregator::ToQuantiles { field, fractions, .. } => {
+            if let Some(f) = fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
+                return bad("fractions", format!("{f} is not between 0 and 1"));
+            }
+            check_field(field, &format!("{at}.field"))
+        }
+        PostAggregator::ToCdf { field, split_points, .. } => {
+            increasing(split_points).or_else(|e| bad("splitPoints", e))?;
+            check_field(field, &format!("{at}.field"))
+        }
+        PostAggregator::ToHistogram { field, split_points, num_bins, .. } => {
+            match (split_points, num_bins) {
+                (Some(_), Some(_)) => return bad("numBins", "cannot accept both splitPoints and numBins".into()),
+                (Some(points), None) => increasing(points).or_else(|e| bad("splitPoints", e))?,
+                (None, Some(n)) if *n < 2 || *n > 10_000 => return bad("numBins", format!("{n}: expected 2 to 10000")),
+                _ => {}
+            }
+            check_field(field, &format!("{at}.field"))
+        }
+        PostAggregator::ToRank { field, .. } => check_field(field, &format!("{at}.field")),
+        _ => Ok(()),
+    }
+}
+
+fn increasing(points: &[f64]) -> Result<(), String> {
+    if points.len() > 10_000 {
+        return Err(format!("{} split points: at most 10000", points.len()));
+    }
+    if points.iter().any(|p| !p.is_finite()) || points.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("split points must be finite and increasing".into());
+    }
+    Ok(())
+}
+
+/// The sketch `p` gives: an aggregate's (through `fieldAccess`) or a set operation's.
+pub fn sketch(p: &PostAggregator, made: &HashMap<String, MetricCell>, sketches: &Sketches) -> Option<MetricCell> {
+    match p {
+        PostAggregator::FieldAccess { field_name, .. } | PostAggregator::FinalizingFieldAccess { field_name, .. } => {
+            made.get(field_name).cloned().or_else(|| sketches(field_name))
+        }
+        PostAggregator::ThetaSetOp { func, size, fields, .. } => {
+            let lg_k = theta_lg_k(size.unwrap_or(DEFAULT_THETA_SIZE)).unwrap_or(14);
+            let mut thetas = Vec::with_capacity(fields.len());
+            for f in fields {
+                match sketch(f, made, sketches)? {
+                    MetricCell::Theta(t) => thetas.push(*t),
+                    _ => return None,
+                }
+            }
+            Some(MetricCell::Theta(Box::new(SetOp::parse(func)?.apply(lg_k, &thetas))))
+        }
+        _ => None,
+    }
+}
+
+/// The value of sketch post-aggregator `p` (`None`: `p` is not one); a set operation's
+/// sketch is kept in `made` for the post-aggregators after it.
+pub fn value(p: &PostAggregator, made: &mut HashMap<String, MetricCell>, sketches: &Sketches) -> Option<Value> {
+    let quantiles = |field: &PostAggregator, made: &HashMap<String, MetricCell>| match sketch(field, made, sketches) {
+        Some(MetricCell::Quantiles(q)) if q.n() > 0 => Some(q),
+        _ => None,
+    };
+    let doubles = |v: Option<Vec<f64>>| v.map(|v| json!(v.into_iter().map(json_double).collect::<Vec<_>>()));
+    Some(match p {
+        PostAggregator::ThetaEstimate { field, error_bounds_std_dev, .. } => {
+            let Some(MetricCell::Theta(t)) = sketch(field, made, sketches) else { return Some(Value::Null) };
+            match error_bounds_std_dev {
+                None => json_double(t.estimate()),
+                Some(n) => {
+                    let (low, high) = t.bounds(*n);
+                    json!({"estimate": json_double(t.estimate()), "highBound": json_double(high),
+                        "lowBound": json_double(low), "numStdDev": n})
+                }
+            }
+        }
+        PostAggregator::ThetaSetOp { name, .. } => match sketch(p, made, sketches) {
+            Some(cell) => {
+                let shown = super::aggregator::sketch_json(&cell);
+                made.insert(name.clone(), cell);
+                shown
+            }
+            None => Value::Null,
+        },
+        PostAggregator::ToQuantile { field, fraction, .. } => {
+            quantiles(field, made).and_then(|q| q.quantile(*fraction)).map(json_double).unwrap_or(Value::Null)
+        }
+        PostAggregator::ToQuantiles { field, fractions, .. } => doubles(
+            quantiles(field, made).map(|q| fractions.iter().map(|f| q.quantile(*f).unwrap_or(f64::NAN)).collect()),
+        )
+        .unwrap_or(Value::Null),
+        PostAggregator::ToRank { field, value, .. } => {
+            quantiles(field, made).and_then(|q| q.rank(*value)).map(json_double).unwrap_or(Value::Null)
+        }
+        PostAggregator::ToCdf { field, split_points, .. } => {
+            doubles(quantiles(field, made).and_then(|q| q.split(split_points, true))).unwrap_or(Value::Null)
+        }
+        PostAggregator::ToHistogram { field, split_points, num_bins, .. } => {
+            let histogram = quantiles(field, made).and_then(|q| {
+                let points = match split_points {
+                    Some(points) => points.clone(),
+                    None => {
+                        let (min, max) = q.min_max()?;
+                        let bins = num_bins.unwrap_or(10).max(2);
+                        (1..bins).map(|i| min + (max - min) / f64::from(bins) * f64::from(i)).collect()
+                    }
+                };
+                q.split(&points, false)
+            });
+            doubles(histogram).unwrap_or(Value::Null)
+        }
+        _ => return None,
+    })
+}
