@@ -288,7 +288,7 @@ impl Quantiles {
 
     /// The smallest and largest values.
     pub fn min_max(&self) -> Option<(f64, f64)> {
-        Some((self.sketch.min_item()?.clone().into_inner(), self.sketch.max_item()?.clone().into_inner()))
+        Some((self.sketch.min_item()?.into_inner(), self.sketch.max_item()?.into_inner()))
     }
 
     /// Fractions of the values below each split point, then at or above the last: Druid's

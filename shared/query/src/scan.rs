@@ -14,6 +14,7 @@ use super::json::{encoded_len, string_len, value_json};
 use super::model::{context_bound, ScanFormat, ScanOrder, ScanQuery};
 use super::{QueryError, QuerySegment};
 use serde_json::{json, Map, Value};
+use sluice_format::aggregate::MetricCell;
 use sluice_format::segment::ColumnType;
 use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
@@ -192,7 +193,15 @@ impl<'s> Reader<'s> {
 
     /// Row `row` as an event of `format`.
     fn event(&self, row: u32, format: ScanFormat) -> Value {
-        let values = self.columns.iter().map(|c| value_json(&c.value(row as usize, &self.times)));
+        // A theta or quantiles sketch is shown as Druid shows it, its serialization in base64.
+        let values = self.columns.iter().map(|c| match &**c {
+            Column::Cells(cells, _)
+                if matches!(cells.get(row as usize), Some(MetricCell::Theta(_) | MetricCell::Quantiles(_))) =>
+            {
+                crate::aggregator::sketch_json(&cells[row as usize])
+            }
+            c => value_json(&c.value(row as usize, &self.times)),
+        });
         match format {
             ScanFormat::List => Value::Object(self.names.iter().cloned().zip(values).collect::<Map<_, _>>()),
             ScanFormat::CompactedList => Value::Array(values.collect()),

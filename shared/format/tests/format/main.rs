@@ -9,4 +9,5 @@ mod merge_properties;
 mod merge_single;
 mod reindex;
 mod segment_golden;
+mod sketch_properties;
 mod summary_wikipedia;

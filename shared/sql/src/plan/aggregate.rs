@@ -59,7 +59,7 @@ impl Aggregates {
     }
 
     /// Adds an aggregator (`spec` without its name), or finds the same one.
-    fn add(&mut self, mut spec: Value, ty: SqlType, empty: Value) -> AggRef {
+    pub(super) fn add(&mut self, mut spec: Value, ty: SqlType, empty: Value) -> AggRef {
         let key = spec.to_string();
         if let Some((_, _, r)) = self.aggregators.iter().find(|(k, _, _)| *k == key) {
             return r.clone();
@@ -104,6 +104,10 @@ impl Aggregates {
             Some(fl) => json!({"type": "filtered", "filter": fl, "aggregator": with_name(spec)}),
             None => spec,
         };
+        if super::sketch_calls::is_sketch_function(&name) {
+            let mut planning = super::sketch_calls::Planning { scope, virtuals, filter, approximate };
+            return self.sketch_call(&name, f, &mut planning);
+        }
         if name == "COUNT" && is_star(f) {
             return Ok(self.add(wrap(json!({"type": "count"})), SqlType::Bigint, json!(0)));
         }

@@ -17,6 +17,7 @@ mod parts;
 mod relations;
 mod scalar;
 mod select;
+mod sketch_calls;
 mod time;
 mod time_calls;
 mod virtuals;

@@ -76,5 +76,5 @@ pub fn is_aggregate(name: &str) -> bool {
             | "EARLIEST"
             | "LATEST"
             | "ANY_VALUE"
-    )
+    ) || super::sketch_calls::is_sketch_function(name)
 }

@@ -8,6 +8,7 @@ mod common;
 mod constructs;
 mod errors;
 mod metadata;
+mod sketches;
 mod time_functions;
 mod tutorials;
 
