@@ -7,7 +7,7 @@ use serde_json::json;
 
 /// The native query `text` plans to.
 fn planned(text: &str) -> Value {
-    let r = answer(&SqlRequest::new(&format!("EXPLAIN PLAN FOR {text}"))).expect("explain");
+    let r = answer(&SqlRequest::new(format!("EXPLAIN PLAN FOR {text}"))).expect("explain");
     let plan: Value = serde_json::from_str(r.rows[0][0].as_str().expect("plan")).expect("plan JSON");
     plan[0]["query"].clone()
 }
