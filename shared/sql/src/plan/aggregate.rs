@@ -104,10 +104,6 @@ impl Aggregates {
             Some(fl) => json!({"type": "filtered", "filter": fl, "aggregator": with_name(spec)}),
             None => spec,
         };
-        if super::sketch_calls::is_sketch_function(&name) {
-            let mut planning = super::sketch_calls::Planning { scope, virtuals, filter, approximate };
-            return self.sketch_call(&name, f, &mut planning);
-        }
         if name == "COUNT" && is_star(f) {
             return Ok(self.add(wrap(json!({"type": "count"})), SqlType::Bigint, json!(0)));
         }

@@ -224,7 +224,12 @@ impl Grouping<'_, '_> {
                 let scope = self.parts.scope();
                 let mut virtuals = self.virtuals.borrow_mut();
                 let approximate = self.parts.options.approximate_count_distinct;
-                Ok(Post::Ref(self.aggregates.borrow_mut().call(f, &scope, &mut virtuals, approximate)?))
+                let mut aggregates = self.aggregates.borrow_mut();
+                let name = function_name(f);
+                if super::names::is_sketch_function(&name) {
+                    return Ok(Post::Ref(super::sketch_calls::call(&mut aggregates, &name, f, &scope, &mut virtuals)?));
+                }
+                Ok(Post::Ref(aggregates.call(f, &scope, &mut virtuals, approximate)?))
             }
             Expr::BinaryOp { left, op, right } => {
                 let symbol = match op {

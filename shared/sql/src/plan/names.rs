@@ -76,5 +76,26 @@ pub fn is_aggregate(name: &str) -> bool {
             | "EARLIEST"
             | "LATEST"
             | "ANY_VALUE"
-    ) || super::sketch_calls::is_sketch_function(name)
+    ) || is_sketch_function(name)
+}
+
+/// Whether `name` is one of the theta and quantiles sketch functions (`sketch_calls`).
+pub fn is_sketch_function(name: &str) -> bool {
+    matches!(
+        name,
+        "APPROX_COUNT_DISTINCT_DS_THETA"
+            | "DS_THETA"
+            | "THETA_SKETCH_ESTIMATE"
+            | "THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS"
+            | "THETA_SKETCH_UNION"
+            | "THETA_SKETCH_INTERSECT"
+            | "THETA_SKETCH_NOT"
+            | "APPROX_QUANTILE_DS"
+            | "DS_QUANTILES_SKETCH"
+            | "DS_GET_QUANTILE"
+            | "DS_GET_QUANTILES"
+            | "DS_RANK"
+            | "DS_CDF"
+            | "DS_HISTOGRAM"
+    )
 }

@@ -14,27 +14,6 @@ use crate::SqlError;
 use serde_json::{json, Value};
 use sqlparser::ast::{Expr, Function};
 
-/// Whether `name` is one of the sketch functions.
-pub fn is_sketch_function(name: &str) -> bool {
-    matches!(
-        name,
-        "APPROX_COUNT_DISTINCT_DS_THETA"
-            | "DS_THETA"
-            | "THETA_SKETCH_ESTIMATE"
-            | "THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS"
-            | "THETA_SKETCH_UNION"
-            | "THETA_SKETCH_INTERSECT"
-            | "THETA_SKETCH_NOT"
-            | "APPROX_QUANTILE_DS"
-            | "DS_QUANTILES_SKETCH"
-            | "DS_GET_QUANTILE"
-            | "DS_GET_QUANTILES"
-            | "DS_RANK"
-            | "DS_CDF"
-            | "DS_HISTOGRAM"
-    )
-}
-
 /// A sketch kind a function reads or makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -53,16 +32,31 @@ impl Kind {
 
 /// What a sketch call is planned in: the query's scope and virtual columns, and the
 /// aggregate's `FILTER` when it has one.
-pub struct Planning<'s, 'v> {
-    pub scope: &'s Scope<'s>,
-    pub virtuals: &'v mut Virtuals,
-    pub filter: Option<Value>,
-    pub approximate: bool,
+struct Planning<'s, 'v> {
+    scope: &'s Scope<'s>,
+    virtuals: &'v mut Virtuals,
+    filter: Option<Value>,
+}
+
+/// Plans sketch function `f` (named `name`, [`super::names::is_sketch_function`]) into
+/// `aggregates`.
+pub fn call(
+    aggregates: &mut Aggregates,
+    name: &str,
+    f: &Function,
+    scope: &Scope<'_>,
+    virtuals: &mut Virtuals,
+) -> Result<AggRef, SqlError> {
+    let filter = match &f.filter {
+        Some(cond) => Some(super::filter::filter(cond, scope, virtuals)?),
+        None => None,
+    };
+    aggregates.sketch_call(name, f, &mut Planning { scope, virtuals, filter })
 }
 
 impl Aggregates {
     /// Plans sketch function `f` (named `name`).
-    pub(super) fn sketch_call(&mut self, name: &str, f: &Function, p: &mut Planning) -> Result<AggRef, SqlError> {
+    fn sketch_call(&mut self, name: &str, f: &Function, p: &mut Planning) -> Result<AggRef, SqlError> {
         let args = function_args(f)?;
         let literal = |i: usize, what: &str, p: &Planning| -> Result<Option<f64>, SqlError> {
             let Some(e) = args.get(i) else { return Ok(None) };
@@ -203,8 +197,7 @@ impl Aggregates {
                     Some(cond) => Some(super::filter::filter(cond, p.scope, p.virtuals)?),
                     None => None,
                 };
-                let mut inner_planning =
-                    Planning { scope: p.scope, virtuals: p.virtuals, filter, approximate: p.approximate };
+                let mut inner_planning = Planning { scope: p.scope, virtuals: p.virtuals, filter };
                 let r = self.sketch_call(&inner_name, inner, &mut inner_planning)?;
                 Ok(json!({"type": "fieldAccess", "fieldName": r.name}))
             }
