@@ -1,9 +1,9 @@
 //! The theta and quantiles sketches Druid's DataSketches extension offers, on Apache
 //! DataSketches (the library the HLL sketches come from):
 //!
-//! - [`Theta`]: distinct counts with set operations (`thetaSketch`). Strings are hashed as their
-//!   UTF-8 bytes, numbers as their text, with DataSketches' default seed (9001, Druid's), and
-//!   stored in DataSketches' compact theta serialization.
+//! - [`Theta`]: distinct counts with set operations (`thetaSketch`), hashed as Druid hashes
+//!   values ([`Theta::update`]) with DataSketches' default seed (9001, Druid's), and stored in
+//!   DataSketches' compact theta serialization.
 //! - [`Quantiles`]: quantiles of a numeric column (`quantilesDoublesSketch`), kept as a KLL
 //!   sketch of doubles in DataSketches' KLL serialization. Druid's `k` (default 128) sizes a
 //!   classic quantiles sketch, whose normalized rank error at k=128 is about 1.7%; a KLL sketch
@@ -15,7 +15,7 @@ use datasketches::common::SearchCriteria;
 use datasketches::hash::value::raw_bytes;
 use datasketches::kll::{KllFloat, KllSketch};
 use datasketches::theta::{
-    CompactThetaSketch, ThetaANotB, ThetaIntersection, ThetaSketch, ThetaSketchBuilder, ThetaUnionBuilder,
+    CompactThetaSketch, ThetaANotB, ThetaIntersection, ThetaSketch, ThetaSketchBuilder, ThetaUnion, ThetaUnionBuilder,
 };
 
 /// Druid's default theta sketch size (entries retained), `size`: 16,384.
@@ -25,12 +25,20 @@ pub const DEFAULT_QUANTILES_K: u16 = 128;
 /// DataSketches' default update seed, which Druid uses.
 const SEED: u64 = 9001;
 
-/// A theta sketch: values added since it was made or last merged, and what merges gave.
-#[derive(Debug)]
+/// A theta sketch: the values added to it, the sketches read into it (a row's, from a
+/// segment), and a union of what was merged into it. A merge feeds the other sketch's entries
+/// to the union, so merging rows' sketches one by one costs their entries, not the size.
 pub struct Theta {
     lg_k: u8,
     raw: ThetaSketch,
-    merged: Option<CompactThetaSketch>,
+    read: Option<CompactThetaSketch>,
+    union: Option<ThetaUnion>,
+}
+
+impl std::fmt::Debug for Theta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Theta(lg_k {}, estimate {})", self.lg_k, self.estimate())
+    }
 }
 
 /// log2 of a theta `size` (a power of two, 32 to 2^26).
@@ -56,7 +64,7 @@ impl Theta {
             .lg_k(lg_k)
             .build()
             .unwrap_or_else(|_| ThetaSketchBuilder::default().build().expect("the default theta sketch"));
-        Theta { lg_k, raw, merged: None }
+        Theta { lg_k, raw, read: None, union: None }
     }
 
     /// Its size as log2 of the entries retained.
@@ -66,7 +74,8 @@ impl Theta {
 
     /// Adds a value as Druid's theta aggregator hashes it: a string's UTF-8 bytes (empty
     /// strings are not counted), a long's eight little-endian bytes, a double's bits (-0.0 as
-    /// 0.0, every NaN as one), each of an array's values; nulls are not counted.
+    /// 0.0, every NaN as one), each of a multi-value list's values as their text; nulls are
+    /// not counted.
     pub fn update(&mut self, value: &Value) {
         match value {
             Value::Null => {}
@@ -82,7 +91,17 @@ impl Theta {
                 };
                 self.raw.update(raw_bytes::from_slice(&bits.to_le_bytes()));
             }
-            Value::Array(items) => items.iter().for_each(|v| self.update(v)),
+            Value::Array(items) => {
+                for item in items {
+                    match item {
+                        Value::Null => {}
+                        Value::String(s) => self.update_str(s),
+                        Value::Long(v) => self.update_str(&v.to_string()),
+                        Value::Double(v) => self.update_str(&crate::value::format_double(*v)),
+                        Value::Array(_) => {}
+                    }
+                }
+            }
         }
     }
 
@@ -93,25 +112,50 @@ impl Theta {
         }
     }
 
+    fn union_mut(&mut self) -> &mut ThetaUnion {
+        let lg_k = self.lg_k;
+        self.union.get_or_insert_with(|| new_union(lg_k))
+    }
+
     /// The sketch as one compact sketch.
     pub fn compact(&self) -> CompactThetaSketch {
-        match &self.merged {
-            None => self.raw.compact(true),
-            Some(m) if self.raw.is_empty() => m.clone(),
-            Some(m) => union_of(self.lg_k, [&self.raw.compact(true), m]),
+        match (&self.read, &self.union) {
+            (None, None) => self.raw.compact(true),
+            (Some(r), None) if self.raw.is_empty() => r.clone(),
+            (read, union) => {
+                let mut all = new_union(self.lg_k);
+                if !self.raw.is_empty() {
+                    let _ = all.update(&self.raw);
+                }
+                if let Some(r) = read {
+                    let _ = all.update(r);
+                }
+                if let Some(u) = union {
+                    let _ = all.update(&u.to_sketch(false));
+                }
+                all.to_sketch(true)
+            }
         }
     }
 
     /// Adds `other`'s values.
     pub fn merge(&mut self, other: &Theta) {
-        self.merge_compact(&other.compact());
+        // Same seed everywhere: these updates cannot fail.
+        if !other.raw.is_empty() {
+            let _ = self.union_mut().update(&other.raw);
+        }
+        if let Some(r) = &other.read {
+            let _ = self.union_mut().update(r);
+        }
+        if let Some(u) = &other.union {
+            let sketch = u.to_sketch(false);
+            let _ = self.union_mut().update(&sketch);
+        }
     }
 
     /// Adds a compact sketch's values.
     pub fn merge_compact(&mut self, other: &CompactThetaSketch) {
-        let merged = union_of(self.lg_k, [&self.compact(), other]);
-        self.merged = Some(merged);
-        self.raw = Theta::new(self.lg_k).raw;
+        let _ = self.union_mut().update(other);
     }
 
     /// The distinct count estimate.
@@ -139,20 +183,26 @@ impl Theta {
     /// A sketch read from its serialization (of any size: it keeps `lg_k` for later unions).
     pub fn from_bytes(bytes: &[u8], lg_k: u8) -> Result<Self, String> {
         let compact = CompactThetaSketch::deserialize_with_seed(bytes, SEED).map_err(|e| e.to_string())?;
+        Ok(Theta::of_compact(compact, lg_k))
+    }
+
+    fn of_compact(compact: CompactThetaSketch, lg_k: u8) -> Self {
         let mut t = Theta::new(lg_k);
-        t.merged = Some(compact);
-        Ok(t)
+        t.read = Some(compact);
+        t
     }
 
     /// Bytes it holds, roughly.
     pub fn approx_bytes(&self) -> usize {
-        self.raw.estimated_size() + self.merged.as_ref().map_or(0, |m| m.estimated_size())
+        self.raw.estimated_size()
+            + self.read.as_ref().map_or(0, |m| m.estimated_size())
+            + self.union.as_ref().map_or(0, |u| u.estimated_size())
     }
 }
 
 impl Clone for Theta {
     fn clone(&self) -> Self {
-        Theta { lg_k: self.lg_k, raw: Theta::new(self.lg_k).raw, merged: Some(self.compact()) }
+        Theta::of_compact(self.compact(), self.lg_k)
     }
 }
 
@@ -162,16 +212,11 @@ impl PartialEq for Theta {
     }
 }
 
-fn union_of<'a>(lg_k: u8, sketches: impl IntoIterator<Item = &'a CompactThetaSketch>) -> CompactThetaSketch {
-    let mut union = ThetaUnionBuilder::default()
+fn new_union(lg_k: u8) -> ThetaUnion {
+    ThetaUnionBuilder::default()
         .lg_k(lg_k)
         .build()
-        .unwrap_or_else(|_| ThetaUnionBuilder::default().build().expect("the default theta union"));
-    for s in sketches {
-        // Same seed everywhere: a union of two of these cannot fail.
-        let _ = union.update(s);
-    }
-    union.to_sketch(true)
+        .unwrap_or_else(|_| ThetaUnionBuilder::default().build().expect("the default theta union"))
 }
 
 /// Druid's `thetaSketchSetOp` functions.
@@ -196,42 +241,44 @@ impl SetOp {
         }
     }
 
-    /// `op` over `sketches`, as a sketch of at most 2^`lg_k` entries.
-    pub fn apply(self, lg_k: u8, sketches: &[Theta]) -> Theta {
-        let compacts: Vec<CompactThetaSketch> = sketches.iter().map(Theta::compact).collect();
+    /// `op` over `sketches` (in order: `NOT` keeps the first's values that none of the
+    /// others hold), as a sketch of at most 2^`lg_k` entries; each operand is folded in as it
+    /// comes, so none is held beside the result.
+    pub fn apply(self, lg_k: u8, sketches: impl IntoIterator<Item = Theta>) -> Theta {
+        let mut operands = sketches.into_iter().map(|t| t.compact());
         let result = match self {
-            SetOp::Union => Some(union_of(lg_k, compacts.iter())),
+            SetOp::Union => {
+                let mut union = new_union(lg_k);
+                for c in operands {
+                    let _ = union.update(&c);
+                }
+                Some(union.to_sketch(true))
+            }
             SetOp::Intersect => {
                 let mut i = ThetaIntersection::with_seed(SEED).ok();
-                for c in &compacts {
+                for c in operands {
                     if let Some(i) = i.as_mut() {
-                        let _ = i.update(c);
+                        let _ = i.update(&c);
                     }
                 }
                 i.and_then(|i| i.to_sketch(true))
             }
-            SetOp::Not => {
-                let mut rest = compacts.iter();
-                let first = rest.next().cloned();
-                let a_not_b = ThetaANotB::with_seed(SEED).ok();
-                match (first, a_not_b) {
-                    (Some(mut acc), Some(op)) => {
-                        for c in rest {
-                            if let Ok(r) = op.compute(&acc, c, true) {
-                                acc = r;
-                            }
+            SetOp::Not => match (operands.next(), ThetaANotB::with_seed(SEED).ok()) {
+                (Some(mut acc), Some(op)) => {
+                    for c in operands {
+                        if let Ok(r) = op.compute(&acc, &c, true) {
+                            acc = r;
                         }
-                        Some(acc)
                     }
-                    _ => None,
+                    Some(acc)
                 }
-            }
+                _ => None,
+            },
         };
-        let mut out = Theta::new(lg_k);
-        if let Some(r) = result {
-            out.merged = Some(r);
+        match result {
+            Some(r) => Theta::of_compact(r, lg_k),
+            None => Theta::new(lg_k),
         }
-        out
     }
 }
 
@@ -275,15 +322,19 @@ impl Quantiles {
 
     /// The value at `fraction` of the ranks (0 to 1); `None` when empty or out of range.
     pub fn quantile(&self, fraction: f64) -> Option<f64> {
-        if !(0.0..=1.0).contains(&fraction) {
-            return None;
-        }
-        self.sketch.quantile(fraction, SearchCriteria::Inclusive).ok().flatten().map(KllFloat::into_inner)
+        self.quantiles(&[fraction])?.first().copied()
     }
 
-    /// The fraction of values below `value`.
+    /// The values at `fractions` of the ranks, sorting the sketch once; `None` when empty or
+    /// a fraction is out of range.
+    pub fn quantiles(&self, fractions: &[f64]) -> Option<Vec<f64>> {
+        let values = self.sketch.quantiles(fractions, SearchCriteria::Inclusive).ok().flatten()?;
+        Some(values.into_iter().map(KllFloat::into_inner).collect())
+    }
+
+    /// The fraction of values at or below `value` (DataSketches' inclusive rank, Druid's).
     pub fn rank(&self, value: f64) -> Option<f64> {
-        KllFloat::<f64>::new(value).ok().and_then(|v| self.sketch.rank(&v, SearchCriteria::Exclusive))
+        KllFloat::<f64>::new(value).ok().and_then(|v| self.sketch.rank(&v, SearchCriteria::Inclusive))
     }
 
     /// The smallest and largest values.
@@ -291,29 +342,32 @@ impl Quantiles {
         Some((self.sketch.min_item()?.into_inner(), self.sketch.max_item()?.into_inner()))
     }
 
-    /// Fractions of the values below each split point, then at or above the last: Druid's
-    /// `ToCDF` (cumulative) when `cumulative`, else its histogram's masses times n.
+    /// Druid's `ToCDF` (the fraction of values at or below each split point, then 1) when
+    /// `cumulative`, else its `ToHistogram` (the count of values in each interval the split
+    /// points make); `None` when empty or the points are not finite and increasing.
     pub fn split(&self, points: &[f64], cumulative: bool) -> Option<Vec<f64>> {
-        if self.sketch.is_empty() {
-            return None;
-        }
-        let mut ranks: Vec<f64> = points.iter().map(|&p| self.rank(p).unwrap_or(0.0)).collect();
-        ranks.push(1.0);
+        let points: Vec<KllFloat<f64>> = points.iter().map(|&p| KllFloat::<f64>::new(p).ok()).collect::<Option<_>>()?;
         if cumulative {
-            return Some(ranks);
+            return self.sketch.cdf(&points, SearchCriteria::Inclusive).ok().flatten();
         }
         let n = self.n() as f64;
-        let mut last = 0.0;
-        Some(
-            ranks
-                .into_iter()
-                .map(|r| {
-                    let mass = (r - last) * n;
-                    last = r;
-                    mass
-                })
-                .collect(),
-        )
+        let masses = self.sketch.pmf(&points, SearchCriteria::Inclusive).ok().flatten()?;
+        Some(masses.into_iter().map(|m| m * n).collect())
+    }
+
+    /// Druid's `ToHistogram` with `bins` equal bins from the smallest value to the largest
+    /// (every value in the first bin when they are all equal, as in Druid).
+    pub fn histogram(&self, bins: u32) -> Option<Vec<f64>> {
+        let (min, max) = self.min_max()?;
+        let bins = bins.max(2);
+        if !(max > min) || !min.is_finite() || !max.is_finite() {
+            let mut out = vec![0.0; bins as usize];
+            out[0] = self.n() as f64;
+            return Some(out);
+        }
+        let width = (max - min) / f64::from(bins);
+        let points: Vec<f64> = (1..bins).map(|i| min + width * f64::from(i)).collect();
+        self.split(&points, false)
     }
 
     /// DataSketches' KLL serialization.
@@ -346,10 +400,11 @@ mod tests {
             b.update(&Value::Long(i));
         }
         assert_eq!(a.estimate(), 1_000.0, "exact below the sketch size");
-        let both = [a.clone(), b.clone()];
-        assert_eq!(SetOp::Union.apply(14, &both).estimate(), 1_500.0);
-        assert_eq!(SetOp::Intersect.apply(14, &both).estimate(), 500.0);
-        assert_eq!(SetOp::Not.apply(14, &both).estimate(), 500.0);
+        let both = || [a.clone(), b.clone()];
+        assert_eq!(SetOp::Union.apply(14, both()).estimate(), 1_500.0);
+        assert_eq!(SetOp::Intersect.apply(14, both()).estimate(), 500.0);
+        assert_eq!(SetOp::Not.apply(14, both()).estimate(), 500.0);
+        assert_eq!(SetOp::Not.apply(14, [b.clone(), a.clone()]).estimate(), 500.0, "b's values a lacks");
         let mut merged = a.clone();
         merged.merge(&b);
         merged.update(&Value::Long(5_000));
@@ -392,6 +447,13 @@ mod tests {
         assert_eq!(back.quantile(0.5), q.quantile(0.5));
         assert_eq!(q.quantile(1.5), None);
         let cdf = q.split(&[50_000.0], true).expect("cdf");
-        assert!((cdf[0] - 0.5).abs() < 0.017 && cdf[1] == 1.0, "{cdf:?}");
+        assert!((cdf[0] - 0.5).abs() < 0.017, "{cdf:?}");
+        let hist = q.split(&[25_000.0, 75_000.0], false).expect("histogram");
+        assert!((hist[1] - 50_000.0).abs() < 0.017 * 100_000.0, "{hist:?}");
+        assert_eq!(q.split(&[2.0, 1.0], true), None, "split points must increase");
+        let mut same = Quantiles::new(DEFAULT_QUANTILES_K);
+        (0..10).for_each(|_| same.update(&Value::Long(7)));
+        assert_eq!(same.histogram(4), Some(vec![10.0, 0.0, 0.0, 0.0]), "all in the first bin, as in Druid");
+        assert_eq!(q.quantiles(&[0.0, 1.0]), Some(vec![0.0, 99_999.0]));
     }
 }

@@ -93,9 +93,15 @@ fn granularity_spec(given: &Value) -> Value {
     out
 }
 
-/// A Kafka `tuningConfig` with its defaults filled in.
+/// A Kafka `tuningConfig` with its defaults filled in; the intermediate persists' index spec
+/// is the final segments' unless given, as Sluice runs them.
 pub fn tuning_config(given: &Value) -> Value {
-    filled(given, defaults::tuning())
+    let mut out = filled(given, defaults::tuning());
+    let index = filled(out.get("indexSpec").unwrap_or(&Value::Null), defaults::index_spec());
+    let intermediate = out.get("indexSpecForIntermediatePersists").cloned().unwrap_or_else(|| index.clone());
+    out["indexSpec"] = index;
+    out["indexSpecForIntermediatePersists"] = filled(&intermediate, defaults::index_spec());
+    out
 }
 
 /// A Kafka supervisor's `ioConfig` with its defaults filled in, and `stream` and
@@ -177,12 +183,16 @@ mod tests {
             "granularitySpec": {"segmentGranularity": "HOUR", "queryGranularity": "minute"}},
             "ioConfig": {"topic": "social", "inputFormat": {"type": "json"}, "taskCount": 2,
                 "consumerProperties": {"bootstrap.servers": "b:9092"}},
-            "tuningConfig": {"type": "kafka", "maxRowsPerSegment": 1000}}})
+            "tuningConfig": {"type": "kafka", "maxRowsPerSegment": 1000, "maxParseExceptions": 5,
+                "indexSpec": {"dimensionCompression": "zstd", "metricCompression": "zstd"}}}})
     }
 
     #[test]
     fn a_shown_spec_submitted_again_resolves_as_the_original_without_new_warnings() {
-        for spec in [legacy(), modern()] {
+        let mut lz4_intermediates = modern();
+        lz4_intermediates["spec"]["tuningConfig"]["indexSpecForIntermediatePersists"] =
+            json!({"dimensionCompression": "lz4"});
+        for spec in [legacy(), modern(), lz4_intermediates] {
             let original = sluice_format::spec::load_spec_value(spec.clone()).expect("loads");
             let mut again = shown(&spec, false);
             for at in ["/ioConfig/consumerProperties", "/spec/ioConfig/consumerProperties"] {

@@ -95,6 +95,7 @@ impl Accumulator {
                         ))
                     }
                 };
+                check_sketch_spec(spec, at)?;
                 let compiled = Aggregator::new(spec);
                 let state = match (compiled.op, compiled.kind) {
                     (AggOp::Hll { lg_k, .. }, _) => {
@@ -181,9 +182,10 @@ impl Accumulator {
         }
     }
 
-    /// Returns true for a sketch's union (HLL).
+    /// Returns true for a sketch (HLL, theta, quantiles): its answer may depend on how merges
+    /// are grouped.
     pub fn is_sketch(&self) -> bool {
-        matches!(self.state, State::Sketch { .. })
+        matches!(self.state, State::Sketch { .. } | State::Cells { .. })
     }
 
     /// Whether rows folded straight into a partial that holds other segments leave the same
@@ -460,6 +462,35 @@ impl Accumulator {
     }
 }
 
+/// A theta or quantiles aggregator's settings, checked as at ingestion.
+fn check_sketch_spec(spec: &AggregatorSpec, at: &str) -> Result<(), QueryError> {
+    let bad = |field: &str, why: String| Err(QueryError::invalid(format!("{at}.{field}"), why));
+    match spec {
+        AggregatorSpec::ThetaSketch(t) => {
+            if let Some(size) = t.size {
+                if let Err(e) = sluice_format::sketches::theta_lg_k(size) {
+                    return bad("size", e);
+                }
+            }
+            if t.error_bounds_std_dev.is_some() {
+                return bad(
+                    "errorBoundsStdDev",
+                    "not supported on the aggregator: use thetaSketchEstimate's errorBoundsStdDev".into(),
+                );
+            }
+        }
+        AggregatorSpec::QuantilesSketch(q) => {
+            if let Some(k) = q.k {
+                if let Err(e) = sluice_format::sketches::check_quantiles_k(k) {
+                    return bad("k", e);
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A theta or quantiles sketch as Druid's JSON shows one not finalized: its serialization in
 /// base64.
 pub fn sketch_json(cell: &MetricCell) -> serde_json::Value {
@@ -473,6 +504,28 @@ pub fn sketch_json(cell: &MetricCell) -> serde_json::Value {
 }
 
 impl Accumulator {
+    /// Refuses a sketch column of another kind than the sketch aggregator reading it (a
+    /// theta sketch over a quantiles column would otherwise count nothing).
+    pub fn check_input(&self, column: Option<&Column<'_>>) -> Result<(), QueryError> {
+        let Some(Column::Cells(_, kind)) = column else { return Ok(()) };
+        let expected = match &self.state {
+            State::Cells { agg, .. } => agg.kind,
+            State::Sketch { .. } => sluice_format::spec::MetricKind::HllSketch,
+            _ => return Ok(()),
+        };
+        if *kind != expected {
+            return Err(QueryError::invalid(
+                "aggregations",
+                format!(
+                    "{:?} reads column {:?}, a {kind:?} column: expected values or a {expected:?} column",
+                    self.name,
+                    self.input.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Group `slot`'s theta or quantiles sketch, for the post-aggregators that read one.
     pub fn sketch(&self, slot: usize) -> Option<&MetricCell> {
         match &self.state {

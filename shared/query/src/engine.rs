@@ -324,6 +324,7 @@ fn aggregate_into(
     let mut inputs = Vec::with_capacity(accumulators.len());
     for acc in accumulators.iter() {
         let column = acc.input.as_deref().map(|n| cols.column(n)).transpose()?;
+        acc.check_input(column.as_deref())?;
         let only = acc.filter.as_ref().map(|f| bitmap_filter::evaluate(f, &mut cols)).transpose()?.map(|m| m.yes);
         inputs.push((column, only));
     }

@@ -57,15 +57,20 @@ fn check_one(p: &PostAggregator, known: &[&str], at: &str) -> Result<(), QueryEr
 pub fn apply(posts: &[PostAggregator], row: &mut Map<String, Value>, sketches: &Sketches) {
     let mut made = HashMap::new();
     for p in posts {
-        let v = match super::post_sketch::value(p, &mut made, sketches) {
-            Some(v) => v,
-            None => eval(p, row),
-        };
+        let v = eval(p, row, &mut made, sketches);
         row.insert(p.name().to_string(), v);
     }
 }
 
-fn eval(p: &PostAggregator, row: &Map<String, Value>) -> Value {
+fn eval(
+    p: &PostAggregator,
+    row: &Map<String, Value>,
+    made: &mut HashMap<String, sluice_format::aggregate::MetricCell>,
+    sketches: &Sketches,
+) -> Value {
+    if let Some(v) = super::post_sketch::value(p, made, sketches) {
+        return v;
+    }
     match p {
         PostAggregator::FieldAccess { field_name, .. }
         | PostAggregator::FinalizingFieldAccess { field_name, .. }
@@ -76,7 +81,7 @@ fn eval(p: &PostAggregator, row: &Map<String, Value>) -> Value {
         PostAggregator::Arithmetic { function, fields, .. } => {
             let mut acc: Option<f64> = None;
             for f in fields {
-                let Some(x) = eval(f, row).as_f64() else { return Value::Null };
+                let Some(x) = eval(f, row, made, sketches).as_f64() else { return Value::Null };
                 acc = Some(match acc {
                     None => x,
                     Some(a) => match function.as_str() {

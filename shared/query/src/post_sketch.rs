@@ -13,6 +13,11 @@ use std::collections::HashMap;
 /// Where the post-aggregators read a group's sketches, by aggregator name.
 pub type Sketches<'a> = dyn Fn(&str) -> Option<MetricCell> + 'a;
 
+/// Sketches a set operation takes at most.
+pub const MAX_SET_OP_FIELDS: usize = 1_000;
+/// Fractions or split points a quantiles post-aggregator takes at most.
+pub const MAX_POINTS: usize = 10_000;
+
 /// Checks a sketch post-aggregator's own fields; `check_field` checks each operand.
 pub fn check(
     p: &PostAggregator,
@@ -36,8 +41,11 @@ pub fn check(
                     return bad("size", e);
                 }
             }
-            if fields.len() < 2 {
-                return bad("fields", format!("{} fields: a set operation takes at least 2", fields.len()));
+            if fields.len() < 2 || fields.len() > MAX_SET_OP_FIELDS {
+                return bad(
+                    "fields",
+                    format!("{} fields: a set operation takes 2 to {MAX_SET_OP_FIELDS}", fields.len()),
+                );
             }
             for (j, f) in fields.iter().enumerate() {
                 check_field(f, &format!("{at}.fields[{j}]"))?;
@@ -51,6 +59,9 @@ pub fn check(
             check_field(field, &format!("{at}.field"))
         }
         PostAggregator::ToQuantiles { field, fractions, .. } => {
+            if fractions.len() > MAX_POINTS {
+                return bad("fractions", format!("{} fractions: at most {MAX_POINTS}", fractions.len()));
+            }
             if let Some(f) = fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
                 return bad("fractions", format!("{f} is not between 0 and 1"));
             }
@@ -75,8 +86,8 @@ pub fn check(
 }
 
 fn increasing(points: &[f64]) -> Result<(), String> {
-    if points.len() > 10_000 {
-        return Err(format!("{} split points: at most 10000", points.len()));
+    if points.len() > MAX_POINTS {
+        return Err(format!("{} split points: at most {MAX_POINTS}", points.len()));
     }
     if points.iter().any(|p| !p.is_finite()) || points.windows(2).any(|w| w[0] >= w[1]) {
         return Err("split points must be finite and increasing".into());
@@ -92,14 +103,18 @@ pub fn sketch(p: &PostAggregator, made: &HashMap<String, MetricCell>, sketches: 
         }
         PostAggregator::ThetaSetOp { func, size, fields, .. } => {
             let lg_k = theta_lg_k(size.unwrap_or(DEFAULT_THETA_SIZE)).unwrap_or(14);
-            let mut thetas = Vec::with_capacity(fields.len());
-            for f in fields {
-                match sketch(f, made, sketches)? {
-                    MetricCell::Theta(t) => thetas.push(*t),
-                    _ => return None,
+            let op = SetOp::parse(func)?;
+            // Each operand is read as the operation takes it, none held beside the result.
+            let mut not_theta = false;
+            let operands = fields.iter().map_while(|f| match sketch(f, made, sketches) {
+                Some(MetricCell::Theta(t)) => Some(*t),
+                _ => {
+                    not_theta = true;
+                    None
                 }
-            }
-            Some(MetricCell::Theta(Box::new(SetOp::parse(func)?.apply(lg_k, &thetas))))
+            });
+            let result = op.apply(lg_k, operands);
+            (!not_theta).then(|| MetricCell::Theta(Box::new(result)))
         }
         _ => None,
     }
@@ -136,10 +151,9 @@ pub fn value(p: &PostAggregator, made: &mut HashMap<String, MetricCell>, sketche
         PostAggregator::ToQuantile { field, fraction, .. } => {
             quantiles(field, made).and_then(|q| q.quantile(*fraction)).map(json_double).unwrap_or(Value::Null)
         }
-        PostAggregator::ToQuantiles { field, fractions, .. } => doubles(
-            quantiles(field, made).map(|q| fractions.iter().map(|f| q.quantile(*f).unwrap_or(f64::NAN)).collect()),
-        )
-        .unwrap_or(Value::Null),
+        PostAggregator::ToQuantiles { field, fractions, .. } => {
+            doubles(quantiles(field, made).and_then(|q| q.quantiles(fractions))).unwrap_or(Value::Null)
+        }
         PostAggregator::ToRank { field, value, .. } => {
             quantiles(field, made).and_then(|q| q.rank(*value)).map(json_double).unwrap_or(Value::Null)
         }
@@ -147,16 +161,9 @@ pub fn value(p: &PostAggregator, made: &mut HashMap<String, MetricCell>, sketche
             doubles(quantiles(field, made).and_then(|q| q.split(split_points, true))).unwrap_or(Value::Null)
         }
         PostAggregator::ToHistogram { field, split_points, num_bins, .. } => {
-            let histogram = quantiles(field, made).and_then(|q| {
-                let points = match split_points {
-                    Some(points) => points.clone(),
-                    None => {
-                        let (min, max) = q.min_max()?;
-                        let bins = num_bins.unwrap_or(10).max(2);
-                        (1..bins).map(|i| min + (max - min) / f64::from(bins) * f64::from(i)).collect()
-                    }
-                };
-                q.split(&points, false)
+            let histogram = quantiles(field, made).and_then(|q| match split_points {
+                Some(points) => q.split(points, false),
+                None => q.histogram(num_bins.unwrap_or(10)),
             });
             doubles(histogram).unwrap_or(Value::Null)
         }

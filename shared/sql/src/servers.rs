@@ -31,7 +31,8 @@ impl ServerRow {
             .into_iter()
             .map(|server_type| ServerRow {
                 server: name.to_string(),
-                host: Some(host_of(name).to_string()),
+                // A Lambda function's name is no host.
+                host: (port_of(name) >= 0 || name == "localhost").then(|| host_of(name).to_string()),
                 port: port_of(name),
                 server_type,
                 serves_segments: server_type == "historical",
@@ -127,5 +128,7 @@ mod tests {
         assert_eq!(rows[1].server, "sluice-query-worker");
         assert_eq!(rows[1].port, -1);
         assert_eq!(rows[0].port, -1);
+        assert_eq!(rows[0].host, None, "a function has no host");
+        assert_eq!(ServerRow::in_process("localhost")[0].host.as_deref(), Some("localhost"));
     }
 }

@@ -2,7 +2,9 @@
 //! with every default filled in), and their removal when such a spec is submitted again: a
 //! field at its default is no choice, so it is neither warned about nor allowed to change a
 //! setting. Where Sluice's default differs from Druid's (`maxSavedParseExceptions`,
-//! `maxTotalRows`), the value shown is Sluice's, so that a shown spec reads as what runs.
+//! `maxTotalRows`), the value shown is Sluice's, so that a shown spec reads as what runs; the
+//! intermediate persists' index spec is shown as the one they use (the final segments' when
+//! none is given), and kept when submitted.
 //! Druid's `Integer.MAX_VALUE` for `maxParseExceptions` means no limit, as in Druid.
 
 use super::compaction::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};
@@ -28,7 +30,6 @@ pub fn tuning() -> Value {
         "intermediatePersistPeriod": "PT10M",
         "maxPendingPersists": 0,
         "indexSpec": index_spec(),
-        "indexSpecForIntermediatePersists": index_spec(),
         "reportParseExceptions": false,
         "handoffConditionTimeout": 0,
         "resetOffsetAutomatically": false,
@@ -168,6 +169,12 @@ pub fn strip_defaults(body: &mut Map<String, Value>) {
         }
     }
     strip(body.get_mut("ioConfig"), &io());
+    if let Some(Value::Object(tuning)) = body.get_mut("tuningConfig") {
+        // Inside an index spec that is not all defaults, its default fields.
+        for name in ["indexSpec", "indexSpecForIntermediatePersists"] {
+            strip(tuning.get_mut(name), &index_spec());
+        }
+    }
     strip(body.get_mut("tuningConfig"), &tuning());
     let Some(Value::Object(schema)) = body.get_mut("dataSchema") else { return };
     strip(schema.get_mut("granularitySpec"), &granularity());

@@ -72,8 +72,8 @@ proptest! {
             prop_assert!((estimate / n as f64 - 1.0).abs() <= 3.0 * rse, "{} of {}", estimate, n);
         }
         // An intersection with itself is itself; a difference with itself is empty.
-        prop_assert_eq!(SetOp::Intersect.apply(lg_k, &[t.clone(), t.clone()]).estimate(), estimate);
-        prop_assert_eq!(SetOp::Not.apply(lg_k, &[t.clone(), t.clone()]).estimate(), 0.0);
+        prop_assert_eq!(SetOp::Intersect.apply(lg_k, [t.clone(), t.clone()]).estimate(), estimate);
+        prop_assert_eq!(SetOp::Not.apply(lg_k, [t.clone(), t.clone()]).estimate(), 0.0);
     }
 
     #[test]
