@@ -360,7 +360,7 @@ impl Quantiles {
     pub fn histogram(&self, bins: u32) -> Option<Vec<f64>> {
         let (min, max) = self.min_max()?;
         let bins = bins.max(2);
-        if !(max > min) || !min.is_finite() || !max.is_finite() {
+        if max <= min || !min.is_finite() || !max.is_finite() {
             let mut out = vec![0.0; bins as usize];
             out[0] = self.n() as f64;
             return Some(out);
