@@ -11,6 +11,7 @@
 //! ```
 
 pub mod catalog;
+mod ctes;
 mod error;
 pub mod execute;
 pub mod ingestion;
@@ -22,6 +23,7 @@ pub mod request;
 pub mod servers;
 pub mod system;
 pub mod types;
+mod union_all;
 
 pub use error::SqlError;
 pub use output::SqlResult;
@@ -181,6 +183,12 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
         execute::Deadline { at: std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms), timeout_ms };
     let work = async {
         let parsed = parse::parse(&request.query, &request.parameters)?;
+        if let Some(branches) = union_all::branches(&parsed.query)? {
+            if parsed.explain {
+                return Err(SqlError::unsupported("EXPLAIN of a UNION ALL (explain each branch)"));
+            }
+            return union(source, request, &branches, deadline, bounds).await;
+        }
         let schemas = schemas(source, &parsed.query).await?;
         let plan = plan(&parsed.query, &schemas, request)?;
         if parsed.explain {
@@ -193,6 +201,36 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
         Ok(result) => result,
         Err(_) => Err(SqlError::Query(QueryError::Timeout(timeout_ms))),
     }
+}
+
+/// The rows of each branch of a `UNION ALL`, in turn, under the first branch's columns.
+async fn union(
+    source: &dyn Segments,
+    request: &SqlRequest,
+    branches: &[sqlparser::ast::Query],
+    deadline: execute::Deadline,
+    bounds: inline::SubqueryBounds,
+) -> Result<SqlResult, SqlError> {
+    let mut out: Option<SqlResult> = None;
+    for (i, branch) in branches.iter().enumerate() {
+        let schemas = schemas(source, branch).await?;
+        let plan = plan(branch, &schemas, request)?;
+        let rows = execute::rows(&plan, source, &schemas, deadline, bounds).await?;
+        match out.as_mut() {
+            None => out = Some(SqlResult { columns: plan.columns(), rows }),
+            Some(first) => {
+                let (theirs, ours) = (plan.columns().len(), first.columns.len());
+                if theirs != ours {
+                    return Err(SqlError::validation(format!(
+                        "UNION ALL branch {} has {theirs} columns, the first has {ours}",
+                        i + 1
+                    )));
+                }
+                first.rows.extend(rows);
+            }
+        }
+    }
+    out.ok_or_else(|| SqlError::validation("an empty UNION ALL"))
 }
 
 /// Plans a parsed query against `schemas`.

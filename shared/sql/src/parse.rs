@@ -60,6 +60,7 @@ fn parse_on_stack(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlErr
         }
     };
     bind(&mut query, parameters)?;
+    crate::ctes::inline(&mut query)?;
     Ok(Parsed { query, explain })
 }
 

@@ -11,6 +11,7 @@ mod metadata;
 mod sketches;
 mod time_functions;
 mod tutorials;
+mod with_union;
 
 use common::*;
 use serde_json::Value;

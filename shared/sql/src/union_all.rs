@@ -1,0 +1,52 @@
+//! `UNION ALL` at the top of a query, as Druid answers it: each branch is a query of its own,
+//! run in turn, its rows appended to the first's under the first's column names. `UNION`
+//! without `ALL`, `INTERSECT`, `EXCEPT`, a `UNION ALL` inside a subquery, and `ORDER BY` or
+//! `LIMIT` over the whole union are refused by name.
+
+use crate::SqlError;
+use sqlparser::ast::{Query, SetExpr, SetOperator, SetQuantifier};
+
+/// Branches a `UNION ALL` may have.
+pub const MAX_BRANCHES: usize = 64;
+
+/// The branches of `query` when it is a top-level `UNION ALL`, each a query of its own;
+/// `None` when it is not a set operation.
+pub fn branches(query: &Query) -> Result<Option<Vec<Query>>, SqlError> {
+    if !matches!(query.body.as_ref(), SetExpr::SetOperation { .. }) {
+        return Ok(None);
+    }
+    if query.order_by.is_some() || query.limit_clause.is_some() {
+        return Err(SqlError::unsupported("ORDER BY, LIMIT or OFFSET over a UNION ALL (put them in its branches)"));
+    }
+    let mut bodies = Vec::new();
+    collect(query.body.as_ref(), &mut bodies)?;
+    if bodies.len() > MAX_BRANCHES {
+        return Err(SqlError::unsupported(format!("a UNION ALL of more than {MAX_BRANCHES} queries")));
+    }
+    let branch = |body: &SetExpr| {
+        let mut q = query.clone();
+        q.body = Box::new(body.clone());
+        q
+    };
+    Ok(Some(bodies.into_iter().map(branch).collect()))
+}
+
+fn collect<'a>(body: &'a SetExpr, out: &mut Vec<&'a SetExpr>) -> Result<(), SqlError> {
+    match body {
+        SetExpr::SetOperation { op: SetOperator::Union, set_quantifier: SetQuantifier::All, left, right } => {
+            if out.len() > MAX_BRANCHES {
+                return Ok(());
+            }
+            collect(left, out)?;
+            collect(right, out)
+        }
+        SetExpr::SetOperation { op: SetOperator::Union, .. } => {
+            Err(SqlError::unsupported("UNION without ALL (Druid answers UNION ALL)"))
+        }
+        SetExpr::SetOperation { op, .. } => Err(SqlError::unsupported(format!("{op}"))),
+        other => {
+            out.push(other);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! `WITH` (each name read as the subquery it names) and a top-level `UNION ALL` (each branch
+//! its own query, rows appended), against the same queries written without them.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn with_names_read_as_the_subqueries_they_name() {
+    let with = sql("WITH per_channel AS (SELECT channel, COUNT(*) AS n FROM wikipedia GROUP BY channel), \
+        busy AS (SELECT channel, n FROM per_channel WHERE n > 1000) \
+        SELECT COUNT(*), SUM(n) FROM busy");
+    let nested = sql("SELECT COUNT(*), SUM(n) FROM (SELECT channel, n FROM \
+        (SELECT channel, COUNT(*) AS n FROM wikipedia GROUP BY channel) WHERE n > 1000)");
+    assert_eq!(with, nested);
+    assert!(with[0][0].as_i64().is_some_and(|c| c > 0), "{with:?}");
+    // A name shadows a datasource of the same name, and takes the alias it is read under.
+    let shadowed = sql("WITH wikipedia AS (SELECT page FROM wikipedia WHERE channel = '#en.wikipedia') \
+        SELECT COUNT(*) FROM wikipedia w WHERE w.page IS NOT NULL");
+    assert_eq!(shadowed, sql("SELECT COUNT(*) FROM wikipedia WHERE channel = '#en.wikipedia' AND page IS NOT NULL"));
+}
+
+#[test]
+fn with_refuses_recursion_column_lists_and_runaway_copies() {
+    let mut doubling = String::from("WITH c0 AS (SELECT page FROM wikipedia)");
+    for i in 1..=10 {
+        doubling.push_str(&format!(
+            ", c{i} AS (SELECT page FROM (SELECT page FROM c{p}) WHERE page IN (SELECT page FROM c{p}))",
+            p = i - 1
+        ));
+    }
+    doubling.push_str(" SELECT COUNT(*) FROM c10");
+    for (text, expected) in [
+        ("WITH RECURSIVE r AS (SELECT 1) SELECT * FROM r", "WITH RECURSIVE"),
+        ("WITH t (a) AS (SELECT page FROM wikipedia) SELECT a FROM t", "name the columns"),
+        (doubling.as_str(), "copy more than 256 subqueries"),
+    ] {
+        let e = sql_error(text).to_string();
+        assert!(e.contains(expected), "{text}: {e}");
+    }
+}
+
+#[test]
+fn union_all_appends_each_branchs_rows_under_the_first_branchs_names() {
+    let got = sql("SELECT 'robots' AS kind, COUNT(*) AS n FROM wikipedia WHERE isRobot = 'true' \
+        UNION ALL SELECT 'people', COUNT(*) FROM wikipedia WHERE isRobot = 'false' \
+        UNION ALL SELECT 'all', COUNT(*) FROM wikipedia");
+    let robots = sql("SELECT COUNT(*) FROM wikipedia WHERE isRobot = 'true'")[0][0].clone();
+    let people = sql("SELECT COUNT(*) FROM wikipedia WHERE isRobot = 'false'")[0][0].clone();
+    assert_eq!(
+        got,
+        vec![vec![json!("robots"), robots], vec![json!("people"), people], vec![json!("all"), json!(39_244)]]
+    );
+    let r = answer(&SqlRequest::new(
+        "(SELECT channel AS c FROM wikipedia LIMIT 1) UNION ALL (SELECT page FROM wikipedia LIMIT 2)",
+    ))
+    .expect("answers");
+    assert_eq!((r.columns[0].name.as_str(), r.rows.len()), ("c", 3));
+    // WITH over a union: each branch reads the names.
+    let with = sql("WITH t AS (SELECT COUNT(*) AS n FROM wikipedia) SELECT n FROM t UNION ALL SELECT n + 1 FROM t");
+    assert_eq!(with, vec![vec![json!(39_244)], vec![json!(39_245)]]);
+    for (text, expected) in [
+        ("SELECT 1 UNION SELECT 2", "UNION without ALL"),
+        ("SELECT 1 UNION ALL SELECT 1, 2", "branch 2 has 2 columns"),
+        ("SELECT 1 UNION ALL SELECT 2 ORDER BY 1", "over a UNION ALL"),
+        ("EXPLAIN PLAN FOR SELECT 1 UNION ALL SELECT 2", "EXPLAIN of a UNION ALL"),
+        ("SELECT 1 INTERSECT SELECT 1", "INTERSECT"),
+    ] {
+        let e = sql_error(text).to_string();
+        assert!(e.contains(expected), "{text}: {e}");
+    }
+}
