@@ -56,6 +56,8 @@ pub struct Accumulator {
     pub input: Option<String>,
     /// Only rows matching this filter are aggregated.
     pub filter: Option<Filter>,
+    /// The column a first/last aggregator orders by (`timeColumn`), when it is not `__time`.
+    pub time_input: Option<String>,
     pub(crate) state: State,
 }
 
@@ -78,6 +80,7 @@ impl Accumulator {
                 name: s.name.clone(),
                 input: Some(s.field_name.clone()),
                 filter: None,
+                time_input: None,
                 state: State::Sketch {
                     lg_k: s.lg_k.unwrap_or(12),
                     round: s.round.unwrap_or(false),
@@ -128,7 +131,8 @@ impl Accumulator {
                         State::Double { op, float, vals: Vec::new(), seen: Vec::new(), exact: Vec::new() }
                     }
                 };
-                Ok(Accumulator { name: spec.name().to_string(), input, filter: None, state })
+                let time_input = spec.time_column().filter(|c| *c != "__time").map(str::to_string);
+                Ok(Accumulator { name: spec.name().to_string(), input, filter: None, time_input, state })
             }
         }
     }
@@ -146,7 +150,13 @@ impl Accumulator {
                 State::Cells { agg: agg.clone(), cells: Vec::new(), finalize: *finalize }
             }
         };
-        Accumulator { name: self.name.clone(), input: self.input.clone(), filter: self.filter.clone(), state }
+        Accumulator {
+            name: self.name.clone(),
+            input: self.input.clone(),
+            filter: self.filter.clone(),
+            time_input: self.time_input.clone(),
+            state,
+        }
     }
 
     /// Makes room for `n` groups.
@@ -304,6 +314,8 @@ impl Accumulator {
                     let (r, s) = (r as usize, s as usize);
                     match column {
                         Some(Column::Cells(c, _)) => agg.combine(&mut cells[s], &c[r]),
+                        // A row whose `timeColumn` is null is not taken (NO_TIME).
+                        Some(_) if times[r] == NO_TIME => {}
                         Some(c) => agg.fold(&mut cells[s], &c.value(r, times), times[r]),
                         None => {}
                     }
@@ -461,6 +473,9 @@ impl Accumulator {
         }
     }
 }
+
+/// The time of a row whose `timeColumn` is null: such a row is not taken by first/last.
+pub const NO_TIME: i64 = i64::MIN;
 
 /// A theta or quantiles aggregator's settings, checked as at ingestion.
 fn check_sketch_spec(spec: &AggregatorSpec, at: &str) -> Result<(), QueryError> {

@@ -356,6 +356,14 @@ fn aggregate_into(
         || accumulators.iter().any(Accumulator::reads_times)
         || inputs.iter().any(|(c, _)| matches!(c.as_deref(), Some(super::columns::Column::Time)));
     let times = if need_times { cols.times()? } else { Default::default() };
+    // First/last ordered by another column (`timeColumn`): that column's times, row by row.
+    let mut own_times: Vec<Option<Vec<i64>>> = Vec::with_capacity(accumulators.len());
+    for acc in accumulators.iter() {
+        own_times.push(match &acc.time_input {
+            Some(name) => Some(column_times(&*cols.column(name)?, &times, cols.num_rows())),
+            None => None,
+        });
+    }
     // No dimension, time buckets: counts and sums fold each bucket's run of rows in one pass.
     if let (true, false, Selection::Ranges(ranges)) = (dims.is_empty(), single, &rows) {
         let folds =
@@ -408,10 +416,12 @@ fn aggregate_into(
             }
         }
         check_size(groups, accumulators.len())?;
-        for ((acc, (column, only)), _) in accumulators.iter_mut().zip(&inputs).zip(&ranged).filter(|(_, &r)| !r) {
+        let pending = accumulators.iter_mut().zip(&inputs).zip(&own_times).zip(&ranged).filter(|(_, &r)| !r);
+        for (((acc, (column, only)), own), _) in pending {
             acc.grow(groups.len());
+            let times = own.as_deref().unwrap_or(&times);
             match only {
-                None => acc.update(column.as_deref(), &pair_rows, &pair_slots, &times),
+                None => acc.update(column.as_deref(), &pair_rows, &pair_slots, times),
                 Some(bitmap) => {
                     sub_rows.clear();
                     sub_slots.clear();
@@ -421,7 +431,7 @@ fn aggregate_into(
                             sub_slots.push(s);
                         }
                     }
-                    acc.update(column.as_deref(), &sub_rows, &sub_slots, &times);
+                    acc.update(column.as_deref(), &sub_rows, &sub_slots, times);
                 }
             }
         }
@@ -550,4 +560,20 @@ impl Aggregated {
     pub fn all_bucket_start(&self) -> Option<i64> {
         self.spans.iter().map(|s| s.start).min()
     }
+}
+
+/// Each row's time from `column` (a `timeColumn`): longs as milliseconds, doubles truncated,
+/// text as ISO 8601 or milliseconds; [`NO_TIME`](super::aggregator::NO_TIME) where there is none.
+fn column_times(column: &super::columns::Column<'_>, times: &[i64], rows: usize) -> Vec<i64> {
+    use sluice_format::value::Value;
+    (0..rows)
+        .map(|r| match column.value(r, times) {
+            Value::Long(t) => t,
+            Value::Double(t) if t.is_finite() => t as i64,
+            Value::String(s) => sluice_format::value::parse_long(&s)
+                .or_else(|| sluice_format::time::parse_iso_instant(&s).ok())
+                .unwrap_or(super::aggregator::NO_TIME),
+            _ => super::aggregator::NO_TIME,
+        })
+        .collect()
 }

@@ -214,6 +214,16 @@ impl AggregatorSpec {
         }
     }
 
+    /// The column a first/last aggregator orders by, when it names one (`timeColumn`).
+    pub fn time_column(&self) -> Option<&str> {
+        use AggregatorSpec::*;
+        match self {
+            LongFirst(a) | LongLast(a) | DoubleFirst(a) | DoubleLast(a) | FloatFirst(a) | FloatLast(a)
+            | StringFirst(a) | StringLast(a) => a.time_column.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The Druid type name, as written in the spec.
     pub fn type_name(&self) -> &'static str {
         use AggregatorSpec::*;

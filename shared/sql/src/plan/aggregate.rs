@@ -181,10 +181,20 @@ impl Aggregates {
                     {"type": "fieldAccess", "fieldName": sum.name}, {"type": "fieldAccess", "fieldName": count.name}]});
                 Ok(self.add_post(spec, SqlType::Double))
             }
-            ("EARLIEST" | "LATEST" | "ANY_VALUE", _) => {
+            ("EARLIEST" | "LATEST" | "ANY_VALUE" | "EARLIEST_BY" | "LATEST_BY", _) => {
                 let x = arg(0)?;
                 let column = virtuals.column_for(&x);
-                let which = if name == "LATEST" { "Last" } else { "First" };
+                let which = if name.starts_with("LATEST") { "Last" } else { "First" };
+                let by = name.ends_with("_BY");
+                let time_column = if by {
+                    let t = arg(1)?;
+                    if t.ty != SqlType::Timestamp && !t.ty.is_integer() {
+                        return Err(SqlError::validation(format!("{name}'s second argument must be a TIMESTAMP")));
+                    }
+                    Some(virtuals.column_for(&t))
+                } else {
+                    None
+                };
                 let (prefix, ty) = match &x.ty {
                     t if t.is_integer() => ("long", SqlType::Bigint),
                     SqlType::Double | SqlType::Float => ("double", SqlType::Double),
@@ -192,7 +202,10 @@ impl Aggregates {
                     other => return Err(SqlError::validation(format!("{name} of a {} column", other.sql_name()))),
                 };
                 let mut spec = json!({"type": format!("{prefix}{which}"), "fieldName": column});
-                if let Some(max) = args.get(1) {
+                if let Some(t) = time_column {
+                    spec["timeColumn"] = json!(t);
+                }
+                if let Some(max) = args.get(if by { 2 } else { 1 }) {
                     match scope.scalar(max)?.constant {
                         Some(super::scalar::Const::Long(n)) if n > 0 => spec["maxStringBytes"] = json!(n),
                         _ => {

@@ -75,6 +75,8 @@ pub fn is_aggregate(name: &str) -> bool {
             | "APPROX_COUNT_DISTINCT_DS_HLL"
             | "EARLIEST"
             | "LATEST"
+            | "EARLIEST_BY"
+            | "LATEST_BY"
             | "ANY_VALUE"
     ) || is_sketch_function(name)
 }

@@ -83,3 +83,24 @@ fn bad_time_arguments_are_named() {
         assert!(e.contains(expected), "{text}: {e}");
     }
 }
+
+#[test]
+fn earliest_by_and_latest_by_order_by_the_time_they_are_given() {
+    let row =
+        &sql("SELECT EARLIEST_BY(page, MILLIS_TO_TIMESTAMP(added)), LATEST_BY(page, MILLIS_TO_TIMESTAMP(added)), \
+        LATEST_BY(page, __time), LATEST(page) FROM wikipedia")[0];
+    // Ties on the time are broken by the value, smaller first and larger last, as first/last do.
+    let least = sql("SELECT page FROM (SELECT page, added FROM wikipedia) ORDER BY added, page LIMIT 1");
+    let most = sql("SELECT page FROM (SELECT page, added FROM wikipedia) ORDER BY added DESC, page DESC LIMIT 1");
+    assert_eq!((&row[0], &row[1]), (&least[0][0], &most[0][0]));
+    assert_eq!(row[2], row[3], "by __time, as LATEST");
+    let plan = planned("SELECT LATEST_BY(page, MILLIS_TO_TIMESTAMP(added)) FROM wikipedia");
+    let agg = &plan["aggregations"][0];
+    assert_eq!((&agg["type"], agg["timeColumn"].is_string()), (&json!("stringLast"), true), "{plan}");
+    let per_channel = sql(
+        "SELECT channel, EARLIEST_BY(added, MILLIS_TO_TIMESTAMP(deleted)) FROM wikipedia GROUP BY 1 ORDER BY 1 LIMIT 3",
+    );
+    assert_eq!(per_channel.len(), 3);
+    let e = sql_error("SELECT LATEST_BY(page, channel) FROM wikipedia").to_string();
+    assert!(e.contains("must be a TIMESTAMP"), "{e}");
+}
