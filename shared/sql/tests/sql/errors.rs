@@ -54,7 +54,8 @@ fn unsupported_constructs_are_named() {
     for (text, mentions) in [
         ("SELECT a.page FROM wikipedia a JOIN wikipedia b ON a.page = b.page", "JOIN"),
         ("SELECT page FROM wikipedia UNION SELECT page FROM wikipedia", "UNION"),
-        ("WITH t AS (SELECT 1) SELECT * FROM t", "WITH"),
+        ("WITH RECURSIVE t AS (SELECT 1) SELECT * FROM t", "WITH RECURSIVE"),
+        ("SELECT COUNT(*) FROM (SELECT page FROM wikipedia UNION ALL SELECT page FROM wikipedia)", "UNION"),
         ("SELECT page FROM wikipedia ORDER BY added", "ORDER BY on anything but __time"),
         ("SELECT ROW_NUMBER() OVER (ORDER BY added) FROM wikipedia", "window"),
         ("SELECT COUNT(*) FROM wikipedia WHERE page IN (SELECT page FROM wikipedia)", ""),
