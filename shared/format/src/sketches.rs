@@ -30,7 +30,8 @@ const SEED: u64 = 9001;
 /// to the union, so merging rows' sketches one by one costs their entries, not the size.
 pub struct Theta {
     lg_k: u8,
-    raw: ThetaSketch,
+    /// Made at the first value added: a row read from a segment holds only `read`.
+    raw: Option<ThetaSketch>,
     read: Option<CompactThetaSketch>,
     union: Option<ThetaUnion>,
 }
@@ -60,11 +61,22 @@ pub fn check_quantiles_k(k: u16) -> Result<(), String> {
 impl Theta {
     /// An empty sketch retaining at most 2^`lg_k` entries.
     pub fn new(lg_k: u8) -> Self {
-        let raw = ThetaSketchBuilder::default()
-            .lg_k(lg_k)
-            .build()
-            .unwrap_or_else(|_| ThetaSketchBuilder::default().build().expect("the default theta sketch"));
-        Theta { lg_k, raw, read: None, union: None }
+        Theta { lg_k, raw: None, read: None, union: None }
+    }
+
+    fn raw_mut(&mut self) -> &mut ThetaSketch {
+        let lg_k = self.lg_k;
+        self.raw.get_or_insert_with(|| {
+            ThetaSketchBuilder::default()
+                .lg_k(lg_k)
+                .build()
+                .unwrap_or_else(|_| ThetaSketchBuilder::default().build().expect("the default theta sketch"))
+        })
+    }
+
+    /// The values added, when any were.
+    fn added(&self) -> Option<&ThetaSketch> {
+        self.raw.as_ref().filter(|r| !r.is_empty())
     }
 
     /// Its size as log2 of the entries retained.
@@ -80,7 +92,7 @@ impl Theta {
         match value {
             Value::Null => {}
             Value::String(s) => self.update_str(s),
-            Value::Long(v) => self.raw.update(raw_bytes::from_slice(&v.to_le_bytes())),
+            Value::Long(v) => self.raw_mut().update(raw_bytes::from_slice(&v.to_le_bytes())),
             Value::Double(v) => {
                 let bits = if v.is_nan() {
                     0x7ff8_0000_0000_0000u64
@@ -89,7 +101,7 @@ impl Theta {
                 } else {
                     v.to_bits()
                 };
-                self.raw.update(raw_bytes::from_slice(&bits.to_le_bytes()));
+                self.raw_mut().update(raw_bytes::from_slice(&bits.to_le_bytes()));
             }
             Value::Array(items) => {
                 for item in items {
@@ -108,7 +120,7 @@ impl Theta {
     /// Adds a string (an empty one is not counted, as in Druid).
     pub fn update_str(&mut self, s: &str) {
         if !s.is_empty() {
-            self.raw.update(raw_bytes::from_str(s));
+            self.raw_mut().update(raw_bytes::from_str(s));
         }
     }
 
@@ -119,13 +131,14 @@ impl Theta {
 
     /// The sketch as one compact sketch.
     pub fn compact(&self) -> CompactThetaSketch {
-        match (&self.read, &self.union) {
-            (None, None) => self.raw.compact(true),
-            (Some(r), None) if self.raw.is_empty() => r.clone(),
-            (read, union) => {
+        match (self.added(), &self.read, &self.union) {
+            (None, None, None) => Theta::empty(self.lg_k),
+            (Some(raw), None, None) => raw.compact(true),
+            (None, Some(r), None) => r.clone(),
+            (raw, read, union) => {
                 let mut all = new_union(self.lg_k);
-                if !self.raw.is_empty() {
-                    let _ = all.update(&self.raw);
+                if let Some(raw) = raw {
+                    let _ = all.update(raw);
                 }
                 if let Some(r) = read {
                     let _ = all.update(r);
@@ -138,11 +151,16 @@ impl Theta {
         }
     }
 
+    /// The compact sketch of no value.
+    fn empty(lg_k: u8) -> CompactThetaSketch {
+        new_union(lg_k).to_sketch(true)
+    }
+
     /// Adds `other`'s values.
     pub fn merge(&mut self, other: &Theta) {
         // Same seed everywhere: these updates cannot fail.
-        if !other.raw.is_empty() {
-            let _ = self.union_mut().update(&other.raw);
+        if let Some(raw) = other.added() {
+            let _ = self.union_mut().update(raw);
         }
         if let Some(r) = &other.read {
             let _ = self.union_mut().update(r);
@@ -194,7 +212,7 @@ impl Theta {
 
     /// Bytes it holds, roughly.
     pub fn approx_bytes(&self) -> usize {
-        self.raw.estimated_size()
+        self.raw.as_ref().map_or(0, |r| r.estimated_size())
             + self.read.as_ref().map_or(0, |m| m.estimated_size())
             + self.union.as_ref().map_or(0, |u| u.estimated_size())
     }
@@ -412,6 +430,11 @@ mod tests {
         let back = Theta::from_bytes(&merged.to_bytes(), 14).expect("reads back");
         assert_eq!(back.estimate(), 1_501.0);
         assert!(Theta::from_bytes(b"nonsense", 14).is_err());
+        let empty = Theta::new(14);
+        assert_eq!(Theta::from_bytes(&empty.to_bytes(), 14).expect("reads back").estimate(), 0.0);
+        let mut read = Theta::from_bytes(&b.to_bytes(), 14).expect("reads back");
+        read.update(&Value::Long(-1));
+        assert_eq!(read.estimate(), 1_001.0, "a value added to a sketch read from bytes counts");
     }
 
     #[test]
