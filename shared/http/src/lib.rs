@@ -226,10 +226,8 @@ async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Js
 }
 
 async fn spec(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
-    let meta = s.meta.as_ref();
-    let (item, _) = datasource::load(meta, &id).await?;
-    let suspended = status(meta, &id).await?.state != SupervisorState::Running;
-    Ok(axum::Json(druid_spec::shown(&item.spec, suspended)))
+    let (item, _) = datasource::load(s.meta.as_ref(), &id).await?;
+    Ok(axum::Json(druid_spec::shown(&item.spec, item.state != SupervisorState::Running)))
 }
 
 async fn supervisor_status(
@@ -311,7 +309,7 @@ async fn operate(
     if matches!(action.as_str(), "suspend" | "resume") {
         // Druid answers a suspend or resume with the spec, its `suspended` flag set.
         let (item, _) = datasource::load(meta, &id).await?;
-        let mut shown = druid_spec::shown(&item.spec, action == "suspend");
+        let mut shown = druid_spec::shown(&item.spec, item.state != SupervisorState::Running);
         shown["id"] = json!(id);
         return Ok(axum::Json(shown));
     }
