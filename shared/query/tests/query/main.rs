@@ -11,6 +11,7 @@ mod query_features;
 mod query_tutorials;
 mod ranged;
 mod sketches;
+mod theta_tutorial;
 
 /// The segments of `records` indexed under the Kafka spec `spec` (JSON), one per time chunk,
 /// each a hydrant merged as the merger merges it.

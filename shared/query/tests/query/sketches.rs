@@ -1,30 +1,17 @@
 //! Theta and quantiles sketches: Druid's theta tutorial (its rows, its rollup spec with a
 //! `thetaSketch` metric, its queries as native JSON) and quantiles within their rank error.
 
+use crate::theta_tutorial;
 use serde_json::{json, Value};
 use sluice_query::{execute, parse_query, QuerySegment};
 use std::sync::OnceLock;
 
-/// The tutorial's rows (docs/tutorials/tutorial-sketches-theta.md), with its header.
-const ROWS: &str = include_str!("theta_tutorial.csv");
-
-/// The tutorial's rollup: day, show and episode, a count and a theta sketch of `uid`.
+/// The tutorial's datasource.
 fn tutorial() -> &'static [QuerySegment] {
     static SEGMENTS: OnceLock<Vec<QuerySegment>> = OnceLock::new();
     SEGMENTS.get_or_init(|| {
-        let spec = json!({"type": "kafka", "spec": {
-            "dataSchema": {
-                "dataSource": "ts_tutorial",
-                "timestampSpec": {"column": "date", "format": "auto"},
-                "dimensionsSpec": {"dimensions": ["show", "episode"]},
-                "metricsSpec": [{"name": "count", "type": "count"},
-                                {"type": "thetaSketch", "name": "theta_uid", "fieldName": "uid"}],
-                "granularitySpec": {"queryGranularity": "day", "rollup": true, "segmentGranularity": "day"}
-            },
-            "ioConfig": {"topic": "t", "consumerProperties": {"bootstrap.servers": "x:9092"},
-                "inputFormat": {"type": "csv", "columns": ["date", "uid", "show", "episode"]}}
-        }});
-        crate::query_segments(&spec, ROWS.lines().skip(1).map(str::as_bytes))
+        let spec: Value = serde_json::from_str(theta_tutorial::SPEC).expect("spec JSON");
+        crate::query_segments(&spec, theta_tutorial::records().iter().map(|r| r.as_bytes()))
     })
 }
 

@@ -9,6 +9,8 @@ mod constructs;
 mod errors;
 mod metadata;
 mod sketches;
+#[path = "../../../query/tests/query/theta_tutorial.rs"]
+mod theta_tutorial;
 mod time_functions;
 mod tutorials;
 mod with_union;
@@ -37,19 +39,28 @@ pub fn wikipedia() -> &'static MemorySegments {
         let mut spec = spec("wikipedia-kafka-supervisor.json");
         spec.granularity.segment_granularity =
             sluice_format::granularity::Granularity::from_name("hour").expect("hour");
-        let (indexes, _) = index_records(&spec, lines.iter().map(|l| l.as_bytes()));
-        let segments: Vec<QuerySegment> = indexes
-            .values()
-            .map(|index| {
-                let interval = index.interval();
-                let segment = merge_all(&[persist(index, "hydrant")], 5_000_000).remove(0);
-                QuerySegment { id: format!("wikipedia_{}_{}_v1", interval.start, interval.end), interval, segment }
-            })
-            .collect();
-        let mut source = MemorySegments::default();
-        source.tables.insert("wikipedia".into(), Arc::new(segments));
-        source
+        memory_source("wikipedia", &spec, lines.iter().map(|l| l.as_bytes()))
     })
+}
+
+/// `records` indexed under `spec` as table `table`, one segment per time chunk.
+pub fn memory_source<'r>(
+    table: &str,
+    spec: &sluice_format::spec::DatasourceSpec,
+    records: impl IntoIterator<Item = &'r [u8]>,
+) -> MemorySegments {
+    let (indexes, _) = index_records(spec, records);
+    let segments: Vec<QuerySegment> = indexes
+        .values()
+        .map(|index| {
+            let interval = index.interval();
+            let segment = merge_all(&[persist(index, "hydrant")], 5_000_000).remove(0);
+            QuerySegment { id: format!("{table}_{}_{}_v1", interval.start, interval.end), interval, segment }
+        })
+        .collect();
+    let mut source = MemorySegments::default();
+    source.tables.insert(table.into(), Arc::new(segments));
+    source
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -70,6 +81,12 @@ pub fn sql(text: &str) -> Vec<Vec<Value>> {
         Ok(r) => r.rows,
         Err(e) => panic!("{text}\n  failed: {e}"),
     }
+}
+
+/// Runs `sql`, expecting an error that mentions `mentions`.
+pub fn refused_naming(text: &str, mentions: &str) {
+    let e = sql_error(text).to_string();
+    assert!(e.contains(mentions), "{text}: {e} does not mention {mentions:?}");
 }
 
 /// Runs `sql`, expecting an error.

@@ -6,40 +6,13 @@
 use super::*;
 use serde_json::json;
 
-const TUTORIAL_ROWS: &str = include_str!("../../../query/tests/query/theta_tutorial.csv");
-
 /// The theta tutorial's datasource: day, show and episode rolled up, a count and `theta_uid`.
 fn tutorial() -> &'static MemorySegments {
     static SOURCE: OnceLock<MemorySegments> = OnceLock::new();
     SOURCE.get_or_init(|| {
-        let spec = json!({"type": "kafka", "spec": {
-            "dataSchema": {
-                "dataSource": "ts_tutorial",
-                "timestampSpec": {"column": "date", "format": "auto"},
-                "dimensionsSpec": {"dimensions": ["show", "episode"]},
-                "metricsSpec": [{"name": "count", "type": "count"},
-                                {"type": "thetaSketch", "name": "theta_uid", "fieldName": "uid"}],
-                "granularitySpec": {"queryGranularity": "day", "rollup": true, "segmentGranularity": "day"}
-            },
-            "ioConfig": {"topic": "t", "consumerProperties": {"bootstrap.servers": "x:9092"},
-                "inputFormat": {"type": "csv", "findColumnsFromHeader": true}}
-        }});
-        let spec = sluice_format::spec::load_spec(&spec.to_string()).expect("spec").spec;
-        let mut lines = TUTORIAL_ROWS.lines();
-        let header = lines.next().expect("header");
-        let records: Vec<String> = lines.map(|l| format!("{header}\n{l}")).collect();
-        let (indexes, _) = index_records(&spec, records.iter().map(|r| r.as_bytes()));
-        let segments: Vec<QuerySegment> = indexes
-            .values()
-            .map(|index| {
-                let interval = index.interval();
-                let segment = merge_all(&[persist(index, "hydrant")], 5_000_000).remove(0);
-                QuerySegment { id: format!("ts_tutorial_{}_{}_v1", interval.start, interval.end), interval, segment }
-            })
-            .collect();
-        let mut source = MemorySegments::default();
-        source.tables.insert("ts_tutorial".into(), Arc::new(segments));
-        source
+        let spec = sluice_format::spec::load_spec(theta_tutorial::SPEC).expect("spec").spec;
+        let records = theta_tutorial::records();
+        memory_source("ts_tutorial", &spec, records.iter().map(|r| r.as_bytes()))
     })
 }
 
@@ -167,7 +140,6 @@ fn sketch_functions_on_the_wrong_input_are_named() {
         ("SELECT THETA_SKETCH_UNION(DS_THETA(page)) FROM wikipedia", "at least 2"),
         ("SELECT APPROX_QUANTILE_DS(added, channel) FROM wikipedia", "numeric literal"),
     ] {
-        let e = sql_error(text).to_string();
-        assert!(e.contains(expected), "{text}: {e}");
+        refused_naming(text, expected);
     }
 }
