@@ -22,6 +22,7 @@ pub mod filter;
 pub mod granularity;
 pub mod index;
 pub mod input;
+pub mod lookup;
 pub mod merge;
 pub mod meters;
 pub mod offsets;

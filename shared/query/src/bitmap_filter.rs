@@ -122,7 +122,7 @@ fn leaf_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, 
 
 fn expression_rows(expression: &str, cols: &mut SegmentColumns<'_>) -> Result<Matches, QueryError> {
     let mut names: Vec<String> = Vec::new();
-    let parsed = expr::parse(expression, &mut |field| {
+    let parsed = crate::scope::parse_expression(expression, &mut |field| {
         names.iter().position(|n| n == field).unwrap_or_else(|| {
             names.push(field.to_string());
             names.len() - 1

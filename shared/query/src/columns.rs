@@ -2,7 +2,7 @@
 //! only when the query names it. String dimensions keep their sorted dictionary and their
 //! per-value Roaring bitmaps, so filters on them never look at rows.
 
-use super::model::VirtualColumn;
+use super::model::{JoinRight, JoinedColumn, VirtualColumn};
 use super::QueryError;
 use roaring::RoaringBitmap;
 use sluice_format::aggregate::MetricCell;
@@ -223,6 +223,8 @@ pub struct SegmentColumns<'s> {
     num_rows: usize,
     virtuals: &'s [VirtualColumn],
     loaded: HashMap<String, Rc<Column<'s>>>,
+    /// Virtual columns being computed, outermost first: one read again is a cycle.
+    computing: Vec<&'s str>,
 }
 
 fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
@@ -243,6 +245,7 @@ impl<'s> SegmentColumns<'s> {
             num_rows: segment.num_rows(),
             virtuals,
             loaded: HashMap::new(),
+            computing: Vec::new(),
         })
     }
 
@@ -274,7 +277,19 @@ impl<'s> SegmentColumns<'s> {
             return Ok(c.clone());
         }
         let column = match self.virtuals.iter().find(|v| v.name() == name) {
-            Some(v) => self.evaluate(v)?,
+            Some(v) => {
+                if self.computing.contains(&v.name()) {
+                    let path = self.computing.join(" -> ");
+                    return Err(QueryError::invalid(
+                        "virtualColumns",
+                        format!("{} reads itself ({path} -> {})", v.name(), v.name()),
+                    ));
+                }
+                self.computing.push(v.name());
+                let column = self.evaluate(v);
+                self.computing.pop();
+                column?
+            }
             None if name == "__time" => Column::Time,
             None => match self.segment.column(name) {
                 None => Column::Absent,
@@ -287,9 +302,12 @@ impl<'s> SegmentColumns<'s> {
     }
 
     fn evaluate(&mut self, v: &'s VirtualColumn) -> Result<Column<'s>, QueryError> {
-        let VirtualColumn::Expression { name, expression, output_type } = v;
+        let (name, expression, output_type) = match v {
+            VirtualColumn::Expression { name, expression, output_type } => (name, expression, output_type),
+            VirtualColumn::Joined(j) => return self.joined(j),
+        };
         let mut names: Vec<String> = Vec::new();
-        let parsed: Expr = expr::parse(expression, &mut |field| {
+        let parsed: Expr = crate::scope::parse_expression(expression, &mut |field| {
             names.iter().position(|n| n == field).unwrap_or_else(|| {
                 names.push(field.to_string());
                 names.len() - 1
@@ -320,11 +338,71 @@ impl<'s> SegmentColumns<'s> {
     }
 }
 
+impl<'s> SegmentColumns<'s> {
+    /// A join's right column: the right row whose key equals the key computed from each row.
+    fn joined(&mut self, j: &'s JoinedColumn) -> Result<Column<'s>, QueryError> {
+        let table = match &j.right {
+            JoinRight::Inline(t) => t.clone(),
+            JoinRight::Lookup(name) => crate::scope::lookup(name).ok_or_else(|| {
+                QueryError::invalid(
+                    "dataSource",
+                    format!("lookup {:?} not found", sluice_format::text::excerpt(name, 80)),
+                )
+            })?,
+        };
+        let Some(at) = table.columns().iter().position(|c| *c == j.column) else {
+            return Err(QueryError::invalid(
+                "dataSource",
+                format!("the join's right side has no column {:?}", j.column),
+            ));
+        };
+        let inputs: Vec<Rc<Column<'s>>> = (j.key.inputs.iter())
+            .map(|n| n.as_ref().map_or(Ok(Rc::new(Column::Absent)), |n| self.column(n)))
+            .collect::<Result<_, _>>()?;
+        let times = self.times()?;
+        let value = |key: &Value| table.value(key, at).cloned().unwrap_or(Value::Null);
+        // A key that is one dictionary-encoded column is looked up once per id.
+        if let (Expr::Field(0), [only]) = (&j.key.expr, inputs.as_slice()) {
+            if let Column::String(dim) = &**only {
+                if dim.offsets.is_none() {
+                    let mut by_id: Vec<Option<Value>> = vec![None; dim.dictionary.len() + 1];
+                    let mut values = Vec::with_capacity(self.num_rows());
+                    for &id in dim.ids.iter() {
+                        let slot = by_id.get_mut(id as usize);
+                        values.push(match slot {
+                            Some(Some(v)) => v.clone(),
+                            Some(slot) => {
+                                let v = value(
+                                    &dim.dictionary.get(id).map(|s| Value::String(s.into())).unwrap_or(Value::Null),
+                                );
+                                *slot = Some(v.clone());
+                                v
+                            }
+                            None => Value::Null,
+                        });
+                    }
+                    return Ok(Column::Values(values));
+                }
+            }
+        }
+        let mut row = vec![Value::Null; inputs.len()];
+        let mut values = Vec::with_capacity(self.num_rows());
+        for r in 0..self.num_rows() {
+            for (slot, c) in row.iter_mut().zip(&inputs) {
+                *slot = c.value(r, &times);
+            }
+            values.push(value(&expr::eval(&j.key.expr, &row, times[r])));
+        }
+        Ok(Column::Values(values))
+    }
+}
+
 impl VirtualColumn {
     /// The column's name.
     pub fn name(&self) -> &str {
         match self {
             VirtualColumn::Expression { name, .. } => name,
+            VirtualColumn::Joined(j) => &j.name,
         }
     }
 }

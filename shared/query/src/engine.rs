@@ -278,8 +278,8 @@ enum Part {
 /// `having`, ordering, limit nor context, which apply after the merge).
 fn shape(common: &Common, dims: &[DimensionSpec]) -> String {
     format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}",
-        common.filter, common.granularity, common.virtual_columns, common.aggregations, dims
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        common.data_source, common.filter, common.granularity, common.virtual_columns, common.aggregations, dims
     )
 }
 

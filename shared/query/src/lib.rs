@@ -115,7 +115,7 @@ pub fn parse_query(text: &str) -> Result<Query, QueryError> {
             QueryError::invalid(if path == "." { format!("{kind} query") } else { path }, e.into_inner().to_string())
         })
     }
-    Ok(match kind.as_str() {
+    let mut query = match kind.as_str() {
         "timeseries" => Query::Timeseries(parse(value, &kind)?),
         "topN" => Query::TopN(parse(value, &kind)?),
         "groupBy" => Query::GroupBy(parse(value, &kind)?),
@@ -132,7 +132,9 @@ pub fn parse_query(text: &str) -> Result<Query, QueryError> {
                 format!("{other:?}: expected one of timeseries, topN, groupBy, scan, timeBoundary, segmentMetadata, dataSourceMetadata"),
             ))
         }
-    })
+    };
+    query.apply_joins()?;
+    Ok(query)
 }
 
 /// [`execute`], stopped with [`QueryError::Timeout`] once `deadline` passes (checked each time
@@ -143,7 +145,7 @@ pub fn execute_until(
     deadline: std::time::Instant,
     timeout_ms: u64,
 ) -> Result<serde_json::Value, QueryError> {
-    scope::run(Some((deadline, timeout_ms)), || run(query, segments))
+    scope::run(Some((deadline, timeout_ms)), query.source().lookups.clone(), || run(query, segments))
 }
 
 /// [`execute_until`], reading and filling `partials`, the process's per-segment partial cache.
@@ -154,12 +156,14 @@ pub fn execute_cached(
     timeout_ms: u64,
     partials: &std::sync::Arc<PartialCache>,
 ) -> Result<serde_json::Value, QueryError> {
-    partial_cache::enter(partials.clone(), || scope::run(Some((deadline, timeout_ms)), || run(query, segments)))
+    partial_cache::enter(partials.clone(), || {
+        scope::run(Some((deadline, timeout_ms)), query.source().lookups.clone(), || run(query, segments))
+    })
 }
 
 /// Runs `query` over `segments` (the datasource's visible segments, in timeline order).
 pub fn execute(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::Value, QueryError> {
-    scope::run(None, || run(query, segments))
+    scope::run(None, query.source().lookups.clone(), || run(query, segments))
 }
 
 /// What part of a query's segments yields before the answer is finished: partials of the
@@ -197,7 +201,7 @@ impl Partial {
 /// The partial of `query` over `segments`, its segments run on every thread of the current
 /// rayon pool; `None` for a query type answered whole ([`execute`]), not from partials.
 pub fn partial(query: &Query, segments: &[QuerySegment]) -> Result<Option<Partial>, QueryError> {
-    scope::run(None, || partial_in_scope(query, segments))
+    scope::run(None, query.source().lookups.clone(), || partial_in_scope(query, segments))
 }
 
 /// [`partial`], stopped with [`QueryError::Timeout`] once `deadline` passes (checked each time
@@ -208,7 +212,7 @@ pub fn partial_until(
     deadline: std::time::Instant,
     timeout_ms: u64,
 ) -> Result<Option<Partial>, QueryError> {
-    scope::run(Some((deadline, timeout_ms)), || partial_in_scope(query, segments))
+    scope::run(Some((deadline, timeout_ms)), query.source().lookups.clone(), || partial_in_scope(query, segments))
 }
 
 /// [`partial_until`], reading and filling `partials`, the process's per-segment partial cache.

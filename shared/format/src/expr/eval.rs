@@ -135,6 +135,10 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             }
             Value::String(out)
         }
+        Function::Lookup(table, missing) => match table.value(&arg(0), 1) {
+            Some(v) => v.clone(),
+            None => missing.as_ref().map(|m| Value::String(m.clone())).unwrap_or(Value::Null),
+        },
         Function::Lower => map_str(arg(0), |s| s.to_lowercase()),
         Function::Upper => map_str(arg(0), |s| s.to_uppercase()),
         Function::Strlen => arg(0).as_str().map(|s| Value::Long(s.chars().count() as i64)).unwrap_or(Value::Null),
@@ -346,5 +350,23 @@ mod tests {
         );
         let zoned = parse("timestamp_shift(__time, 'P1D', 1, 'America/New_York')", &mut |_| 0);
         assert!(zoned.expect_err("refused").reason.contains("only UTC"));
+    }
+
+    #[test]
+    fn lookup_maps_a_key_to_its_value_or_the_replacement() {
+        let codes = crate::lookup::KeyedTable::lookup("codes", "v1", [("US".into(), "United States".into())]);
+        let lookups = |name: &str| (name == "codes").then(|| codes.clone());
+        let eval_one = |text: &str, x: Value| {
+            let e = crate::expr::parse_with(text, &mut |_| 0, &lookups).expect("parse");
+            super::eval(&e, &[x], 0)
+        };
+        assert_eq!(eval_one("lookup(x, 'codes')", Value::String("US".into())), Value::String("United States".into()));
+        assert_eq!(eval_one("lookup(x, 'codes')", Value::String("FR".into())), Value::Null);
+        assert_eq!(eval_one("lookup(x, 'codes', 'other')", Value::String("FR".into())), Value::String("other".into()));
+        assert_eq!(eval_one("lookup(x, 'codes')", Value::Null), Value::Null);
+        let missing = crate::expr::parse_with("lookup(x, 'nope')", &mut |_| 0, &lookups).expect_err("refused");
+        assert!(missing.reason.contains("lookup \"nope\" not found"), "{}", missing.reason);
+        let plain = parse("lookup(x, 'codes')", &mut |_| 0).expect_err("no lookups outside a query");
+        assert!(plain.reason.contains("not found"));
     }
 }

@@ -6,7 +6,7 @@ mod parse;
 mod time_fns;
 
 pub use eval::eval;
-pub use parse::{parse, MAX_DEPTH, MAX_TERMS};
+pub use parse::{parse, parse_with, MAX_DEPTH, MAX_TERMS};
 pub use time_fns::{time_zone, TimeFormat, TimeUnit};
 
 /// An error in an expression's text, naming the expression and what was expected.
@@ -129,6 +129,9 @@ pub enum Function {
     TimestampParse(Option<Box<crate::timestamp::TimestampFormat>>),
     /// `subtract_months(a, b[, timezone])`: whole calendar months from `b` to `a`; UTC only.
     SubtractMonths,
+    /// `lookup(x, 'name'[, 'replaceMissingValueWith'])`: the lookup's value for `x`, else the
+    /// replacement or null; the lookup is resolved when the expression is parsed.
+    Lookup(std::sync::Arc<crate::lookup::KeyedTable>, Option<String>),
 }
 
 /// The types `cast` converts to.

@@ -2,8 +2,10 @@
 
 use super::{BinaryOp, CastType, Expr, ExprError, Function, TimeFormat, TimeUnit, UnaryOp};
 use crate::granularity::Granularity;
+use crate::lookup::KeyedTable;
 use crate::time::{parse_iso_instant, Period};
 use crate::value::Value;
+use std::sync::Arc;
 
 /// Deepest expression accepted: levels of parentheses, operators and function calls together.
 /// Parsing, evaluating and dropping an expression recurse once per level, so this bounds the
@@ -13,10 +15,21 @@ pub const MAX_DEPTH: usize = 200;
 /// work in proportion.
 pub const MAX_TERMS: usize = 500;
 
-/// Parses `text`, resolving each field name to a row slot through `resolve`.
+/// Parses `text`, resolving each field name to a row slot through `resolve`; `lookup()` finds
+/// no lookup.
 pub fn parse(text: &str, resolve: &mut dyn FnMut(&str) -> usize) -> Result<Expr, ExprError> {
+    parse_with(text, resolve, &|_| None)
+}
+
+/// Parses `text`, resolving each field name to a row slot through `resolve` and each lookup
+/// `lookup()` names through `lookups`.
+pub fn parse_with(
+    text: &str,
+    resolve: &mut dyn FnMut(&str) -> usize,
+    lookups: &dyn Fn(&str) -> Option<Arc<KeyedTable>>,
+) -> Result<Expr, ExprError> {
     let tokens = tokenize(text).map_err(|reason| ExprError::new(text, reason))?;
-    let mut parser = Parser { tokens, pos: 0, resolve, text, nesting: 0 };
+    let mut parser = Parser { tokens, pos: 0, resolve, lookups, text, nesting: 0 };
     let (expr, _) = parser.expr(0)?;
     let values = parser.tokens.iter().filter(|t| !matches!(t, Token::LParen | Token::RParen | Token::Comma)).count();
     if values > MAX_TERMS {
@@ -114,6 +127,7 @@ struct Parser<'a> {
     tokens: Vec<Token>,
     pos: usize,
     resolve: &'a mut dyn FnMut(&str) -> usize,
+    lookups: &'a dyn Fn(&str) -> Option<Arc<KeyedTable>>,
     text: &'a str,
     /// Calls of `expr` in progress.
     nesting: usize,
@@ -356,6 +370,15 @@ impl Parser<'_> {
                 self.utc_only(name, &args, 2)?;
                 Function::SubtractMonths
             }
+            "lookup" => {
+                arity(2, 3)?;
+                let Some(lookup) = self.literal(name, &args, 1)? else {
+                    return Err(self.error("lookup argument 2 must name a lookup".into()));
+                };
+                let table = (self.lookups)(&lookup)
+                    .ok_or_else(|| self.error(format!("lookup {:?} not found", crate::text::excerpt(&lookup, 80))))?;
+                Function::Lookup(table, self.literal(name, &args, 2)?)
+            }
             other => return Err(self.error(format!("function {other:?} is not supported"))),
         };
         let args = match function {
@@ -370,6 +393,7 @@ impl Parser<'_> {
                 t.into_iter().chain(step).collect()
             }
             Function::SubtractMonths => args.into_iter().take(2).collect(),
+            Function::Lookup(..) => args.into_iter().take(1).collect(),
             _ => args,
         };
         Ok(Expr::Call(function, args))

@@ -163,4 +163,7 @@ pub enum VirtualColumn {
         /// `STRING`, `LONG`, `FLOAT` or `DOUBLE` (inferred when absent).
         output_type: Option<String>,
     },
+    /// A right column of a join datasource, made by the join (never given in a query).
+    #[serde(skip)]
+    Joined(super::datasource::JoinedColumn),
 }

@@ -3,11 +3,13 @@
 //! virtual columns). Parsing only; [`super::engine`] runs them.
 
 mod computed;
+mod datasource;
 mod dimensions;
 mod group_clauses;
 mod read_columns;
 
 pub use computed::{PostAggregator, VirtualColumn};
+pub use datasource::{DataSource, Join, JoinKey, JoinKind, JoinRight, JoinedColumn, MAX_JOINS};
 pub use dimensions::{DimensionOrder, DimensionSpec, OutputType, TopNMetric};
 pub use group_clauses::{Having, LimitSpec, OrderByColumn};
 
@@ -17,6 +19,7 @@ use serde::{Deserialize, Deserializer};
 use sluice_format::filter::Filter;
 use sluice_format::granularity::Granularity;
 use sluice_format::time::Interval;
+use std::sync::Arc;
 
 /// Timeout of a query whose context gives none: Druid's `druid.server.http.defaultQueryTimeout`.
 pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
@@ -54,13 +57,64 @@ impl Query {
     /// The datasource the query reads.
     pub fn datasource(&self) -> &str {
         match self {
-            Query::Timeseries(q) => &q.common.data_source.0,
-            Query::TopN(q) => &q.common.data_source.0,
-            Query::GroupBy(q) => &q.common.data_source.0,
-            Query::Scan(q) => &q.data_source.0,
-            Query::TimeBoundary(q) => &q.data_source.0,
-            Query::SegmentMetadata(q) => &q.data_source.0,
-            Query::DataSourceMetadata(q) => &q.data_source.0,
+            Query::Timeseries(q) => &q.common.data_source.name,
+            Query::TopN(q) => &q.common.data_source.name,
+            Query::GroupBy(q) => &q.common.data_source.name,
+            Query::Scan(q) => &q.data_source.name,
+            Query::TimeBoundary(q) => &q.data_source.name,
+            Query::SegmentMetadata(q) => &q.data_source.name,
+            Query::DataSourceMetadata(q) => &q.data_source.name,
+        }
+    }
+
+    /// What the query reads.
+    pub fn source(&self) -> &DataSource {
+        match self {
+            Query::Timeseries(q) => &q.common.data_source,
+            Query::TopN(q) => &q.common.data_source,
+            Query::GroupBy(q) => &q.common.data_source,
+            Query::Scan(q) => &q.data_source,
+            Query::TimeBoundary(q) => &q.data_source,
+            Query::SegmentMetadata(q) => &q.data_source,
+            Query::DataSourceMetadata(q) => &q.data_source,
+        }
+    }
+
+    fn source_mut(&mut self) -> &mut DataSource {
+        match self {
+            Query::Timeseries(q) => &mut q.common.data_source,
+            Query::TopN(q) => &mut q.common.data_source,
+            Query::GroupBy(q) => &mut q.common.data_source,
+            Query::Scan(q) => &mut q.data_source,
+            Query::TimeBoundary(q) => &mut q.data_source,
+            Query::SegmentMetadata(q) => &mut q.data_source,
+            Query::DataSourceMetadata(q) => &mut q.data_source,
+        }
+    }
+
+    /// Binds the lookups the query sees (`lookup()` in its expressions, lookups it joins).
+    pub fn bind_lookups(&mut self, lookups: Arc<sluice_format::lookup::Lookups>) {
+        self.source_mut().bind_lookups(lookups);
+    }
+
+    /// Folds the datasource's joins into the query's virtual columns and filter
+    /// ([`datasource::apply_joins`]); a query type that reads no rows refuses joins.
+    pub(crate) fn apply_joins(&mut self) -> Result<(), QueryError> {
+        if self.source().joins.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Query::Timeseries(q) => {
+                datasource::apply_joins(&mut q.common.data_source, &mut q.common.virtual_columns, &mut q.common.filter)
+            }
+            Query::TopN(q) => {
+                datasource::apply_joins(&mut q.common.data_source, &mut q.common.virtual_columns, &mut q.common.filter)
+            }
+            Query::GroupBy(q) => {
+                datasource::apply_joins(&mut q.common.data_source, &mut q.common.virtual_columns, &mut q.common.filter)
+            }
+            Query::Scan(q) => datasource::apply_joins(&mut q.data_source, &mut q.virtual_columns, &mut q.filter),
+            other => Err(QueryError::Unsupported(format!("a join datasource in a {} query", other.kind()))),
         }
     }
 
@@ -186,35 +240,6 @@ pub fn context_bound(
         Some(Ok(n)) if n <= max => Ok(n),
         Some(_) => Err(QueryError::invalid(format!("context.{key}"), format!("over this server's maximum of {max}"))),
         None => Err(QueryError::invalid(format!("context.{key}"), "expected a count (a number)")),
-    }
-}
-
-/// A table datasource: `"name"` or `{"type": "table", "name": "..."}`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DataSource(pub String);
-
-impl<'de> Deserialize<'de> for DataSource {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let name = match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => s,
-            serde_json::Value::Object(o) => match (o.get("type").and_then(|t| t.as_str()), o.get("name")) {
-                (Some("table"), Some(serde_json::Value::String(name))) => name.clone(),
-                (Some(kind), _) if kind != "table" => {
-                    let kind = sluice_format::text::excerpt(kind, 40);
-                    return Err(D::Error::custom(format!(
-                        "dataSource type {kind:?} is not supported: expected a table name or {{\"type\": \"table\", \"name\": ...}}"
-                    )));
-                }
-                _ => return Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
-            },
-            _ => return Err(D::Error::custom("expected a table name or {\"type\": \"table\", \"name\": ...}")),
-        };
-        // No datasource can have such a name; refusing it keeps it out of store keys and errors.
-        match sluice_format::spec::datasource_name_problem(&name) {
-            Some(problem) => Err(D::Error::custom(format!("datasource name {problem}"))),
-            None => Ok(DataSource(name)),
-        }
     }
 }
 

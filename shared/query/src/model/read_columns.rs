@@ -103,18 +103,26 @@ fn aggregator_columns(a: &QueryAggregator, out: &mut std::collections::BTreeSet<
 
 fn expression_inputs(text: &str, out: &mut std::collections::BTreeSet<String>) {
     let mut names = Vec::new();
-    // A bad expression is reported when the query runs; here it only adds no column.
-    let _ = sluice_format::expr::parse(text, &mut |field| {
-        names.push(field.to_string());
-        names.len() - 1
-    });
+    // A bad expression is reported when the query runs; here it only adds no column. Any
+    // lookup it names reads only its key, which is a column here.
+    let any_lookup = |name: &str| Some(sluice_format::lookup::KeyedTable::lookup(name, "", []));
+    let _ = sluice_format::expr::parse_with(
+        text,
+        &mut |field| {
+            names.push(field.to_string());
+            names.len() - 1
+        },
+        &any_lookup,
+    );
     out.extend(names);
 }
 
 fn virtual_inputs(virtuals: &[VirtualColumn], out: &mut std::collections::BTreeSet<String>) {
     for v in virtuals {
-        let VirtualColumn::Expression { expression, .. } = v;
-        expression_inputs(expression, out);
+        match v {
+            VirtualColumn::Expression { expression, .. } => expression_inputs(expression, out),
+            VirtualColumn::Joined(j) => out.extend(j.key.inputs.iter().flatten().cloned()),
+        }
     }
 }
 

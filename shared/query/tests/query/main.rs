@@ -6,6 +6,7 @@ mod common;
 mod druid_tutorials;
 mod generated;
 mod hostile_queries;
+mod joins;
 mod partials;
 mod query_features;
 mod query_tutorials;

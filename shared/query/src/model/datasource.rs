@@ -1,0 +1,334 @@
+//! What a query reads: a table, or a table joined to tables held in memory (Druid's `join`
+//! datasource, its right side a `lookup` or `inline` rows), and the lookups the query sees.
+//!
+//! A join is Druid's broadcast hash join with a right side that holds each key once: every
+//! right column becomes a column of the left table's rows, read through the key the condition
+//! computes from the left row ([`JoinedColumn`]). The left table keeps its per-segment (and
+//! fanned-out) execution; a LEFT join leaves the right columns null where no key matches, an
+//! INNER join drops those rows.
+
+use super::VirtualColumn;
+use crate::QueryError;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value as Json;
+use sluice_format::expr::{BinaryOp, Expr};
+use sluice_format::filter::Filter;
+use sluice_format::lookup::{KeyedTable, Lookups};
+use sluice_format::value::Value;
+use std::sync::Arc;
+
+/// Most joins one datasource may chain.
+pub const MAX_JOINS: usize = 16;
+
+/// A query's datasource: the table whose segments are read, the joins over it and the lookups
+/// its expressions and joins read (bound by [`DataSource::bind_lookups`], one version each).
+#[derive(Clone, PartialEq)]
+pub struct DataSource {
+    /// The table read.
+    pub name: String,
+    /// Joins, leftmost first.
+    pub joins: Vec<Join>,
+    /// The lookups the query sees.
+    pub lookups: Arc<Lookups>,
+}
+
+impl std::fmt::Debug for DataSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Partial results are cached by what a query computes: the lookups' versions are part of it.
+        let lookups: Vec<String> = self.lookups.values().map(|l| format!("{}@{}", l.name(), l.version())).collect();
+        write!(f, "DataSource({:?}, joins: {:?}, lookups: {lookups:?})", self.name, self.joins)
+    }
+}
+
+impl DataSource {
+    /// A table with no joins.
+    pub fn table(name: impl Into<String>) -> Self {
+        Self { name: name.into(), joins: Vec::new(), lookups: Arc::default() }
+    }
+
+    /// Binds the lookups the query sees.
+    pub fn bind_lookups(&mut self, lookups: Arc<Lookups>) {
+        self.lookups = lookups;
+    }
+}
+
+/// How rows without a match are treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    /// Kept, the right columns null.
+    Left,
+    /// Dropped.
+    Inner,
+}
+
+/// The right side of a join.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JoinRight {
+    /// A lookup, by name: columns `k` and `v`.
+    Lookup(String),
+    /// Rows held in the query, keyed by the condition's right column.
+    Inline(Arc<KeyedTable>),
+}
+
+/// One join: its right side, the prefix of the right columns' names and the condition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    /// The right side.
+    pub right: JoinRight,
+    /// Columns of the right side it exposes, without the prefix.
+    pub right_columns: Vec<String>,
+    /// Prefix of the right columns' names in the joined rows.
+    pub prefix: String,
+    /// The left side of the condition, over the left rows' columns.
+    pub key: Arc<JoinKey>,
+    /// The right column the key is compared with, without the prefix.
+    pub right_key: String,
+    /// LEFT or INNER.
+    pub kind: JoinKind,
+}
+
+/// The left side of a join condition: an expression over the left row.
+#[derive(Debug, PartialEq)]
+pub struct JoinKey {
+    /// The parsed expression; its fields are slots of `inputs`.
+    pub expr: Expr,
+    /// The columns it reads, by slot (`None`: a slot the condition's right side took).
+    pub inputs: Vec<Option<String>>,
+}
+
+/// A right column read through a join: the right row whose key equals the left row's key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinedColumn {
+    /// The column's name in the joined rows (the prefix and the right column).
+    pub name: String,
+    /// The left key.
+    pub key: Arc<JoinKey>,
+    /// The right side.
+    pub right: JoinRight,
+    /// The right column read.
+    pub column: String,
+}
+
+impl Join {
+    /// The join as columns of the left rows, and the filter an INNER join adds.
+    pub fn columns(&self) -> (Vec<VirtualColumn>, Option<Filter>) {
+        let columns = self
+            .right_columns
+            .iter()
+            .map(|c| {
+                VirtualColumn::Joined(JoinedColumn {
+                    name: format!("{}{c}", self.prefix),
+                    key: self.key.clone(),
+                    right: self.right.clone(),
+                    column: c.clone(),
+                })
+            })
+            .collect();
+        let matched = (self.kind == JoinKind::Inner).then(|| Filter::Not {
+            field: Box::new(Filter::Null { column: format!("{}{}", self.prefix, self.right_key) }),
+        });
+        (columns, matched)
+    }
+}
+
+impl<'de> Deserialize<'de> for DataSource {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = Json::deserialize(d)?;
+        let mut joins = Vec::new();
+        let name = read(&value, &mut joins).map_err(D::Error::custom)?;
+        // No datasource can have such a name; refusing it keeps it out of store keys and errors.
+        if let Some(problem) = sluice_format::spec::datasource_name_problem(&name) {
+            return Err(D::Error::custom(format!("datasource name {problem}")));
+        }
+        joins.reverse();
+        Ok(DataSource { name, joins, lookups: Arc::default() })
+    }
+}
+
+const EXPECTED: &str = "expected a table name, {\"type\": \"table\", \"name\": ...} or {\"type\": \"join\", ...}";
+
+/// The table at the left of `value`, its joins pushed rightmost first.
+fn read(value: &Json, joins: &mut Vec<Join>) -> Result<String, String> {
+    match value {
+        Json::String(s) => Ok(s.clone()),
+        Json::Object(o) => match o.get("type").and_then(Json::as_str) {
+            Some("table") => match o.get("name") {
+                Some(Json::String(name)) => Ok(name.clone()),
+                _ => Err(EXPECTED.into()),
+            },
+            Some("join") => {
+                if joins.len() >= MAX_JOINS {
+                    return Err(format!("more than {MAX_JOINS} joins"));
+                }
+                joins.push(join(o)?);
+                read(o.get("left").ok_or("a join needs \"left\"")?, joins)
+            }
+            Some(kind) => Err(format!(
+                "dataSource type {:?} is not supported on the left of a query: {EXPECTED}",
+                sluice_format::text::excerpt(kind, 40)
+            )),
+            None => Err(EXPECTED.into()),
+        },
+        _ => Err(EXPECTED.into()),
+    }
+}
+
+fn join(o: &serde_json::Map<String, Json>) -> Result<Join, String> {
+    let prefix = match o.get("rightPrefix") {
+        Some(Json::String(p)) if !p.is_empty() && !"__time".starts_with(p.as_str()) => p.clone(),
+        Some(Json::String(p)) => {
+            return Err(format!("join rightPrefix {:?} must be non-empty and not a prefix of __time", p))
+        }
+        _ => return Err("a join needs \"rightPrefix\"".into()),
+    };
+    let kind = match o.get("joinType").and_then(Json::as_str) {
+        Some("LEFT") => JoinKind::Left,
+        Some("INNER") => JoinKind::Inner,
+        Some(other @ ("RIGHT" | "FULL")) => {
+            return Err(format!("joinType {other} is not supported: a right side held in memory joins LEFT or INNER"))
+        }
+        _ => return Err("joinType: expected \"LEFT\" or \"INNER\"".into()),
+    };
+    let (right, right_columns) = right_side(o.get("right").ok_or("a join needs \"right\"")?)?;
+    let condition = o.get("condition").and_then(Json::as_str).ok_or("a join needs a \"condition\" expression")?;
+    let (key, right_key) = condition_parts(condition, &prefix)?;
+    if !right_columns.contains(&right_key) {
+        return Err(format!(
+            "join condition {condition:?}: the right side has no column {:?}",
+            sluice_format::text::excerpt(&right_key, 80)
+        ));
+    }
+    let right = match right {
+        RightRows::Lookup(name) => JoinRight::Lookup(name),
+        RightRows::Inline(columns, rows) => {
+            JoinRight::Inline(KeyedTable::from_rows("inline", columns, &right_key, rows).map_err(|e| e.to_string())?)
+        }
+    };
+    if matches!(right, JoinRight::Lookup(_)) && right_key != "k" {
+        return Err(format!("join condition {condition:?}: a lookup is joined on its key column \"k\""));
+    }
+    Ok(Join { right, right_columns, prefix, key: Arc::new(key), right_key, kind })
+}
+
+enum RightRows {
+    Lookup(String),
+    Inline(Vec<String>, Vec<Vec<Value>>),
+}
+
+fn right_side(value: &Json) -> Result<(RightRows, Vec<String>), String> {
+    let kind = value.get("type").and_then(Json::as_str);
+    match kind {
+        Some("lookup") => match value.get("lookup") {
+            Some(Json::String(name)) => Ok((RightRows::Lookup(name.clone()), vec!["k".into(), "v".into()])),
+            _ => Err("a lookup datasource needs \"lookup\": the lookup's name".into()),
+        },
+        Some("inline") => {
+            let columns: Vec<String> = match value.get("columnNames") {
+                Some(Json::Array(a)) => a.iter().map(|c| c.as_str().map(str::to_string)).collect::<Option<_>>(),
+                _ => None,
+            }
+            .ok_or("an inline datasource needs \"columnNames\": a list of names")?;
+            let rows = match value.get("rows") {
+                Some(Json::Array(rows)) => rows
+                    .iter()
+                    .map(|r| r.as_array().map(|r| r.iter().cloned().map(Value::from_json).collect()))
+                    .collect::<Option<Vec<Vec<Value>>>>(),
+                _ => None,
+            }
+            .ok_or("an inline datasource needs \"rows\": a list of lists of values")?;
+            Ok((RightRows::Inline(columns.clone(), rows), columns))
+        }
+        Some("query") => Err("a join's right side of type \"query\" is not run by native queries yet: \
+             SQL runs it (JOIN (SELECT ...)), or give its rows as an \"inline\" datasource"
+            .into()),
+        Some(other) => Err(format!(
+            "dataSource type {:?} on the right of a join is not supported: expected lookup or inline",
+            sluice_format::text::excerpt(other, 40)
+        )),
+        None => Err("the right side of a join needs a \"type\"".into()),
+    }
+}
+
+/// The left key and the right column of `condition`, an equality such as `"x" == "j.k"`.
+fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, String), String> {
+    let mut names: Vec<String> = Vec::new();
+    let parsed = sluice_format::expr::parse(condition, &mut |field| {
+        names.iter().position(|n| n == field).unwrap_or_else(|| {
+            names.push(field.to_string());
+            names.len() - 1
+        })
+    })
+    .map_err(|e| format!("join condition: {e}"))?;
+    let unsupported = || {
+        format!(
+            "join condition {:?}: expected one equality between an expression of the left side and a column of \
+             the right side (\"{prefix}...\"); other conditions are not supported",
+            sluice_format::text::excerpt(condition, 120)
+        )
+    };
+    let Expr::Binary(BinaryOp::Eq, a, b) = parsed else {
+        return Err(unsupported());
+    };
+    let right_of = |e: &Expr| match e {
+        Expr::Field(slot) => names[*slot].strip_prefix(prefix).map(str::to_string),
+        _ => None,
+    };
+    let (left, right) = match (right_of(&a), right_of(&b)) {
+        (None, Some(r)) => (*a, r),
+        (Some(r), None) => (*b, r),
+        _ => return Err(unsupported()),
+    };
+    let mut used = Vec::new();
+    fields(&left, &mut used);
+    if used.iter().any(|slot| names[*slot].starts_with(prefix)) {
+        return Err(unsupported());
+    }
+    let inputs = names.into_iter().enumerate().map(|(i, n)| used.contains(&i).then_some(n)).collect();
+    Ok((JoinKey { expr: left, inputs }, right))
+}
+
+/// The field slots `e` reads.
+fn fields(e: &Expr, out: &mut Vec<usize>) {
+    match e {
+        Expr::Field(slot) => out.push(*slot),
+        Expr::Literal(_) | Expr::Time => {}
+        Expr::Unary(_, a) => fields(a, out),
+        Expr::Binary(_, a, b) => {
+            fields(a, out);
+            fields(b, out);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| fields(a, out)),
+    }
+}
+
+/// Folds the joins of a datasource into the query: their columns appended to `virtuals`,
+/// INNER joins' match conditions ANDed to `filter`.
+pub fn apply_joins(
+    source: &mut DataSource,
+    virtuals: &mut Vec<VirtualColumn>,
+    filter: &mut Option<Filter>,
+) -> Result<(), QueryError> {
+    let mut conditions = Vec::new();
+    for join in &source.joins {
+        let (columns, matched) = join.columns();
+        for c in &columns {
+            if virtuals.iter().any(|v| v.name() == c.name()) {
+                return Err(QueryError::invalid(
+                    "dataSource",
+                    format!(
+                        "the join's column {:?} is also a virtual column",
+                        sluice_format::text::excerpt(c.name(), 80)
+                    ),
+                ));
+            }
+        }
+        virtuals.extend(columns);
+        conditions.extend(matched);
+    }
+    if !conditions.is_empty() {
+        conditions.extend(filter.take());
+        *filter = Some(Filter::And { fields: conditions });
+    }
+    Ok(())
+}
