@@ -33,7 +33,7 @@ pub use worker::{InProcess, Worker};
 use protocol::BatchSegment;
 use sluice_catalog::timeline::SegmentRecord;
 use sluice_query::source::segment_id;
-use sluice_query::{execute_records, parse_query, with_visible_records, Pruning, QueryError, SegmentCache};
+use sluice_query::{execute_records, parse_bound, with_visible_records, Pruning, QueryError, SegmentCache};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
@@ -146,7 +146,9 @@ pub async fn run_query(
     fanout: Option<&FanOut>,
     text: &str,
 ) -> Result<Answer, QueryError> {
-    let query = Arc::new(parse_query(text)?);
+    let (query, lookups) = parse_bound(meta, store, cache, text).await?;
+    let query = Arc::new(query);
+    let lookups = &lookups;
     let timeout_ms = query.timeout_ms()?;
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let pruner = query.pruner();
@@ -182,7 +184,7 @@ pub async fn run_query(
                 width: f.width,
                 hedge: f.hedge,
             };
-            let g = scatter::gather(&query, text, batches, how).await?;
+            let g = scatter::gather(&query, text, lookups, batches, how).await?;
             let stats = FanOutStats {
                 batches: count,
                 invocations: g.invocations,

@@ -9,6 +9,7 @@
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
+use sluice_catalog::lookups::LookupRef;
 use sluice_format::text::excerpt;
 use sluice_format::time::Interval;
 use sluice_layout::keys::{query_partial_key, query_partials_prefix};
@@ -56,6 +57,9 @@ pub struct WorkerRequest {
     /// The batches: one for a leaf; several for a node of an invocation tree, which invokes
     /// a worker per batch and merges their partials.
     pub batches: Vec<Vec<BatchSegment>>,
+    /// The lookups the query sees, at the versions the broker bound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lookups: Vec<LookupRef>,
 }
 
 /// A worker's answer.
@@ -88,10 +92,15 @@ pub struct WorkerAnswer {
     pub digest: String,
 }
 
-/// What binds an answer to its request: a hash of the query and the batches' keys.
-pub fn digest(query: &str, batches: &[Vec<BatchSegment>]) -> String {
+/// What binds an answer to its request: a hash of the query, the lookups' objects and the
+/// batches' keys.
+pub fn digest(query: &str, lookups: &[LookupRef], batches: &[Vec<BatchSegment>]) -> String {
     let mut hasher = xxhash_rust::xxh64::Xxh64::new(VERSION.into());
     hasher.update(query.as_bytes());
+    for l in lookups {
+        hasher.update(b"\n");
+        hasher.update(l.key.as_bytes());
+    }
     for batch in batches {
         hasher.update(b"\n");
         for s in batch {

@@ -14,6 +14,7 @@ use crate::protocol::{
     MAX_REQUEST_SEGMENTS, VERSION,
 };
 use futures::StreamExt;
+use sluice_catalog::lookups::LookupRef;
 use sluice_query::{Partial, Query, QueryError};
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
@@ -66,6 +67,7 @@ struct Part {
 pub async fn gather(
     query: &Arc<Query>,
     text: &str,
+    lookups: &[LookupRef],
     batches: Vec<Vec<BatchSegment>>,
     how: Scatter<'_>,
 ) -> Result<Gathered, QueryError> {
@@ -99,12 +101,13 @@ pub async fn gather(
                     "{label}: more than the {MAX_REQUEST_SEGMENTS} segments one worker request names"
                 )));
             }
-            let digest = digest(text, &node);
+            let digest = digest(text, lookups, &node);
             let request = WorkerRequest {
                 version: VERSION,
                 query: text.to_string(),
                 deadline_ms: worker_deadline,
                 batches: node,
+                lookups: lookups.to_vec(),
             };
             let request = serde_json::to_vec(&request).map_err(|e| QueryError::Source(format!("{label}: {e}")))?;
             if request.len() > MAX_REQUEST_BYTES {

@@ -114,7 +114,7 @@ impl Worker {
         lambda_deadline: Option<Instant>,
     ) -> Result<WorkerAnswer, (QueryError, String)> {
         let request = WorkerRequest::from_slice(bytes).map_err(|e| (e, String::new()))?;
-        let digest = digest(&request.query, &request.batches);
+        let digest = digest(&request.query, &request.lookups, &request.batches);
         let with = |e: QueryError| (e, digest.clone());
         self.compute(request, &digest, lambda_deadline).await.map_err(with)
     }
@@ -125,7 +125,15 @@ impl Worker {
         digest: &str,
         lambda_deadline: Option<Instant>,
     ) -> Result<WorkerAnswer, QueryError> {
-        let query = Arc::new(parse_query(&request.query)?);
+        let mut query = parse_query(&request.query)?;
+        if !request.lookups.is_empty() {
+            let lookups =
+                sluice_catalog::lookups::load_refs(self.store.as_ref(), self.cache.lookups(), &request.lookups)
+                    .await
+                    .map_err(|e| QueryError::Source(e.to_string()))?;
+            query.bind_lookups(lookups);
+        }
+        let query = Arc::new(query);
         if !query.has_partials() {
             return Err(QueryError::Unsupported(format!("a {} query in a query worker", query.kind())));
         }
@@ -170,6 +178,7 @@ impl Worker {
         timeout_ms: u64,
     ) -> Result<Computed, QueryError> {
         let query_text = request.query;
+        let lookups = request.lookups;
         let mut batches = request.batches;
         if batches.len() <= 1 {
             let batch = batches.pop().unwrap_or_default();
@@ -197,7 +206,7 @@ impl Worker {
         };
         let (own, others) = tokio::join!(
             self.batch_partial(query.clone(), own, deadline, timeout_ms),
-            gather(&query, &query_text, batches, how)
+            gather(&query, &query_text, &lookups, batches, how)
         );
         let ((mut partial, own_cached), g) = (own?, others?);
         // Merged in batch order: the node's own batch is its first.

@@ -76,7 +76,7 @@ async fn fanned_out(text: &Value, stored: &Stored, k: usize, invoker: Arc<dyn Wo
         width: 3,
         hedge: Some(DEFAULT_HEDGE),
     };
-    let g = gather(&query, &text.to_string(), batches, how).await.expect("gathered");
+    let g = gather(&query, &text.to_string(), &[], batches, how).await.expect("gathered");
     assert_eq!(g.segments as usize, stored.segments.len(), "every segment computed once");
     (finish(&query, g.partial).expect("finishes"), g.invocations > planned)
 }
@@ -206,7 +206,7 @@ async fn run_with(fault: Fault, failures: usize, timeout: Duration) -> (Result<V
     let deadline = Instant::now() + timeout;
     let how =
         Scatter { invoker: &invoker, store: stored.store.as_ref(), deadline, timeout_ms: 1234, width: 8, hedge: None };
-    let out = gather(&query, &text.to_string(), batches, how).await;
+    let out = gather(&query, &text.to_string(), &[], batches, how).await;
     let retries = out.as_ref().map(|g| g.retries).unwrap_or(0);
     let result = out.and_then(|g| finish(&query, g.partial));
     (result, faulty.calls.load(Ordering::SeqCst), retries)
@@ -283,7 +283,7 @@ async fn a_late_batch_is_invoked_again_and_the_first_answer_taken() {
         width: 8,
         hedge: Some(1.5),
     };
-    let g = gather(&query, &text.to_string(), batches, how).await.expect("gathered");
+    let g = gather(&query, &text.to_string(), &[], batches, how).await.expect("gathered");
     assert!(!slow.slow_answered.load(Ordering::SeqCst), "answered without waiting for the slow invocation");
     assert_eq!((g.hedges, g.retries, slow.calls.load(Ordering::SeqCst)), (1, 0, 5), "one batch invoked twice");
     let result = finish(&query, g.partial).expect("finishes");
@@ -308,6 +308,7 @@ async fn hostile_requests_are_answered_with_the_query_error() {
         query: count_query().to_string(),
         deadline_ms: sluice_format::time::now_ms() + 30_000,
         batches: vec![stored.segments.clone()],
+        lookups: Vec::new(),
     };
     let ask = |request: &WorkerRequest| serde_json::to_vec(request).expect("json");
     let answer = |bytes: Vec<u8>| {
@@ -384,7 +385,7 @@ async fn hostile_queries_fail_through_workers_as_in_one_function() {
             let deadline = Instant::now() + Duration::from_secs(30);
             let store = stored.store.as_ref();
             let how = Scatter { invoker: &invoker, store, deadline, timeout_ms: 30_000, width: 8, hedge: None };
-            let g = gather(&parsed, &query.to_string(), batches, how).await?;
+            let g = gather(&parsed, &query.to_string(), &[], batches, how).await?;
             finish(&parsed, g.partial)
         }
         .await;
@@ -396,4 +397,53 @@ async fn hostile_queries_fail_through_workers_as_in_one_function() {
             (a, b) => panic!("{query}: one function {a:?}, through workers {b:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn workers_read_the_lookups_at_the_versions_the_broker_bound() {
+    use sluice_catalog::lookups::{self, LookupCache, LookupSpec, DEFAULT_TIER};
+    let stored = stored(&rows()).await;
+    let meta_dir = tempfile::tempdir().expect("metadata dir");
+    let meta = sluice_store::metadata::open_metadata(&format!("file://{}", meta_dir.path().display()))
+        .await
+        .expect("metadata");
+    let put = |version: &str, paris: &str| {
+        let spec = json!({"version": version, "lookupExtractorFactory": {"type": "map",
+                          "map": {"Paris": paris, "Oslo": "Norway"}}});
+        LookupSpec::parse(DEFAULT_TIER, "countries", &spec).expect("a map lookup")
+    };
+    lookups::put(meta.as_ref(), stored.store.as_ref(), DEFAULT_TIER, "countries", &put("v1", "France"))
+        .await
+        .expect("created");
+    let (bound, refs) = lookups::load(meta.as_ref(), stored.store.as_ref(), &LookupCache::default(), DEFAULT_TIER)
+        .await
+        .expect("loads");
+    // Replaced after the broker bound its versions: the workers still read v1.
+    lookups::put(meta.as_ref(), stored.store.as_ref(), DEFAULT_TIER, "countries", &put("v2", "Francia"))
+        .await
+        .expect("replaced");
+    let text = json!({"queryType": "groupBy", "dataSource": "t", "granularity": "all",
+        "intervals": ["2020-01-01/2020-01-03"], "dimensions": ["country"],
+        "virtualColumns": [{"type": "expression", "name": "country", "expression": "lookup(city, 'countries', 'elsewhere')"}],
+        "aggregations": [{"type": "count", "name": "rows"}]});
+    let mut query = parse_query(&text.to_string()).expect("parses");
+    query.bind_lookups(bound);
+    let want = execute(&query, &stored.opened).expect("runs");
+    assert!(want.to_string().contains("France") && !want.to_string().contains("Francia"), "{want}");
+    let query = Arc::new(query);
+    let cache = tempfile::tempdir().expect("cache");
+    let leaf: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: worker(&stored, cache.path()) });
+    let node = worker(&stored, cache.path()).with_subtree(leaf);
+    let invoker: Arc<dyn WorkerInvoker> = Arc::new(InProcess { worker: node });
+    let how = Scatter {
+        invoker: &invoker,
+        store: stored.store.as_ref(),
+        deadline: Instant::now() + Duration::from_secs(60),
+        timeout_ms: 60_000,
+        width: 2,
+        hedge: None,
+    };
+    let batches = split(stored.segments.clone(), 6);
+    let g = gather(&query, &text.to_string(), &refs, batches, how).await.expect("gathered");
+    assert_eq!(finish(&query, g.partial).expect("finishes"), want);
 }

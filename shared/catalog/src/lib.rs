@@ -11,6 +11,8 @@
 //!                                                     datasource, unpublished hydrants too
 //!  spec, grouping, offsets#, replace*  -> timeline_cache  the timeline kept between queries
 //!                                                     while none of these items changed
+//!  lookup# + their objects           -> lookups       the lookups queries read (written here
+//!                                                     too: they are no part of ingestion)
 //! ```
 //!
 //! The [`timeline`] holds the visibility rule (through [`replace_view::ReplaceView`]), in this
@@ -20,6 +22,7 @@
 //! names. The items' bodies and keys are `sluice-layout`'s.
 
 pub mod datasource;
+pub mod lookups;
 pub mod replace_view;
 pub mod report;
 pub mod task;

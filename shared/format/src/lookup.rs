@@ -4,7 +4,7 @@
 //! nothing.
 
 use crate::value::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -177,7 +177,7 @@ impl PartialEq for KeyedTable {
 }
 
 /// Lookups by name, each at one version: what one query reads.
-pub type Lookups = HashMap<String, Arc<KeyedTable>>;
+pub type Lookups = BTreeMap<String, Arc<KeyedTable>>;
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@
 //!  metadata  pk catalog                 sk ds#<datasource>                   one per datasource
 //!            pk compaction              sk ds#<datasource>                   its compaction config
 //!            pk rules                   sk ds#<datasource>                   its retention rules
+//!            pk lookups                 sk lookup#<tier>#<name>              a lookup's version and object
 //!            pk ds#<datasource>         sk spec | stats | grouping
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
@@ -15,6 +16,7 @@
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
 //!            query-partials/<request digest>/<random>.part
+//!            lookups/<tier, name digest>/<write digest>.json                 a lookup's map, one per write
 //! ```
 //!
 //! Numbers are zero-padded and times offset so that keys sort like what they name: a prefix
@@ -33,6 +35,10 @@ pub const CATALOG_PK: &str = "catalog";
 pub const COMPACTION_PK: &str = "compaction";
 /// Partition key of the retention rules: one item per datasource, sort key [`catalog_sk`].
 pub const RULES_PK: &str = "rules";
+/// Partition key of the lookups: one item per tier and lookup, sort key [`lookup_sk`].
+pub const LOOKUPS_PK: &str = "lookups";
+/// Sort key prefix of the lookup items.
+pub const LOOKUP_PREFIX: &str = "lookup#";
 /// Sort key prefix of the catalog's datasource items.
 pub const CATALOG_PREFIX: &str = "ds#";
 /// Sort key of a datasource's spec item.
@@ -93,6 +99,17 @@ pub fn history_sk(at_ms: i64) -> String {
 /// Sort key of a datasource's item in the catalog.
 pub fn catalog_sk(datasource: &str) -> String {
     format!("{CATALOG_PREFIX}{datasource}")
+}
+
+/// Sort key of a lookup's item.
+pub fn lookup_sk(tier: &str, name: &str) -> String {
+    format!("{LOOKUP_PREFIX}{tier}#{name}")
+}
+
+/// Object key of one write of a lookup's map: `lookup` is a digest of the tier and name,
+/// `write` of the write (unique per write: objects are never overwritten).
+pub fn lookup_key(lookup: u64, write: u64) -> String {
+    format!("lookups/{lookup:016x}/{write:016x}.json")
 }
 
 /// Sort key of a partition group's planning state.

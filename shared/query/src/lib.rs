@@ -48,8 +48,8 @@ pub type PartialCache = partial_cache::PartialCache<engine::Aggregated>;
 pub use ranged::ReadPlan;
 pub use scan::{MAX_RESULT_BYTES, MAX_ROWS_QUEUED_FOR_ORDERING, MAX_SCAN_COLUMNS, MAX_SCAN_ROWS};
 pub use source::{
-    execute_records, load_pruned, load_segments, open_records, run_query, run_query_pruned, visible_records,
-    with_visible_records, Pruning, SegmentCache, DEFAULT_CACHE_BYTES,
+    execute_records, load_pruned, load_segments, open_records, parse_bound, run_query, run_query_pruned,
+    visible_records, with_visible_records, Pruning, SegmentCache, DEFAULT_CACHE_BYTES,
 };
 
 use sluice_format::segment::{FormatError, Segment};

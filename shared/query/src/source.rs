@@ -7,6 +7,7 @@
 use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::ranged::{read_parts, ReadPlan};
 use super::{execute_cached, execute_until, parse_query, PartialCache, Query, QueryError, QuerySegment};
+use sluice_catalog::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
 use sluice_catalog::timeline::SegmentRecord;
 use sluice_catalog::timeline_cache::{queried_segments, TimelineCache};
 use sluice_format::segment::Segment;
@@ -26,8 +27,8 @@ pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
 /// past it, the segments used longest ago are deleted (a query that has one mapped keeps
 /// reading it: the file goes when the mapping does). Beside it, in memory, the segments kept
 /// open with what queries decoded from them ([`Opened`]), the partial results of segments
-/// ([`PartialCache`]) and the datasources' visible timelines ([`TimelineCache`]), shared by
-/// every clone.
+/// ([`PartialCache`]), the datasources' visible timelines ([`TimelineCache`]) and the
+/// lookups' maps ([`LookupCache`]), shared by every clone.
 #[derive(Debug, Clone)]
 pub struct SegmentCache {
     dir: PathBuf,
@@ -35,6 +36,7 @@ pub struct SegmentCache {
     partials: Arc<PartialCache>,
     opened: Arc<Opened>,
     timelines: Arc<TimelineCache>,
+    lookups: Arc<LookupCache>,
     /// What the folder holds, as of the last walk plus the downloads since (unknown until the
     /// first download): the folder is walked only when this passes `max_bytes`.
     held: Arc<Mutex<Option<u64>>>,
@@ -55,6 +57,7 @@ impl SegmentCache {
             partials: Arc::default(),
             opened: Arc::new(Opened::new(DEFAULT_DECODED_BYTES)),
             timelines: Arc::default(),
+            lookups: Arc::default(),
         }
     }
 
@@ -77,6 +80,11 @@ impl SegmentCache {
     /// The visible timelines kept beside the segments.
     pub fn timelines(&self) -> &Arc<TimelineCache> {
         &self.timelines
+    }
+
+    /// The lookups' maps kept between queries.
+    pub fn lookups(&self) -> &Arc<LookupCache> {
+        &self.lookups
     }
 
     /// The folder.
@@ -390,6 +398,34 @@ pub async fn run_query(
     Ok(run_query_pruned(meta, store, cache, text).await?.0)
 }
 
+/// Parses a query and binds the lookups of the default tier as they are now, with the refs
+/// that name those versions to its workers. A query whose text never says `lookup` can read
+/// none, and the lookups' items are not read for it.
+pub async fn parse_bound(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    cache: Option<&SegmentCache>,
+    text: &str,
+) -> Result<(Query, Vec<LookupRef>), QueryError> {
+    let mut query = parse_query(text)?;
+    if !text.contains("lookup") {
+        return Ok((query, Vec::new()));
+    }
+    let fresh;
+    let lookup_cache = match cache {
+        Some(c) => c.lookups.as_ref(),
+        None => {
+            fresh = LookupCache::default();
+            &fresh
+        }
+    };
+    let (lookups, refs) = sluice_catalog::lookups::load(meta, store, lookup_cache, DEFAULT_TIER)
+        .await
+        .map_err(|e| QueryError::Source(e.to_string()))?;
+    query.bind_lookups(lookups);
+    Ok((query, refs))
+}
+
 /// [`run_query`], with how many segments the query's filter let it skip.
 pub async fn run_query_pruned(
     meta: &dyn MetadataStore,
@@ -397,7 +433,7 @@ pub async fn run_query_pruned(
     cache: Option<&SegmentCache>,
     text: &str,
 ) -> Result<(serde_json::Value, Pruning), QueryError> {
-    let query = Arc::new(parse_query(text)?);
+    let query = Arc::new(parse_bound(meta, store, cache, text).await?.0);
     let timeout = query.timeout_ms()?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
     within(timeout, async {
