@@ -206,8 +206,9 @@ pub const QUERY_WORKER: FunctionSpec = FunctionSpec {
 };
 
 /// The api function serving writes (`SLUICE_API_ROUTES=writes`): submits specs (checked against
-/// the deployment's Kafka connection) and operates supervisors (suspend, resume, reset,
-/// resetOffsets, terminate); it reads no segment.
+/// the deployment's Kafka connection), operates supervisors (suspend, resume, reset,
+/// resetOffsets, terminate) and writes lookups (their maps under `lookups/`); it reads no
+/// segment.
 pub const OPERATIONS: FunctionSpec = FunctionSpec {
     resource: "OperationsFunction",
     binary: "api",
@@ -227,6 +228,10 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
         "dynamodb:UpdateItem",
         "dynamodb:DeleteItem",
         "dynamodb:TransactWriteItems",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "s3:PutObject",
+        "s3:DeleteObject",
         "secretsmanager:GetSecretValue",
     ],
     // A spec that sets a connection property the deployment's secret owns is refused at submit.

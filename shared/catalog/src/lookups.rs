@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sluice_format::lookup::{KeyedTable, Lookups};
 use sluice_layout::keys::{lookup_key, lookup_sk, LOOKUPS_PK, LOOKUP_PREFIX};
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -216,48 +216,78 @@ pub async fn put(
     name: &str,
     spec: &LookupSpec,
 ) -> Result<(), LookupError> {
-    let invalid = |reason: String| LookupError::Invalid { tier: tier.into(), name: name.into(), reason };
-    check_name("tier", tier).map_err(invalid)?;
-    check_name("lookup", name).map_err(invalid)?;
-    let current = item(meta, tier, name).await?;
-    let condition = match &current {
-        Some((held, _)) if spec.version <= held.version => {
-            return Err(LookupError::NotNewer {
-                tier: tier.into(),
-                name: name.into(),
-                given: spec.version.clone(),
-                current: held.version.clone(),
-            })
-        }
-        Some((_, version)) => Condition::Version(*version),
-        None if list(meta).await?.len() >= MAX_LOOKUPS => {
-            return Err(invalid(format!("no more than {MAX_LOOKUPS} lookups may be defined")))
-        }
-        None => Condition::Absent,
-    };
-    let body = json!({"tier": tier, "name": name, "spec": spec.to_json()}).to_string();
-    if body.len() > MAX_LOOKUP_BYTES {
-        return Err(invalid(format!("more than {MAX_LOOKUP_BYTES} bytes of JSON")));
+    put_all(meta, store, &[(tier.to_string(), name.to_string(), spec.clone())]).await
+}
+
+/// Most lookups one update writes: the metadata store's transaction limit.
+pub const MAX_UPDATE: usize = sluice_store::metadata::MAX_TRANSACTION_ACTIONS;
+
+/// Creates or replaces every lookup of `updates` (tier, name, spec) at once, as Druid's bulk
+/// update does: all or none, each version greater than the one it replaces.
+pub async fn put_all(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    updates: &[(String, String, LookupSpec)],
+) -> Result<(), LookupError> {
+    if updates.len() > MAX_UPDATE {
+        let (tier, name, _) = &updates[0];
+        let reason = format!("one update writes at most {MAX_UPDATE} lookups");
+        return Err(LookupError::Invalid { tier: tier.clone(), name: name.clone(), reason });
     }
-    let key = lookup_key(name_digest(tier, name), write_digest(tier, name, &spec.version));
-    store.put_if_absent(&key, bytes::Bytes::from(body)).await?;
-    let entry = LookupItem {
-        tier: tier.into(),
-        name: name.into(),
-        version: spec.version.clone(),
-        key: key.clone(),
-        num_entries: spec.map.len() as u64,
-    };
-    let body = serde_json::to_value(&entry).map_err(|e| invalid(e.to_string()))?;
-    match meta.put(Item::new(LOOKUPS_PK, lookup_sk(tier, name), body), condition).await {
-        Ok(_) => {
-            // The map it replaced stays until no query can be reading it; a janitor's work.
-            Ok(())
+    let held = list(meta).await?;
+    let mut ops = Vec::with_capacity(updates.len());
+    let mut written = Vec::with_capacity(updates.len());
+    let mut new = 0;
+    for (tier, name, spec) in updates {
+        let invalid = |reason: String| LookupError::Invalid { tier: tier.clone(), name: name.clone(), reason };
+        check_name("tier", tier).map_err(invalid)?;
+        check_name("lookup", name).map_err(invalid)?;
+        let condition = match item(meta, tier, name).await? {
+            Some((current, _)) if spec.version <= current.version => {
+                return Err(LookupError::NotNewer {
+                    tier: tier.clone(),
+                    name: name.clone(),
+                    given: spec.version.clone(),
+                    current: current.version,
+                })
+            }
+            Some((_, version)) => Condition::Version(version),
+            None => {
+                new += 1;
+                Condition::Absent
+            }
+        };
+        if held.len() + new > MAX_LOOKUPS {
+            return Err(invalid(format!("no more than {MAX_LOOKUPS} lookups may be defined")));
         }
-        Err(MetaError::ConditionFailed { .. }) => {
-            // Nothing points at the object written for this attempt.
-            let _ = store.delete(&key).await;
-            Err(LookupError::Conflict { tier: tier.into(), name: name.into() })
+        let body = json!({"tier": tier, "name": name, "spec": spec.to_json()}).to_string();
+        if body.len() > MAX_LOOKUP_BYTES {
+            return Err(invalid(format!("more than {MAX_LOOKUP_BYTES} bytes of JSON")));
+        }
+        let entry = LookupItem {
+            tier: tier.clone(),
+            name: name.clone(),
+            version: spec.version.clone(),
+            key: lookup_key(name_digest(tier, name), write_digest(tier, name, &spec.version)),
+            num_entries: spec.map.len() as u64,
+        };
+        let item_body = serde_json::to_value(&entry).map_err(|e| invalid(e.to_string()))?;
+        ops.push(TxOp::Put { item: Item::new(LOOKUPS_PK, lookup_sk(tier, name), item_body), condition });
+        written.push((entry, body));
+    }
+    for (entry, body) in &written {
+        store.put_if_absent(&entry.key, bytes::Bytes::from(body.clone())).await?;
+    }
+    match meta.transact(ops).await {
+        // A map it replaced stays until no query can be reading it: a janitor's work.
+        Ok(()) => Ok(()),
+        Err(MetaError::TransactionFailed { index, .. }) => {
+            // Nothing points at the objects written for this attempt.
+            for (entry, _) in &written {
+                let _ = store.delete(&entry.key).await;
+            }
+            let (tier, name) = written.get(index).map(|(e, _)| (e.tier.clone(), e.name.clone())).unwrap_or_default();
+            Err(LookupError::Conflict { tier, name })
         }
         Err(e) => Err(e.into()),
     }

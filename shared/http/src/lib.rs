@@ -42,6 +42,7 @@ pub mod console;
 mod datasource_info;
 mod druid_spec;
 mod guard;
+mod lookups;
 mod retention;
 mod routes;
 mod sql;

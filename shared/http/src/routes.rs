@@ -4,7 +4,7 @@
 //! local server without `--allow-operations`, so a route cannot be served without a class.
 
 use super::tasks::{self, Refused};
-use super::{compaction, console, datasource_info, retention, sql, supervisor_api, ApiError, ApiState};
+use super::{compaction, console, datasource_info, lookups, retention, sql, supervisor_api, ApiError, ApiState};
 use axum::http::{Method, StatusCode};
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
@@ -77,6 +77,17 @@ enum Endpoint {
     AllRules,
     Rules,
     SetRules,
+    LookupTiers,
+    UpdateLookups,
+    AllLookups,
+    LookupTier,
+    DeleteLookupTier,
+    Lookup,
+    PutLookup,
+    DeleteLookup,
+    LookupStatus,
+    LookupTierStatus,
+    LookupOneStatus,
     Console,
 }
 
@@ -90,6 +101,10 @@ const COMPACTION_OF: &str = "/druid/coordinator/v1/config/compaction/{datasource
 /// Druid's retention rule routes.
 const RULES: &str = "/druid/coordinator/v1/rules";
 const RULES_OF: &str = "/druid/coordinator/v1/rules/{datasource}";
+/// Druid's lookup routes.
+const LOOKUPS: &str = "/druid/coordinator/v1/lookups/config";
+const LOOKUP_TIER: &str = "/druid/coordinator/v1/lookups/config/{tier}";
+const LOOKUP: &str = "/druid/coordinator/v1/lookups/config/{tier}/{name}";
 const SUPERVISOR: &str = "/druid/indexer/v1/supervisor";
 const TASK: &str = "/druid/indexer/v1/task/{id}";
 
@@ -157,6 +172,17 @@ pub const ROUTES: &[RouteSpec] = &[
     route(Method::GET, RULES, Class::Read, Endpoint::AllRules),
     route(Method::GET, RULES_OF, Class::Read, Endpoint::Rules),
     route(Method::POST, RULES_OF, Class::Write, Endpoint::SetRules),
+    route(Method::GET, LOOKUPS, Class::Read, Endpoint::LookupTiers),
+    route(Method::POST, LOOKUPS, Class::Write, Endpoint::UpdateLookups),
+    route(Method::GET, "/druid/coordinator/v1/lookups/config/all", Class::Read, Endpoint::AllLookups),
+    route(Method::GET, LOOKUP_TIER, Class::Read, Endpoint::LookupTier),
+    route(Method::DELETE, LOOKUP_TIER, Class::Write, Endpoint::DeleteLookupTier),
+    route(Method::GET, LOOKUP, Class::Read, Endpoint::Lookup),
+    route(Method::POST, LOOKUP, Class::Write, Endpoint::PutLookup),
+    route(Method::DELETE, LOOKUP, Class::Write, Endpoint::DeleteLookup),
+    route(Method::GET, "/druid/coordinator/v1/lookups/status", Class::Read, Endpoint::LookupStatus),
+    route(Method::GET, "/druid/coordinator/v1/lookups/status/{tier}", Class::Read, Endpoint::LookupTierStatus),
+    route(Method::GET, "/druid/coordinator/v1/lookups/status/{tier}/{name}", Class::Read, Endpoint::LookupOneStatus),
     // The web console: its page at Druid's path and its own, then each of its files.
     route(Method::GET, "/unified-console.html", Class::Read, Endpoint::Console),
     route(Method::GET, "/console", Class::Read, Endpoint::Console),
@@ -223,6 +249,17 @@ impl RouteSpec {
             Endpoint::AllRules => on(filter, retention::list),
             Endpoint::Rules => on(filter, retention::get),
             Endpoint::SetRules => on(filter, retention::set),
+            Endpoint::LookupTiers => on(filter, lookups::tiers),
+            Endpoint::UpdateLookups => on(filter, lookups::update_all),
+            Endpoint::AllLookups => on(filter, lookups::all),
+            Endpoint::LookupTier => on(filter, lookups::tier),
+            Endpoint::DeleteLookupTier => on(filter, lookups::delete_tier),
+            Endpoint::Lookup => on(filter, lookups::get),
+            Endpoint::PutLookup => on(filter, lookups::put),
+            Endpoint::DeleteLookup => on(filter, lookups::delete),
+            Endpoint::LookupStatus => on(filter, lookups::status),
+            Endpoint::LookupTierStatus => on(filter, lookups::tier_status),
+            Endpoint::LookupOneStatus => on(filter, lookups::lookup_status),
             Endpoint::Console => {
                 let path = self.path;
                 on(filter, move || async move { console::answer(path) })

@@ -110,6 +110,10 @@ impl Segments for BrokerSegments<'_> {
         self.inner.partials()
     }
 
+    async fn lookups(&self) -> Result<Arc<sluice_format::lookup::Lookups>, SqlError> {
+        self.inner.lookups().await
+    }
+
     async fn table(&self, datasource: &str) -> Result<Option<Arc<Table>>, SqlError> {
         let all = [Interval::new(ETERNITY_START, ETERNITY_END)];
         let (records, _) = visible_records(self.meta, self.cache, datasource, &all, None).await?;

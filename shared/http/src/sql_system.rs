@@ -52,6 +52,10 @@ impl Segments for WithIngestion<'_> {
         self.inner.partials()
     }
 
+    async fn lookups(&self) -> Result<Arc<sluice_format::lookup::Lookups>, SqlError> {
+        self.inner.lookups().await
+    }
+
     async fn table(&self, datasource: &str) -> Result<Option<Arc<Table>>, SqlError> {
         self.inner.table(datasource).await
     }

@@ -43,6 +43,8 @@ pub struct Schemas {
     pub tasks: Vec<crate::ingestion::TaskRow>,
     /// The servers (read only for `sys.servers` and `sys.server_segments`).
     pub servers: Vec<crate::servers::ServerRow>,
+    /// The lookups (the `lookup` schema's tables, what `LOOKUP()` reads), one version each.
+    pub lookups: std::sync::Arc<sluice_format::lookup::Lookups>,
 }
 
 /// One datasource as SQL sees it: its columns and its visible segments.

@@ -6,7 +6,7 @@
 use crate::catalog::Schemas;
 use crate::inline::{SubqueryBounds, SubqueryRows};
 use crate::plan::{Input, Plan, Source};
-use crate::types::SqlType;
+use crate::types::{Column, SqlType};
 use crate::{Segments, SqlError};
 use serde_json::{json, Map, Value};
 use sluice_query::QuerySegment;
@@ -89,7 +89,8 @@ fn rows_into<'a>(
             _ => native.clone(),
         };
         let text = native.to_string();
-        let query = sluice_query::parse_query(&text)?;
+        let mut query = sluice_query::parse_query(&text)?;
+        query.bind_lookups(schemas.lookups.clone());
         if matches!(plan.input, Input::Table(_)) && query.has_partials() {
             if let Some(answer) = source.fan_out(&text).await {
                 let kind = native["queryType"].as_str().unwrap_or("");
@@ -108,6 +109,14 @@ fn rows_into<'a>(
             }
             Input::System(table) => {
                 Arc::new(crate::inline::segment(&table.columns(), &table.rows(schemas))?.into_iter().collect())
+            }
+            Input::Lookup(name) => {
+                let rows: Vec<Vec<Value>> = (schemas.lookups.get(name).into_iter())
+                    .flat_map(|t| t.rows())
+                    .map(|r| r.iter().map(|v| v.as_str().map_or(Value::Null, |s| json!(s))).collect())
+                    .collect();
+                let columns = [Column::new("k", SqlType::Varchar), Column::new("v", SqlType::Varchar)];
+                Arc::new(crate::inline::segment(&columns, &rows)?.into_iter().collect())
             }
             Input::Nothing => Arc::new(Vec::new()),
         };

@@ -35,6 +35,7 @@ pub use ingestion::{SupervisorRow, TaskRow};
 use plan::{object_path, Input, Options, Plan};
 use serde_json::{json, Value};
 pub use servers::ServerRow;
+use sluice_format::lookup::Lookups;
 use sluice_format::time::{Interval, ETERNITY_END, ETERNITY_START};
 use sluice_query::{QueryError, QuerySegment, ReadPlan, SegmentCache};
 use sluice_store::metadata::MetadataStore;
@@ -91,6 +92,10 @@ pub trait Segments: Send + Sync {
     fn servers(&self) -> Vec<ServerRow> {
         ServerRow::in_process(&servers::this_process())
     }
+    /// The lookups queries see (Druid's default tier), each at one version; none by default.
+    async fn lookups(&self) -> Result<Arc<Lookups>, SqlError> {
+        Ok(Arc::default())
+    }
 }
 
 /// The stores' segments for one request: the metadata store's timelines and deep storage,
@@ -145,13 +150,25 @@ impl Segments for StoreSegments<'_> {
     fn partials(&self) -> Option<Arc<sluice_query::PartialCache>> {
         self.cache.map(|c| c.partials().clone())
     }
+
+    async fn lookups(&self) -> Result<Arc<Lookups>, SqlError> {
+        let fresh = sluice_catalog::lookups::LookupCache::default();
+        let cache = self.cache.map(|c| c.lookups().as_ref()).unwrap_or(&fresh);
+        let (lookups, _) =
+            sluice_catalog::lookups::load(self.meta, self.store, cache, sluice_catalog::lookups::DEFAULT_TIER)
+                .await
+                .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))?;
+        Ok(lookups)
+    }
 }
 
-/// Segments held in memory, by datasource: for tests and benchmarks.
+/// Segments held in memory, by datasource, and lookups: for tests and benchmarks.
 #[derive(Default)]
 pub struct MemorySegments {
     /// Each datasource's segments.
     pub tables: std::collections::BTreeMap<String, Arc<Vec<QuerySegment>>>,
+    /// The lookups.
+    pub lookups: Arc<Lookups>,
 }
 
 #[async_trait::async_trait]
@@ -167,6 +184,10 @@ impl Segments for MemorySegments {
         _plan: Option<&ReadPlan>,
     ) -> Result<Arc<Vec<QuerySegment>>, SqlError> {
         Ok(self.tables.get(datasource).cloned().unwrap_or_default())
+    }
+
+    async fn lookups(&self) -> Result<Arc<Lookups>, SqlError> {
+        Ok(self.lookups.clone())
     }
 }
 
@@ -266,6 +287,7 @@ pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Re
         match lower.as_slice() {
             [schema, t] if schema == "information_schema" => system.extend(SystemTable::information_schema(t)),
             [schema, t] if schema == "sys" => system.extend(SystemTable::sys(t)),
+            [schema, _] if schema == "lookup" => {}
             _ => {
                 named.insert(path.last().cloned().unwrap_or_default());
             }
@@ -274,6 +296,10 @@ pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Re
     });
     let everything = system.iter().any(|t| t.needs_schemas());
     let mut schemas = Schemas::default();
+    // Only a query that says `lookup` (LOOKUP(), the lookup schema) can read a lookup.
+    if everything || query.to_string().to_ascii_lowercase().contains("lookup") {
+        schemas.lookups = source.lookups().await?;
+    }
     if system.contains(&SystemTable::Supervisors) {
         schemas.supervisors = source.supervisors().await?;
     }

@@ -39,6 +39,8 @@ pub enum Input {
     Inline(Box<Plan>),
     /// A metadata table.
     System(SystemTable),
+    /// A lookup's entries, as rows of `k` and `v`.
+    Lookup(String),
     /// No table: a select list of constants.
     Nothing,
 }
@@ -105,7 +107,7 @@ impl Plan {
         match &self.input {
             Input::Table(t) => vec![t.clone()],
             Input::Inline(inner) => inner.datasources(),
-            Input::System(_) | Input::Nothing => Vec::new(),
+            Input::System(_) | Input::Lookup(_) | Input::Nothing => Vec::new(),
         }
     }
 }

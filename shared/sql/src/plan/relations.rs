@@ -4,6 +4,7 @@
 use super::{Catalog, Input, Relation};
 use crate::catalog::Schemas;
 use crate::system::SystemTable;
+use crate::types::{Column, SqlType};
 use crate::SqlError;
 
 impl Catalog for Schemas {
@@ -16,6 +17,19 @@ impl Catalog for Schemas {
         };
         if let Some(t) = system {
             return Ok(Relation { columns: t.columns(), input: Input::System(t) });
+        }
+        if let [schema, name] = path {
+            if schema.eq_ignore_ascii_case("lookup") {
+                if !self.lookups.contains_key(name) {
+                    return Err(SqlError::validation(format!(
+                        "lookup '{}' not found (lookups: {})",
+                        crate::short(name),
+                        crate::short(&self.lookups.keys().cloned().collect::<Vec<_>>().join(", "))
+                    )));
+                }
+                let columns = vec![Column::new("k", SqlType::Varchar), Column::new("v", SqlType::Varchar)];
+                return Ok(Relation { columns, input: Input::Lookup(name.clone()) });
+            }
         }
         let name = match path {
             [name] => name,
@@ -31,7 +45,7 @@ impl Catalog for Schemas {
 
 fn not_found(path: &[String]) -> SqlError {
     SqlError::validation(format!(
-        "table '{}' not found (tables are datasources with published segments, INFORMATION_SCHEMA.* sys.segments, sys.servers, sys.server_segments, sys.supervisors and sys.tasks)",
+        "table '{}' not found (tables are datasources with published segments, lookup.<name>, INFORMATION_SCHEMA.* sys.segments, sys.servers, sys.server_segments, sys.supervisors and sys.tasks)",
         crate::short(&path.join("."))
     ))
 }

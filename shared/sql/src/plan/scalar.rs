@@ -395,6 +395,16 @@ impl Scope<'_> {
                 let s = self.scalar(args[0])?;
                 Ok(Scalar::computed(format!("abs({})", s.expr), s.ty))
             }
+            "LOOKUP" => {
+                arity(2, 3)?;
+                let key = self.scalar(args[0])?;
+                let lookup = text(1)?.ok_or_else(|| SqlError::validation("LOOKUP needs a lookup name"))?;
+                let mut call = format!("lookup({}, {}", key.expr, quote_string(&lookup));
+                if let Some(missing) = text(2)? {
+                    call.push_str(&format!(", {}", quote_string(&missing)));
+                }
+                Ok(Scalar::computed(call + ")", SqlType::Varchar))
+            }
             "COALESCE" | "NVL" => {
                 arity(2, 64)?;
                 let a = each(self)?;

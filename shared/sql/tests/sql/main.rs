@@ -7,6 +7,7 @@ mod common;
 
 mod constructs;
 mod errors;
+mod lookups;
 mod metadata;
 mod sketches;
 #[path = "../../../query/tests/query/theta_tutorial.rs"]
@@ -39,7 +40,9 @@ pub fn wikipedia() -> &'static MemorySegments {
         let mut spec = spec("wikipedia-kafka-supervisor.json");
         spec.granularity.segment_granularity =
             sluice_format::granularity::Granularity::from_name("hour").expect("hour");
-        memory_source("wikipedia", &spec, lines.iter().map(|l| l.as_bytes()))
+        let mut source = memory_source("wikipedia", &spec, lines.iter().map(|l| l.as_bytes()));
+        source.lookups = lookups::fixture();
+        source
     })
 }
 
