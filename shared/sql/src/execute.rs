@@ -5,7 +5,7 @@
 
 use crate::catalog::Schemas;
 use crate::inline::{SubqueryBounds, SubqueryRows};
-use crate::plan::{Input, Plan, Source};
+use crate::plan::{Input, JoinSide, Plan, Source};
 use crate::types::{Column, SqlType};
 use crate::{Segments, SqlError};
 use serde_json::{json, Map, Value};
@@ -84,10 +84,21 @@ fn rows_into<'a>(
             return out
                 .push(plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source, &o.column.ty)).collect());
         };
-        let native = match out.bound_rows() {
+        let mut native = match out.bound_rows() {
             Some(max) if plan.after.order.is_empty() => crate::inline::capped(native, max.saturating_add(1)),
             _ => native.clone(),
         };
+        // A join's subquery runs first, its rows inlined into the query as Druid's broker does.
+        let mut sides = Vec::new();
+        for j in &plan.joins {
+            if let JoinSide::Rows(inner) = &j.right {
+                let rows = subquery_rows(inner, source, schemas, deadline, bounds).await?;
+                sides.push((inner.columns().into_iter().map(|c| c.name).collect::<Vec<_>>(), rows));
+            }
+        }
+        if !sides.is_empty() {
+            crate::plan::inline_rows(&mut native["dataSource"], &mut sides.into_iter());
+        }
         let text = native.to_string();
         let mut query = sluice_query::parse_query(&text)?;
         query.bind_lookups(schemas.lookups.clone());

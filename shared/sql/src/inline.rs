@@ -234,6 +234,7 @@ mod tests {
             one_row: None,
             visible: 1,
             after: Default::default(),
+            joins: Vec::new(),
         }
     }
 

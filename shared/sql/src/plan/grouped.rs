@@ -118,6 +118,7 @@ pub fn plan(parts: &Parts<'_>) -> Result<Plan, SqlError> {
         one_row,
         visible,
         after: Default::default(),
+        joins: parts.relation.joins.clone(),
     })
 }
 

@@ -12,6 +12,7 @@ mod aggregate;
 mod filter;
 mod grouped;
 mod intervals;
+mod joins;
 mod names;
 mod parts;
 mod relations;
@@ -22,6 +23,7 @@ mod time;
 mod time_calls;
 mod virtuals;
 
+pub use joins::{inline_rows, JoinPlan, JoinSide};
 pub use names::object_path;
 pub use scalar::{Const, Scalar};
 pub use select::plan_query;
@@ -94,6 +96,8 @@ pub struct Plan {
     pub visible: usize,
     /// Sorting and cutting done after the native query.
     pub after: After,
+    /// The joins of its FROM clause, leftmost first.
+    pub joins: Vec<JoinPlan>,
 }
 
 impl Plan {
@@ -104,11 +108,17 @@ impl Plan {
 
     /// The datasources it reads, for EXPLAIN's RESOURCES.
     pub fn datasources(&self) -> Vec<String> {
-        match &self.input {
+        let mut out = match &self.input {
             Input::Table(t) => vec![t.clone()],
             Input::Inline(inner) => inner.datasources(),
             Input::System(_) | Input::Lookup(_) | Input::Nothing => Vec::new(),
+        };
+        for j in &self.joins {
+            if let JoinSide::Rows(plan) = &j.right {
+                out.extend(plan.datasources());
+            }
         }
+        out
     }
 }
 
@@ -129,8 +139,10 @@ pub struct Options<'a> {
 pub struct Relation {
     /// What reading it means.
     pub input: Input,
-    /// Its columns.
+    /// Its columns (a join's right columns named with its prefix).
     pub columns: Vec<Column>,
+    /// The joins onto it, leftmost first.
+    pub joins: Vec<JoinPlan>,
 }
 
 /// Resolves table names (`wikipedia`, `druid.wikipedia`, `INFORMATION_SCHEMA.TABLES`,

@@ -37,8 +37,8 @@ pub struct OrderKey {
 pub struct Parts<'a> {
     /// The relation read.
     pub relation: Relation,
-    /// Table name and alias.
-    pub qualifiers: Vec<String>,
+    /// Table names and aliases, with their columns' prefixes.
+    pub qualifiers: Vec<super::joins::Qualifier>,
     /// The select list, expanded.
     pub items: Vec<Item>,
     /// The instants covered.
@@ -83,11 +83,12 @@ impl Parts<'_> {
     }
 
     /// The native query's `dataSource`.
-    pub fn datasource(&self) -> String {
-        match &self.relation.input {
-            Input::Table(t) => t.clone(),
-            _ => "inline".into(),
-        }
+    pub fn datasource(&self) -> Value {
+        let left = match &self.relation.input {
+            Input::Table(t) => t.as_str(),
+            _ => "inline",
+        };
+        super::joins::datasource(left, &self.relation.joins)
     }
 
     /// The native query's context.

@@ -16,7 +16,7 @@ impl Catalog for Schemas {
             _ => None,
         };
         if let Some(t) = system {
-            return Ok(Relation { columns: t.columns(), input: Input::System(t) });
+            return Ok(Relation { columns: t.columns(), input: Input::System(t), joins: Vec::new() });
         }
         if let [schema, name] = path {
             if schema.eq_ignore_ascii_case("lookup") {
@@ -28,7 +28,7 @@ impl Catalog for Schemas {
                     )));
                 }
                 let columns = vec![Column::new("k", SqlType::Varchar), Column::new("v", SqlType::Varchar)];
-                return Ok(Relation { columns, input: Input::Lookup(name.clone()) });
+                return Ok(Relation { columns, input: Input::Lookup(name.clone()), joins: Vec::new() });
             }
         }
         let name = match path {
@@ -37,7 +37,9 @@ impl Catalog for Schemas {
             _ => return Err(not_found(path)),
         };
         match self.tables.get(name) {
-            Some(columns) => Ok(Relation { input: Input::Table(name.clone()), columns: columns.clone() }),
+            Some(columns) => {
+                Ok(Relation { input: Input::Table(name.clone()), columns: columns.clone(), joins: Vec::new() })
+            }
             None => Err(not_found(path)),
         }
     }

@@ -92,8 +92,9 @@ pub fn quote_column(name: &str) -> String {
 pub struct Scope<'a> {
     /// The relation's columns.
     pub columns: &'a [Column],
-    /// Names a column may be prefixed with (`t.x`): the table and its alias.
-    pub qualifiers: Vec<String>,
+    /// Names a column may be prefixed with (`t.x`): each table and its alias, with the prefix
+    /// of that table's columns in the relation (empty but for a join's right sides).
+    pub qualifiers: Vec<super::joins::Qualifier>,
     /// `CURRENT_TIMESTAMP`, in milliseconds.
     pub now_ms: i64,
     /// Answers an expression before translation, when it can.
@@ -104,17 +105,34 @@ pub struct Scope<'a> {
 pub type Substitute<'a> = dyn Fn(&Expr) -> Result<Option<Scalar>, SqlError> + 'a;
 
 impl Scope<'_> {
-    /// The column named by an identifier path (`x`, `t.x`, `druid.t.x`).
+    /// The column named by an identifier path (`x`, `t.x`, `druid.t.x`): a qualified name is
+    /// its table's; a bare name the left table's, else the one right side's that has it.
     pub fn column(&self, path: &[String]) -> Result<&Column, SqlError> {
         let (name, prefix) = path.split_last().ok_or_else(|| SqlError::validation("empty column name"))?;
+        let not_found =
+            || SqlError::validation(format!("column '{}' not found in any table", crate::short(&path.join("."))));
+        let named = |full: &str| self.columns.iter().find(|c| c.name == full);
         if let Some(q) = prefix.last() {
-            if !self.qualifiers.iter().any(|k| k == q) {
+            let Some((_, p)) = self.qualifiers.iter().find(|(k, _)| k == q) else {
                 return Err(SqlError::validation(format!("table '{}' not found in the FROM clause", crate::short(q))));
-            }
+            };
+            return named(&format!("{p}{name}")).ok_or_else(not_found);
         }
-        self.columns.iter().find(|c| &c.name == name).ok_or_else(|| {
-            SqlError::validation(format!("column '{}' not found in any table", crate::short(&path.join("."))))
-        })
+        if let Some(c) = named(name) {
+            return Ok(c);
+        }
+        let mut prefixes: Vec<&str> =
+            self.qualifiers.iter().map(|(_, p)| p.as_str()).filter(|p| !p.is_empty()).collect();
+        prefixes.dedup();
+        let mut found = prefixes.into_iter().filter_map(|p| named(&format!("{p}{name}")));
+        match (found.next(), found.next()) {
+            (Some(c), None) => Ok(c),
+            (Some(_), Some(_)) => Err(SqlError::validation(format!(
+                "column '{}' is ambiguous: qualify it with its table",
+                crate::short(name)
+            ))),
+            _ => Err(not_found()),
+        }
     }
 
     /// Translates `e`.

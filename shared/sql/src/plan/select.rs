@@ -2,6 +2,7 @@
 //! intervals and a filter; then planned as a scan, or handed to [`super::grouped`].
 
 use super::intervals::TimeRange;
+use super::joins::Qualifier;
 use super::names::{ident_path, object_path};
 use super::parts::{count, has_aggregate, resolve_item, Item, OrderKey, Parts};
 use super::virtuals::Virtuals;
@@ -98,14 +99,21 @@ fn unsupported_clauses(s: &Select) -> Result<(), SqlError> {
     }
 }
 
-/// The relation of the FROM clause and the names its columns may be qualified by.
-fn from(select: &Select, options: &Options<'_>) -> Result<(Relation, Vec<String>), SqlError> {
-    let table = match select.from.as_slice() {
-        [] => return Ok((Relation { input: Input::Nothing, columns: Vec::new() }, Vec::new())),
-        [one] if one.joins.is_empty() => &one.relation,
-        [_] => return Err(SqlError::unsupported("JOIN")),
-        _ => return Err(SqlError::unsupported("more than one table in FROM (joins)")),
+/// The relation of the FROM clause (its joins planned) and the names its columns may be
+/// qualified by.
+fn from(select: &Select, options: &Options<'_>) -> Result<(Relation, Vec<Qualifier>), SqlError> {
+    let (table, joins) = match select.from.as_slice() {
+        [] => return Ok((Relation { input: Input::Nothing, columns: Vec::new(), joins: Vec::new() }, Vec::new())),
+        [one] => (&one.relation, &one.joins),
+        _ => return Err(SqlError::unsupported("more than one table in FROM (a comma join: write JOIN ... ON)")),
     };
+    let (relation, qualifiers) = left_table(table, options)?;
+    super::joins::join_all(relation, qualifiers, joins, options)
+}
+
+/// The table at the left of the FROM clause.
+fn left_table(table: &TableFactor, options: &Options<'_>) -> Result<(Relation, Vec<Qualifier>), SqlError> {
+    let left = |names: Vec<String>| names.into_iter().map(|n| (n, String::new())).collect::<Vec<Qualifier>>();
     match table {
         TableFactor::Table { name, alias, args, .. } => {
             if args.is_some() {
@@ -115,7 +123,7 @@ fn from(select: &Select, options: &Options<'_>) -> Result<(Relation, Vec<String>
             let relation = options.catalog.relation(&path)?;
             let mut qualifiers = vec![path.last().cloned().unwrap_or_default()];
             qualifiers.extend(alias.as_ref().map(|a| a.name.value.clone()));
-            Ok((relation, qualifiers))
+            Ok((relation, left(qualifiers)))
         }
         TableFactor::Derived { subquery, alias, lateral: false, .. } => {
             let inner = plan_query(subquery, options)?;
@@ -131,7 +139,7 @@ fn from(select: &Select, options: &Options<'_>) -> Result<(Relation, Vec<String>
                 }
             }
             let qualifiers = alias.iter().map(|a| a.name.value.clone()).collect();
-            Ok((Relation { input: Input::Inline(Box::new(inner)), columns }, qualifiers))
+            Ok((Relation { input: Input::Inline(Box::new(inner)), columns, joins: Vec::new() }, left(qualifiers)))
         }
         other => Err(SqlError::unsupported(format!("FROM {}", crate::short(&other.to_string())))),
     }
@@ -163,7 +171,9 @@ fn expand(select: &Select, relation: &Relation) -> Result<Vec<Item>, SqlError> {
                 }
                 for c in &relation.columns {
                     let ident = sqlparser::ast::Ident::with_quote('"', c.name.clone());
-                    items.push(Item { expr: Expr::Identifier(ident), name: c.name.clone() });
+                    // A join's right column is named as its side names it.
+                    let name = relation.joins.iter().rev().find_map(|j| c.name.strip_prefix(j.prefix.as_str()));
+                    items.push(Item { expr: Expr::Identifier(ident), name: name.unwrap_or(&c.name).to_string() });
                 }
             }
             other => return Err(SqlError::unsupported(format!("select item {}", crate::short(&other.to_string())))),
@@ -255,7 +265,15 @@ fn constants(parts: &Parts<'_>) -> Result<Plan, SqlError> {
         outputs.push(Output { column: Column::new(&item.name, s.ty), source: Source::Const(value) });
     }
     let visible = outputs.len();
-    Ok(Plan { input: Input::Nothing, native: None, outputs, one_row: None, visible, after: Default::default() })
+    Ok(Plan {
+        input: Input::Nothing,
+        native: None,
+        outputs,
+        one_row: None,
+        visible,
+        after: Default::default(),
+        joins: Vec::new(),
+    })
 }
 
 /// A select list without aggregation: a scan.
@@ -343,5 +361,13 @@ fn scan(parts: &Parts<'_>) -> Result<Plan, SqlError> {
             native["offset"] = json!(parts.offset);
         }
     }
-    Ok(Plan { input: parts.relation.input.clone(), native: Some(native), outputs, one_row: None, visible, after })
+    Ok(Plan {
+        input: parts.relation.input.clone(),
+        native: Some(native),
+        outputs,
+        one_row: None,
+        visible,
+        after,
+        joins: parts.relation.joins.clone(),
+    })
 }

@@ -52,7 +52,7 @@ fn unknown_tables_and_columns_are_named() {
 #[test]
 fn unsupported_constructs_are_named() {
     for (text, mentions) in [
-        ("SELECT a.page FROM wikipedia a JOIN wikipedia b ON a.page = b.page", "JOIN"),
+        ("SELECT a.page FROM wikipedia a RIGHT JOIN wikipedia b ON a.page = b.page", "RIGHT JOIN"),
         ("SELECT page FROM wikipedia UNION SELECT page FROM wikipedia", "UNION"),
         ("WITH RECURSIVE t AS (SELECT 1) SELECT * FROM t", "WITH RECURSIVE"),
         ("SELECT COUNT(*) FROM (SELECT page FROM wikipedia UNION ALL SELECT page FROM wikipedia)", "UNION"),

@@ -7,6 +7,7 @@ mod common;
 
 mod constructs;
 mod errors;
+mod joins;
 mod lookups;
 mod metadata;
 mod sketches;
