@@ -6,6 +6,7 @@
 //! that only the right side has resolve to them.
 
 use super::names::object_path;
+pub use super::scalar::Qualifier;
 use super::scalar::{quote_column, Scope};
 use super::{plan_query, Input, Options, Plan, Relation};
 use crate::types::Column;
@@ -37,10 +38,6 @@ pub enum JoinSide {
     /// A subquery's rows, run before the query and inlined into it.
     Rows(Box<Plan>),
 }
-
-/// A name a column may be qualified by (a table's name or alias) and the prefix of its
-/// columns' names in the relation (empty for the left table).
-pub type Qualifier = (String, String);
 
 /// The left relation joined to each of `joins`, with the qualifiers of every side.
 pub fn join_all(

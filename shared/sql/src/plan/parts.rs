@@ -38,7 +38,7 @@ pub struct Parts<'a> {
     /// The relation read.
     pub relation: Relation,
     /// Table names and aliases, with their columns' prefixes.
-    pub qualifiers: Vec<super::joins::Qualifier>,
+    pub qualifiers: Vec<super::scalar::Qualifier>,
     /// The select list, expanded.
     pub items: Vec<Item>,
     /// The instants covered.

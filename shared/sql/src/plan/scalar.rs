@@ -94,12 +94,16 @@ pub struct Scope<'a> {
     pub columns: &'a [Column],
     /// Names a column may be prefixed with (`t.x`): each table and its alias, with the prefix
     /// of that table's columns in the relation (empty but for a join's right sides).
-    pub qualifiers: Vec<super::joins::Qualifier>,
+    pub qualifiers: Vec<Qualifier>,
     /// `CURRENT_TIMESTAMP`, in milliseconds.
     pub now_ms: i64,
     /// Answers an expression before translation, when it can.
     pub substitute: Option<&'a Substitute<'a>>,
 }
+
+/// A name a column may be qualified by (a table's name or alias) and the prefix of its
+/// columns' names in the relation (empty for the left table).
+pub type Qualifier = (String, String);
 
 /// A hook answering an expression before it is translated.
 pub type Substitute<'a> = dyn Fn(&Expr) -> Result<Option<Scalar>, SqlError> + 'a;
