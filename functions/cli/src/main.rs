@@ -7,6 +7,7 @@ mod compaction;
 mod demo;
 mod ingest;
 mod input;
+mod lookups;
 mod query;
 mod retention;
 mod run;
@@ -50,6 +51,10 @@ enum Command {
     /// Druid's retention rules: set, show.
     #[command(subcommand)]
     Retention(retention::RetentionCommand),
+    /// Druid's lookups (query-time maps for LOOKUP(), joins and lookup dimensions): put, show,
+    /// delete.
+    #[command(subcommand)]
+    Lookups(lookups::LookupsCommand),
     /// The local pipeline: supervisor passes with indexers and mergers in this process.
     Run(run::RunArgs),
     /// The visible segments of a datasource.
@@ -89,6 +94,7 @@ fn main() -> anyhow::Result<()> {
         Command::Compaction(c) => runtime()?.block_on(compaction::run(c, &cli.backends)),
         Command::Compact(a) => runtime()?.block_on(compact::run(a, &cli.backends)),
         Command::Retention(c) => runtime()?.block_on(retention::run(c, &cli.backends)),
+        Command::Lookups(c) => runtime()?.block_on(lookups::run(c, &cli.backends)),
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
         Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),
