@@ -2,7 +2,7 @@
 //! only when the query names it. String dimensions keep their sorted dictionary and their
 //! per-value Roaring bitmaps, so filters on them never look at rows.
 
-use super::model::{JoinRight, JoinedColumn, VirtualColumn};
+use super::model::{JoinRight, JoinedColumn, Missing, VirtualColumn};
 use super::QueryError;
 use roaring::RoaringBitmap;
 use sluice_format::aggregate::MetricCell;
@@ -360,7 +360,12 @@ impl<'s> SegmentColumns<'s> {
             .map(|n| n.as_ref().map_or(Ok(Rc::new(Column::Absent)), |n| self.column(n)))
             .collect::<Result<_, _>>()?;
         let times = self.times()?;
-        let value = |key: &Value| table.value(key, at).cloned().unwrap_or(Value::Null);
+        let value = |key: &Value| match (table.value(key, at), &j.missing) {
+            (Some(v), _) => v.clone(),
+            (None, Missing::Null) => Value::Null,
+            (None, Missing::Retain) => key.clone(),
+            (None, Missing::Replace(r)) => Value::String(r.clone()),
+        };
         // A key that is one dictionary-encoded column is looked up once per id.
         if let (Expr::Field(0), [only]) = (&j.key.expr, inputs.as_slice()) {
             if let Column::String(dim) = &**only {

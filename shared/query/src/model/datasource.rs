@@ -107,6 +107,20 @@ pub struct JoinedColumn {
     pub right: JoinRight,
     /// The right column read.
     pub column: String,
+    /// What a row whose key matches nothing reads.
+    pub missing: Missing,
+}
+
+/// What a key that matches no right row reads: null (a join, a lookup by default), the key
+/// itself (`retainMissingValue`) or a constant (`replaceMissingValueWith`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Missing {
+    /// Null.
+    Null,
+    /// The key.
+    Retain,
+    /// This value.
+    Replace(String),
 }
 
 impl Join {
@@ -121,6 +135,7 @@ impl Join {
                     key: self.key.clone(),
                     right: self.right.clone(),
                     column: c.clone(),
+                    missing: Missing::Null,
                 })
             })
             .collect();

@@ -12,6 +12,8 @@ pub struct DimensionSpec {
     pub output_name: String,
     /// `STRING` (default), `LONG`, `FLOAT` or `DOUBLE`.
     pub output_type: OutputType,
+    /// The lookup its values are mapped through (folded into a column when the query is read).
+    pub lookup: Option<super::DimensionLookup>,
 }
 
 /// The type a dimension value is reported as.
@@ -48,18 +50,31 @@ impl<'de> Deserialize<'de> for DimensionSpec {
             dimension: String,
             output_name: Option<String>,
             output_type: Option<String>,
+            extraction_fn: Option<serde_json::Value>,
         }
         match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => {
-                Ok(DimensionSpec { output_name: s.clone(), dimension: s, output_type: OutputType::String })
-            }
-            v @ serde_json::Value::Object(_) => {
-                let o: Object = serde_json::from_value(v).map_err(D::Error::custom)?;
-                if let Some(kind) = o.kind.as_deref().filter(|k| *k != "default") {
-                    return Err(D::Error::custom(format!(
-                        "dimension spec type {kind:?} is not supported: expected \"default\" (extraction functions are not implemented)"
-                    )));
-                }
+            serde_json::Value::String(s) => Ok(DimensionSpec {
+                output_name: s.clone(),
+                dimension: s,
+                output_type: OutputType::String,
+                lookup: None,
+            }),
+            serde_json::Value::Object(map) => {
+                let o: Object =
+                    serde_json::from_value(serde_json::Value::Object(map.clone())).map_err(D::Error::custom)?;
+                let lookup = match (o.kind.as_deref(), &o.extraction_fn) {
+                    (None | Some("default"), None) => None,
+                    (Some("lookup"), None) => Some(super::lookup_dimensions::lookup_spec(&map).map_err(D::Error::custom)?),
+                    (Some("extraction"), Some(f)) => {
+                        Some(super::lookup_dimensions::extraction(f).map_err(D::Error::custom)?)
+                    }
+                    (Some(kind), _) => {
+                        return Err(D::Error::custom(format!(
+                            "dimension spec type {kind:?} is not supported: expected \"default\", \"lookup\" or \"extraction\" with a lookup"
+                        )))
+                    }
+                    (None, Some(_)) => return Err(D::Error::custom("an extractionFn needs \"type\": \"extraction\"")),
+                };
                 let output_type = match o.output_type.as_deref() {
                     None => OutputType::String,
                     Some(t) => OutputType::parse(t).ok_or_else(|| {
@@ -70,6 +85,7 @@ impl<'de> Deserialize<'de> for DimensionSpec {
                     output_name: o.output_name.unwrap_or_else(|| o.dimension.clone()),
                     dimension: o.dimension,
                     output_type,
+                    lookup,
                 })
             }
             _ => Err(D::Error::custom("expected a dimension name or {\"type\": \"default\", \"dimension\": ...}")),

@@ -6,12 +6,14 @@ mod computed;
 mod datasource;
 mod dimensions;
 mod group_clauses;
+mod lookup_dimensions;
 mod read_columns;
 
 pub use computed::{PostAggregator, VirtualColumn};
-pub use datasource::{DataSource, Join, JoinKey, JoinKind, JoinRight, JoinedColumn, MAX_JOINS};
+pub use datasource::{DataSource, Join, JoinKey, JoinKind, JoinRight, JoinedColumn, Missing, MAX_JOINS};
 pub use dimensions::{DimensionOrder, DimensionSpec, OutputType, TopNMetric};
 pub use group_clauses::{Having, LimitSpec, OrderByColumn};
+pub use lookup_dimensions::DimensionLookup;
 
 use super::aggregator_spec::QueryAggregator;
 use super::QueryError;
@@ -100,6 +102,13 @@ impl Query {
     /// Folds the datasource's joins into the query's virtual columns and filter
     /// ([`datasource::apply_joins`]); a query type that reads no rows refuses joins.
     pub(crate) fn apply_joins(&mut self) -> Result<(), QueryError> {
+        match self {
+            Query::TopN(q) => {
+                lookup_dimensions::fold(std::slice::from_mut(&mut q.dimension), &mut q.common.virtual_columns)
+            }
+            Query::GroupBy(q) => lookup_dimensions::fold(&mut q.dimensions, &mut q.common.virtual_columns),
+            _ => {}
+        }
         if self.source().joins.is_empty() {
             return Ok(());
         }

@@ -177,3 +177,47 @@ fn virtual_columns_that_read_each_other_are_refused_not_followed_forever() {
     let e = refusal(query);
     assert!(e.contains("reads itself (a -> b -> a)"), "{e}");
 }
+
+fn top_n(dimension: Value) -> Value {
+    json!({"queryType": "topN", "dataSource": "t", "intervals": "2020-01-01/2020-01-03", "granularity": "all",
+           "dimension": dimension, "metric": "n", "threshold": 10,
+           "aggregations": [{"type": "longSum", "name": "n", "fieldName": "n"}]})
+}
+
+/// `{value: n}` from a topN answer whose dimension is named `c`.
+fn ranked(answer: &Value) -> Vec<(Value, i64)> {
+    answer[0]["result"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| (r["c"].clone(), r["n"].as_i64().expect("n")))
+        .collect()
+}
+
+#[test]
+fn lookup_dimension_specs_map_values_as_druid_writes_them() {
+    // Druid's integration test shape: an extraction dimension with a registered lookup,
+    // values the lookup lacks kept.
+    let registered = json!({"type": "extraction", "dimension": "country", "outputName": "c",
+        "extractionFn": {"type": "registeredLookup", "lookup": "country_names", "retainMissingValue": true}});
+    let answer = run(top_n(registered)).expect("runs");
+    assert_eq!(
+        ranked(&answer),
+        vec![(json!("XX"), 6), (json!("Peru"), 5), (Value::Null, 4), (json!("France"), 3), (json!("Norway"), 3)]
+    );
+    let inline = json!({"type": "lookup", "dimension": "country", "outputName": "c",
+        "lookup": {"type": "map", "map": {"FR": "France"}}, "replaceMissingValueWith": "other"});
+    assert_eq!(ranked(&run(top_n(inline)).expect("runs")), vec![(json!("other"), 18), (json!("France"), 3)]);
+    let mut grouped = group_by(json!("t"), "c");
+    grouped["dimensions"] =
+        json!([{"type": "lookup", "dimension": "country", "outputName": "c", "name": "country_names"}]);
+    let mut expected = vec![(json!("France"), 3), (json!("Norway"), 3), (json!("Peru"), 5), (Value::Null, 10)];
+    expected.sort_by_key(|(k, _)| k.to_string());
+    assert_eq!(sums(&run(grouped).expect("runs"), "c"), expected);
+    let both = json!({"type": "lookup", "dimension": "country", "name": "country_names",
+                      "retainMissingValue": true, "replaceMissingValueWith": "x"});
+    assert!(refusal(top_n(both)).contains("cannot both be set"));
+    let other =
+        json!({"type": "extraction", "dimension": "country", "extractionFn": {"type": "substring", "index": 1}});
+    assert!(refusal(top_n(other)).contains("extractionFn type \"substring\" is not supported"));
+}
