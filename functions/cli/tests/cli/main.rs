@@ -9,6 +9,7 @@ mod druid_api;
 mod druid_monitor;
 mod hostile_http;
 mod ingest;
+mod joins_duckdb;
 mod local_server;
 mod pipeline_cli;
 mod plywood;
