@@ -15,6 +15,7 @@ mod kafka_gaps;
 mod kafka_group;
 mod kafka_range;
 mod kept_timeline;
+mod lookups;
 mod merger_segments;
 mod msk_iam;
 mod pipeline;
