@@ -266,6 +266,16 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
     assert_eq!(answer[0]["result"][0]["page"], "Wikipedia:Vandalismusmeldung", "{reply:.500}");
 }
 
+/// A route's path naming `name` (a supervisor, a datasource, a lookup of the default tier).
+fn placed(path: &str, name: &str) -> String {
+    path.replace("{id}", name).replace("{datasource}", name).replace("{tier}", "__default").replace("{name}", name)
+}
+
+/// A map lookup at `version`.
+fn lookup(version: &str) -> Value {
+    json!({"version": version, "lookupExtractorFactory": {"type": "map", "map": {"en": "English"}}})
+}
+
 /// A request to each write route of the table, with a body that would change state.
 fn write_requests(name: &str) -> Vec<(String, String, String)> {
     let spec = std::fs::read_to_string(concat!(
@@ -294,6 +304,12 @@ fn write_requests(name: &str) -> Vec<(String, String, String)> {
                 vec![("", json!([{"type": "dropForever"}]).to_string())]
             }
             ("POST", "/druid/indexer/v1/task") => vec![("", json!({"type": "index_parallel"}).to_string())],
+            ("POST", "/druid/coordinator/v1/lookups/config") => {
+                vec![("", json!({"__default": {name: lookup("v9")}}).to_string())]
+            }
+            ("POST", "/druid/coordinator/v1/lookups/config/{tier}/{name}") => vec![("", lookup("v9").to_string())],
+            ("DELETE", "/druid/coordinator/v1/lookups/config/{tier}")
+            | ("DELETE", "/druid/coordinator/v1/lookups/config/{tier}/{name}") => vec![("", String::new())],
             ("POST", "/druid/indexer/v1/supervisor/suspendAll" | "/druid/indexer/v1/supervisor/resumeAll")
             | ("POST", "/druid/indexer/v1/supervisor/terminateAll")
             | ("POST", "/druid/indexer/v1/task/{id}/shutdown")
@@ -303,7 +319,7 @@ fn write_requests(name: &str) -> Vec<(String, String, String)> {
             (method, path) => panic!("write route {method} {path} has no request in this test"),
         };
         for (action, body) in bodies {
-            let path = route.path.replace("{id}", name).replace("{datasource}", name).replace("{action}", action);
+            let path = placed(route.path, name).replace("{action}", action);
             out.push((route.method.to_string(), path, body));
         }
     }
@@ -315,7 +331,7 @@ fn write_requests(name: &str) -> Vec<(String, String, String)> {
 fn read_back(server: &Server, name: &str) -> Vec<(String, u16, Value)> {
     let mut out = Vec::new();
     for route in sluice_http::ROUTES.iter().filter(|r| r.class == sluice_http::Class::Read) {
-        let path = route.path.replace("{id}", name).replace("{datasource}", name);
+        let path = placed(route.path, name);
         let method = route.method.as_str();
         let body = (method == "POST").then_some("[]");
         let (status, body) = server.request(method, &path, body).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
@@ -341,6 +357,7 @@ fn a_read_only_sluice_serve_refuses_every_write_route_and_changes_nothing() {
     run(&["supervisor", "submit", spec], "");
     run(&["compaction", "submit", "-"], r#"{"dataSource": "wikipedia", "skipOffsetFromLatest": "P1D"}"#);
     run(&["retention", "set", "wikipedia", "-"], r#"[{"type": "loadForever"}]"#);
+    run(&["lookups", "put", "wikipedia", "-"], &lookup("v1").to_string());
     let server = Server::start(dir.path(), &[], &[]);
     let before = read_back(&server, "wikipedia");
     // No task is named `wikipedia`: the routes of one task answer 404, every other 200.
