@@ -180,7 +180,8 @@ fn read(value: &Json, joins: &mut Vec<Join>) -> Result<String, String> {
                 read(o.get("left").ok_or("a join needs \"left\"")?, joins)
             }
             Some(kind) => Err(format!(
-                "dataSource type {:?} is not supported on the left of a query: {EXPECTED}",
+                "dataSource type {:?} is not supported on the left of a native query ({EXPECTED}); \
+                 SQL reads a lookup as lookup.<name> and runs subqueries",
                 sluice_format::text::excerpt(kind, 40)
             )),
             None => Err(EXPECTED.into()),
