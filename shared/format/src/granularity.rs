@@ -108,7 +108,7 @@ fn floor_period(period: Period, origin: i64, t: i64) -> i64 {
 }
 
 /// Wall-clock milliseconds of instant `t` in `tz`, counted as if that wall clock were UTC.
-fn to_local(tz: Tz, t: i64) -> i64 {
+pub fn to_local(tz: Tz, t: i64) -> i64 {
     match tz.timestamp_millis_opt(t).single() {
         Some(dt) => t + i64::from(dt.offset().fix().local_minus_utc()) * 1000,
         None => t,
@@ -117,7 +117,7 @@ fn to_local(tz: Tz, t: i64) -> i64 {
 
 /// The instant whose wall-clock time in `tz` is `local` (the earlier one when the clock runs
 /// twice; the moment after the gap when it is skipped).
-fn to_utc(tz: Tz, local: i64) -> i64 {
+pub fn to_utc(tz: Tz, local: i64) -> i64 {
     let Some(naive) = chrono::DateTime::from_timestamp_millis(local).map(|d| d.naive_utc()) else {
         return local;
     };

@@ -73,6 +73,19 @@ pub fn format_iso(ms: i64) -> String {
     }
 }
 
+/// Whether a time text ends with its own offset (`Z`, `+02:00`, `-0700`): a text without one
+/// is read on a session's wall clock.
+pub fn names_offset(text: &str) -> bool {
+    let text = text.trim_end();
+    if text.ends_with('Z') || text.ends_with('z') {
+        return true;
+    }
+    let tail: Vec<char> = text.chars().rev().take(6).collect();
+    let digits = tail.iter().filter(|c| c.is_ascii_digit()).count();
+    let sign = tail.iter().position(|c| *c == '+' || *c == '-');
+    sign.is_some_and(|at| at >= 4 && digits >= 4) && text.contains(['T', ' '])
+}
+
 /// Parses an ISO-8601 instant as Druid accepts it: full date-time with offset, a date-time
 /// without offset (taken as UTC), a date alone, or a year-month.
 pub fn parse_iso_instant(text: &str) -> Result<i64, TimeError> {

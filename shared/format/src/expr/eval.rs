@@ -1,6 +1,7 @@
 //! Evaluation of parsed expressions over a row, with SQL-compatible nulls.
 
 use super::{BinaryOp, CastType, Expr, Function, UnaryOp};
+use crate::granularity::{to_local, to_utc};
 use crate::value::Value;
 use std::cmp::Ordering;
 
@@ -196,13 +197,24 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
         }
         Function::IsNull => Value::Long(i64::from(arg(0).is_null())),
         Function::NotNull => Value::Long(i64::from(!arg(0).is_null())),
-        Function::TimestampShift(period) => match (arg(0).as_long(), arg(1).as_long()) {
-            (Some(t), Some(step)) => Value::Long(period.add_to(t, step)),
+        Function::TimestampShift(period, zone) => match (arg(0).as_long(), arg(1).as_long(), zone) {
+            (Some(t), Some(step), None) => Value::Long(period.add_to(t, step)),
+            (Some(t), Some(step), Some(tz)) => Value::Long(to_utc(**tz, period.add_to(to_local(**tz, t), step))),
             _ => Value::Null,
         },
-        Function::TimestampParse(format) => parse_time(&arg(0), format.as_deref()),
-        Function::SubtractMonths => match (arg(0).as_long(), arg(1).as_long()) {
-            (Some(a), Some(b)) => Value::Long(crate::time::months_between(b, a)),
+        Function::TimestampParse(format, zone) => {
+            let text = arg(0);
+            match (parse_time(&text, format.as_deref()), zone) {
+                // Read on the zone's wall clock unless the text names its own offset.
+                (Value::Long(t), Some(tz)) if !text.as_str().is_some_and(|t| crate::time::names_offset(&t)) => {
+                    Value::Long(to_utc(**tz, t))
+                }
+                (parsed, _) => parsed,
+            }
+        }
+        Function::SubtractMonths(zone) => match (arg(0).as_long(), arg(1).as_long(), zone) {
+            (Some(a), Some(b), None) => Value::Long(crate::time::months_between(b, a)),
+            (Some(a), Some(b), Some(tz)) => Value::Long(crate::time::months_between(to_local(**tz, b), to_local(**tz, a))),
             _ => Value::Null,
         },
     }
@@ -348,8 +360,19 @@ mod tests {
             run("subtract_months(a, b)", &pair("2015-01-01T00:00:00Z", "2015-03-01T00:00:00Z")),
             Value::Long(-2)
         );
-        let zoned = parse("timestamp_shift(__time, 'P1D', 1, 'America/New_York')", &mut |_| 0);
-        assert!(zoned.expect_err("refused").reason.contains("only UTC"));
+        // Zoned: a day on New York's wall clock across the change to daylight saving is 23 hours.
+        let before_dst = [("t", t("2015-03-07T17:00:00Z"))];
+        assert_eq!(run("timestamp_shift(t, 'P1D', 1, 'America/New_York')", &before_dst), t("2015-03-08T16:00:00Z"));
+        assert_eq!(run("timestamp_floor(t, 'P1D', null, 'America/New_York')", &before_dst), t("2015-03-07T05:00:00Z"));
+        let local = [("s", at("2015-09-12 00:00:00"))];
+        assert_eq!(run("timestamp_parse(s, null, 'America/Los_Angeles')", &local), t("2015-09-12T07:00:00Z"));
+        let offset = [("s", at("2015-09-12T00:00:00Z"))];
+        assert_eq!(run("timestamp_parse(s, null, 'America/Los_Angeles')", &offset), t("2015-09-12T00:00:00Z"));
+        let pair = [("a", t("2015-03-01T04:00:00Z")), ("b", t("2015-01-01T06:00:00Z"))];
+        assert_eq!(run("subtract_months(a, b)", &pair), Value::Long(1), "UTC: Feb 28 is not a whole month after Jan 1");
+        assert_eq!(run("subtract_months(a, b, 'America/New_York')", &pair), Value::Long(1));
+        let unknown = parse("timestamp_floor(__time, 'P1D', null, 'Mars/Olympus')", &mut |_| 0);
+        assert!(unknown.expect_err("refused").reason.contains("Mars/Olympus"));
     }
 
     #[test]

@@ -122,13 +122,15 @@ pub enum Function {
     /// `notnull(x)`: 1 when `x` is not null, else 0.
     NotNull,
     /// `timestamp_shift(t, period, step[, timezone])`: `t` moved by `step` periods (calendar
-    /// months kept, days clamped as Joda does); UTC only.
-    TimestampShift(crate::time::Period),
+    /// months kept, days clamped as Joda does), on the zone's wall clock when one is given.
+    TimestampShift(crate::time::Period, Option<Box<chrono_tz::Tz>>),
     /// `timestamp_parse(s[, pattern[, timezone]])`: ISO 8601 (or SQL's `yyyy-MM-dd HH:mm:ss`)
-    /// by default, else a Joda pattern; null when `s` does not parse.
-    TimestampParse(Option<Box<crate::timestamp::TimestampFormat>>),
-    /// `subtract_months(a, b[, timezone])`: whole calendar months from `b` to `a`; UTC only.
-    SubtractMonths,
+    /// by default, else a Joda pattern; a text without an offset is read on the zone's wall
+    /// clock when one is given; null when `s` does not parse.
+    TimestampParse(Option<Box<crate::timestamp::TimestampFormat>>, Option<Box<chrono_tz::Tz>>),
+    /// `subtract_months(a, b[, timezone])`: whole calendar months from `b` to `a` (on the
+    /// zone's wall clock when one is given).
+    SubtractMonths(Option<Box<chrono_tz::Tz>>),
     /// `lookup(x, 'name'[, 'replaceMissingValueWith'])`: the lookup's value for `x`, else the
     /// replacement or null; the lookup is resolved when the expression is parsed.
     Lookup(std::sync::Arc<crate::lookup::KeyedTable>, Option<String>),

@@ -1,7 +1,7 @@
 //! A precedence-climbing parser for Druid's expression syntax.
 
 use super::{BinaryOp, CastType, Expr, ExprError, Function, TimeFormat, TimeUnit, UnaryOp};
-use crate::granularity::Granularity;
+use crate::granularity::{to_local, Granularity};
 use crate::lookup::KeyedTable;
 use crate::time::{parse_iso_instant, Period};
 use crate::value::Value;
@@ -269,13 +269,14 @@ impl Parser<'_> {
         }
     }
 
-    /// Refuses argument `i` of `name` when it names a time zone other than UTC.
-    fn utc_only(&self, name: &str, args: &[Expr], i: usize) -> Result<(), ExprError> {
+    /// The time zone argument `i` of `name` names, if any other than UTC.
+    fn zone(&self, name: &str, args: &[Expr], i: usize) -> Result<Option<Box<chrono_tz::Tz>>, ExprError> {
         match self.literal(name, args, i)? {
-            Some(tz) if tz != "UTC" && tz != "Etc/UTC" => {
-                Err(self.error(format!("{name} time zone {tz:?} is not supported yet: only UTC")))
+            Some(tz) if tz != "UTC" && tz != "Etc/UTC" && tz != "Z" => {
+                let zone = super::time_zone(&tz).map_err(|e| self.error(format!("{name}: {e}")))?;
+                Ok(Some(Box::new(zone)))
             }
-            _ => Ok(()),
+            _ => Ok(None),
         }
     }
 
@@ -331,27 +332,35 @@ impl Parser<'_> {
                 let period = literal(1)?.ok_or_else(|| self.error("timestamp_floor needs a period".into()))?;
                 let period = Period::parse(&period).map_err(|e| self.error(e.to_string()))?;
                 let origin = match literal(2)? {
-                    Some(o) => parse_iso_instant(&o).map_err(|e| self.error(e.to_string()))?,
-                    None => 0,
+                    Some(o) => Some(parse_iso_instant(&o).map_err(|e| self.error(e.to_string()))?),
+                    None => None,
                 };
-                if let Some(tz) = literal(3)? {
-                    if tz != "UTC" {
-                        return Err(
-                            self.error(format!("timestamp_floor time zone {tz:?} is not supported yet: only UTC"))
-                        );
+                let zone = self.zone(name, &args, 3)?;
+                let week = Period { months: 0, millis: 7 * 86_400_000 };
+                // Weeks start on Monday (1970-01-05), as Druid's do.
+                // Without an origin, buckets start at the epoch on the zone's wall clock.
+                let monday = 4 * 86_400_000;
+                match (zone, origin) {
+                    (Some(tz), origin) => {
+                        let local = match origin {
+                            Some(o) => to_local(*tz, o),
+                            None if period == week => monday,
+                            None => 0,
+                        };
+                        Function::TimestampFloor(Granularity::Zoned { period, origin: local, tz: *tz })
+                    }
+                    (None, origin) => {
+                        let origin = origin.unwrap_or(if period == week { monday } else { 0 });
+                        Function::TimestampFloor(Granularity::Period { period, origin })
                     }
                 }
-                let week = Period { months: 0, millis: 7 * 86_400_000 };
-                let origin = if period == week && origin == 0 { 4 * 86_400_000 } else { origin };
-                Function::TimestampFloor(Granularity::Period { period, origin })
             }
             "timestamp_shift" => {
                 arity(3, 4)?;
                 let period =
                     self.literal(name, &args, 1)?.ok_or_else(|| self.error(format!("{name} needs a period")))?;
                 let period = Period::parse(&period).map_err(|e| self.error(e.to_string()))?;
-                self.utc_only(name, &args, 3)?;
-                Function::TimestampShift(period)
+                Function::TimestampShift(period, self.zone(name, &args, 3)?)
             }
             "timestamp_parse" => {
                 arity(1, 3)?;
@@ -362,13 +371,11 @@ impl Parser<'_> {
                     }
                     None => None,
                 };
-                self.utc_only(name, &args, 2)?;
-                Function::TimestampParse(format)
+                Function::TimestampParse(format, self.zone(name, &args, 2)?)
             }
             "subtract_months" => {
                 arity(2, 3)?;
-                self.utc_only(name, &args, 2)?;
-                Function::SubtractMonths
+                Function::SubtractMonths(self.zone(name, &args, 2)?)
             }
             "lookup" => {
                 arity(2, 3)?;
@@ -385,14 +392,14 @@ impl Parser<'_> {
             Function::TimestampFloor(_)
             | Function::Cast(_)
             | Function::TimestampFormat(_)
-            | Function::TimestampParse(_)
+            | Function::TimestampParse(..)
             | Function::TimestampExtract(..) => args.into_iter().take(1).collect(),
-            Function::TimestampShift(_) => {
+            Function::TimestampShift(..) => {
                 let mut args = args.into_iter();
                 let (t, _, step) = (args.next(), args.next(), args.next());
                 t.into_iter().chain(step).collect()
             }
-            Function::SubtractMonths => args.into_iter().take(2).collect(),
+            Function::SubtractMonths(_) => args.into_iter().take(2).collect(),
             Function::Lookup(..) => args.into_iter().take(1).collect(),
             _ => args,
         };
