@@ -256,11 +256,25 @@ async fn union(
 
 /// Plans a parsed query against `schemas`.
 pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlRequest) -> Result<Plan, SqlError> {
-    if let Some(zone) = request.context.get("sqlTimeZone").and_then(Value::as_str) {
-        if !matches!(zone, "UTC" | "Etc/UTC" | "Z") {
-            return Err(SqlError::unsupported(format!("sqlTimeZone {:?} (only UTC)", short(zone))));
+    let time_zone = match request.context.get("sqlTimeZone") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(z)) if matches!(z.as_str(), "UTC" | "Etc/UTC" | "Z") => None,
+        Some(Value::String(z)) => {
+            sluice_format::expr::time_zone(z).map_err(|e| {
+                SqlError::validation(format!(
+                    "sqlTimeZone {:?}: {e} (a zone name such as America/Los_Angeles; offsets such as -08:00 are not supported)",
+                    short(z)
+                ))
+            })?;
+            Some(z.clone())
         }
-    }
+        Some(other) => {
+            return Err(SqlError::validation(format!(
+                "sqlTimeZone {}: expected a zone name",
+                short(&other.to_string())
+            )))
+        }
+    };
     let mut context = serde_json::Map::new();
     for key in ["timeout", "maxScatterGatherBytes"] {
         if let Some(v) = request.context.get(key) {
@@ -272,6 +286,7 @@ pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlReque
         now_ms: sluice_format::time::now_ms(),
         approximate_count_distinct: request.approximate_count_distinct(),
         context,
+        time_zone,
     };
     stacker::grow(parse::PARSER_STACK, || plan::plan_query(query, &options))
 }

@@ -214,7 +214,9 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
         }
         Function::SubtractMonths(zone) => match (arg(0).as_long(), arg(1).as_long(), zone) {
             (Some(a), Some(b), None) => Value::Long(crate::time::months_between(b, a)),
-            (Some(a), Some(b), Some(tz)) => Value::Long(crate::time::months_between(to_local(**tz, b), to_local(**tz, a))),
+            (Some(a), Some(b), Some(tz)) => {
+                Value::Long(crate::time::months_between(to_local(**tz, b), to_local(**tz, a)))
+            }
             _ => Value::Null,
         },
     }

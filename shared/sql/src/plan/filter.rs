@@ -38,8 +38,8 @@ fn condition(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Val
         Expr::BinaryOp { left, op, right } if is_comparison(op) => {
             let (l, r) = (scope.scalar(left)?, scope.scalar(right)?);
             match (&l.constant, &r.constant) {
-                (None, Some(c)) if !matches!(c, Const::Null) => compare(&l, op, c, virtuals)?,
-                (Some(c), None) if !matches!(c, Const::Null) => compare(&r, &flip(op), c, virtuals)?,
+                (None, Some(c)) if !matches!(c, Const::Null) => compare(&l, op, c, virtuals, scope.zone())?,
+                (Some(c), None) if !matches!(c, Const::Null) => compare(&r, &flip(op), c, virtuals, scope.zone())?,
                 _ => expression(&scope.scalar(e)?),
             }
         }
@@ -61,7 +61,10 @@ fn condition(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Val
                 let any = if x.ty == SqlType::Varchar {
                     json!({"type": "in", "dimension": column, "values": values.iter().map(Const::text).collect::<Vec<_>>()})
                 } else {
-                    let fields = values.iter().map(|c| equals(&column, &x.ty, c)).collect::<Result<Vec<_>, _>>()?;
+                    let fields = values
+                        .iter()
+                        .map(|c| equals(&column, &x.ty, c, scope.zone()))
+                        .collect::<Result<Vec<_>, _>>()?;
                     json!({"type": "or", "fields": fields})
                 };
                 negate(any, *negated)
@@ -82,7 +85,8 @@ fn condition(e: &Expr, scope: &Scope<'_>, virtuals: &mut Virtuals) -> Result<Val
             match (&x.constant, &lo.constant, &hi.constant) {
                 (None, Some(a), Some(b)) if !matches!(a, Const::Null) && !matches!(b, Const::Null) => {
                     let column = virtuals.column_for(&x);
-                    let (kind, a, b) = (x.ty.value_type(), typed(&x.ty, a)?, typed(&x.ty, b)?);
+                    let zone = scope.zone();
+                    let (kind, a, b) = (x.ty.value_type(), typed(&x.ty, a, zone)?, typed(&x.ty, b, zone)?);
                     let within =
                         json!({"type": "range", "column": column, "matchValueType": kind, "lower": a, "upper": b});
                     negate(within, *negated)
@@ -202,13 +206,13 @@ fn like(
 }
 
 /// `x <op> c` for a non-null constant.
-fn compare(x: &Scalar, op: &B, c: &Const, virtuals: &mut Virtuals) -> Result<Value, SqlError> {
+fn compare(x: &Scalar, op: &B, c: &Const, virtuals: &mut Virtuals, zone: Option<&str>) -> Result<Value, SqlError> {
     let column = virtuals.column_for(x);
     let kind = x.ty.value_type();
-    let v = typed(&x.ty, c)?;
+    let v = typed(&x.ty, c, zone)?;
     Ok(match op {
-        B::Eq => equals(&column, &x.ty, c)?,
-        B::NotEq => json!({"type": "not", "field": equals(&column, &x.ty, c)?}),
+        B::Eq => equals(&column, &x.ty, c, zone)?,
+        B::NotEq => json!({"type": "not", "field": equals(&column, &x.ty, c, zone)?}),
         B::Lt => json!({"type": "range", "column": column, "matchValueType": kind, "upper": v, "upperOpen": true}),
         B::LtEq => json!({"type": "range", "column": column, "matchValueType": kind, "upper": v}),
         B::Gt => json!({"type": "range", "column": column, "matchValueType": kind, "lower": v, "lowerOpen": true}),
@@ -216,21 +220,22 @@ fn compare(x: &Scalar, op: &B, c: &Const, virtuals: &mut Virtuals) -> Result<Val
     })
 }
 
-fn equals(column: &str, ty: &SqlType, c: &Const) -> Result<Value, SqlError> {
-    let v = typed(ty, c)?;
+fn equals(column: &str, ty: &SqlType, c: &Const, zone: Option<&str>) -> Result<Value, SqlError> {
+    let v = typed(ty, c, zone)?;
     // A long column equal to a fraction matches nothing; compared as doubles it does so.
     let kind = if ty.value_type() == "LONG" && v.is_f64() { "DOUBLE" } else { ty.value_type() };
     Ok(json!({"type": "equals", "column": column, "matchValueType": kind, "matchValue": v}))
 }
 
-/// A constant as the match value for a column of type `ty`.
-fn typed(ty: &SqlType, c: &Const) -> Result<Value, SqlError> {
+/// A constant as the match value for a column of type `ty` (a text read as a time on the
+/// wall clock of `zone`).
+fn typed(ty: &SqlType, c: &Const, zone: Option<&str>) -> Result<Value, SqlError> {
     let bad = || SqlError::validation(format!("cannot compare {} with {}", ty.sql_name(), c.json()));
     Ok(match (ty.value_type(), c) {
         ("STRING", c) => Value::from(c.text()),
         (_, Const::Long(v)) => json!(v),
         (_, Const::Double(v)) => json!(v),
-        (_, Const::Str(s)) if *ty == SqlType::Timestamp => json!(parse_timestamp(s)?),
+        (_, Const::Str(s)) if *ty == SqlType::Timestamp => json!(parse_timestamp(s, zone)?),
         (_, Const::Str(s)) => match s.trim().parse::<i64>() {
             Ok(v) => json!(v),
             Err(_) => json!(s.trim().parse::<f64>().map_err(|_| bad())?),

@@ -80,7 +80,7 @@ pub fn plan(parts: &Parts<'_>) -> Result<Plan, SqlError> {
         if s.constant.is_some() || keys.iter().any(|k| k.scalar.expr == s.expr) {
             continue;
         }
-        let period = floor_period(&s.expr);
+        let period = floor_period(&s.expr, parts.options.time_zone.as_deref());
         let name = fresh(&taken, "d", keys.len());
         taken.push(name.clone());
         keys.push(Key { scalar: s, name, period });
@@ -122,9 +122,14 @@ pub fn plan(parts: &Parts<'_>) -> Result<Plan, SqlError> {
     })
 }
 
-/// The period of `timestamp_floor("__time", 'P...')`, when `expr` is exactly that.
-fn floor_period(expr: &str) -> Option<String> {
-    let inner = expr.strip_prefix("timestamp_floor(\"__time\", '")?.strip_suffix("')")?;
+/// The period of `timestamp_floor("__time", 'P...')` (with the request's zone when it has
+/// one), when `expr` is exactly that.
+fn floor_period(expr: &str, zone: Option<&str>) -> Option<String> {
+    let inner = expr.strip_prefix("timestamp_floor(\"__time\", '")?;
+    let inner = match zone {
+        Some(z) => inner.strip_suffix(&format!("', null, {})", super::scalar::quote_string(z)))?,
+        None => inner.strip_suffix("')")?,
+    };
     (!inner.contains('\'')).then(|| inner.to_string())
 }
 
@@ -192,7 +197,13 @@ impl Grouping<'_, '_> {
 
     /// The scope of result rows: aggregates and grouping keys read as result fields.
     fn result_scope<'s>(&self, substitute: &'s super::scalar::Substitute<'s>) -> Scope<'s> {
-        Scope { columns: &[], qualifiers: Vec::new(), now_ms: self.parts.options.now_ms, substitute: Some(substitute) }
+        Scope {
+            columns: &[],
+            qualifiers: Vec::new(),
+            now_ms: self.parts.options.now_ms,
+            zone: self.parts.options.time_zone.clone(),
+            substitute: Some(substitute),
+        }
     }
 
     /// `e` as a field of the result rows, when it is an aggregate or a grouping key.
@@ -311,7 +322,10 @@ impl Grouping<'_, '_> {
                 q["queryType"] = json!("timeseries");
                 match self.keys.first().and_then(|k| k.period.as_ref()) {
                     Some(p) => {
-                        q["granularity"] = json!({"type": "period", "period": p});
+                        q["granularity"] = match &parts.options.time_zone {
+                            Some(z) => json!({"type": "period", "period": p, "timeZone": z}),
+                            None => json!({"type": "period", "period": p}),
+                        };
                         q["context"] = parts.context(&[("skipEmptyBuckets", json!(true))]);
                     }
                     None => {

@@ -46,7 +46,7 @@ impl TimeRange {
             };
             Ok(match s.constant {
                 Some(Const::Long(v)) if s.ty == crate::types::SqlType::Timestamp => Some(v),
-                Some(Const::Str(text)) => Some(parse_timestamp(&text)?),
+                Some(Const::Str(text)) => Some(parse_timestamp(&text, scope.zone())?),
                 _ => None,
             })
         };

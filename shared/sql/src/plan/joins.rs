@@ -68,6 +68,7 @@ pub fn join_all(
                 columns: &relation.columns,
                 qualifiers: qualifiers.clone(),
                 now_ms: options.now_ms,
+                zone: options.time_zone.clone(),
                 substitute: None,
             };
             condition(on, &scope, &columns, &names, &prefix)?

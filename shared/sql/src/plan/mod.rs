@@ -132,6 +132,8 @@ pub struct Options<'a> {
     pub approximate_count_distinct: bool,
     /// Context entries passed to native queries (`timeout`).
     pub context: serde_json::Map<String, Value>,
+    /// `sqlTimeZone` when it is not UTC: a valid zone name.
+    pub time_zone: Option<String>,
 }
 
 /// A table a query can read: its input and columns.

@@ -64,6 +64,7 @@ impl Parts<'_> {
             columns: &self.relation.columns,
             qualifiers: self.qualifiers.clone(),
             now_ms: self.options.now_ms,
+            zone: self.options.time_zone.clone(),
             substitute: None,
         }
     }
@@ -103,7 +104,7 @@ impl Parts<'_> {
 
 /// A non-negative integer constant of LIMIT or OFFSET.
 pub fn count(e: &Expr, what: &str, options: &Options<'_>) -> Result<u64, SqlError> {
-    let scope = Scope { columns: &[], qualifiers: Vec::new(), now_ms: options.now_ms, substitute: None };
+    let scope = Scope { columns: &[], qualifiers: Vec::new(), now_ms: options.now_ms, zone: None, substitute: None };
     match scope.scalar(e)?.constant {
         Some(Const::Long(n)) if n >= 0 => Ok(n as u64),
         _ => Err(SqlError::validation(format!(

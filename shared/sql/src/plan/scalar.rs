@@ -97,6 +97,8 @@ pub struct Scope<'a> {
     pub qualifiers: Vec<Qualifier>,
     /// `CURRENT_TIMESTAMP`, in milliseconds.
     pub now_ms: i64,
+    /// The request's `sqlTimeZone` (none: UTC), a valid zone name.
+    pub zone: Option<String>,
     /// Answers an expression before translation, when it can.
     pub substitute: Option<&'a Substitute<'a>>,
 }
@@ -109,6 +111,11 @@ pub type Qualifier = (String, String);
 pub type Substitute<'a> = dyn Fn(&Expr) -> Result<Option<Scalar>, SqlError> + 'a;
 
 impl Scope<'_> {
+    /// The request's time zone, none for UTC.
+    pub fn zone(&self) -> Option<&str> {
+        self.zone.as_deref()
+    }
+
     /// The column named by an identifier path (`x`, `t.x`, `druid.t.x`): a qualified name is
     /// its table's; a bare name the left table's, else the one right side's that has it.
     pub fn column(&self, path: &[String]) -> Result<&Column, SqlError> {
@@ -171,7 +178,7 @@ impl Scope<'_> {
                 };
                 let kind = ts.data_type.to_string().to_ascii_uppercase();
                 if kind.starts_with("TIMESTAMP") || kind == "DATE" {
-                    Ok(Scalar::constant(Const::Long(parse_timestamp(&text)?), SqlType::Timestamp))
+                    Ok(Scalar::constant(Const::Long(parse_timestamp(&text, self.zone())?), SqlType::Timestamp))
                 } else {
                     Err(SqlError::unsupported(format!("literal of type {kind}")))
                 }
@@ -240,7 +247,8 @@ impl Scope<'_> {
                 let t = self.time_arg(expr)?;
                 let unit = field.to_string().to_ascii_uppercase();
                 sluice_format::expr::TimeUnit::parse(&unit).map_err(SqlError::Unsupported)?;
-                Ok(Scalar::computed(format!("timestamp_extract({}, '{unit}')", t.expr), SqlType::Bigint))
+                let zone = super::time::zone_arg(self.zone());
+                Ok(Scalar::computed(format!("timestamp_extract({}, '{unit}'{zone})", t.expr), SqlType::Bigint))
             }
             Expr::Function(f) => self.function(f),
             other => Err(SqlError::unsupported(format!("expression {}", crate::short(&other.to_string())))),
@@ -301,7 +309,7 @@ impl Scope<'_> {
                 b.ty.sql_name()
             )));
         }
-        let (a, b) = (coerce_for(&a, &b)?, coerce_for(&b, &a)?);
+        let (a, b) = (coerce_for(&a, &b, self.zone())?, coerce_for(&b, &a, self.zone())?);
         Ok(Scalar::computed(format!("({} {symbol} {})", a.expr, b.expr), ty))
     }
 
@@ -324,7 +332,7 @@ impl Scope<'_> {
                     // Superset writes CAST(__time AS TIMESTAMP): the column itself.
                     (SqlType::Timestamp, _) => Ok(s),
                     (_, Some(Const::Str(text))) => {
-                        Ok(Scalar::constant(Const::Long(parse_timestamp(text)?), SqlType::Timestamp))
+                        Ok(Scalar::constant(Const::Long(parse_timestamp(text, self.zone())?), SqlType::Timestamp))
                     }
                     (t, _) if t.is_numeric() => Ok(Scalar { ty: SqlType::Timestamp, column: None, ..s }),
                     _ => Err(SqlError::unsupported("CAST of a non-constant string AS TIMESTAMP (use TIME_PARSE)")),
@@ -359,7 +367,10 @@ impl Scope<'_> {
     /// `timestamp_floor` of a timestamp by an ISO period (folded for a constant).
     pub fn time_floor(&self, x: &Expr, period: &str) -> Result<Scalar, SqlError> {
         let t = self.time_arg(x)?;
-        let call = format!("timestamp_floor({}, '{period}')", t.expr);
+        let call = match self.zone() {
+            Some(z) => format!("timestamp_floor({}, '{period}', null, {})", t.expr, quote_string(z)),
+            None => format!("timestamp_floor({}, '{period}')", t.expr),
+        };
         if let Some(Const::Long(_)) = t.constant {
             if let Ok(e) = sluice_format::expr::parse(&call, &mut |_| 0) {
                 let floor = from_value(sluice_format::expr::eval(&e, &[], 0));
@@ -439,15 +450,21 @@ impl Scope<'_> {
             }
             "TIME_FLOOR" => {
                 arity(2, 4)?;
-                if let Some(tz) = text(3)?.filter(|z| z != "UTC" && z != "Etc/UTC") {
-                    return Err(SqlError::unsupported(format!("TIME_FLOOR time zone {:?} (only UTC)", crate::short(&tz))));
-                }
                 if args.len() > 2 && !matches!(self.scalar(args[2])?.constant, Some(Const::Null)) {
                     return Err(SqlError::unsupported("TIME_FLOOR origin"));
                 }
                 let period = text(1)?.ok_or_else(|| SqlError::validation("TIME_FLOOR needs a period"))?;
                 floor_period(&period)?;
-                self.time_floor(args[0], &period)
+                match text(3)? {
+                    // An explicit zone, for this call only.
+                    Some(z) => {
+                        super::time::tz(&z)?;
+                        let zone = (!matches!(z.as_str(), "UTC" | "Etc/UTC" | "Z")).then_some(z);
+                        Scope { zone, columns: self.columns, qualifiers: self.qualifiers.clone(), ..*self }
+                            .time_floor(args[0], &period)
+                    }
+                    None => self.time_floor(args[0], &period),
+                }
             }
             "DATE_TRUNC" => {
                 arity(2, 2)?;
@@ -461,6 +478,11 @@ impl Scope<'_> {
                 for i in 1..args.len() {
                     call.push_str(&format!(", {}", text(i)?.map(|s| quote_string(&s)).unwrap_or_else(|| "null".into())));
                 }
+                if let (Some(z), true) = (self.zone(), args.len() < 3) {
+                    // The request's zone when the call names none.
+                    let pattern = if args.len() < 2 { ", null" } else { "" };
+                    call.push_str(&format!("{pattern}, {}", quote_string(z)));
+                }
                 checked(call + ")", SqlType::Varchar)
             }
             "TIME_EXTRACT" => {
@@ -468,7 +490,7 @@ impl Scope<'_> {
                 let t = self.time_arg(args[0])?;
                 let unit = text(1)?.ok_or_else(|| SqlError::validation("TIME_EXTRACT needs a unit"))?;
                 let mut call = format!("timestamp_extract({}, {}", t.expr, quote_string(&unit));
-                if let Some(z) = text(2)? {
+                if let Some(z) = text(2)?.or_else(|| self.zone.clone()) {
                     call.push_str(&format!(", {}", quote_string(&z)));
                 }
                 checked(call + ")", SqlType::Bigint)
@@ -484,7 +506,21 @@ impl Scope<'_> {
                 Ok(Scalar { ty: SqlType::Bigint, column: None, ..s })
             }
             "CURRENT_TIMESTAMP" | "NOW" => Ok(Scalar::constant(Const::Long(self.now_ms), SqlType::Timestamp)),
-            "CURRENT_DATE" => Ok(Scalar::constant(Const::Long(self.now_ms - self.now_ms.rem_euclid(86_400_000)), SqlType::Timestamp)),
+            "CURRENT_DATE" => {
+                let day = sluice_format::granularity::Granularity::Period {
+                    period: sluice_format::time::Period { months: 0, millis: 86_400_000 },
+                    origin: 0,
+                };
+                let day = match self.zone() {
+                    Some(z) => sluice_format::granularity::Granularity::Zoned {
+                        period: sluice_format::time::Period { months: 0, millis: 86_400_000 },
+                        origin: 0,
+                        tz: super::time::tz(z)?,
+                    },
+                    None => day,
+                };
+                Ok(Scalar::constant(Const::Long(day.floor(self.now_ms)), SqlType::Timestamp))
+            }
             other if super::names::is_aggregate(other) => Err(SqlError::validation(format!(
                 "aggregate function {other} is not allowed here (only in the select list, HAVING or ORDER BY of a grouped query)"
             ))),
@@ -501,10 +537,10 @@ fn checked(call: String, ty: SqlType) -> Result<Scalar, SqlError> {
 }
 
 /// `a` made comparable with `b`: a string constant against a TIMESTAMP reads as a time.
-fn coerce_for(a: &Scalar, b: &Scalar) -> Result<Scalar, SqlError> {
+fn coerce_for(a: &Scalar, b: &Scalar, zone: Option<&str>) -> Result<Scalar, SqlError> {
     match (&a.constant, &b.ty) {
         (Some(Const::Str(s)), SqlType::Timestamp) => {
-            Ok(Scalar::constant(Const::Long(parse_timestamp(s)?), SqlType::Timestamp))
+            Ok(Scalar::constant(Const::Long(parse_timestamp(s, zone)?), SqlType::Timestamp))
         }
         _ => Ok(a.clone()),
     }

@@ -2,10 +2,27 @@
 
 use crate::SqlError;
 
-/// A TIMESTAMP literal's milliseconds (`2015-09-12 00:00:00`, `2015-09-12`, ISO 8601), UTC.
-pub fn parse_timestamp(text: &str) -> Result<i64, SqlError> {
-    sluice_format::time::parse_iso_instant(text)
-        .map_err(|_| SqlError::validation(format!("{:?} is not a TIMESTAMP", crate::short(text))))
+/// A TIMESTAMP literal's milliseconds (`2015-09-12 00:00:00`, `2015-09-12`, ISO 8601): on the
+/// wall clock of `zone` (the request's `sqlTimeZone`; UTC when none) unless it names its own
+/// offset.
+pub fn parse_timestamp(text: &str, zone: Option<&str>) -> Result<i64, SqlError> {
+    let t = sluice_format::time::parse_iso_instant(text)
+        .map_err(|_| SqlError::validation(format!("{:?} is not a TIMESTAMP", crate::short(text))))?;
+    match zone {
+        Some(z) if !sluice_format::time::names_offset(text) => Ok(sluice_format::granularity::to_utc(tz(z)?, t)),
+        _ => Ok(t),
+    }
+}
+
+/// The time zone named `name`.
+pub fn tz(name: &str) -> Result<chrono_tz::Tz, SqlError> {
+    sluice_format::expr::time_zone(name)
+        .map_err(|e| SqlError::validation(format!("time zone {:?}: {e}", crate::short(name))))
+}
+
+/// `, 'zone'` to end a Druid time function's arguments with, or nothing for UTC.
+pub fn zone_arg(zone: Option<&str>) -> String {
+    zone.map(|z| format!(", {}", super::scalar::quote_string(z))).unwrap_or_default()
 }
 
 /// The ISO period of a time unit name (`HOUR`, `day`, ...).

@@ -6,6 +6,7 @@
 
 use super::names::ident_path;
 use super::scalar::{quote_string, Const, Scalar, Scope};
+use super::time::zone_arg;
 use crate::types::SqlType;
 use crate::SqlError;
 use sqlparser::ast::Expr;
@@ -29,6 +30,11 @@ impl Scope<'_> {
                     for a in &args[1..] {
                         call.push_str(&format!(", {}", self.text_arg(name, a)?));
                     }
+                    if let (Some(z), true) = (self.zone(), args.len() < 3) {
+                        // Read on the request's wall clock when the call names no zone.
+                        let pattern = if args.len() < 2 { ", null" } else { "" };
+                        call.push_str(&format!("{pattern}, {}", quote_string(z)));
+                    }
                     folded(call + ")", SqlType::Timestamp, s.constant.is_some())
                 }
                 "TIME_SHIFT" => {
@@ -36,7 +42,7 @@ impl Scope<'_> {
                     let (t, step) = (self.time_arg(args[0])?, self.scalar(args[2])?);
                     let period = self.text_arg(name, args[1])?;
                     let zone = args.get(3).map(|z| self.text_arg(name, z)).transpose()?;
-                    let zone = zone.map(|z| format!(", {z}")).unwrap_or_default();
+                    let zone = zone.map(|z| format!(", {z}")).unwrap_or_else(|| zone_arg(self.zone()));
                     let call = format!("timestamp_shift({}, {period}, {}{zone})", t.expr, step.expr);
                     folded(call, SqlType::Timestamp, t.constant.is_some() && step.constant.is_some())
                 }
@@ -44,7 +50,8 @@ impl Scope<'_> {
                     arity(3, 3)?;
                     let period = unit_period(name, args[0])?;
                     let (step, t) = (self.scalar(args[1])?, self.time_arg(args[2])?);
-                    let call = format!("timestamp_shift({}, '{period}', {})", t.expr, step.expr);
+                    let zone = zone_arg(self.zone());
+                    let call = format!("timestamp_shift({}, '{period}', {}{zone})", t.expr, step.expr);
                     folded(call, SqlType::Timestamp, t.constant.is_some() && step.constant.is_some())
                 }
                 "TIMESTAMPDIFF" => {
@@ -52,7 +59,8 @@ impl Scope<'_> {
                     let unit = unit_name(name, args[0])?;
                     let (a, b) = (self.time_arg(args[1])?, self.time_arg(args[2])?);
                     let constant = a.constant.is_some() && b.constant.is_some();
-                    let months = |n: i64| format!("(subtract_months({}, {}) / {n})", b.expr, a.expr);
+                    let zone = zone_arg(self.zone());
+                    let months = |n: i64| format!("(subtract_months({}, {}{zone}) / {n})", b.expr, a.expr);
                     let millis = |n: i64| format!("(({} - {}) / {n})", b.expr, a.expr);
                     let call = match unit.as_str() {
                         "MONTH" => months(1),

@@ -14,6 +14,7 @@ mod sketches;
 #[path = "../../../query/tests/query/theta_tutorial.rs"]
 mod theta_tutorial;
 mod time_functions;
+mod time_zones;
 mod tutorials;
 mod with_union;
 
