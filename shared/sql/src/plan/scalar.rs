@@ -116,6 +116,11 @@ impl Scope<'_> {
         self.zone.as_deref()
     }
 
+    /// `, 'zone'` to end a Druid time function's arguments with, or nothing for UTC.
+    pub fn zone_arg(&self) -> String {
+        self.zone().map(|z| format!(", {}", quote_string(z))).unwrap_or_default()
+    }
+
     /// The column named by an identifier path (`x`, `t.x`, `druid.t.x`): a qualified name is
     /// its table's; a bare name the left table's, else the one right side's that has it.
     pub fn column(&self, path: &[String]) -> Result<&Column, SqlError> {
@@ -247,7 +252,7 @@ impl Scope<'_> {
                 let t = self.time_arg(expr)?;
                 let unit = field.to_string().to_ascii_uppercase();
                 sluice_format::expr::TimeUnit::parse(&unit).map_err(SqlError::Unsupported)?;
-                let zone = super::time::zone_arg(self.zone());
+                let zone = self.zone_arg();
                 Ok(Scalar::computed(format!("timestamp_extract({}, '{unit}'{zone})", t.expr), SqlType::Bigint))
             }
             Expr::Function(f) => self.function(f),

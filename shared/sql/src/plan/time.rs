@@ -20,11 +20,6 @@ pub fn tz(name: &str) -> Result<chrono_tz::Tz, SqlError> {
         .map_err(|e| SqlError::validation(format!("time zone {:?}: {e}", crate::short(name))))
 }
 
-/// `, 'zone'` to end a Druid time function's arguments with, or nothing for UTC.
-pub fn zone_arg(zone: Option<&str>) -> String {
-    zone.map(|z| format!(", {}", super::scalar::quote_string(z))).unwrap_or_default()
-}
-
 /// The ISO period of a time unit name (`HOUR`, `day`, ...).
 pub fn unit_period(unit: &str) -> Result<String, SqlError> {
     Ok(match unit.trim_matches('\'').to_ascii_uppercase().as_str() {

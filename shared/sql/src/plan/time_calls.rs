@@ -6,7 +6,6 @@
 
 use super::names::ident_path;
 use super::scalar::{quote_string, Const, Scalar, Scope};
-use super::time::zone_arg;
 use crate::types::SqlType;
 use crate::SqlError;
 use sqlparser::ast::Expr;
@@ -42,7 +41,7 @@ impl Scope<'_> {
                     let (t, step) = (self.time_arg(args[0])?, self.scalar(args[2])?);
                     let period = self.text_arg(name, args[1])?;
                     let zone = args.get(3).map(|z| self.text_arg(name, z)).transpose()?;
-                    let zone = zone.map(|z| format!(", {z}")).unwrap_or_else(|| zone_arg(self.zone()));
+                    let zone = zone.map(|z| format!(", {z}")).unwrap_or_else(|| self.zone_arg());
                     let call = format!("timestamp_shift({}, {period}, {}{zone})", t.expr, step.expr);
                     folded(call, SqlType::Timestamp, t.constant.is_some() && step.constant.is_some())
                 }
@@ -50,7 +49,7 @@ impl Scope<'_> {
                     arity(3, 3)?;
                     let period = unit_period(name, args[0])?;
                     let (step, t) = (self.scalar(args[1])?, self.time_arg(args[2])?);
-                    let zone = zone_arg(self.zone());
+                    let zone = self.zone_arg();
                     let call = format!("timestamp_shift({}, '{period}', {}{zone})", t.expr, step.expr);
                     folded(call, SqlType::Timestamp, t.constant.is_some() && step.constant.is_some())
                 }
@@ -59,7 +58,7 @@ impl Scope<'_> {
                     let unit = unit_name(name, args[0])?;
                     let (a, b) = (self.time_arg(args[1])?, self.time_arg(args[2])?);
                     let constant = a.constant.is_some() && b.constant.is_some();
-                    let zone = zone_arg(self.zone());
+                    let zone = self.zone_arg();
                     let months = |n: i64| format!("(subtract_months({}, {}{zone}) / {n})", b.expr, a.expr);
                     let millis = |n: i64| format!("(({} - {}) / {n})", b.expr, a.expr);
                     let call = match unit.as_str() {
