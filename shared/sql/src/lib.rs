@@ -218,10 +218,61 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
         let rows = execute::rows(&plan, source, &schemas, deadline, bounds).await?;
         Ok(SqlResult { columns: plan.columns(), rows })
     };
+    let zone = time_zone(request)?;
     match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), work).await {
-        Ok(result) => result,
+        Ok(Ok(mut result)) => {
+            if let Some(z) = zone {
+                zoned_timestamps(&mut result, plan::tz(&z)?);
+            }
+            Ok(result)
+        }
+        Ok(Err(e)) => Err(e),
         Err(_) => Err(SqlError::Query(QueryError::Timeout(timeout_ms))),
     }
+}
+
+/// TIMESTAMP values written on the wall clock of `zone`, with its offset, as Druid writes
+/// them under a `sqlTimeZone` (`2015-09-11T17:46:58.771-07:00`).
+fn zoned_timestamps(result: &mut SqlResult, zone: chrono_tz::Tz) {
+    use chrono::{Offset, TimeZone};
+    let at: Vec<usize> =
+        (result.columns.iter().enumerate()).filter(|(_, c)| c.ty == SqlType::Timestamp).map(|(i, _)| i).collect();
+    for row in &mut result.rows {
+        for &i in &at {
+            let Some(t) = row[i].as_str().and_then(|s| sluice_format::time::parse_iso_instant(s).ok()) else {
+                continue;
+            };
+            if let chrono::LocalResult::Single(local) = zone.timestamp_millis_opt(t) {
+                let zero = local.offset().fix().local_minus_utc() == 0;
+                let offset = if zero { "Z".to_string() } else { local.format("%:z").to_string() };
+                row[i] = Value::String(format!("{}{offset}", local.format("%Y-%m-%dT%H:%M:%S%.3f")));
+            }
+        }
+    }
+}
+
+/// The request's `sqlTimeZone` when it is not UTC: a zone name; offsets and unknown names
+/// are refused naming them.
+fn time_zone(request: &SqlRequest) -> Result<Option<String>, SqlError> {
+    Ok(match request.context.get("sqlTimeZone") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(z)) if matches!(z.as_str(), "UTC" | "Etc/UTC" | "Z") => None,
+        Some(Value::String(z)) => {
+            sluice_format::expr::time_zone(z).map_err(|e| {
+                SqlError::validation(format!(
+                    "sqlTimeZone {:?}: {e} (a zone name such as America/Los_Angeles; offsets such as -08:00 are not supported)",
+                    short(z)
+                ))
+            })?;
+            Some(z.clone())
+        }
+        Some(other) => {
+            return Err(SqlError::validation(format!(
+                "sqlTimeZone {}: expected a zone name",
+                short(&other.to_string())
+            )))
+        }
+    })
 }
 
 /// The rows of each branch of a `UNION ALL`, in turn, under the first branch's columns.
@@ -256,25 +307,7 @@ async fn union(
 
 /// Plans a parsed query against `schemas`.
 pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlRequest) -> Result<Plan, SqlError> {
-    let time_zone = match request.context.get("sqlTimeZone") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(z)) if matches!(z.as_str(), "UTC" | "Etc/UTC" | "Z") => None,
-        Some(Value::String(z)) => {
-            sluice_format::expr::time_zone(z).map_err(|e| {
-                SqlError::validation(format!(
-                    "sqlTimeZone {:?}: {e} (a zone name such as America/Los_Angeles; offsets such as -08:00 are not supported)",
-                    short(z)
-                ))
-            })?;
-            Some(z.clone())
-        }
-        Some(other) => {
-            return Err(SqlError::validation(format!(
-                "sqlTimeZone {}: expected a zone name",
-                short(&other.to_string())
-            )))
-        }
-    };
+    let time_zone = time_zone(request)?;
     let mut context = serde_json::Map::new();
     for key in ["timeout", "maxScatterGatherBytes"] {
         if let Some(v) = request.context.get(key) {

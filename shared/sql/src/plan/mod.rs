@@ -27,6 +27,7 @@ pub use joins::{inline_rows, JoinPlan, JoinSide};
 pub use names::object_path;
 pub use scalar::{Const, Scalar};
 pub use select::plan_query;
+pub use time::tz;
 
 use crate::system::SystemTable;
 use crate::types::Column;

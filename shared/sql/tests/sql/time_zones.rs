@@ -1,7 +1,7 @@
 //! `sqlTimeZone` on the Wikipedia sample (every row on 2015-09-12 UTC, so 2015-09-11 17:00 to
 //! 2015-09-12 17:00 in Los Angeles): time floors bucket on the zone's wall clock, TIMESTAMP
-//! literals and TIME_PARSE read on it, EXTRACT and TIME_FORMAT show it; each checked against the
-//! same question asked in UTC.
+//! literals and TIME_PARSE read on it, EXTRACT and TIME_FORMAT show it and TIMESTAMP values are
+//! written with its offset; each checked against the same question asked in UTC.
 
 use super::{answer, sql};
 use serde_json::{json, Value};
@@ -36,6 +36,7 @@ fn days_are_the_zones_days() {
     assert_eq!(days.len(), 2, "{days:?}");
     let t = |s: &str| sluice_format::time::parse_iso_instant(s).expect("time");
     assert_eq!(instant(&days[0][0]), t("2015-09-11T07:00:00Z"));
+    assert_eq!(days[0][0], json!("2015-09-11T00:00:00.000-07:00"), "written on the zone's clock, as Druid writes it");
     assert_eq!(instant(&days[1][0]), t("2015-09-12T07:00:00Z"));
     assert_eq!((days[0][1].as_i64(), days[1][1].as_i64()), (Some(before_7), Some(total - before_7)));
     let floored = la("SELECT FLOOR(__time TO DAY), COUNT(*) FROM wikipedia GROUP BY 1 ORDER BY 1");
@@ -68,6 +69,10 @@ fn extract_and_time_format_show_the_zones_clock() {
     assert_eq!(got, shifted);
     let text = "SELECT TIME_FORMAT(__time, 'yyyy-MM-dd HH:mm') FROM wikipedia ORDER BY __time LIMIT 1";
     let (first, utc_first) = (la(text), sql(text));
+    let time = la("SELECT __time FROM wikipedia ORDER BY __time LIMIT 1");
+    assert_eq!(time, vec![vec![json!("2015-09-11T17:46:58.771-07:00")]]);
+    let london = in_zone("SELECT TIME_FLOOR(__time, 'P1D') FROM wikipedia GROUP BY 1", "Europe/London").expect("runs");
+    assert_eq!(london[0][0], json!("2015-09-12T00:00:00.000+01:00"));
     assert_eq!(utc_first[0][0], json!("2015-09-12 00:46"));
     assert_eq!(first[0][0], json!("2015-09-11 17:46"));
 }
