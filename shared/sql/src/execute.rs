@@ -80,6 +80,12 @@ fn rows_into<'a>(
     out: &'a mut SubqueryRows,
 ) -> Pin<Box<dyn Future<Output = Result<(), SqlError>> + Send + 'a>> {
     Box::pin(async move {
+        if let Input::Windowed(stage) = &plan.input {
+            // Druid bounds a window's rows as a subquery's.
+            let rows = subquery_rows(&stage.inner, source, schemas, deadline, bounds).await?;
+            let answer = crate::window::answer(&stage.inner.columns(), &stage.calls, rows)?;
+            return read_rows_into(plan, "scan", &answer, out);
+        }
         let Some(native) = &plan.native else {
             return out
                 .push(plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source, &o.column.ty)).collect());
@@ -129,7 +135,7 @@ fn rows_into<'a>(
                 let columns = [Column::new("k", SqlType::Varchar), Column::new("v", SqlType::Varchar)];
                 Arc::new(crate::inline::segment(&columns, &rows)?.into_iter().collect())
             }
-            Input::Nothing => Arc::new(Vec::new()),
+            Input::Nothing | Input::Windowed(_) => Arc::new(Vec::new()),
         };
         let result = tokio::task::spawn_blocking(move || match partials {
             Some(p) => sluice_query::execute_cached(&query, &segments, deadline.at, deadline.timeout_ms, &p),
@@ -201,7 +207,7 @@ fn after(plan: &Plan, mut out: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
                 .order
                 .iter()
                 .map(|&(i, descending)| {
-                    let o = compare(&a[i], &b[i]);
+                    let o = crate::window::compare(&a[i], &b[i]);
                     if descending {
                         o.reverse()
                     } else {
@@ -211,32 +217,17 @@ fn after(plan: &Plan, mut out: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
                 .find(|o| o.is_ne())
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        let offset = usize::try_from(after.offset).unwrap_or(usize::MAX).min(out.len());
-        out.drain(..offset);
-        if let Some(limit) = after.limit {
-            out.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-        }
+    }
+    // Set only where the native query could not cut (sorted here, or a window stage's rows).
+    let offset = usize::try_from(after.offset).unwrap_or(usize::MAX).min(out.len());
+    out.drain(..offset);
+    if let Some(limit) = after.limit {
+        out.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     }
     for row in &mut out {
         row.truncate(plan.visible);
     }
     out
-}
-
-/// Nulls first, then numbers, booleans and strings in their own order.
-fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    match (a, b) {
-        (Value::Null, Value::Null) => Ordering::Equal,
-        (Value::Null, _) => Ordering::Less,
-        (_, Value::Null) => Ordering::Greater,
-        (Value::Number(x), Value::Number(y)) => {
-            x.as_f64().unwrap_or(0.0).partial_cmp(&y.as_f64().unwrap_or(0.0)).unwrap_or(Ordering::Equal)
-        }
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        _ => a.to_string().cmp(&b.to_string()),
-    }
 }
 
 /// The outputs computed from other fields of a result row, parsed once.

@@ -24,6 +24,7 @@ pub mod servers;
 pub mod system;
 pub mod types;
 mod union_all;
+mod window;
 
 pub use error::SqlError;
 pub use output::SqlResult;
@@ -398,6 +399,7 @@ fn explain(plan: &Plan) -> SqlResult {
         queries.push(json!({"query": current.native, "signature": signature, "columnMappings": mappings}));
         p = match &current.input {
             Input::Inline(inner) => Some(inner),
+            Input::Windowed(stage) => Some(&stage.inner),
             _ => None,
         };
     }

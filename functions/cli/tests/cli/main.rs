@@ -18,3 +18,4 @@ mod retention_cli;
 mod run_kill;
 mod serve_connections;
 mod superset;
+mod windows_duckdb;

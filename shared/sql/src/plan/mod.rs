@@ -22,12 +22,14 @@ mod sketch_calls;
 mod time;
 mod time_calls;
 mod virtuals;
+mod windows;
 
 pub use joins::{inline_rows, JoinPlan, JoinSide};
 pub use names::object_path;
 pub use scalar::{Const, Scalar};
 pub use select::plan_query;
 pub use time::tz;
+pub use windows::WindowStage;
 
 use crate::system::SystemTable;
 use crate::types::Column;
@@ -44,6 +46,8 @@ pub enum Input {
     System(SystemTable),
     /// A lookup's entries, as rows of `k` and `v`.
     Lookup(String),
+    /// A query's rows with window functions computed over them.
+    Windowed(Box<WindowStage>),
     /// No table: a select list of constants.
     Nothing,
 }
@@ -112,6 +116,7 @@ impl Plan {
         let mut out = match &self.input {
             Input::Table(t) => vec![t.clone()],
             Input::Inline(inner) => inner.datasources(),
+            Input::Windowed(stage) => stage.inner.datasources(),
             Input::System(_) | Input::Lookup(_) | Input::Nothing => Vec::new(),
         };
         for j in &self.joins {

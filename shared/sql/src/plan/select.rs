@@ -29,6 +29,9 @@ pub fn plan_query(query: &Query, options: &Options<'_>) -> Result<Plan, SqlError
         SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES")),
         other => return Err(SqlError::unsupported(crate::short(&other.to_string()))),
     };
+    if let Some(windowed) = super::windows::plan_windows(query, select, options)? {
+        return Ok(windowed);
+    }
     unsupported_clauses(select)?;
     let (relation, qualifiers) = from(select, options)?;
     let items = expand(select, &relation)?;
@@ -182,7 +185,7 @@ fn expand(select: &Select, relation: &Relation) -> Result<Vec<Item>, SqlError> {
     Ok(items)
 }
 
-fn limits(query: &Query, options: &Options<'_>) -> Result<(Option<u64>, u64), SqlError> {
+pub(super) fn limits(query: &Query, options: &Options<'_>) -> Result<(Option<u64>, u64), SqlError> {
     match &query.limit_clause {
         None => Ok((None, 0)),
         Some(LimitClause::LimitOffset { limit, offset, limit_by }) => {

@@ -57,7 +57,10 @@ fn unsupported_constructs_are_named() {
         ("WITH RECURSIVE t AS (SELECT 1) SELECT * FROM t", "WITH RECURSIVE"),
         ("SELECT COUNT(*) FROM (SELECT page FROM wikipedia UNION ALL SELECT page FROM wikipedia)", "UNION"),
         ("SELECT page FROM wikipedia ORDER BY added", "ORDER BY on anything but __time"),
-        ("SELECT ROW_NUMBER() OVER (ORDER BY added) FROM wikipedia", "window"),
+        (
+            "SELECT SUM(added) OVER (ORDER BY added RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wikipedia",
+            "RANGE frame",
+        ),
         ("SELECT COUNT(*) FROM wikipedia WHERE page IN (SELECT page FROM wikipedia)", ""),
         ("INSERT INTO wikipedia VALUES (1)", "INSERT"),
         ("SELECT MEDIAN(added) FROM wikipedia", "MEDIAN"),

@@ -16,6 +16,7 @@ mod theta_tutorial;
 mod time_functions;
 mod time_zones;
 mod tutorials;
+mod windows;
 mod with_union;
 
 use common::*;
