@@ -15,23 +15,11 @@ import os
 import random
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "superset"))
-from charts import compare, duck, plain  # noqa: E402
+from charts import compare, duck, plain, post  # noqa: E402
 
 COLUMNS = ["channel", "countryName", "cityName", "page"]
-
-
-def post(url: str, path: str, body, method: str = "POST") -> tuple[int, str]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method=method)
-    request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=120) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def make_lookups(rng: random.Random, con, url: str) -> dict:

@@ -17,6 +17,8 @@ import datetime
 import json
 import math
 import sys
+import urllib.error
+import urllib.request
 import warnings
 from urllib.parse import urlparse
 
@@ -112,6 +114,18 @@ SUM("added") AS "SUM(added)" FROM "wikipedia" WHERE {MORNING} AND "channel" IN (
 GROUP BY TIME_FLOOR(CAST({T} AS TIMESTAMP), 'PT1H'), "channel" ORDER BY "SUM(added)" DESC LIMIT 10000"""
         )
     ).fetchall()
+
+
+def post(url: str, path: str, body, method: str = "POST") -> tuple[int, str]:
+    """The status and body of `method path` with `body` as JSON (none: no body)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def duck(data: str):

@@ -14,10 +14,9 @@ DuckDB is told to order nulls as Druid does (first ascending, last descending).
 import json
 import os
 import sys
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "superset"))
-from charts import compare, duck, plain  # noqa: E402
+from charts import compare, duck, plain, post  # noqa: E402
 
 H = "TIME_FLOOR(__time, 'PT1H')"
 DH = "date_trunc('hour', __time)"
@@ -112,22 +111,12 @@ def nulls_as_druid(sql: str) -> str:
     return sql
 
 
-def post(url: str, body) -> tuple[int, str]:
-    request = urllib.request.Request(url + "/druid/v2/sql", data=json.dumps(body).encode(), method="POST")
-    request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=120) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
 def main() -> None:
     url, data = sys.argv[1], sys.argv[2]
     con = duck(data)
     out, failed = {}, 0
     for name, (sql, duck_sql, how) in QUERIES.items():
-        status, text = post(url, {"query": sql, "resultFormat": "array"})
+        status, text = post(url, "/druid/v2/sql", {"query": sql, "resultFormat": "array"})
         if status != 200:
             out[name] = {"ran": False, "error": text[:300]}
             failed += 1

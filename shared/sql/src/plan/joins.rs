@@ -100,23 +100,31 @@ fn right_side(factor: &TableFactor, options: &Options<'_>) -> Result<(JoinSide, 
             Ok((side, relation.columns, names))
         }
         TableFactor::Derived { subquery, alias, lateral: false, .. } => {
-            let inner = plan_query(subquery, options)?;
-            let mut columns = inner.columns();
-            if let Some(a) = alias {
-                if !a.columns.is_empty() {
-                    if a.columns.len() != columns.len() {
-                        return Err(SqlError::validation("the subquery alias names a different number of columns"));
-                    }
-                    for (c, n) in columns.iter_mut().zip(&a.columns) {
-                        c.name = n.name.value.clone();
-                    }
-                }
-            }
+            let (inner, columns) = derived(subquery, alias.as_ref(), options)?;
             let names = alias.iter().map(|a| a.name.value.clone()).collect();
             Ok((JoinSide::Rows(Box::new(inner)), columns, names))
         }
         other => Err(SqlError::unsupported(format!("JOIN {}", crate::short(&other.to_string())))),
     }
+}
+
+/// A subquery in FROM planned, with its columns named as its alias names them.
+pub fn derived(
+    subquery: &sqlparser::ast::Query,
+    alias: Option<&sqlparser::ast::TableAlias>,
+    options: &Options<'_>,
+) -> Result<(Plan, Vec<Column>), SqlError> {
+    let inner = plan_query(subquery, options)?;
+    let mut columns = inner.columns();
+    if let Some(a) = alias.filter(|a| !a.columns.is_empty()) {
+        if a.columns.len() != columns.len() {
+            return Err(SqlError::validation("the subquery alias names a different number of columns"));
+        }
+        for (c, n) in columns.iter_mut().zip(&a.columns) {
+            c.name = n.name.value.clone();
+        }
+    }
+    Ok((inner, columns))
 }
 
 /// `j0.`, with underscores before the `j` until no left column starts with that and a digit

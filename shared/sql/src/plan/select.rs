@@ -129,18 +129,7 @@ fn left_table(table: &TableFactor, options: &Options<'_>) -> Result<(Relation, V
             Ok((relation, left(qualifiers)))
         }
         TableFactor::Derived { subquery, alias, lateral: false, .. } => {
-            let inner = plan_query(subquery, options)?;
-            let mut columns = inner.columns();
-            if let Some(a) = alias {
-                if !a.columns.is_empty() {
-                    if a.columns.len() != columns.len() {
-                        return Err(SqlError::validation("the subquery alias names a different number of columns"));
-                    }
-                    for (c, n) in columns.iter_mut().zip(&a.columns) {
-                        c.name = n.name.value.clone();
-                    }
-                }
-            }
+            let (inner, columns) = super::joins::derived(subquery, alias.as_ref(), options)?;
             let qualifiers = alias.iter().map(|a| a.name.value.clone()).collect();
             Ok((Relation { input: Input::Inline(Box::new(inner)), columns, joins: Vec::new() }, left(qualifiers)))
         }
