@@ -330,7 +330,16 @@ impl<'s> SegmentColumns<'s> {
                     v.as_long().or_else(|| v.as_double().map(|d| d as i64)).map(Value::Long).unwrap_or(Value::Null)
                 }
                 Some("DOUBLE") | Some("FLOAT") => v.as_double().map(Value::Double).unwrap_or(Value::Null),
-                Some("STRING") => v.as_str().map(|s| Value::String(s.into_owned())).unwrap_or(Value::Null),
+                // A multi-value result stays a list of strings.
+                Some("STRING") => match v {
+                    Value::Array(items) => Value::Array(
+                        items
+                            .iter()
+                            .map(|i| i.as_str().map_or(Value::Null, |s| Value::String(s.into_owned())))
+                            .collect(),
+                    ),
+                    v => v.as_str().map(|s| Value::String(s.into_owned())).unwrap_or(Value::Null),
+                },
                 _ => v,
             });
         }

@@ -9,6 +9,7 @@ use crate::plan::{Input, JoinSide, Plan, Source};
 use crate::types::{Column, SqlType};
 use crate::{Segments, SqlError};
 use serde_json::{json, Map, Value};
+use sluice_format::lookup::Lookups;
 use sluice_query::QuerySegment;
 use std::future::Future;
 use std::pin::Pin;
@@ -84,7 +85,7 @@ fn rows_into<'a>(
             // Druid bounds a window's rows as a subquery's.
             let rows = subquery_rows(&stage.inner, source, schemas, deadline, bounds).await?;
             let answer = crate::window::answer(&stage.inner.columns(), &stage.calls, rows)?;
-            return read_rows_into(plan, "scan", &answer, out);
+            return read_rows_into(plan, "scan", &answer, out, &schemas.lookups);
         }
         let Some(native) = &plan.native else {
             return out
@@ -111,7 +112,7 @@ fn rows_into<'a>(
         if matches!(plan.input, Input::Table(_)) && query.has_partials() {
             if let Some(answer) = source.fan_out(&text).await {
                 let kind = native["queryType"].as_str().unwrap_or("");
-                return read_rows_into(plan, kind, &answer?, out);
+                return read_rows_into(plan, kind, &answer?, out, &schemas.lookups);
             }
         }
         // Only deep storage's segments are immutable under their names: inline ones are not.
@@ -144,7 +145,7 @@ fn rows_into<'a>(
         .await
         .map_err(|e| SqlError::Query(sluice_query::QueryError::Source(format!("the query engine failed: {e}"))))??;
         let kind = native["queryType"].as_str().unwrap_or("");
-        read_rows_into(plan, kind, &result, out)
+        read_rows_into(plan, kind, &result, out, &schemas.lookups)
     })
 }
 
@@ -152,14 +153,20 @@ fn rows_into<'a>(
 /// after the query.
 pub fn read_rows(plan: &Plan, kind: &str, result: &Value) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut out = SubqueryRows::unbounded();
-    read_rows_into(plan, kind, result, &mut out)?;
+    read_rows_into(plan, kind, result, &mut out, &Lookups::new())?;
     Ok(after(plan, out.into_rows()))
 }
 
 /// Reads the result columns out of a native answer into `out`, a row at a time, stopping at
-/// the first row `out` refuses.
-pub fn read_rows_into(plan: &Plan, kind: &str, result: &Value, out: &mut SubqueryRows) -> Result<(), SqlError> {
-    let computed = Computed::new(plan)?;
+/// the first row `out` refuses; the expressions computed on each row read `lookups`.
+pub fn read_rows_into(
+    plan: &Plan,
+    kind: &str,
+    result: &Value,
+    out: &mut SubqueryRows,
+    lookups: &Lookups,
+) -> Result<(), SqlError> {
+    let computed = Computed::new(plan, lookups)?;
     let empty = Map::new();
     let row = |timestamp: &Value, fields: &Map<String, Value>| -> Vec<Value> {
         plan.outputs
@@ -237,19 +244,20 @@ struct Computed {
 }
 
 impl Computed {
-    fn new(plan: &Plan) -> Result<Self, SqlError> {
+    fn new(plan: &Plan, lookups: &Lookups) -> Result<Self, SqlError> {
         let mut exprs = Vec::with_capacity(plan.outputs.len());
         for o in &plan.outputs {
             exprs.push(match &o.source {
                 Source::Expression(text) => {
                     let mut names: Vec<String> = Vec::new();
-                    let e = sluice_format::expr::parse(text, &mut |name| {
+                    let resolve = &mut |name: &str| {
                         names.iter().position(|n| n == name).unwrap_or_else(|| {
                             names.push(name.to_string());
                             names.len() - 1
                         })
-                    })
-                    .map_err(|e| SqlError::validation(e.to_string()))?;
+                    };
+                    let e = sluice_format::expr::parse_with(text, resolve, &|l| lookups.get(l).cloned())
+                        .map_err(|e| SqlError::validation(e.to_string()))?;
                     Some((e, names))
                 }
                 _ => None,

@@ -248,11 +248,14 @@ mod tests {
     fn a_subquery_past_its_rows_stops_where_its_rows_are_read() {
         let answer = scan_answer(MAX_INLINE_ROWS + 50, |i| format!("v{i}"));
         let mut rows = SubqueryRows::bounded(SubqueryBounds::default());
-        let e = read_rows_into(&plan_of_x(), "scan", &answer, &mut rows).expect_err("refused").to_string();
+        let e = read_rows_into(&plan_of_x(), "scan", &answer, &mut rows, &Default::default())
+            .expect_err("refused")
+            .to_string();
         assert!(e.contains("context.maxSubqueryRows: a subquery returns more than 100000 rows"), "{e}");
         assert_eq!(rows.len(), MAX_INLINE_ROWS, "the rows read stop at the bound");
         let mut all = SubqueryRows::unbounded();
-        read_rows_into(&plan_of_x(), "scan", &answer, &mut all).expect("an outer query's rows are not bounded here");
+        read_rows_into(&plan_of_x(), "scan", &answer, &mut all, &Default::default())
+            .expect("an outer query's rows are not bounded here");
         assert_eq!(all.len(), MAX_INLINE_ROWS + 50);
     }
 
@@ -260,7 +263,9 @@ mod tests {
     fn a_subquery_past_its_bytes_stops_within_a_row() {
         let answer = scan_answer(100, |i| format!("{i}{}", "x".repeat(10_000)));
         let mut rows = SubqueryRows::bounded(SubqueryBounds { rows: MAX_INLINE_ROWS, bytes: 25_000 });
-        let e = read_rows_into(&plan_of_x(), "scan", &answer, &mut rows).expect_err("refused").to_string();
+        let e = read_rows_into(&plan_of_x(), "scan", &answer, &mut rows, &Default::default())
+            .expect_err("refused")
+            .to_string();
         assert!(e.contains("context.maxSubqueryBytes: a subquery's rows pass 25000 bytes at row 2"), "{e}");
         assert_eq!(rows.len(), 2);
     }

@@ -136,6 +136,10 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             }
             Value::String(out)
         }
+        Function::Array(f) => {
+            let values: Vec<Value> = args.iter().map(|e| eval(e, row, time)).collect();
+            super::arrays::eval(f, &values)
+        }
         Function::Lookup(table, missing) => match table.value(&arg(0), 1) {
             Some(v) => v.clone(),
             None => missing.as_ref().map(|m| Value::String(m.clone())).unwrap_or(Value::Null),
@@ -393,5 +397,31 @@ mod tests {
         assert!(missing.reason.contains("lookup \"nope\" not found"), "{}", missing.reason);
         let plain = parse("lookup(x, 'codes')", &mut |_| 0).expect_err("no lookups outside a query");
         assert!(plain.reason.contains("not found"));
+    }
+
+    fn run_on(text: &str, a: Value) -> Value {
+        let e = crate::expr::parse(text, &mut |_| 0).expect("parses");
+        crate::expr::eval(&e, &[a], 0)
+    }
+
+    fn list_of(items: &[&str]) -> Value {
+        Value::Array(items.iter().map(|s| Value::String(s.to_string())).collect())
+    }
+
+    #[test]
+    fn a_single_value_is_a_list_of_one_and_bounds_give_null() {
+        assert_eq!(run_on("array_length(a)", Value::String("x".into())), Value::Long(1));
+        assert_eq!(run_on("array_length(a)", Value::Null), Value::Null);
+        assert_eq!(run_on("array_slice(a, 2, 1)", list_of(&["a", "b", "c"])), Value::Null, "start past end");
+        assert_eq!(run_on("array_slice(a, 1)", list_of(&["a", "b", "c"])), list_of(&["b", "c"]));
+        assert_eq!(run_on("array_offset(a, -1)", list_of(&["a"])), Value::Null);
+        assert_eq!(run_on("array_contains(a, array_append('a', 'c'))", list_of(&["a", "b", "c"])), Value::Long(1));
+        assert_eq!(run_on("array_contains(a, array_append('a', 'z'))", list_of(&["a", "b", "c"])), Value::Long(0));
+        assert_eq!(
+            run_on("array_to_string(string_to_array(a, ',+'), '|')", Value::String("x,,y".into())),
+            Value::String("x|y".into())
+        );
+        let bad = crate::expr::parse("string_to_array(a, '(')", &mut |_| 0).expect_err("a bad pattern");
+        assert!(bad.reason.contains("string_to_array delimiter"), "{}", bad.reason);
     }
 }

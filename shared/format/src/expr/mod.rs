@@ -1,6 +1,7 @@
 //! Druid expressions (the subset used by `transformSpec` and `expression` inputs): a parser
 //! producing an AST whose field references are resolved to row slots once, and an evaluator.
 
+mod arrays;
 mod eval;
 mod parse;
 mod time_fns;
@@ -134,6 +135,49 @@ pub enum Function {
     /// `lookup(x, 'name'[, 'replaceMissingValueWith'])`: the lookup's value for `x`, else the
     /// replacement or null; the lookup is resolved when the expression is parsed.
     Lookup(std::sync::Arc<crate::lookup::KeyedTable>, Option<String>),
+    /// An array function over multi-value strings (`array_length`, `array_contains`, ...).
+    Array(ArrayFunction),
+}
+
+/// Druid's array functions, over multi-value string values (SQL's `MV_*`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArrayFunction {
+    /// `array_length(a)`
+    Length,
+    /// `array_offset(a, i)`: 0-based, null out of range.
+    Offset,
+    /// `array_ordinal(a, i)`: 1-based, null out of range.
+    Ordinal,
+    /// `array_contains(a, x)`: 1 when `a` holds `x` (every element of `x` when a list).
+    Contains,
+    /// `array_overlap(a, b)`: 1 when they share an element.
+    Overlap,
+    /// `array_offset_of(a, x)`: 0-based index of `x`, else null.
+    OffsetOf,
+    /// `array_ordinal_of(a, x)`: 1-based index of `x`, else null.
+    OrdinalOf,
+    /// `array_append(a, x)`
+    Append,
+    /// `array_prepend(x, a)`
+    Prepend,
+    /// `array_concat(a, b)`
+    Concat,
+    /// `array_slice(a, start[, end])`: 0-based, end exclusive; null past the bounds.
+    Slice,
+    /// `array_to_string(a, separator)`
+    ToString,
+    /// `string_to_array(s, delimiter)`: split on a regular expression, compiled once.
+    FromString(Delimiter),
+}
+
+/// A regular expression splitting strings, compared by its pattern.
+#[derive(Debug, Clone)]
+pub struct Delimiter(pub regex::Regex);
+
+impl PartialEq for Delimiter {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 /// The types `cast` converts to.

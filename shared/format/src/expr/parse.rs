@@ -1,6 +1,6 @@
 //! A precedence-climbing parser for Druid's expression syntax.
 
-use super::{BinaryOp, CastType, Expr, ExprError, Function, TimeFormat, TimeUnit, UnaryOp};
+use super::{ArrayFunction, BinaryOp, CastType, Expr, ExprError, Function, TimeFormat, TimeUnit, UnaryOp};
 use crate::granularity::{to_local, Granularity};
 use crate::lookup::KeyedTable;
 use crate::time::{parse_iso_instant, Period};
@@ -377,6 +377,28 @@ impl Parser<'_> {
                 arity(2, 3)?;
                 Function::SubtractMonths(self.zone(name, &args, 2)?)
             }
+            "array_length" => (arity(1, 1)?, Function::Array(ArrayFunction::Length)).1,
+            "array_offset" => (arity(2, 2)?, Function::Array(ArrayFunction::Offset)).1,
+            "array_ordinal" => (arity(2, 2)?, Function::Array(ArrayFunction::Ordinal)).1,
+            "array_contains" => (arity(2, 2)?, Function::Array(ArrayFunction::Contains)).1,
+            "array_overlap" => (arity(2, 2)?, Function::Array(ArrayFunction::Overlap)).1,
+            "array_offset_of" => (arity(2, 2)?, Function::Array(ArrayFunction::OffsetOf)).1,
+            "array_ordinal_of" => (arity(2, 2)?, Function::Array(ArrayFunction::OrdinalOf)).1,
+            "array_append" => (arity(2, 2)?, Function::Array(ArrayFunction::Append)).1,
+            "array_prepend" => (arity(2, 2)?, Function::Array(ArrayFunction::Prepend)).1,
+            "array_concat" => (arity(2, 2)?, Function::Array(ArrayFunction::Concat)).1,
+            "array_slice" => (arity(2, 3)?, Function::Array(ArrayFunction::Slice)).1,
+            "array_to_string" => (arity(2, 2)?, Function::Array(ArrayFunction::ToString)).1,
+            "string_to_array" => {
+                arity(2, 2)?;
+                let pattern =
+                    self.literal(name, &args, 1)?.ok_or_else(|| self.error(format!("{name} needs a delimiter")))?;
+                let delimiter = regex::RegexBuilder::new(&pattern)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| self.error(format!("{name} delimiter: {e}")))?;
+                Function::Array(ArrayFunction::FromString(super::Delimiter(delimiter)))
+            }
             "lookup" => {
                 arity(2, 3)?;
                 let Some(lookup) = self.literal(name, &args, 1)? else {
@@ -400,7 +422,7 @@ impl Parser<'_> {
                 t.into_iter().chain(step).collect()
             }
             Function::SubtractMonths(_) => args.into_iter().take(2).collect(),
-            Function::Lookup(..) => args.into_iter().take(1).collect(),
+            Function::Lookup(..) | Function::Array(ArrayFunction::FromString(_)) => args.into_iter().take(1).collect(),
             _ => args,
         };
         Ok(Expr::Call(function, args))

@@ -77,6 +77,14 @@ pub fn plan(parts: &Parts<'_>) -> Result<Plan, SqlError> {
             return Err(SqlError::validation(format!("aggregate in GROUP BY: {}", crate::short(&e.to_string()))));
         }
         let s = scope.scalar(e)?;
+        const LISTS: [&str; 5] =
+            ["array_append(", "array_prepend(", "array_concat(", "array_slice(", "string_to_array("];
+        if LISTS.iter().any(|f| s.expr.contains(f)) {
+            return Err(SqlError::unsupported(format!(
+                "GROUP BY {}: grouping by a list an MV_ function builds (Druid groups by each of its values; not built)",
+                crate::short(&e.to_string())
+            )));
+        }
         if s.constant.is_some() || keys.iter().any(|k| k.scalar.expr == s.expr) {
             continue;
         }
@@ -168,12 +176,9 @@ impl Grouping<'_, '_> {
             if let Some(c) = &s.constant {
                 return Ok(Read { source: Source::Const(c.json()), ty: s.ty });
             }
-            let key = self.keys.iter().find(|k| k.scalar.expr == s.expr).ok_or_else(|| {
-                SqlError::validation(format!(
-                    "expression '{}' is not being grouped: add it to GROUP BY or aggregate it",
-                    crate::short(&e.to_string())
-                ))
-            })?;
+            let Some(key) = self.keys.iter().find(|k| k.scalar.expr == s.expr) else {
+                return self.of_keys(e);
+            };
             let source =
                 if self.kind == Kind::Timeseries { Source::Timestamp } else { Source::Field(key.name.clone()) };
             return Ok(Read { source, ty: key.scalar.ty.clone() });
@@ -192,6 +197,34 @@ impl Grouping<'_, '_> {
                 Ok(Read { source: Source::Expression(s.expr), ty: s.ty })
             }
             Err(other) => Err(other),
+        }
+    }
+
+    /// An expression of grouping keys (`UPPER(channel)` grouped by `channel`), computed on
+    /// each result row from the keys' fields.
+    fn of_keys(&self, e: &Expr) -> Result<Read, SqlError> {
+        let refused = || {
+            SqlError::validation(format!(
+                "expression '{}' is not being grouped: add it to GROUP BY or aggregate it",
+                crate::short(&e.to_string())
+            ))
+        };
+        if self.kind == Kind::Timeseries {
+            return Err(refused());
+        }
+        let substitute = |x: &Expr| -> Result<Option<Scalar>, SqlError> {
+            let Ok(s) = self.parts.scope().scalar(x) else { return Ok(None) };
+            let key = self.keys.iter().find(|k| s.constant.is_none() && k.scalar.expr == s.expr);
+            Ok(key.map(|k| Scalar {
+                expr: quote_column(&k.name),
+                ty: k.scalar.ty.clone(),
+                column: Some(k.name.clone()),
+                constant: None,
+            }))
+        };
+        match self.result_scope(&substitute).scalar(e) {
+            Ok(s) => Ok(Read { source: Source::Expression(s.expr), ty: s.ty }),
+            Err(_) => Err(refused()),
         }
     }
 

@@ -433,6 +433,32 @@ impl Scope<'_> {
                 let s = self.scalar(args[0])?;
                 Ok(Scalar::computed(format!("abs({})", s.expr), s.ty))
             }
+            "MV_LENGTH" | "MV_OFFSET" | "MV_ORDINAL" | "MV_CONTAINS" | "MV_OVERLAP" | "MV_OFFSET_OF"
+            | "MV_ORDINAL_OF" | "MV_APPEND" | "MV_PREPEND" | "MV_CONCAT" | "MV_SLICE" | "MV_TO_STRING"
+            | "STRING_TO_MV" => {
+                // Druid's SQL translates these to its array functions, over multi-value strings.
+                let (function, ty, min, max) = match name.as_str() {
+                    "MV_LENGTH" => ("array_length", SqlType::Bigint, 1, 1),
+                    "MV_OFFSET" => ("array_offset", SqlType::Varchar, 2, 2),
+                    "MV_ORDINAL" => ("array_ordinal", SqlType::Varchar, 2, 2),
+                    "MV_CONTAINS" => ("array_contains", SqlType::Boolean, 2, 2),
+                    "MV_OVERLAP" => ("array_overlap", SqlType::Boolean, 2, 2),
+                    "MV_OFFSET_OF" => ("array_offset_of", SqlType::Bigint, 2, 2),
+                    "MV_ORDINAL_OF" => ("array_ordinal_of", SqlType::Bigint, 2, 2),
+                    "MV_APPEND" => ("array_append", SqlType::Varchar, 2, 2),
+                    "MV_PREPEND" => ("array_prepend", SqlType::Varchar, 2, 2),
+                    "MV_CONCAT" => ("array_concat", SqlType::Varchar, 2, 2),
+                    "MV_SLICE" => ("array_slice", SqlType::Varchar, 2, 3),
+                    "MV_TO_STRING" => ("array_to_string", SqlType::Varchar, 2, 2),
+                    _ => ("string_to_array", SqlType::Varchar, 2, 2),
+                };
+                arity(min, max)?;
+                let parts: Vec<String> = each(self)?.into_iter().map(|s| s.expr).collect();
+                checked(format!("{function}({})", parts.join(", ")), ty)
+            }
+            "MV_FILTER_ONLY" | "MV_FILTER_NONE" | "MV_TO_ARRAY" | "ARRAY_TO_MV" => Err(SqlError::unsupported(format!(
+                "{name} (ARRAY values are not built; the other MV_ functions are)"
+            ))),
             "LOOKUP" => {
                 arity(2, 3)?;
                 let key = self.scalar(args[0])?;

@@ -241,3 +241,18 @@ fn parameters_bind_values() {
     let got = answer(&r).expect("answer").rows;
     assert_eq!(got, sql("SELECT COUNT(*) FROM wikipedia WHERE channel = '#en.wikipedia' AND added > 10"));
 }
+
+#[test]
+fn expressions_of_grouping_keys_are_computed_on_each_group() {
+    let upper = sql("SELECT UPPER(channel) AS c, COUNT(*) FROM wikipedia GROUP BY channel ORDER BY 2 DESC LIMIT 2");
+    let plain = sql("SELECT channel, COUNT(*) FROM wikipedia GROUP BY channel ORDER BY 2 DESC LIMIT 2");
+    assert_eq!(upper.len(), 2);
+    for (u, p) in upper.iter().zip(&plain) {
+        assert_eq!(u[0], json!(p[0].as_str().expect("channel").to_uppercase()));
+        assert_eq!(u[1], p[1]);
+    }
+    let named = sql("SELECT countryIsoCode, LOOKUP(countryIsoCode, 'country_names') FROM wikipedia \
+                     WHERE countryIsoCode = 'FR' GROUP BY 1");
+    assert_eq!(named, vec![vec![json!("FR"), json!("France")]]);
+    super::refused_naming("SELECT UPPER(page), COUNT(*) FROM wikipedia GROUP BY channel", "is not being grouped");
+}

@@ -10,6 +10,7 @@ mod errors;
 mod joins;
 mod lookups;
 mod metadata;
+mod multi_value;
 mod sketches;
 #[path = "../../../query/tests/query/theta_tutorial.rs"]
 mod theta_tutorial;
