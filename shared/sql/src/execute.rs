@@ -87,6 +87,21 @@ fn rows_into<'a>(
             let answer = crate::window::answer(&stage.inner.columns(), &stage.calls, rows)?;
             return read_rows_into(plan, "scan", &answer, out, &schemas.lookups);
         }
+        if let Input::Union(branches) = &plan.input {
+            // Bounded as a subquery's rows, whole: Druid holds a union's rows the same way.
+            let mut events = Vec::new();
+            for branch in branches {
+                for row in subquery_rows(branch, source, schemas, deadline, bounds).await? {
+                    if events.len() >= bounds.rows {
+                        return Err(crate::inline::too_many_rows(bounds.rows));
+                    }
+                    let fields: Map<String, Value> =
+                        row.into_iter().enumerate().map(|(i, v)| (crate::plan::union_field(i), v)).collect();
+                    events.push(Value::Object(fields));
+                }
+            }
+            return read_rows_into(plan, "scan", &json!([{"events": events}]), out, &schemas.lookups);
+        }
         let Some(native) = &plan.native else {
             return out
                 .push(plan.outputs.iter().take(plan.visible).map(|o| constant(&o.source, &o.column.ty)).collect());
@@ -136,7 +151,7 @@ fn rows_into<'a>(
                 let columns = [Column::new("k", SqlType::Varchar), Column::new("v", SqlType::Varchar)];
                 Arc::new(crate::inline::segment(&columns, &rows)?.into_iter().collect())
             }
-            Input::Nothing | Input::Windowed(_) => Arc::new(Vec::new()),
+            Input::Nothing | Input::Windowed(_) | Input::Union(_) => Arc::new(Vec::new()),
         };
         let result = tokio::task::spawn_blocking(move || match partials {
             Some(p) => sluice_query::execute_cached(&query, &segments, deadline.at, deadline.timeout_ms, &p),

@@ -1,7 +1,7 @@
 //! `UNION ALL` at the top of a query, as Druid answers it: each branch is a query of its own,
-//! run in turn, its rows appended to the first's under the first's column names. `UNION`
-//! without `ALL`, `INTERSECT`, `EXCEPT`, a `UNION ALL` inside a subquery, and `ORDER BY` or
-//! `LIMIT` over the whole union are refused by name.
+//! run in turn, its rows appended to the first's under the first's column names (with ORDER
+//! BY or LIMIT over the whole union, or inside a subquery, the planner's union reads them:
+//! `plan::unions`). `UNION` without `ALL`, `INTERSECT` and `EXCEPT` are refused by name.
 
 use crate::SqlError;
 use sqlparser::ast::{Query, SetExpr, SetOperator, SetQuantifier};
@@ -9,14 +9,14 @@ use sqlparser::ast::{Query, SetExpr, SetOperator, SetQuantifier};
 /// Branches a `UNION ALL` may have.
 pub const MAX_BRANCHES: usize = 64;
 
-/// The branches of `query` when it is a top-level `UNION ALL`, each a query of its own;
-/// `None` when it is not a set operation.
+/// The branches of `query` when it is a `UNION ALL` without ORDER BY or LIMIT over it, each a
+/// query of its own; `None` when it is not a set operation or orders or cuts the union.
 pub fn branches(query: &Query) -> Result<Option<Vec<Query>>, SqlError> {
     if !matches!(query.body.as_ref(), SetExpr::SetOperation { .. }) {
         return Ok(None);
     }
     if query.order_by.is_some() || query.limit_clause.is_some() {
-        return Err(SqlError::unsupported("ORDER BY, LIMIT or OFFSET over a UNION ALL (put them in its branches)"));
+        return Ok(None);
     }
     let mut bodies = Vec::new();
     collect(query.body.as_ref(), &mut bodies)?;

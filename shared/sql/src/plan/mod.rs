@@ -21,6 +21,7 @@ mod select;
 mod sketch_calls;
 mod time;
 mod time_calls;
+mod unions;
 mod virtuals;
 mod windows;
 
@@ -29,6 +30,7 @@ pub use names::object_path;
 pub use scalar::{Const, Scalar};
 pub use select::plan_query;
 pub use time::tz;
+pub use unions::field as union_field;
 pub use windows::WindowStage;
 
 use crate::system::SystemTable;
@@ -48,6 +50,8 @@ pub enum Input {
     Lookup(String),
     /// A query's rows with window functions computed over them.
     Windowed(Box<WindowStage>),
+    /// The rows of each branch of a `UNION ALL`, appended.
+    Union(Vec<Plan>),
     /// No table: a select list of constants.
     Nothing,
 }
@@ -117,6 +121,7 @@ impl Plan {
             Input::Table(t) => vec![t.clone()],
             Input::Inline(inner) => inner.datasources(),
             Input::Windowed(stage) => stage.inner.datasources(),
+            Input::Union(branches) => branches.iter().flat_map(Plan::datasources).collect(),
             Input::System(_) | Input::Lookup(_) | Input::Nothing => Vec::new(),
         };
         for j in &self.joins {

@@ -10,7 +10,7 @@ use super::{Input, Options, Relation};
 use crate::types::Column;
 use crate::SqlError;
 use serde_json::{json, Value};
-use sqlparser::ast::{Expr, Select};
+use sqlparser::ast::{Expr, LimitClause, Query, Select};
 use std::ops::ControlFlow;
 
 /// One select-list item: its expression and result name.
@@ -150,4 +150,22 @@ pub fn has_aggregate(e: &Expr) -> bool {
         _ => ControlFlow::Continue(()),
     })
     .is_break()
+}
+
+/// LIMIT and OFFSET of `query`.
+pub fn limits(query: &Query, options: &Options<'_>) -> Result<(Option<u64>, u64), SqlError> {
+    match &query.limit_clause {
+        None => Ok((None, 0)),
+        Some(LimitClause::LimitOffset { limit, offset, limit_by }) => {
+            if !limit_by.is_empty() {
+                return Err(SqlError::unsupported("LIMIT BY"));
+            }
+            let limit = limit.as_ref().map(|l| count(l, "LIMIT", options)).transpose()?;
+            let offset = offset.as_ref().map(|o| count(&o.value, "OFFSET", options)).transpose()?.unwrap_or(0);
+            Ok((limit, offset))
+        }
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
+            Ok((Some(count(limit, "LIMIT", options)?), count(offset, "OFFSET", options)?))
+        }
+    }
 }

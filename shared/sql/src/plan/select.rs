@@ -4,15 +4,13 @@
 use super::intervals::TimeRange;
 use super::joins::Qualifier;
 use super::names::{ident_path, object_path};
-use super::parts::{count, has_aggregate, resolve_item, Item, OrderKey, Parts};
+use super::parts::{has_aggregate, resolve_item, Item, OrderKey, Parts};
 use super::virtuals::Virtuals;
 use super::{Input, Options, Output, Plan, Relation, Source};
 use crate::types::Column;
 use crate::SqlError;
 use serde_json::json;
-use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor,
-};
+use sqlparser::ast::{BinaryOperator, Expr, GroupByExpr, OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor};
 
 /// Plans a query.
 pub fn plan_query(query: &Query, options: &Options<'_>) -> Result<Plan, SqlError> {
@@ -25,7 +23,7 @@ pub fn plan_query(query: &Query, options: &Options<'_>) -> Result<Plan, SqlError
     let select = match query.body.as_ref() {
         SetExpr::Select(s) => s.as_ref(),
         SetExpr::Query(q) if query.order_by.is_none() && query.limit_clause.is_none() => return plan_query(q, options),
-        SetExpr::SetOperation { op, .. } => return Err(SqlError::unsupported(format!("{op}"))),
+        SetExpr::SetOperation { .. } => return super::unions::plan_union(query, options),
         SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES")),
         other => return Err(SqlError::unsupported(crate::short(&other.to_string()))),
     };
@@ -35,7 +33,7 @@ pub fn plan_query(query: &Query, options: &Options<'_>) -> Result<Plan, SqlError
     unsupported_clauses(select)?;
     let (relation, qualifiers) = from(select, options)?;
     let items = expand(select, &relation)?;
-    let (limit, offset) = limits(query, options)?;
+    let (limit, offset) = super::parts::limits(query, options)?;
     let mut parts = Parts {
         relation,
         qualifiers,
@@ -172,23 +170,6 @@ fn expand(select: &Select, relation: &Relation) -> Result<Vec<Item>, SqlError> {
         }
     }
     Ok(items)
-}
-
-pub(super) fn limits(query: &Query, options: &Options<'_>) -> Result<(Option<u64>, u64), SqlError> {
-    match &query.limit_clause {
-        None => Ok((None, 0)),
-        Some(LimitClause::LimitOffset { limit, offset, limit_by }) => {
-            if !limit_by.is_empty() {
-                return Err(SqlError::unsupported("LIMIT BY"));
-            }
-            let limit = limit.as_ref().map(|l| count(l, "LIMIT", options)).transpose()?;
-            let offset = offset.as_ref().map(|o| count(&o.value, "OFFSET", options)).transpose()?.unwrap_or(0);
-            Ok((limit, offset))
-        }
-        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
-            Ok((Some(count(limit, "LIMIT", options)?), count(offset, "OFFSET", options)?))
-        }
-    }
 }
 
 /// ORDER BY keys, each resolved to the select item it names (by ordinal, alias or the same

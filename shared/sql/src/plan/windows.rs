@@ -143,7 +143,7 @@ pub fn plan_windows(query: &Query, select: &Select, options: &Options<'_>) -> Re
             after.order.push((at, descending));
         }
     }
-    let (limit, offset) = super::select::limits(query, options)?;
+    let (limit, offset) = super::parts::limits(query, options)?;
     (after.limit, after.offset) = (limit, offset);
     let stage = WindowStage { inner, calls };
     Ok(Some(Plan {

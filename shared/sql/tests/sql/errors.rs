@@ -55,7 +55,7 @@ fn unsupported_constructs_are_named() {
         ("SELECT a.page FROM wikipedia a RIGHT JOIN wikipedia b ON a.page = b.page", "RIGHT JOIN"),
         ("SELECT page FROM wikipedia UNION SELECT page FROM wikipedia", "UNION"),
         ("WITH RECURSIVE t AS (SELECT 1) SELECT * FROM t", "WITH RECURSIVE"),
-        ("SELECT COUNT(*) FROM (SELECT page FROM wikipedia UNION ALL SELECT page FROM wikipedia)", "UNION"),
+        ("SELECT COUNT(*) FROM (SELECT page FROM wikipedia EXCEPT SELECT page FROM wikipedia)", "EXCEPT"),
         ("SELECT page FROM wikipedia ORDER BY added", "ORDER BY on anything but __time"),
         (
             "SELECT SUM(added) OVER (ORDER BY added RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wikipedia",

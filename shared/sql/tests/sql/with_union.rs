@@ -57,10 +57,23 @@ fn union_all_appends_each_branchs_rows_under_the_first_branchs_names() {
     // WITH over a union: each branch reads the names.
     let with = sql("WITH t AS (SELECT COUNT(*) AS n FROM wikipedia) SELECT n FROM t UNION ALL SELECT n + 1 FROM t");
     assert_eq!(with, vec![vec![json!(39_244)], vec![json!(39_245)]]);
+    // ORDER BY and LIMIT over the whole union; a union inside a subquery.
+    assert_eq!(
+        sql("SELECT 1 AS x UNION ALL SELECT 3 UNION ALL SELECT 2 ORDER BY x DESC LIMIT 2"),
+        [[json!(3)], [json!(2)]]
+    );
+    let both = sql("SELECT COUNT(*), COUNT(DISTINCT channel) FROM \
+                    (SELECT channel FROM wikipedia UNION ALL SELECT channel FROM wikipedia WHERE isRobot = 'true')");
+    let robots = sql("SELECT COUNT(*) FROM wikipedia WHERE isRobot = 'true'")[0][0].as_i64().expect("count");
+    assert_eq!(both[0][0], json!(39_244 + robots));
+    let three = "SELECT COUNT(*) FROM (SELECT channel FROM wikipedia UNION ALL SELECT channel FROM wikipedia \
+                 UNION ALL SELECT channel FROM wikipedia)";
+    refused_naming(three, "more than 100000 rows (Druid's maxSubqueryRows)");
     for (text, expected) in [
         ("SELECT 1 UNION SELECT 2", "UNION without ALL"),
+        ("SELECT n FROM (SELECT 1 AS n UNION SELECT 2)", "UNION without ALL"),
         ("SELECT 1 UNION ALL SELECT 1, 2", "branch 2 has 2 columns"),
-        ("SELECT 1 UNION ALL SELECT 2 ORDER BY 1", "over a UNION ALL"),
+        ("SELECT 1 AS x UNION ALL SELECT 2 ORDER BY x + 1", "ORDER BY an expression over a UNION ALL"),
         ("EXPLAIN PLAN FOR SELECT 1 UNION ALL SELECT 2", "EXPLAIN of a UNION ALL"),
         ("SELECT 1 INTERSECT SELECT 1", "INTERSECT"),
     ] {
