@@ -317,6 +317,26 @@ impl<'s> SegmentColumns<'s> {
         let inputs: Vec<Rc<Column<'s>>> =
             names.iter().filter(|n| *n != name).map(|n| self.column(n)).collect::<Result<_, _>>()?;
         let cast = output_type.as_deref().map(str::to_ascii_uppercase);
+        let convert = |v: Value| cast_to(cast.as_deref(), v);
+        // An expression of one dictionary-encoded column (`upper(x)`, `lookup(x, 'name')`) is
+        // evaluated once per id; string results make a dictionary-encoded column.
+        if let ([only], false) = (inputs.as_slice(), reads_time(&parsed)) {
+            if let Column::String(dim) = &**only {
+                if dim.offsets.is_none() {
+                    let per_id: Vec<Value> = (0..=dim.dictionary.len() as u32)
+                        .map(|id| {
+                            let v = dim.dictionary.get(id).map_or(Value::Null, |s| Value::String(s.into()));
+                            convert(expr::eval(&parsed, &[v], 0))
+                        })
+                        .collect();
+                    if per_id.iter().all(|v| matches!(v, Value::Null | Value::String(_))) {
+                        return Ok(Column::String(self.encoded(name, &per_id, &dim.ids)?));
+                    }
+                    let values = dim.ids.iter().map(|&id| per_id.get(id as usize).cloned().unwrap_or(Value::Null));
+                    return Ok(Column::Values(values.collect()));
+                }
+            }
+        }
         let times = self.times()?;
         let mut row = vec![Value::Null; inputs.len()];
         let mut values = Vec::with_capacity(self.num_rows());
@@ -324,26 +344,36 @@ impl<'s> SegmentColumns<'s> {
             for (slot, c) in row.iter_mut().zip(&inputs) {
                 *slot = c.value(r, &times);
             }
-            let v = expr::eval(&parsed, &row, times[r]);
-            values.push(match cast.as_deref() {
-                Some("LONG") => {
-                    v.as_long().or_else(|| v.as_double().map(|d| d as i64)).map(Value::Long).unwrap_or(Value::Null)
-                }
-                Some("DOUBLE") | Some("FLOAT") => v.as_double().map(Value::Double).unwrap_or(Value::Null),
-                // A multi-value result stays a list of strings.
-                Some("STRING") => match v {
-                    Value::Array(items) => Value::Array(
-                        items
-                            .iter()
-                            .map(|i| i.as_str().map_or(Value::Null, |s| Value::String(s.into_owned())))
-                            .collect(),
-                    ),
-                    v => v.as_str().map(|s| Value::String(s.into_owned())).unwrap_or(Value::Null),
-                },
-                _ => v,
-            });
+            values.push(convert(expr::eval(&parsed, &row, times[r])));
         }
         Ok(Column::Values(values))
+    }
+}
+
+/// `v` as a virtual column's `outputType` makes it (as it comes when none is given).
+fn cast_to(cast: Option<&str>, v: Value) -> Value {
+    match cast {
+        Some("LONG") => v.as_long().or_else(|| v.as_double().map(|d| d as i64)).map(Value::Long).unwrap_or(Value::Null),
+        Some("DOUBLE") | Some("FLOAT") => v.as_double().map(Value::Double).unwrap_or(Value::Null),
+        // A multi-value result stays a list of strings.
+        Some("STRING") => match v {
+            Value::Array(items) => Value::Array(
+                items.iter().map(|i| i.as_str().map_or(Value::Null, |s| Value::String(s.into_owned()))).collect(),
+            ),
+            v => v.as_str().map(|s| Value::String(s.into_owned())).unwrap_or(Value::Null),
+        },
+        _ => v,
+    }
+}
+
+/// Whether `e` reads the row's time.
+fn reads_time(e: &Expr) -> bool {
+    match e {
+        Expr::Time => true,
+        Expr::Literal(_) | Expr::Field(_) => false,
+        Expr::Unary(_, a) => reads_time(a),
+        Expr::Binary(_, a, b) => reads_time(a) || reads_time(b),
+        Expr::Call(_, args) => args.iter().any(reads_time),
     }
 }
 
@@ -375,27 +405,20 @@ impl<'s> SegmentColumns<'s> {
             (None, Missing::Retain) => key.clone(),
             (None, Missing::Replace(r)) => Value::String(r.clone()),
         };
-        // A key that is one dictionary-encoded column is looked up once per id.
-        if let (Expr::Field(0), [only]) = (&j.key.expr, inputs.as_slice()) {
-            if let Column::String(dim) = &**only {
+        // A key that is one dictionary-encoded column is looked up once per id; when every
+        // value it maps to is a string (or null), the column is dictionary-encoded too, so that
+        // grouping and filtering read it as any string dimension.
+        if let Some(key) = if let Expr::Field(slot) = j.key.expr { inputs.get(slot) } else { None } {
+            if let Column::String(dim) = &**key {
                 if dim.offsets.is_none() {
-                    let mut by_id: Vec<Option<Value>> = vec![None; dim.dictionary.len() + 1];
-                    let mut values = Vec::with_capacity(self.num_rows());
-                    for &id in dim.ids.iter() {
-                        let slot = by_id.get_mut(id as usize);
-                        values.push(match slot {
-                            Some(Some(v)) => v.clone(),
-                            Some(slot) => {
-                                let v = value(
-                                    &dim.dictionary.get(id).map(|s| Value::String(s.into())).unwrap_or(Value::Null),
-                                );
-                                *slot = Some(v.clone());
-                                v
-                            }
-                            None => Value::Null,
-                        });
+                    let per_id: Vec<Value> = (0..=dim.dictionary.len() as u32)
+                        .map(|id| value(&dim.dictionary.get(id).map_or(Value::Null, |s| Value::String(s.into()))))
+                        .collect();
+                    if per_id.iter().all(|v| matches!(v, Value::Null | Value::String(_))) {
+                        return Ok(Column::String(self.encoded(&j.name, &per_id, &dim.ids)?));
                     }
-                    return Ok(Column::Values(values));
+                    let values = dim.ids.iter().map(|&id| per_id.get(id as usize).cloned().unwrap_or(Value::Null));
+                    return Ok(Column::Values(values.collect()));
                 }
             }
         }
@@ -408,6 +431,35 @@ impl<'s> SegmentColumns<'s> {
             values.push(value(&expr::eval(&j.key.expr, &row, times[r])));
         }
         Ok(Column::Values(values))
+    }
+}
+
+impl<'s> SegmentColumns<'s> {
+    /// A string column of `name` whose rows hold `per_id[ids[row]]`: its distinct strings as a
+    /// sorted dictionary, null as id 0.
+    fn encoded(&self, name: &str, per_id: &[Value], ids: &[u32]) -> Result<StringDim<'s>, QueryError> {
+        let mut distinct: Vec<&str> =
+            per_id.iter().filter_map(|v| if let Value::String(s) = v { Some(s.as_str()) } else { None }).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let mut stored = StoredDictionary::with_capacity(distinct.len(), distinct.iter().map(|s| s.len()).sum());
+        for v in &distinct {
+            stored.push(v).map_err(|e| QueryError::invalid("dataSource", e))?;
+        }
+        let remap: Vec<u32> = (per_id.iter())
+            .map(|v| match v {
+                Value::String(s) => distinct.binary_search(&s.as_str()).map_or(0, |i| i as u32 + 1),
+                _ => 0,
+            })
+            .collect();
+        Ok(StringDim {
+            dictionary: Dictionary(Arc::new(stored)),
+            ids: ids.iter().map(|&id| remap.get(id as usize).copied().unwrap_or(0)).collect(),
+            offsets: None,
+            bitmaps: None,
+            object: self.segment.object(),
+            name: name.to_string(),
+        })
     }
 }
 
