@@ -188,6 +188,10 @@ fn item_body(item: &Item) -> Result<LookupItem, LookupError> {
 
 /// Lookup `tier`/`name`'s item and its store version, if it exists.
 pub async fn item(meta: &dyn MetadataStore, tier: &str, name: &str) -> Result<Option<(LookupItem, u64)>, LookupError> {
+    // No tier holds '#': its key would be another lookup's.
+    if tier.contains('#') {
+        return Ok(None);
+    }
     match meta.get(LOOKUPS_PK, &lookup_sk(tier, name)).await? {
         Some(item) => Ok(Some((item_body(&item)?, item.version))),
         None => Ok(None),
@@ -241,6 +245,9 @@ pub async fn put_all(
     for (tier, name, spec) in updates {
         let invalid = |reason: String| LookupError::Invalid { tier: tier.clone(), name: name.clone(), reason };
         check_name("tier", tier).map_err(invalid)?;
+        if tier.contains('#') {
+            return Err(invalid("a tier name may not hold '#'".into()));
+        }
         check_name("lookup", name).map_err(invalid)?;
         let condition = match item(meta, tier, name).await? {
             Some((current, _)) if spec.version <= current.version => {
@@ -295,6 +302,9 @@ pub async fn put_all(
 
 /// Deletes lookup `tier`/`name`; false when it did not exist.
 pub async fn remove(meta: &dyn MetadataStore, tier: &str, name: &str) -> Result<bool, LookupError> {
+    if tier.contains('#') {
+        return Ok(false);
+    }
     match meta.delete(LOOKUPS_PK, &lookup_sk(tier, name), Condition::Exists).await {
         Ok(()) => Ok(true),
         Err(MetaError::ConditionFailed { .. }) => Ok(false),
@@ -361,7 +371,9 @@ impl LookupCache {
             return Ok(hit.clone());
         }
         let (name, spec) = read_object(store, key, item).await?;
-        let table = KeyedTable::lookup(&name, &spec.version, spec.map);
+        // Versioned by its object, unique per write: a lookup deleted and written again at the
+        // same version is another map, and cached partials must not mistake one for the other.
+        let table = KeyedTable::lookup(&name, key, spec.map);
         let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
         if tables.values().map(|t| t.len()).sum::<usize>() + table.len() > CACHED_ENTRIES {
             tables.clear();
@@ -371,16 +383,18 @@ impl LookupCache {
     }
 }
 
-/// The lookups of `tier` as a query sees them now, and their refs for its workers.
+/// The lookups of `tier` that `text` (a query) names, as the query sees them now, and their
+/// refs for its workers: a query can only read a lookup whose name it holds.
 pub async fn load(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     cache: &LookupCache,
     tier: &str,
+    text: &str,
 ) -> Result<(Arc<Lookups>, Vec<LookupRef>), LookupError> {
     let mut lookups = Lookups::new();
     let mut refs = Vec::new();
-    for item in list(meta).await?.into_iter().filter(|i| i.tier == tier) {
+    for item in list(meta).await?.into_iter().filter(|i| i.tier == tier && text.contains(i.name.as_str())) {
         let table = cache.table(store, &item.key, Some(&item)).await?;
         refs.push(LookupRef { name: item.name.clone(), key: item.key.clone() });
         lookups.insert(item.name, table);
@@ -441,12 +455,12 @@ mod tests {
         let read_back = read(meta, store, DEFAULT_TIER, "codes").await.expect("reads").expect("exists");
         assert_eq!(read_back, spec("v2", &[("US", "USA")]));
         let cache = LookupCache::default();
-        let (lookups, refs) = load(meta, store, &cache, DEFAULT_TIER).await.expect("loads");
+        let (lookups, refs) = load(meta, store, &cache, DEFAULT_TIER, "codes").await.expect("loads");
         let us = sluice_format::value::Value::String("US".into());
         assert_eq!(lookups["codes"].value(&us, 1), Some(&sluice_format::value::Value::String("USA".into())));
         assert_eq!(lookups.len(), 1, "one tier's lookups");
         let again = load_refs(store, &LookupCache::default(), &refs).await.expect("the same versions");
-        assert_eq!(again["codes"].version(), "v2");
+        assert_eq!(again["codes"].version(), refs[0].key, "versioned by the object of its write");
         assert!(remove(meta, DEFAULT_TIER, "codes").await.expect("removes"));
         assert!(!remove(meta, DEFAULT_TIER, "codes").await.expect("nothing to remove"));
         assert!(read(meta, store, DEFAULT_TIER, "codes").await.expect("reads").is_none());
@@ -462,10 +476,16 @@ mod tests {
         assert!(parse(json!({"lookupExtractorFactory": {"type": "map", "map": {}}})).contains("\"version\""));
         let dir = tempfile::tempdir().expect("dir");
         let (meta, store) = stores(dir.path()).await;
+        let hashed = put(meta.as_ref(), store.as_ref(), "a#b", "c", &spec("v1", &[])).await.expect_err("refused");
+        assert!(hashed.to_string().contains("may not hold '#'"), "{hashed}");
+        let dir = tempfile::tempdir().expect("dir");
+        let (meta, store) = stores(dir.path()).await;
         put(meta.as_ref(), store.as_ref(), DEFAULT_TIER, "codes", &spec("v1", &[])).await.expect("created");
         let (item, _) = item(meta.as_ref(), DEFAULT_TIER, "codes").await.expect("reads").expect("exists");
         store.put(&item.key, bytes::Bytes::from_static(b"{not json")).await.expect("overwritten");
-        let e = load(meta.as_ref(), store.as_ref(), &LookupCache::default(), DEFAULT_TIER).await.expect_err("damaged");
+        let e = load(meta.as_ref(), store.as_ref(), &LookupCache::default(), DEFAULT_TIER, "codes")
+            .await
+            .expect_err("damaged");
         assert!(e.to_string().contains(&item.key), "{e}");
     }
 }

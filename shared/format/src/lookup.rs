@@ -109,7 +109,8 @@ impl KeyedTable {
             };
             std::hash::Hash::hash(&k, &mut hasher);
             for v in &row {
-                std::hash::Hash::hash(&v.to_string(), &mut hasher);
+                // Debug names the type too: 1 and "1", null and "null" differ.
+                std::hash::Hash::hash(&format!("{v:?}"), &mut hasher);
             }
             if keyed.contains_key(&k) {
                 return Err(KeyedError::DuplicateKey {

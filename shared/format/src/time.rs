@@ -80,10 +80,8 @@ pub fn names_offset(text: &str) -> bool {
     if text.ends_with('Z') || text.ends_with('z') {
         return true;
     }
-    let tail: Vec<char> = text.chars().rev().take(6).collect();
-    let digits = tail.iter().filter(|c| c.is_ascii_digit()).count();
-    let sign = tail.iter().position(|c| *c == '+' || *c == '-');
-    sign.is_some_and(|at| at >= 4 && digits >= 4) && text.contains(['T', ' '])
+    // An offset follows the time of day: a sign after the date's `T` or space.
+    text.split_once(['T', ' ']).is_some_and(|(_, time)| time.contains(['+', '-']))
 }
 
 /// Parses an ISO-8601 instant as Druid accepts it: full date-time with offset, a date-time

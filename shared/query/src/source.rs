@@ -419,7 +419,7 @@ pub async fn parse_bound(
             &fresh
         }
     };
-    let (lookups, refs) = sluice_catalog::lookups::load(meta, store, lookup_cache, DEFAULT_TIER)
+    let (lookups, refs) = sluice_catalog::lookups::load(meta, store, lookup_cache, DEFAULT_TIER, text)
         .await
         .map_err(|e| QueryError::Source(e.to_string()))?;
     query.bind_lookups(lookups);

@@ -115,7 +115,13 @@ fn rows_into<'a>(
         for j in &plan.joins {
             if let JoinSide::Rows(inner) = &j.right {
                 let rows = subquery_rows(inner, source, schemas, deadline, bounds).await?;
-                sides.push((inner.columns().into_iter().map(|c| c.name).collect::<Vec<_>>(), rows));
+                let columns = inner.columns();
+                // As an inline segment holds them: TIMESTAMPs in milliseconds, booleans 0/1, so
+                // that a key compares with the left side's.
+                let rows = (rows.into_iter())
+                    .map(|r| r.iter().zip(&columns).map(|(v, c)| crate::inline::stored(&c.ty, v)).collect())
+                    .collect();
+                sides.push((columns.into_iter().map(|c| c.name).collect::<Vec<_>>(), rows));
             }
         }
         if !sides.is_empty() {

@@ -207,7 +207,7 @@ pub fn segment(columns: &[Column], rows: &[Vec<Value>]) -> Result<Option<QuerySe
 }
 
 /// A result value as the inline record holds it: TIMESTAMPs in milliseconds, booleans 0/1.
-fn stored(ty: &SqlType, v: &Value) -> Value {
+pub(crate) fn stored(ty: &SqlType, v: &Value) -> Value {
     match (ty, v) {
         (SqlType::Timestamp, Value::String(s)) => {
             sluice_format::time::parse_iso_instant(s).map(|t| json!(t)).unwrap_or(Value::Null)

@@ -93,8 +93,9 @@ pub trait Segments: Send + Sync {
     fn servers(&self) -> Vec<ServerRow> {
         ServerRow::in_process(&servers::this_process())
     }
-    /// The lookups queries see (Druid's default tier), each at one version; none by default.
-    async fn lookups(&self) -> Result<Arc<Lookups>, SqlError> {
+    /// The lookups of Druid's default tier that `text` (a query) names, each at one version;
+    /// none by default.
+    async fn lookups(&self, _text: &str) -> Result<Arc<Lookups>, SqlError> {
         Ok(Arc::default())
     }
 }
@@ -152,13 +153,13 @@ impl Segments for StoreSegments<'_> {
         self.cache.map(|c| c.partials().clone())
     }
 
-    async fn lookups(&self) -> Result<Arc<Lookups>, SqlError> {
+    async fn lookups(&self, text: &str) -> Result<Arc<Lookups>, SqlError> {
         let fresh = sluice_catalog::lookups::LookupCache::default();
         let cache = self.cache.map(|c| c.lookups().as_ref()).unwrap_or(&fresh);
-        let (lookups, _) =
-            sluice_catalog::lookups::load(self.meta, self.store, cache, sluice_catalog::lookups::DEFAULT_TIER)
-                .await
-                .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))?;
+        let tier = sluice_catalog::lookups::DEFAULT_TIER;
+        let (lookups, _) = sluice_catalog::lookups::load(self.meta, self.store, cache, tier, text)
+            .await
+            .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))?;
         Ok(lookups)
     }
 }
@@ -187,7 +188,7 @@ impl Segments for MemorySegments {
         Ok(self.tables.get(datasource).cloned().unwrap_or_default())
     }
 
-    async fn lookups(&self) -> Result<Arc<Lookups>, SqlError> {
+    async fn lookups(&self, _text: &str) -> Result<Arc<Lookups>, SqlError> {
         Ok(self.lookups.clone())
     }
 }
@@ -346,8 +347,9 @@ pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Re
     let everything = system.iter().any(|t| t.needs_schemas());
     let mut schemas = Schemas::default();
     // Only a query that says `lookup` (LOOKUP(), the lookup schema) can read a lookup.
-    if everything || query.to_string().to_ascii_lowercase().contains("lookup") {
-        schemas.lookups = source.lookups().await?;
+    let text = query.to_string();
+    if text.to_ascii_lowercase().contains("lookup") {
+        schemas.lookups = source.lookups(&text).await?;
     }
     if system.contains(&SystemTable::Supervisors) {
         schemas.supervisors = source.supervisors().await?;

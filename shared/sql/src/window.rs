@@ -108,9 +108,10 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Null, _) => Ordering::Less,
         (_, Value::Null) => Ordering::Greater,
-        (Value::Number(x), Value::Number(y)) => {
-            x.as_f64().unwrap_or(0.0).partial_cmp(&y.as_f64().unwrap_or(0.0)).unwrap_or(Ordering::Equal)
-        }
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => x.as_f64().unwrap_or(0.0).partial_cmp(&y.as_f64().unwrap_or(0.0)).unwrap_or(Ordering::Equal),
+        },
         (Value::String(x), Value::String(y)) => x.cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         _ => a.to_string().cmp(&b.to_string()),
@@ -261,6 +262,10 @@ fn framed(
         sums[i + 1] = sums[i] + v.as_f64().unwrap_or(0.0);
         isums[i + 1] = isums[i].wrapping_add(v.as_i64().unwrap_or(0));
     }
+    let mut suffix = vec![0f64; n + 1];
+    for i in (0..n).rev() {
+        suffix[i] = suffix[i + 1] + values[i].as_f64().unwrap_or(0.0);
+    }
     let mut work = 0u64;
     for i in 0..n {
         let (a, b) = frame_of(i, n, &call.frame, group);
@@ -269,9 +274,28 @@ fn framed(
             Function::Count => json!(count),
             Function::Sum if count == 0 => Value::Null,
             Function::Sum if integral => json!(isums[b].wrapping_sub(isums[a])),
-            Function::Sum => json!(sums[b] - sums[a]),
             Function::Avg if count == 0 => Value::Null,
-            Function::Avg => json!((sums[b] - sums[a]) / count as f64),
+            // A frame from the partition's start (or to its end) is a prefix (suffix) sum, as
+            // exact as adding in order; another is added row by row, so that no large value
+            // outside it cancels its sum.
+            Function::Sum | Function::Avg => {
+                let sum = if a == 0 {
+                    sums[b]
+                } else if b == n {
+                    suffix[a]
+                } else {
+                    work += (b - a) as u64;
+                    if work > MAX_WINDOW_WORK {
+                        return Err(format!("a window SUM or AVG visits more than {MAX_WINDOW_WORK} rows"));
+                    }
+                    values[a..b].iter().filter_map(Value::as_f64).sum()
+                };
+                if call.function == Function::Sum {
+                    json!(sum)
+                } else {
+                    json!(sum / count as f64)
+                }
+            }
             Function::FirstValue if a < b => values[a].clone(),
             Function::LastValue if a < b => values[b - 1].clone(),
             Function::FirstValue | Function::LastValue => Value::Null,
@@ -377,5 +401,25 @@ mod tests {
         assert_eq!(run(Function::Lag(1, Value::Null), Frame::RUNNING, true)[1], Value::Null);
         assert_eq!(run(Function::Lead(1, json!(0)), Frame::RUNNING, true)[4], json!(0));
         assert_eq!(run(Function::Lead(1, json!(0)), Frame::RUNNING, true)[5], json!(5));
+    }
+
+    #[test]
+    fn large_integers_order_exactly_and_a_sliding_sum_is_not_cancelled() {
+        let big = 1i64 << 60;
+        let rows: Vec<Vec<Value>> = [big + 1, big, big + 2].iter().map(|v| vec![json!("p"), json!(v)]).collect();
+        let rank = Call {
+            function: Function::Rank,
+            arg: None,
+            partition: vec![0],
+            order: vec![(1, false)],
+            frame: Frame::RUNNING,
+        };
+        assert_eq!(compute(&rows, &rank).expect("computes"), [2, 1, 3].map(|v| json!(v)));
+        let rows: Vec<Vec<Value>> =
+            [1e17, 1.5, 1.5].iter().enumerate().map(|(i, v)| vec![json!(i), json!(v)]).collect();
+        let sliding = Frame { rows: true, start: Bound::Preceding(1), end: Bound::CurrentRow };
+        let sum =
+            Call { function: Function::Sum, arg: Some(1), partition: vec![], order: vec![(0, false)], frame: sliding };
+        assert_eq!(compute(&rows, &sum).expect("computes")[2], json!(3.0));
     }
 }

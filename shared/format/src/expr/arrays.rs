@@ -48,7 +48,8 @@ pub fn eval(f: &ArrayFunction, args: &[Value]) -> Value {
             let base = i64::from(*f == ArrayFunction::Ordinal);
             match (list(&arg(0)), at(1)) {
                 (Some(l), Some(i)) => {
-                    usize::try_from(i - base).ok().and_then(|i| l.get(i).cloned()).unwrap_or(Value::Null)
+                    let at = i.checked_sub(base).and_then(|i| usize::try_from(i).ok());
+                    at.and_then(|i| l.get(i).cloned()).unwrap_or(Value::Null)
                 }
                 _ => Value::Null,
             }
@@ -111,7 +112,13 @@ pub fn eval(f: &ArrayFunction, args: &[Value]) -> Value {
         },
         ArrayFunction::FromString(delimiter) => match text(&arg(0)) {
             Some(s) => {
-                array(delimiter.0.split(&s).take(MAX_ELEMENTS + 1).map(|p| Value::String(p.to_string())).collect())
+                let mut parts: Vec<Value> =
+                    delimiter.0.split(&s).take(MAX_ELEMENTS + 1).map(|p| Value::String(p.to_string())).collect();
+                // Trailing empty parts are dropped, as Java's split (Druid's) drops them.
+                while parts.last().is_some_and(|p| p.as_str().is_some_and(|s| s.is_empty())) {
+                    parts.pop();
+                }
+                array(parts)
             }
             None => Value::Null,
         },

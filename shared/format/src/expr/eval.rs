@@ -372,6 +372,12 @@ mod tests {
         assert_eq!(run("timestamp_floor(t, 'P1D', null, 'America/New_York')", &before_dst), t("2015-03-07T05:00:00Z"));
         let local = [("s", at("2015-09-12 00:00:00"))];
         assert_eq!(run("timestamp_parse(s, null, 'America/Los_Angeles')", &local), t("2015-09-12T07:00:00Z"));
+        let hour = [("s", at("2015-09-12T10"))];
+        assert_eq!(
+            run("timestamp_parse(s, null, 'America/Los_Angeles')", &hour),
+            t("2015-09-12T17:00:00Z"),
+            "no offset"
+        );
         let offset = [("s", at("2015-09-12T00:00:00Z"))];
         assert_eq!(run("timestamp_parse(s, null, 'America/Los_Angeles')", &offset), t("2015-09-12T00:00:00Z"));
         let pair = [("a", t("2015-03-01T04:00:00Z")), ("b", t("2015-01-01T06:00:00Z"))];
@@ -421,6 +427,12 @@ mod tests {
             run_on("array_to_string(string_to_array(a, ',+'), '|')", Value::String("x,,y".into())),
             Value::String("x|y".into())
         );
+        assert_eq!(
+            run_on("string_to_array(a, ',')", Value::String("a,b,,".into())),
+            list_of(&["a", "b"]),
+            "as Java splits"
+        );
+        assert_eq!(run_on("array_ordinal(a, -9223372036854775807 - 1)", list_of(&["a"])), Value::Null);
         let bad = crate::expr::parse("string_to_array(a, '(')", &mut |_| 0).expect_err("a bad pattern");
         assert!(bad.reason.contains("string_to_array delimiter"), "{}", bad.reason);
     }

@@ -52,6 +52,15 @@ fn a_join_to_a_subquery_reads_its_rows_per_key() {
 }
 
 #[test]
+fn a_join_on_a_time_key_matches_the_subquerys_times() {
+    let total = sql("SELECT COUNT(*) FROM wikipedia")[0][0].clone();
+    let joined = sql("SELECT COUNT(*), SUM(s.n) FROM wikipedia w JOIN \
+                      (SELECT TIME_FLOOR(__time, 'PT1H') AS h, COUNT(*) AS n FROM wikipedia GROUP BY 1) s \
+                      ON TIME_FLOOR(w.__time, 'PT1H') = s.h");
+    assert_eq!(joined[0][0], total, "every row matches its hour");
+}
+
+#[test]
 fn two_joins_chain_and_star_names_the_right_columns_as_their_side_does() {
     let rows = sql("SELECT * FROM wikipedia w JOIN lookup.country_names a ON w.countryIsoCode = a.k \
                     JOIN lookup.country_names b ON a.k = b.k WHERE w.countryIsoCode = 'FR' LIMIT 1");
