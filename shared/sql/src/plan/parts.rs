@@ -169,3 +169,21 @@ pub fn limits(query: &Query, options: &Options<'_>) -> Result<(Option<u64>, u64)
         }
     }
 }
+
+/// One ORDER BY key over result columns: the item it names (an ordinal or an alias) if any,
+/// its expression, and whether it descends.
+pub type ResultKey<'q> = (Option<usize>, &'q Expr, bool);
+
+/// The ORDER BY keys of `query` over result columns `items`.
+pub fn order_over<'q>(query: &'q Query, items: &[Item], options: &Options<'_>) -> Result<Vec<ResultKey<'q>>, SqlError> {
+    let Some(order) = &query.order_by else { return Ok(Vec::new()) };
+    let sqlparser::ast::OrderByKind::Expressions(keys) = &order.kind else {
+        return Err(SqlError::unsupported("ORDER BY ALL"));
+    };
+    keys.iter()
+        .map(|o| {
+            let descending = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
+            Ok((resolve_item(&o.expr, items, &[], "ORDER BY", options)?, &o.expr, descending))
+        })
+        .collect()
+}

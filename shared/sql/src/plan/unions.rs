@@ -2,10 +2,10 @@
 //! it): each branch planned as a query of its own, their rows appended under the first
 //! branch's column names (bounded as a subquery's rows), then ordered and cut.
 
-use super::parts::{resolve_item, Item};
+use super::parts::{order_over, Item};
 use super::{After, Input, Options, Output, Plan, Source};
 use crate::SqlError;
-use sqlparser::ast::{Expr, Ident, OrderByKind, Query};
+use sqlparser::ast::{Expr, Ident, Query};
 
 /// The field a union's column `i` is read from.
 pub fn field(i: usize) -> String {
@@ -37,17 +37,11 @@ pub fn plan_union(query: &Query, options: &Options<'_>) -> Result<Plan, SqlError
         .map(|c| Item { expr: Expr::Identifier(Ident::new(c.name.clone())), name: c.name.clone() })
         .collect();
     let mut after = After::default();
-    if let Some(order) = &query.order_by {
-        let OrderByKind::Expressions(keys) = &order.kind else {
-            return Err(SqlError::unsupported("ORDER BY ALL"));
-        };
-        for o in keys {
-            let descending = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
-            let at = resolve_item(&o.expr, &items, &[], "ORDER BY", options)?.ok_or_else(|| {
-                SqlError::unsupported("ORDER BY an expression over a UNION ALL (order by its columns or ordinals)")
-            })?;
-            after.order.push((at, descending));
-        }
+    for (item, _, descending) in order_over(query, &items, options)? {
+        let at = item.ok_or_else(|| {
+            SqlError::unsupported("ORDER BY an expression over a UNION ALL (order by its columns or ordinals)")
+        })?;
+        after.order.push((at, descending));
     }
     (after.limit, after.offset) = super::parts::limits(query, options)?;
     let visible = outputs.len();

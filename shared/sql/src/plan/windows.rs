@@ -10,7 +10,7 @@
 //! `__e<n>`; the window values are `__w<n>`; the select items are computed over those.
 
 use super::names::{function_args, function_name};
-use super::parts::{resolve_item, Item};
+use super::parts::{order_over, Item};
 use super::scalar::{quote_column, Scalar, Scope};
 use super::{plan_query, After, Input, Options, Output, Plan, Source};
 use crate::types::{Column, SqlType};
@@ -18,8 +18,8 @@ use crate::window::{Bound, Call, Frame, Function};
 use crate::SqlError;
 use serde_json::Value;
 use sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, NamedWindowExpr, OrderByKind, Query, Select,
-    SelectItem, SetExpr, WindowFrameBound, WindowFrameUnits, WindowSpec, WindowType,
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, NamedWindowExpr, Query, Select, SelectItem, SetExpr,
+    WindowFrameBound, WindowFrameUnits, WindowSpec, WindowType,
 };
 
 /// Most window functions in one select list.
@@ -127,21 +127,15 @@ pub fn plan_windows(query: &Query, select: &Select, options: &Options<'_>) -> Re
     }
     let visible = outputs.len();
     let mut after = After::default();
-    if let Some(order) = &query.order_by {
-        let OrderByKind::Expressions(keys) = &order.kind else {
-            return Err(SqlError::unsupported("ORDER BY ALL"));
+    for (item, expr, descending) in order_over(query, &named, options)? {
+        let at = match item {
+            Some(i) => i,
+            None => {
+                outputs.push(output(&scope, expr, "")?);
+                outputs.len() - 1
+            }
         };
-        for o in keys {
-            let descending = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
-            let at = match resolve_item(&o.expr, &named, &[], "ORDER BY", options)? {
-                Some(i) => i,
-                None => {
-                    outputs.push(output(&scope, &o.expr, "")?);
-                    outputs.len() - 1
-                }
-            };
-            after.order.push((at, descending));
-        }
+        after.order.push((at, descending));
     }
     let (limit, offset) = super::parts::limits(query, options)?;
     (after.limit, after.offset) = (limit, offset);
