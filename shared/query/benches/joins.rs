@@ -12,22 +12,13 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 use sluice_format::lookup::{KeyedTable, Lookups};
 use sluice_query::{execute, parse_query, QuerySegment};
-use std::io::BufRead;
 use std::sync::Arc;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn sample() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/wikiticker-2015-09-12-sampled.json.gz");
-    let file = std::fs::File::open(path).expect("sample");
-    std::io::BufReader::new(flate2::read::GzDecoder::new(file)).lines().map(|l| l.expect("line")).collect()
-}
-
 fn segments(lines: &[String]) -> Vec<QuerySegment> {
-    let spec = sluice_format::spec::load_spec(include_str!("../../../data/specs/wikipedia-kafka-supervisor.json"))
-        .expect("spec")
-        .spec;
+    let spec = common::spec("wikipedia-kafka-supervisor.json");
     let (indexes, _) = common::index_records(&spec, lines.iter().map(|l| l.as_bytes()));
     indexes
         .values()
@@ -44,7 +35,7 @@ fn group_by(source: Value, dimension: &str, virtuals: Value) -> Value {
 }
 
 fn joins(c: &mut Criterion) {
-    let lines = sample();
+    let lines = common::wikipedia_lines();
     let segments = segments(&lines);
     let codes = ["US", "GB", "FR", "IT", "JP", "DE", "RU", "CA", "AU", "IN", "BR", "ES", "MX", "KR", "NL"];
     let names =

@@ -13,6 +13,7 @@ mod joins_duckdb;
 mod local_server;
 mod pipeline_cli;
 mod plywood;
+mod query_scripts;
 mod realtime_run;
 mod retention_cli;
 mod run_kill;
