@@ -65,17 +65,12 @@ fn inline_map(v: &Value) -> Result<Arc<KeyedTable>, String> {
     let Some(Value::Object(map)) = v.get("map") else {
         return Err("an inline lookup needs \"map\": an object of strings".into());
     };
-    let mut rows = Vec::with_capacity(map.len());
+    use sluice_format::value::Value as Cell;
+    let mut keyed = Vec::with_capacity(map.len());
     for (k, v) in map {
         let v = v.as_str().ok_or_else(|| format!("the inline lookup's value of {k:?} is not a string"))?;
-        rows.push((k.clone(), v.to_string()));
+        keyed.push(vec![Cell::String(k.clone()), Cell::String(v.to_string())]);
     }
-    let keyed: Vec<Vec<sluice_format::value::Value>> = rows
-        .iter()
-        .map(|(k, v)| {
-            vec![sluice_format::value::Value::String(k.clone()), sluice_format::value::Value::String(v.clone())]
-        })
-        .collect();
     // Named by its content, so that equal maps share cached partials and others do not.
     KeyedTable::from_rows("inline", vec!["k".into(), "v".into()], "k", keyed).map_err(|e| e.to_string())
 }

@@ -48,16 +48,6 @@ pub fn has_window(e: &Expr) -> bool {
 
 /// Plans `select` (the body of `query`) when its select list calls window functions.
 pub fn plan_windows(query: &Query, select: &Select, options: &Options<'_>) -> Result<Option<Plan>, SqlError> {
-    let items: Vec<(&Expr, Option<&Ident>)> = select
-        .projection
-        .iter()
-        .map(|i| match i {
-            SelectItem::UnnamedExpr(e) => Ok((e, None)),
-            SelectItem::ExprWithAlias { expr, alias } => Ok((expr, Some(alias))),
-            _ => Err(()),
-        })
-        .collect::<Result<_, _>>()
-        .unwrap_or_default();
     let windowed = select.projection.iter().any(|i| match i {
         SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => has_window(e),
         _ => false,
@@ -65,9 +55,14 @@ pub fn plan_windows(query: &Query, select: &Select, options: &Options<'_>) -> Re
     if !windowed {
         return Ok(None);
     }
-    if items.len() != select.projection.len() {
-        return Err(SqlError::unsupported("* beside window functions (name the columns)"));
-    }
+    let items: Vec<(&Expr, Option<&Ident>)> = (select.projection.iter())
+        .map(|i| match i {
+            SelectItem::UnnamedExpr(e) => Some((e, None)),
+            SelectItem::ExprWithAlias { expr, alias } => Some((expr, Some(alias))),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| SqlError::unsupported("* beside window functions (name the columns)"))?;
     if select.distinct.is_some() {
         return Err(SqlError::unsupported("DISTINCT with window functions"));
     }
