@@ -312,6 +312,7 @@ fn update_sketch(sketch: &mut HllSketch, input: &Value) {
         Value::Long(v) => sketch.update(v.to_string().as_str()),
         Value::Double(v) => sketch.update(crate::value::format_double(*v).as_str()),
         Value::Array(items) => items.iter().for_each(|i| update_sketch(sketch, i)),
+        json @ Value::Json(_) => sketch.update(json.as_str().unwrap_or_default().as_ref()),
     }
 }
 

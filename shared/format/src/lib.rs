@@ -22,6 +22,7 @@ pub mod filter;
 pub mod granularity;
 pub mod index;
 pub mod input;
+pub mod json_path;
 pub mod lookup;
 pub mod merge;
 pub mod meters;

@@ -106,14 +106,15 @@ impl Theta {
             Value::Array(items) => {
                 for item in items {
                     match item {
-                        Value::Null => {}
+                        Value::Null | Value::Array(_) => {}
                         Value::String(s) => self.update_str(s),
                         Value::Long(v) => self.update_str(&v.to_string()),
                         Value::Double(v) => self.update_str(&crate::value::format_double(*v)),
-                        Value::Array(_) => {}
+                        json @ Value::Json(_) => self.update_str(&json.as_str().unwrap_or_default()),
                     }
                 }
             }
+            json @ Value::Json(_) => self.update_str(&json.as_str().unwrap_or_default()),
         }
     }
 

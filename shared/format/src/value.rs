@@ -21,9 +21,32 @@ pub enum Value {
     String(String),
     /// A list of values: a multi-value string field.
     Array(Vec<Value>),
+    /// A JSON document of a nested (`json`) column or a JSON function; never JSON null (see
+    /// [`Value::json`]).
+    Json(std::sync::Arc<serde_json::Value>),
 }
 
 impl Value {
+    /// A JSON document as a value: JSON null is null.
+    pub fn json(v: serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Null,
+            v => Value::Json(std::sync::Arc::new(v)),
+        }
+    }
+
+    /// The value as a JSON document: strings become JSON strings, lists arrays.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Null => serde_json::Value::Null,
+            Value::Long(v) => (*v).into(),
+            Value::Double(v) => serde_json::Number::from_f64(*v).map_or(serde_json::Value::Null, Into::into),
+            Value::String(s) => s.as_str().into(),
+            Value::Array(items) => items.iter().map(Value::to_json).collect(),
+            Value::Json(v) => (**v).clone(),
+        }
+    }
+
     /// Returns true for null and for an empty list.
     pub fn is_null(&self) -> bool {
         match self {
@@ -42,6 +65,10 @@ impl Value {
             Value::String(s) => Some(Cow::Borrowed(s)),
             Value::Array(items) if items.len() == 1 => items[0].as_str(),
             Value::Array(_) => None,
+            Value::Json(v) => match &**v {
+                serde_json::Value::String(s) => Some(Cow::Borrowed(s)),
+                other => Some(Cow::Owned(other.to_string())),
+            },
         }
     }
 
@@ -52,6 +79,13 @@ impl Value {
             Value::Double(v) if v.is_finite() => Some(*v as i64),
             Value::String(s) => parse_long(s),
             Value::Array(items) if items.len() == 1 => items[0].as_long(),
+            Value::Json(v) => match &**v {
+                serde_json::Value::Number(n) => {
+                    n.as_i64().or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64))
+                }
+                serde_json::Value::String(s) => parse_long(s),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -63,6 +97,11 @@ impl Value {
             Value::Double(v) => Some(*v),
             Value::String(s) => s.trim().parse::<f64>().ok(),
             Value::Array(items) if items.len() == 1 => items[0].as_double(),
+            Value::Json(v) => match &**v {
+                serde_json::Value::Number(n) => n.as_f64(),
+                serde_json::Value::String(s) => s.trim().parse::<f64>().ok(),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -74,6 +113,12 @@ impl Value {
             Value::Double(v) => *v != 0.0,
             Value::String(s) => s.eq_ignore_ascii_case("true"),
             Value::Array(items) => items.iter().any(Value::is_truthy),
+            Value::Json(v) => match &**v {
+                serde_json::Value::Bool(b) => *b,
+                serde_json::Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+                serde_json::Value::String(s) => s.eq_ignore_ascii_case("true"),
+                _ => false,
+            },
             Value::Null => false,
         }
     }
@@ -116,6 +161,7 @@ impl fmt::Display for Value {
             Value::Long(v) => write!(f, "{v}"),
             Value::Double(v) => write!(f, "{}", format_double(*v)),
             Value::String(s) => write!(f, "{s}"),
+            Value::Json(v) => write!(f, "{v}"),
             Value::Array(items) => {
                 write!(f, "[")?;
                 for (i, item) in items.iter().enumerate() {

@@ -588,6 +588,7 @@ fn update_sketch(
                 Value::String(v) => union.update_value(v.as_str()),
                 Value::Long(v) => union.update_value(v.to_string().as_str()),
                 Value::Double(v) => union.update_value(sluice_format::value::format_double(v).as_str()),
+                json @ Value::Json(_) => union.update_value(json.as_str().unwrap_or_default().as_ref()),
                 Value::Array(items) => {
                     for i in items {
                         if let Some(v) = i.as_str() {

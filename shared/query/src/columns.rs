@@ -227,7 +227,7 @@ pub struct SegmentColumns<'s> {
     computing: Vec<&'s str>,
 }
 
-fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
+pub(crate) fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
     move |e: FormatError| {
         let object = if e.object == "segment" { segment.object().to_string() } else { e.object };
         QueryError::Segment(FormatError { object, reason: e.reason })
@@ -305,6 +305,11 @@ impl<'s> SegmentColumns<'s> {
         let (name, expression, output_type) = match v {
             VirtualColumn::Expression { name, expression, output_type } => (name, expression, output_type),
             VirtualColumn::Joined(j) => return self.joined(j),
+            VirtualColumn::NestedField(n) => {
+                let (path, cast) =
+                    n.resolved().map_err(|e| QueryError::invalid(format!("virtualColumns.{}", n.output_name), e))?;
+                return self.nested(&n.column_name, &path, cast);
+            }
         };
         let mut names: Vec<String> = Vec::new();
         let parsed: Expr = crate::scope::parse_expression(expression, &mut |field| {
@@ -317,6 +322,14 @@ impl<'s> SegmentColumns<'s> {
         let inputs: Vec<Rc<Column<'s>>> =
             names.iter().filter(|n| *n != name).map(|n| self.column(n)).collect::<Result<_, _>>()?;
         let cast = output_type.as_deref().map(str::to_ascii_uppercase);
+        // `json_value(x, path)` of a `json` column reads the path's own column.
+        if let (Expr::Call(expr::Function::Json(expr::JsonFunction::Value(path, to)), args), [column]) =
+            (&parsed, names.as_slice())
+        {
+            if matches!(args.as_slice(), [Expr::Field(0)]) && cast.as_deref().is_none_or(|c| c == "STRING") {
+                return self.nested(column, path, *to);
+            }
+        }
         let convert = |v: Value| cast_to(cast.as_deref(), v);
         // An expression of one dictionary-encoded column (`upper(x)`, `lookup(x, 'name')`) is
         // evaluated once per id; string results make a dictionary-encoded column.
@@ -469,11 +482,12 @@ impl VirtualColumn {
         match self {
             VirtualColumn::Expression { name, .. } => name,
             VirtualColumn::Joined(j) => &j.name,
+            VirtualColumn::NestedField(n) => &n.output_name,
         }
     }
 }
 
-fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, FormatError> {
+pub(crate) fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, FormatError> {
     let n = seg.num_rows();
     Ok(match entry.kind {
         ColumnType::Time => Column::Time,
@@ -506,6 +520,11 @@ fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, Form
                 object: seg.object(),
                 name: entry.name.clone(),
             })
+        }
+        ColumnType::Json => {
+            let s = seg.string_column(entry)?;
+            let ids = checked_ids(&s.ids, s.dictionary.len() as i64, seg.object(), &entry.name)?;
+            crate::nested::documents(seg, entry, &ids)?
         }
         ColumnType::Long => {
             Column::Long(seg.numeric(entry, "values", KIND_LONGS, Some(n))?.all_longs()?, seg.nulls(entry)?)

@@ -47,6 +47,8 @@ impl KeyValue {
             Value::Long(x) => KeyValue::Long(*x),
             Value::Double(x) => KeyValue::Double(if *x == 0.0 { 0f64.to_bits() } else { x.to_bits() }),
             Value::String(s) => KeyValue::Str(s.as_str().into()),
+            // A document groups as its JSON text.
+            json @ Value::Json(_) => KeyValue::Str(json.as_str().unwrap_or_default().into()),
             Value::Array(items) => match items.first() {
                 Some(first) if items.len() == 1 => KeyValue::of(first),
                 _ => KeyValue::Null,

@@ -33,6 +33,7 @@ pub fn value_json(v: &Value) -> serde_json::Value {
         Value::Double(x) => json_double(*x),
         Value::String(s) => json!(s),
         Value::Array(items) => serde_json::Value::Array(items.iter().map(value_json).collect()),
+        Value::Json(doc) => (**doc).clone(),
     }
 }
 

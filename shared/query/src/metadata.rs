@@ -66,7 +66,7 @@ pub fn segment_metadata(q: &SegmentMetadataQuery, segments: &[QuerySegment]) -> 
         crate::scope::check_deadline()?;
         let mut columns = Map::new();
         for entry in &seg.segment.directory().columns {
-            if include(&entry.name) {
+            if include(&entry.name) && !entry.is_path() {
                 columns.insert(entry.name.clone(), analyze(&seg.segment, entry)?);
             }
         }
@@ -94,6 +94,7 @@ fn analyze(seg: &Segment, entry: &ColumnEntry) -> Result<Value, QueryError> {
     let type_name = match entry.kind {
         ColumnType::Time | ColumnType::Long => "LONG".to_string(),
         ColumnType::String => "STRING".to_string(),
+        ColumnType::Json => "COMPLEX<json>".to_string(),
         ColumnType::Double => "DOUBLE".to_string(),
         ColumnType::Float => "FLOAT".to_string(),
         ColumnType::Metric => match entry.aggregator.as_ref().map(|a| a.metric_kind()) {

@@ -78,7 +78,7 @@ impl Table {
                 dimensions: Vec::new(),
                 metrics: Vec::new(),
             };
-            for entry in &directory.columns {
+            for entry in directory.columns.iter().filter(|c| !c.is_path()) {
                 let ty = SqlType::of_column(entry);
                 match entry.kind {
                     sluice_format::segment::ColumnType::Time => {}

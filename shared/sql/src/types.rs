@@ -28,6 +28,7 @@ impl SqlType {
         match entry.kind {
             ColumnType::Time => SqlType::Timestamp,
             ColumnType::String => SqlType::Varchar,
+            ColumnType::Json => SqlType::Complex("json".into()),
             ColumnType::Long => SqlType::Bigint,
             ColumnType::Double => SqlType::Double,
             ColumnType::Float => SqlType::Float,
@@ -88,11 +89,13 @@ impl SqlType {
         matches!(self, SqlType::Bigint | SqlType::Boolean | SqlType::Timestamp)
     }
 
-    /// The type native filters and dimension specs compare as: `LONG`, `DOUBLE` or `STRING`.
+    /// The type native filters, dimension specs and virtual columns compare as: `LONG`,
+    /// `DOUBLE` or `STRING`, or `COMPLEX<json>` for documents (kept whole).
     pub fn value_type(&self) -> &'static str {
         match self {
             SqlType::Timestamp | SqlType::Bigint | SqlType::Boolean => "LONG",
             SqlType::Double | SqlType::Float => "DOUBLE",
+            SqlType::Complex(kind) if kind == "json" => "COMPLEX<json>",
             SqlType::Varchar | SqlType::Complex(_) => "STRING",
         }
     }

@@ -136,6 +136,10 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             }
             Value::String(out)
         }
+        Function::Json(f) => {
+            let values: Vec<Value> = args.iter().map(|e| eval(e, row, time)).collect();
+            super::json_fns::eval(f, &values)
+        }
         Function::Array(f) => {
             let values: Vec<Value> = args.iter().map(|e| eval(e, row, time)).collect();
             super::arrays::eval(f, &values)
@@ -237,7 +241,7 @@ fn parse_time(v: &Value, format: Option<&crate::timestamp::TimestampFormat>) -> 
     parsed.map(Value::Long).unwrap_or(Value::Null)
 }
 
-fn cast(v: Value, to: CastType) -> Value {
+pub(super) fn cast(v: Value, to: CastType) -> Value {
     let out = match to {
         CastType::Long => match &v {
             // A numeric string with a fraction reads as its truncation, as Druid's cast does.

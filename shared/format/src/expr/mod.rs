@@ -3,10 +3,12 @@
 
 mod arrays;
 mod eval;
+mod json_fns;
 mod parse;
 mod time_fns;
 
 pub use eval::eval;
+pub use json_fns::json_value;
 pub use parse::{parse, parse_with, MAX_DEPTH, MAX_TERMS};
 pub use time_fns::{time_zone, TimeFormat, TimeUnit};
 
@@ -137,6 +139,29 @@ pub enum Function {
     Lookup(std::sync::Arc<crate::lookup::KeyedTable>, Option<String>),
     /// An array function over multi-value strings (`array_length`, `array_contains`, ...).
     Array(ArrayFunction),
+    /// A JSON function over nested values (`json_value`, `json_query`, ...).
+    Json(JsonFunction),
+}
+
+/// Druid's JSON functions; paths are parsed when the expression is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonFunction {
+    /// `json_value(x, path[, type])`: the literal at the path as a string (or as `type`), null
+    /// for objects, arrays and absent paths.
+    Value(crate::json_path::JsonPath, Option<CastType>),
+    /// `json_query(x, path)`: the document at the path.
+    Query(crate::json_path::JsonPath),
+    /// `json_object(key, value, ...)`
+    Object,
+    /// `parse_json(s)` and `try_parse_json(s)`: the document a string holds, null when it
+    /// holds none.
+    Parse,
+    /// `to_json_string(x)`: the JSON text of a value.
+    ToString,
+    /// `json_keys(x, path)`: the keys of the object at the path.
+    Keys(crate::json_path::JsonPath),
+    /// `json_paths(x)`: the literal paths of a document.
+    Paths,
 }
 
 /// Druid's array functions, over multi-value string values (SQL's `MV_*`).

@@ -1,6 +1,8 @@
 //! A precedence-climbing parser for Druid's expression syntax.
 
-use super::{ArrayFunction, BinaryOp, CastType, Expr, ExprError, Function, TimeFormat, TimeUnit, UnaryOp};
+use super::{
+    ArrayFunction, BinaryOp, CastType, Expr, ExprError, Function, JsonFunction, TimeFormat, TimeUnit, UnaryOp,
+};
 use crate::granularity::{to_local, Granularity};
 use crate::lookup::KeyedTable;
 use crate::time::{parse_iso_instant, Period};
@@ -269,6 +271,19 @@ impl Parser<'_> {
         }
     }
 
+    /// The type argument `i` of `name` names (`'LONG'`, `'DOUBLE'`, `'STRING'`), if given.
+    fn cast_type(&self, name: &str, args: &[Expr], i: usize) -> Result<Option<CastType>, ExprError> {
+        Ok(match self.literal(name, args, i)?.map(|t| t.to_ascii_uppercase()).as_deref() {
+            None => None,
+            Some("LONG") => Some(CastType::Long),
+            Some("DOUBLE") | Some("FLOAT") => Some(CastType::Double),
+            Some("STRING") => Some(CastType::String),
+            Some(other) => {
+                return Err(self.error(format!("{name}: type {other:?} is not one of 'LONG', 'DOUBLE', 'STRING'")))
+            }
+        })
+    }
+
     /// The time zone argument `i` of `name` names, if any other than UTC.
     fn zone(&self, name: &str, args: &[Expr], i: usize) -> Result<Option<Box<chrono_tz::Tz>>, ExprError> {
         match self.literal(name, args, i)? {
@@ -302,12 +317,10 @@ impl Parser<'_> {
             "notnull" => (arity(1, 1)?, Function::NotNull).1,
             "cast" => {
                 arity(2, 2)?;
-                Function::Cast(match self.literal(name, &args, 1)?.map(|t| t.to_ascii_uppercase()).as_deref() {
-                    Some("LONG") => CastType::Long,
-                    Some("DOUBLE") | Some("FLOAT") => CastType::Double,
-                    Some("STRING") => CastType::String,
-                    _ => return Err(self.error("cast takes a type: 'LONG', 'DOUBLE' or 'STRING'".into())),
-                })
+                match self.cast_type(name, &args, 1)? {
+                    Some(t) => Function::Cast(t),
+                    None => return Err(self.error("cast takes a type: 'LONG', 'DOUBLE' or 'STRING'".into())),
+                }
             }
             "timestamp_format" => {
                 arity(1, 3)?;
@@ -408,6 +421,25 @@ impl Parser<'_> {
                     .ok_or_else(|| self.error(format!("lookup {:?} not found", crate::text::excerpt(&lookup, 80))))?;
                 Function::Lookup(table, self.literal(name, &args, 2)?)
             }
+            "json_value" | "json_query" | "json_keys" => {
+                arity(2, if name == "json_value" { 3 } else { 2 })?;
+                let path = self.literal(name, &args, 1)?;
+                let path = super::json_fns::path(path.as_deref()).map_err(|e| self.error(format!("{name}: {e}")))?;
+                Function::Json(match name {
+                    "json_value" => JsonFunction::Value(path, self.cast_type(name, &args, 2)?),
+                    "json_query" => JsonFunction::Query(path),
+                    _ => JsonFunction::Keys(path),
+                })
+            }
+            "json_object" => {
+                if args.len() % 2 != 0 || args.len() > 2 * 1024 {
+                    return Err(self.error("json_object takes key, value pairs (at most 1024)".into()));
+                }
+                Function::Json(JsonFunction::Object)
+            }
+            "parse_json" | "try_parse_json" => (arity(1, 1)?, Function::Json(JsonFunction::Parse)).1,
+            "to_json_string" => (arity(1, 1)?, Function::Json(JsonFunction::ToString)).1,
+            "json_paths" => (arity(1, 1)?, Function::Json(JsonFunction::Paths)).1,
             other => return Err(self.error(format!("function {other:?} is not supported"))),
         };
         let args = match function {
@@ -422,7 +454,11 @@ impl Parser<'_> {
                 t.into_iter().chain(step).collect()
             }
             Function::SubtractMonths(_) => args.into_iter().take(2).collect(),
-            Function::Lookup(..) | Function::Array(ArrayFunction::FromString(_)) => args.into_iter().take(1).collect(),
+            Function::Lookup(..)
+            | Function::Array(ArrayFunction::FromString(_))
+            | Function::Json(JsonFunction::Value(..) | JsonFunction::Query(_) | JsonFunction::Keys(_)) => {
+                args.into_iter().take(1).collect()
+            }
             _ => args,
         };
         Ok(Expr::Call(function, args))

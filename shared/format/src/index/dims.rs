@@ -135,7 +135,9 @@ impl DimColumn {
     /// An empty column of `kind` backfilled with `rows` nulls.
     pub fn new(kind: DimensionType, rows: usize) -> Self {
         match kind {
-            DimensionType::String => DimColumn::Str(StrColumn { codes: vec![0; rows], ..Default::default() }),
+            DimensionType::String | DimensionType::Json => {
+                DimColumn::Str(StrColumn { codes: vec![0; rows], ..Default::default() })
+            }
             DimensionType::Long => DimColumn::Long(vec![None; rows]),
             DimensionType::Double => DimColumn::Double(vec![None; rows]),
             DimensionType::Float => DimColumn::Float(vec![None; rows]),

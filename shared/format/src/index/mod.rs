@@ -3,6 +3,7 @@
 //! `maxRowsInMemory` / `maxBytesInMemory` can decide when to persist it as a hydrant.
 
 pub mod dims;
+mod nested;
 mod persist;
 
 use crate::aggregate::{cell_heap_bytes, Aggregator, MetricCell};
@@ -262,7 +263,7 @@ impl IncrementalIndex {
             });
             self.dims.push(DimColumn::new(p.kind, self.times.len()));
             match p.kind {
-                DimensionType::String => null_words.push(0),
+                DimensionType::String | DimensionType::Json => null_words.push(0),
                 _ => null_words.extend([1, 0]),
             }
         }

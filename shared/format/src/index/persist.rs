@@ -4,7 +4,7 @@
 use super::dims::{DimColumn, MULTI};
 use super::IncrementalIndex;
 use crate::segment::{sort_prefix, DimCell, DimLayout, FormatError, SegmentLayout, SegmentWriter, StoredDictionary};
-use crate::spec::Compression;
+use crate::spec::{Compression, DimensionType};
 use crate::value::cmp_opt_f64;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -95,9 +95,22 @@ impl IncrementalIndex {
                 kind: meta.kind,
                 multi_value_handling: meta.multi_value_handling,
                 dictionary: Arc::new(dictionary),
-                bitmap_index: meta.bitmap_index,
+                // A `json` dimension's bitmaps are its path columns'.
+                bitmap_index: meta.bitmap_index && meta.kind != DimensionType::Json,
+                nested_path: None,
+                incomplete: false,
             });
             sorted.push(s);
+        }
+        let mut paths = Vec::new();
+        for (i, &d) in order.iter().enumerate() {
+            let meta = &self.meta[d];
+            if meta.kind == DimensionType::Json {
+                let (columns, incomplete) =
+                    super::nested::path_columns(&meta.name, i, &layouts[i].dictionary, meta.bitmap_index)?;
+                layouts[i].incomplete = incomplete;
+                paths.extend(columns);
+            }
         }
         let mut perm: Vec<u32> = (0..self.times.len() as u32).collect();
         perm.sort_unstable_by(|&a, &b| {
@@ -112,6 +125,8 @@ impl IncrementalIndex {
                 Ordering::Equal
             })
         });
+        let documents: Vec<usize> = paths.iter().map(|p| layouts[p.parent].dictionary.len()).collect();
+        layouts.extend(paths.iter().map(|p| p.layout.clone()));
         let layout = SegmentLayout {
             interval: self.interval,
             dims: layouts,
@@ -140,6 +155,11 @@ impl IncrementalIndex {
                     perm.iter().for_each(|&r| writer.push_dim(i, DimCell::Double(v[r as usize].map(f64::from))))
                 }
             }
+        }
+        for (j, path) in paths.iter().enumerate() {
+            let Sorted::Str { codes, .. } = &sorted[path.parent] else { continue };
+            let path_codes = path.codes(perm.iter().map(|&r| codes[r as usize]), documents[j]);
+            writer.push_codes(sorted.len() + j, &path_codes);
         }
         for (i, cells) in self.metrics.iter().enumerate() {
             perm.iter().for_each(|&r| writer.push_metric(i, &cells[r as usize]));

@@ -39,10 +39,20 @@ impl<'de> Visitor<'de> for ObjectSeed<'_> {
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let slot = match p.slots.get(key.as_ref()) {
                 Some(&s) => Some(s),
+                None if p.schema_discovery && !p.not_dimensions.contains(key.as_ref()) => {
+                    let v: serde_json::Value = map.next_value()?;
+                    let s = p.discovered_slot(&key, super::discovered_type(&v));
+                    p.set(s, if p.json_slots.contains(&s) { Value::json(v) } else { Value::from_json(v) });
+                    continue;
+                }
                 None if p.discover && !p.not_dimensions.contains(key.as_ref()) => Some(p.input_slot(&key)),
                 None => None,
             };
             match slot {
+                Some(s) if p.json_slots.contains(&s) => {
+                    let v: serde_json::Value = map.next_value()?;
+                    p.set(s, Value::json(v));
+                }
                 Some(s) => {
                     let v = map.next_value_seed(ValueSeed { pool: &mut p.pool })?;
                     p.set(s, v);

@@ -143,6 +143,11 @@ pub struct RecordParser {
     decoder: Decoder,
     dims: Vec<DimPlan>,
     discover: bool,
+    /// `useSchemaDiscovery`: a discovered field whose first value nests becomes a `json`
+    /// dimension.
+    schema_discovery: bool,
+    /// Slots of `json` dimensions: their values are read as documents.
+    json_slots: HashSet<usize>,
     not_dimensions: HashSet<String>,
     metrics: Vec<(MetricInput, crate::spec::MetricKind, String)>,
     transforms: Vec<(Target, Expr)>,
@@ -214,6 +219,8 @@ impl RecordParser {
             decoder: Decoder::Json(None),
             dims: Vec::new(),
             discover: spec.discover_dimensions,
+            schema_discovery: spec.schema_discovery,
+            json_slots: HashSet::new(),
             not_dimensions: HashSet::new(),
             metrics: Vec::new(),
             transforms: Vec::new(),
@@ -230,6 +237,9 @@ impl RecordParser {
         p.not_dimensions.extend(spec.dimension_exclusions.iter().cloned());
         for d in &spec.dimensions {
             let slot = p.slot(&d.name);
+            if d.kind == DimensionType::Json {
+                p.json_slots.insert(slot);
+            }
             p.dims.push(DimPlan {
                 name: d.name.clone(),
                 kind: d.kind,
@@ -344,14 +354,23 @@ impl RecordParser {
 
     /// A slot for a field found in the input; in discovery mode a new field becomes a dimension.
     fn input_slot(&mut self, name: &str) -> usize {
+        self.discovered_slot(name, DimensionType::String)
+    }
+
+    /// [`input_slot`](Self::input_slot), a new dimension of type `kind`.
+    fn discovered_slot(&mut self, name: &str, kind: DimensionType) -> usize {
         if let Some(&s) = self.slots.get(name) {
             return s;
         }
         let s = self.slot(name);
-        if self.discover && !self.not_dimensions.contains(name) {
+        // Path columns are named with the separator: no field may take such a name.
+        if self.discover && !self.not_dimensions.contains(name) && !name.contains(crate::segment::NESTED_SEPARATOR) {
+            if kind == DimensionType::Json {
+                self.json_slots.insert(s);
+            }
             self.dims.push(DimPlan {
                 name: name.to_string(),
-                kind: DimensionType::String,
+                kind,
                 multi_value_handling: MultiValueHandling::SortedArray,
                 discovered: true,
                 bitmap_index: true,
@@ -547,8 +566,13 @@ impl RecordParser {
     fn fields_row(&mut self, fields: Vec<(String, serde_json::Value)>) -> Result<Parsed, ParseError> {
         self.reset_scratch();
         for (k, v) in fields {
-            let slot = self.input_slot(&k);
-            self.set(slot, Value::from_json(v));
+            let slot = match self.slots.get(&k) {
+                Some(&s) => s,
+                None if self.schema_discovery => self.discovered_slot(&k, discovered_type(&v)),
+                None => self.input_slot(&k),
+            };
+            let v = if self.json_slots.contains(&slot) { Value::json(v) } else { Value::from_json(v) };
+            self.set(slot, v);
         }
         self.finish_row()
     }
@@ -633,6 +657,17 @@ impl RecordParser {
             }
         }
         Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
+    }
+}
+
+/// The type `useSchemaDiscovery` gives a field first seen with `v`: `json` when it nests
+/// (an object, or an array holding objects or arrays), else string.
+pub(super) fn discovered_type(v: &serde_json::Value) -> DimensionType {
+    use serde_json::Value as J;
+    match v {
+        J::Object(_) => DimensionType::Json,
+        J::Array(items) if items.iter().any(|i| matches!(i, J::Object(_) | J::Array(_))) => DimensionType::Json,
+        _ => DimensionType::String,
     }
 }
 

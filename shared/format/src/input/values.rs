@@ -67,6 +67,8 @@ pub(super) fn dim_value(d: &DimPlan, v: Value, errors: &mut Vec<String>) -> Resu
             Some(x) if !matches!(v, Value::Array(_)) => Ok(DimValue::Float(x as f32)),
             _ => convert_error(),
         },
+        // Stored as its JSON text: documents equal as text roll up together.
+        DimensionType::Json => Ok(DimValue::Str(checked(&d.name, v.to_json().to_string())?)),
     }
 }
 

@@ -91,7 +91,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
     let mut remaps: Vec<Vec<Vec<u32>>> = vec![Vec::with_capacity(dims.len()); inputs.len()];
     let mut dictionaries = Vec::with_capacity(dims.len());
     for (name, kind) in &dims {
-        if *kind != ColumnType::String {
+        if !kind.is_dictionary() {
             remaps.iter_mut().for_each(|r| r.push(Vec::new()));
             dictionaries.push(StoredDictionary::default());
             continue;
@@ -117,7 +117,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
     };
 
     let mut key_columns = open_all()?;
-    let string_dims: Vec<bool> = dims.iter().map(|(_, k)| *k == ColumnType::String).collect();
+    let string_dims: Vec<bool> = dims.iter().map(|(_, k)| k.is_dictionary()).collect();
     let merged_order =
         order::merged_order(&mut key_columns, &string_dims, rollup).map_err(|(i, e)| named(&inputs[i], e))?;
     drop(key_columns);
@@ -129,11 +129,14 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
             .zip(dictionaries)
             .map(|((name, kind, multi_value_handling), dictionary)| DimLayout {
                 bitmap_index: schema::keeps_bitmaps(inputs, &name),
+                nested_path: inputs.iter().find_map(|s| s.column(&name)).and_then(|c| c.nested_path.clone()),
+                incomplete: inputs.iter().filter_map(|s| s.column(&name)).any(|c| c.incomplete),
                 name,
                 kind: match kind {
                     ColumnType::Long => DimensionType::Long,
                     ColumnType::Float => DimensionType::Float,
                     ColumnType::Double => DimensionType::Double,
+                    ColumnType::Json => DimensionType::Json,
                     _ => DimensionType::String,
                 },
                 multi_value_handling,

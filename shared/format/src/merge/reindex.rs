@@ -70,13 +70,15 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
             })
             .collect::<Result<_, _>>()?,
     };
-    let columns = merged_dimension_order(inputs)?;
+    // Path columns are built again from their `json` columns' documents.
+    let mut columns = merged_dimension_order(inputs)?;
+    columns.retain(|(name, _, _)| !name.contains(crate::segment::NESTED_SEPARATOR));
     let plan: Vec<DimPlan> = match how.dimensions {
         None => columns
             .iter()
             .map(|(name, kind, mvh)| {
                 let mut plan = DimPlan::declared(name, dimension_type(*kind), *mvh);
-                plan.bitmap_index = keeps_bitmaps(inputs, name);
+                plan.bitmap_index = *kind == ColumnType::Json || keeps_bitmaps(inputs, name);
                 plan
             })
             .collect(),
@@ -140,6 +142,7 @@ fn dimension_type(kind: ColumnType) -> DimensionType {
         ColumnType::Long => DimensionType::Long,
         ColumnType::Float => DimensionType::Float,
         ColumnType::Double => DimensionType::Double,
+        ColumnType::Json => DimensionType::Json,
         _ => DimensionType::String,
     }
 }

@@ -360,7 +360,7 @@ impl<'a> Columns<'a> {
                 continue;
             };
             out_dims.push(match kind {
-                ColumnType::String => {
+                ColumnType::String | ColumnType::Json => {
                     let s = seg.string_column(col)?;
                     let max_id = s.dictionary.len() as i64;
                     match s.offsets {

@@ -53,6 +53,9 @@ pub enum ColumnType {
     Float,
     /// A double dimension.
     Double,
+    /// A nested (`json`) dimension: its documents' JSON text, dictionary-encoded like a string
+    /// dimension; each literal path is a string column of its own (see [`NestedPath`]).
+    Json,
     /// A metric; its layout follows its aggregator.
     Metric,
 }
@@ -78,8 +81,50 @@ pub struct ColumnEntry {
     /// Metrics: the aggregator that produced the column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregator: Option<AggregatorSpec>,
+    /// A path column: the `json` column and the path whose literals it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_path: Option<NestedPath>,
+    /// `json` columns: some literal paths have no column (more than
+    /// [`crate::json_path::MAX_PATHS`]), so every path is read from the documents.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
     /// Named byte ranges of the data area.
     pub parts: BTreeMap<String, PartRef>,
+}
+
+/// Separates a `json` column's name from a path in the name of a path column.
+pub const NESTED_SEPARATOR: char = '\u{1f}';
+
+/// What a path column holds: the literals at `path` of the documents of `column`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NestedPath {
+    /// The `json` column.
+    pub column: String,
+    /// The normalized path (`$.a.b`, `$.list[0]`).
+    pub path: String,
+}
+
+impl NestedPath {
+    /// The name of the path column of `path` (normalized) in `column`.
+    pub fn column_name(column: &str, path: &str) -> String {
+        format!("{column}{NESTED_SEPARATOR}{path}")
+    }
+}
+
+impl ColumnType {
+    /// Whether the column is dictionary-encoded (a string or `json` dimension).
+    pub fn is_dictionary(self) -> bool {
+        matches!(self, ColumnType::String | ColumnType::Json)
+    }
+}
+
+impl ColumnEntry {
+    /// Whether the column is a `json` column's path column, which readers list under the
+    /// `json` column rather than as a column of its own.
+    pub fn is_path(&self) -> bool {
+        self.nested_path.is_some()
+    }
 }
 
 /// A byte range of the data area with its checksum.

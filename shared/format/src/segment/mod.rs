@@ -15,7 +15,9 @@ mod writer;
 pub use crate::codec::Codec;
 pub(crate) use dictionary::sort_prefix;
 pub use dictionary::StoredDictionary;
-pub use directory::{ColumnEntry, ColumnType, Directory, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+pub use directory::{
+    ColumnEntry, ColumnType, Directory, NestedPath, FORMAT_VERSION, NESTED_SEPARATOR, OLDEST_FORMAT_VERSION,
+};
 pub use reader::{Segment, StringColumn};
 pub use rows::{DimBuf, RowBuf, RowCursor};
 pub use writer::{DimCell, DimLayout, SegmentLayout, SegmentWriter};

@@ -163,7 +163,7 @@ impl Segment {
     /// by its ids. The bytes are not changed; the directory the segment hands out is.
     pub fn without_bitmaps<'n>(mut self, unindexed: impl IntoIterator<Item = &'n str>) -> Self {
         for name in unindexed {
-            if let Some(c) = self.dir.columns.iter_mut().find(|c| c.name == name && c.kind == ColumnType::String) {
+            if let Some(c) = self.dir.columns.iter_mut().find(|c| c.name == name && c.kind.is_dictionary()) {
                 c.parts.remove("bitmaps");
             }
         }
@@ -277,7 +277,7 @@ impl Segment {
 
     /// The parts of string dimension `col`, with their sizes cross-checked.
     pub fn string_column<'a>(&'a self, col: &'a ColumnEntry) -> Result<StringColumn<'a>, FormatError> {
-        if col.kind != ColumnType::String {
+        if !col.kind.is_dictionary() {
             return Err(self.err(format!("column {:?} is not a string dimension", col.name)));
         }
         let dictionary = BytesPart::open(self.part(col, "dictionary")?, &self.object, "dictionary")?;

@@ -48,13 +48,15 @@ impl<'a> RowCursor<'a> {
                 return Err(FormatError::new(segment.object(), "second __time column"));
             }
             let identity = match col.kind {
-                ColumnType::String => (0..=segment.string_column(col)?.dictionary.len() as u32).collect(),
+                ColumnType::String | ColumnType::Json => {
+                    (0..=segment.string_column(col)?.dictionary.len() as u32).collect()
+                }
                 _ => Vec::new(),
             };
             dims.push((col.name.clone(), col.kind));
             remaps.push(identity);
         }
-        let strings = dims.iter().map(|(_, k)| *k == ColumnType::String).collect();
+        let strings = dims.iter().map(|(_, k)| k.is_dictionary()).collect();
         let columns = Columns::open(segment, &dims, &remaps, &segment.aggregators())?;
         Ok(Self { segment, columns, strings, row: 0 })
     }
@@ -111,7 +113,7 @@ impl Segment {
         let dims: Vec<_> = self.directory().columns[1..].iter().filter(|c| c.kind != ColumnType::Metric).collect();
         let dicts: Vec<Option<Vec<String>>> = dims
             .iter()
-            .map(|c| if c.kind == ColumnType::String { self.dictionary(&c.name).map(Some) } else { Ok(None) })
+            .map(|c| if c.kind.is_dictionary() { self.dictionary(&c.name).map(Some) } else { Ok(None) })
             .collect::<Result<_, _>>()?;
         let mut cursor = RowCursor::new(self)?;
         let mut buf = RowBuf::default();

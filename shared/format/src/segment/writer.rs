@@ -27,6 +27,10 @@ pub struct DimLayout {
     pub dictionary: Arc<StoredDictionary>,
     /// A bitmap per value is written (string dimensions; `createBitmapIndex`).
     pub bitmap_index: bool,
+    /// A path column: its `json` column and path.
+    pub nested_path: Option<super::NestedPath>,
+    /// `json` columns: some paths have no column.
+    pub incomplete: bool,
 }
 
 /// The columns of a segment being written.
@@ -153,7 +157,7 @@ impl SegmentWriter {
             .dims
             .iter()
             .map(|d| match d.kind {
-                DimensionType::String => {
+                DimensionType::String | DimensionType::Json => {
                     DimWriter::Str { ids: Vec::new(), offsets: None, cardinality: d.dictionary.len() }
                 }
                 DimensionType::Long => DimWriter::Long {
@@ -320,17 +324,21 @@ impl SegmentWriter {
             multi_value_handling: None,
             cardinality: None,
             aggregator: None,
+            nested_path: None,
+            incomplete: false,
             parts,
         });
         for (layout, w) in self.layout.dims.iter().zip(self.dims) {
             let mut parts = BTreeMap::new();
             let mut entry = ColumnEntry {
                 name: layout.name.clone(),
-                kind: ColumnType::String,
+                kind: if layout.kind == DimensionType::Json { ColumnType::Json } else { ColumnType::String },
                 multi_value: false,
                 multi_value_handling: None,
                 cardinality: None,
                 aggregator: None,
+                nested_path: layout.nested_path.clone(),
+                incomplete: layout.incomplete,
                 parts: BTreeMap::new(),
             };
             match w {
@@ -389,6 +397,8 @@ impl SegmentWriter {
                 multi_value_handling: None,
                 cardinality: None,
                 aggregator: Some(agg.spec.clone()),
+                nested_path: None,
+                incomplete: false,
                 parts,
             });
         }

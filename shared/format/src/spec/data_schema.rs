@@ -174,7 +174,8 @@ pub struct DimensionsSpec {
     pub dimension_exclusions: Vec<String>,
     /// Spatial dimensions: not supported.
     pub spatial_dimensions: Option<serde_json::Value>,
-    /// Druid's typed schema discovery; Sluice discovers string dimensions.
+    /// Druid's typed schema discovery: fields beside the listed dimensions are discovered too,
+    /// nested objects and arrays as `json` dimensions.
     pub use_schema_discovery: Option<bool>,
     /// Keep discovered dimensions beside the listed ones: not supported.
     pub include_all_dimensions: Option<bool>,
@@ -222,6 +223,9 @@ pub enum DimensionType {
     Float,
     /// 64-bit float.
     Double,
+    /// A nested JSON document (`COMPLEX<json>`): stored whole, and each literal path as a
+    /// string column of its own with a bitmap index.
+    Json,
 }
 
 /// How a multi-value string dimension keeps its values.

@@ -193,7 +193,10 @@ impl SegmentSummary {
         for col in &segment.directory().columns {
             let summary = match col.kind {
                 ColumnType::Time => continue,
-                ColumnType::Metric => ColumnSummary::Other,
+                // Documents are not summarized; a path column is filtered through its `json`
+                // column's virtual columns, never by its own name.
+                ColumnType::Metric | ColumnType::Json => ColumnSummary::Other,
+                ColumnType::String if col.is_path() => ColumnSummary::Other,
                 ColumnType::String => {
                     let nulls = string_nulls(segment, col)?;
                     let dictionary = segment.stored_dictionary(&col.name)?;

@@ -166,4 +166,78 @@ pub enum VirtualColumn {
     /// A right column of a join datasource, made by the join (never given in a query).
     #[serde(skip)]
     Joined(super::datasource::JoinedColumn),
+    /// Druid's `nested-field`: the literals at a path of a `json` column, read from the
+    /// path's own column where the segment has one.
+    #[serde(rename = "nested-field", rename_all = "camelCase")]
+    NestedField(NestedField),
+}
+
+/// A `nested-field` virtual column.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NestedField {
+    /// The `json` column.
+    pub column_name: String,
+    /// The virtual column's name.
+    pub output_name: String,
+    /// The path, as JSONPath (`$.a.b`).
+    pub path: Option<String>,
+    /// The path as parts (`{"type":"field","field":"a"}`, `{"type":"arrayElement","index":0}`),
+    /// as Druid writes it.
+    pub path_parts: Option<Vec<PathPart>>,
+    /// `STRING` (default), `LONG` or `DOUBLE`.
+    pub expected_type: Option<String>,
+    /// Druid's switch to read documents instead of the path's column: the same answers here.
+    pub process_from_raw: Option<bool>,
+    /// jq-style paths (`.a.b`): not supported.
+    pub use_jq_syntax: Option<bool>,
+}
+
+/// A part of a `nested-field` path.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum PathPart {
+    /// An object's field.
+    Field {
+        /// Its name.
+        field: String,
+    },
+    /// An array's element.
+    ArrayElement {
+        /// Its index.
+        index: usize,
+    },
+}
+
+impl NestedField {
+    /// The path and the type values are cast to, checked.
+    pub fn resolved(
+        &self,
+    ) -> Result<(sluice_format::json_path::JsonPath, Option<sluice_format::expr::CastType>), String> {
+        use sluice_format::expr::CastType;
+        use sluice_format::json_path::{JsonPath, Step};
+        if self.use_jq_syntax == Some(true) {
+            return Err("useJqSyntax is not supported: give the path as JSONPath ($.a.b)".into());
+        }
+        let path = match (&self.path, &self.path_parts) {
+            (Some(p), _) => JsonPath::parse(p)?,
+            (None, Some(parts)) => JsonPath(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        PathPart::Field { field } => Step::Field(field.clone()),
+                        PathPart::ArrayElement { index } => Step::Index(*index),
+                    })
+                    .collect(),
+            ),
+            (None, None) => return Err("give path or pathParts".into()),
+        };
+        let cast = match self.expected_type.as_deref().map(str::to_ascii_uppercase).as_deref() {
+            None | Some("STRING") => None,
+            Some("LONG") => Some(CastType::Long),
+            Some("DOUBLE") | Some("FLOAT") => Some(CastType::Double),
+            Some(other) => return Err(format!("expectedType {other:?} is not one of STRING, LONG, DOUBLE")),
+        };
+        Ok((path, cast))
+    }
 }

@@ -122,6 +122,9 @@ fn virtual_inputs(virtuals: &[VirtualColumn], out: &mut std::collections::BTreeS
         match v {
             VirtualColumn::Expression { expression, .. } => expression_inputs(expression, out),
             VirtualColumn::Joined(j) => out.extend(j.key.inputs.iter().flatten().cloned()),
+            VirtualColumn::NestedField(n) => {
+                out.insert(n.column_name.clone());
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ mod filter;
 mod grouped;
 mod intervals;
 mod joins;
+mod json_calls;
 mod names;
 mod parts;
 mod relations;

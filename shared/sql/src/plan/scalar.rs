@@ -409,6 +409,9 @@ impl Scope<'_> {
         if let Some(answer) = self.time_call(&name, &args) {
             return answer;
         }
+        if let Some(answer) = self.json_call(&name, f, &args) {
+            return answer;
+        }
         match name.as_str() {
             "LOWER" | "UPPER" => {
                 arity(1, 1)?;
@@ -562,7 +565,7 @@ impl Scope<'_> {
 
 /// A Druid expression call, once it parses (its pattern, unit and time zone arguments are
 /// read when it is parsed).
-fn checked(call: String, ty: SqlType) -> Result<Scalar, SqlError> {
+pub(super) fn checked(call: String, ty: SqlType) -> Result<Scalar, SqlError> {
     sluice_format::expr::parse(&call, &mut |_| 0).map_err(|e| SqlError::validation(e.reason))?;
     Ok(Scalar::computed(call, ty))
 }

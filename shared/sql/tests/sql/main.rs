@@ -11,6 +11,7 @@ mod joins;
 mod lookups;
 mod metadata;
 mod multi_value;
+mod nested;
 mod sketches;
 #[path = "../../../query/tests/query/theta_tutorial.rs"]
 mod theta_tutorial;

@@ -70,7 +70,8 @@ pub(super) fn resolve(
     Ok(DatasourceSpec {
         data_source: ds.data_source,
         timestamp,
-        discover_dimensions: dimensions.is_empty(),
+        discover_dimensions: dimensions.is_empty() || dims_spec.use_schema_discovery == Some(true),
+        schema_discovery: dims_spec.use_schema_discovery == Some(true),
         dimensions,
         dimension_exclusions: dims_spec.dimension_exclusions,
         metrics: ds.metrics_spec,

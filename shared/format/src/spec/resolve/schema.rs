@@ -151,7 +151,7 @@ pub(super) fn dimensions(
 ) -> Result<Vec<DimensionSchema>, SpecError> {
     let dimensions: Vec<DimensionSchema> = dims_spec.dimensions.iter().map(|d| d.schema()).collect();
     for (i, d) in dimensions.iter().enumerate() {
-        if d.name.is_empty() || d.name == "__time" {
+        if d.name.is_empty() || d.name == "__time" || d.name.contains(crate::segment::NESTED_SEPARATOR) {
             return Err(SpecError::field(
                 f(&format!("dataSchema.dimensionsSpec.dimensions[{i}]")),
                 format!("invalid dimension name {:?}", d.name),
@@ -179,7 +179,7 @@ pub(super) fn dimensions(
     if dims_spec.use_schema_discovery == Some(true) {
         warn(
             f("dataSchema.dimensionsSpec.useSchemaDiscovery"),
-            "typed schema discovery is not implemented: discovered dimensions are strings",
+            "discovered objects and arrays become json dimensions; discovered numbers are kept as strings",
         );
     }
     if dims_spec.include_all_dimensions == Some(true) {

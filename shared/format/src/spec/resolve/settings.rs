@@ -20,8 +20,11 @@ pub struct DatasourceSpec {
     pub dimensions: Vec<DimensionSchema>,
     /// Fields never discovered as dimensions.
     pub dimension_exclusions: Vec<String>,
-    /// Whether dimensions are discovered from the input (no dimension list given).
+    /// Whether dimensions are discovered from the input (no dimension list given, or
+    /// `useSchemaDiscovery`).
     pub discover_dimensions: bool,
+    /// `useSchemaDiscovery`: discovered objects and arrays of them become `json` dimensions.
+    pub schema_discovery: bool,
     /// Aggregators.
     pub metrics: Vec<AggregatorSpec>,
     /// Granularities and rollup.
