@@ -71,12 +71,22 @@ impl ReadPlan {
         let bytes =
             |c: &sluice_format::segment::directory::ColumnEntry, part: &str| c.parts.get(part).map_or(0, |p| p.length);
         let mut indexed = self.indexed.clone();
-        for c in directory.columns.iter().filter(|c| self.indexed.contains(&c.name)) {
-            if bytes(c, "bitmaps") > bytes(c, "ids") + bytes(c, "offsets") {
-                indexed.remove(&c.name);
+        let mut columns = self.columns.clone();
+        // A `json` column read is read with its path columns, which filters on its paths use.
+        for c in &directory.columns {
+            if c.nested_path.as_ref().is_some_and(|p| self.columns.contains(&p.column)) {
+                columns.insert(c.name.clone());
+                indexed.insert(c.name.clone());
             }
         }
-        ReadPlan { columns: self.columns.clone(), indexed }
+        let larger = |c: &&sluice_format::segment::ColumnEntry| {
+            indexed.contains(&c.name) && bytes(c, "bitmaps") > bytes(c, "ids") + bytes(c, "offsets")
+        };
+        let by_ids: Vec<String> = directory.columns.iter().filter(larger).map(|c| c.name.clone()).collect();
+        by_ids.iter().for_each(|name| {
+            indexed.remove(name);
+        });
+        ReadPlan { columns, indexed }
     }
 }
 

@@ -173,3 +173,53 @@ fn flatten_spec_reads_nested_fields() {
     let out = parse(&mut p, r#"{"ts": 5, "geo": {"city": "Lyon"}}"#);
     assert_eq!(row(&out[0]).dims, vec![DimValue::Str("Lyon".into())]);
 }
+
+#[test]
+fn json_dimensions_keep_documents_and_schema_discovery_finds_nested_fields() {
+    let mut declared = spec(
+        json!({"type": "json"}),
+        json!(["kind", {"type": "json", "name": "doc"}]),
+        json!([]),
+        json!({"transforms": [{"type": "expression", "name": "kind", "expression": "json_value(doc, '$.k')"}]}),
+    );
+    let mut p = RecordParser::new(&declared).expect("parser");
+    // A string holding JSON text stays a string; an object keeps its key order.
+    let out = parse(&mut p, r#"{"ts": 1, "doc": {"z": 1, "a": [true, null], "k": "K"}}"#);
+    assert_eq!(
+        row(&out[0]).dims,
+        vec![DimValue::Str("K".into()), DimValue::Str(r#"{"z":1,"a":[true,null],"k":"K"}"#.into())]
+    );
+    let out = parse(&mut p, r#"{"ts": 1, "doc": "{\"not\": \"a document\"}"}"#);
+    assert_eq!(row(&out[0]).dims[1], DimValue::Str(r#""{\"not\": \"a document\"}""#.into()));
+
+    // With useSchemaDiscovery, fields beside the declared ones are discovered: objects and
+    // arrays of objects as json dimensions, other values as strings.
+    let json = json!({"type": "kafka", "spec": {
+        "dataSchema": {"dataSource": "t", "timestampSpec": {"column": "ts", "format": "auto"},
+            "dimensionsSpec": {"dimensions": ["kind"], "useSchemaDiscovery": true},
+            "granularitySpec": {"rollup": false}},
+        "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
+    declared = crate::spec::load_spec_value(json).expect("spec").spec;
+    for flattened in [false, true] {
+        let mut p = RecordParser::new(&declared).expect("parser");
+        let record = r#"{"ts": 1, "kind": "k", "user": {"id": 7}, "list": [{"a": 1}], "tags": ["x", "y"], "n": 3}"#;
+        // Two records in one value take the whole-tree path.
+        let text = if flattened { format!("{record}\n{record}") } else { record.to_string() };
+        let out = parse(&mut p, &text);
+        let kinds: Vec<(&str, DimensionType)> = p.dimensions().iter().map(|d| (d.name.as_str(), d.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("kind", DimensionType::String),
+                ("user", DimensionType::Json),
+                ("list", DimensionType::Json),
+                ("tags", DimensionType::String),
+                ("n", DimensionType::String)
+            ]
+        );
+        let dims = &row(&out[0]).dims;
+        assert_eq!(dims[1], DimValue::Str(r#"{"id":7}"#.into()));
+        assert_eq!(dims[2], DimValue::Str(r#"[{"a":1}]"#.into()));
+        assert_eq!(dims[3], DimValue::Multi(vec!["x".into(), "y".into()]));
+    }
+}

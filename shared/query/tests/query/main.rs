@@ -7,6 +7,7 @@ mod druid_tutorials;
 mod generated;
 mod hostile_queries;
 mod joins;
+mod nested;
 mod partials;
 mod query_features;
 mod query_tutorials;
