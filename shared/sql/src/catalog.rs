@@ -110,10 +110,13 @@ impl Schemas {
     }
 }
 
-/// The type of a column whose segments disagree: strings over numbers, doubles over longs.
+/// The type of a column whose segments disagree (an `auto` column): documents over the rest,
+/// strings over numbers, doubles over longs.
 fn widen(a: &SqlType, b: &SqlType) -> SqlType {
+    let json = |t: &SqlType| matches!(t, SqlType::Complex(k) if k == "json");
     match (a, b) {
         (a, b) if a == b => a.clone(),
+        (j, _) | (_, j) if json(j) => j.clone(),
         (SqlType::Varchar, _) | (_, SqlType::Varchar) => SqlType::Varchar,
         (a, b) if a.is_numeric() && b.is_numeric() => SqlType::Double,
         (a, _) => a.clone(),

@@ -135,7 +135,7 @@ impl DimColumn {
     /// An empty column of `kind` backfilled with `rows` nulls.
     pub fn new(kind: DimensionType, rows: usize) -> Self {
         match kind {
-            DimensionType::String | DimensionType::Json => {
+            DimensionType::String | DimensionType::Json | DimensionType::Auto => {
                 DimColumn::Str(StrColumn { codes: vec![0; rows], ..Default::default() })
             }
             DimensionType::Long => DimColumn::Long(vec![None; rows]),

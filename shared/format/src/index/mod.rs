@@ -2,6 +2,7 @@
 //! (truncated time, all dimensions) when the spec says so, with its memory use tracked so that
 //! `maxRowsInMemory` / `maxBytesInMemory` can decide when to persist it as a hydrant.
 
+mod auto;
 pub mod dims;
 mod nested;
 mod persist;
@@ -263,7 +264,7 @@ impl IncrementalIndex {
             });
             self.dims.push(DimColumn::new(p.kind, self.times.len()));
             match p.kind {
-                DimensionType::String | DimensionType::Json => null_words.push(0),
+                DimensionType::String | DimensionType::Json | DimensionType::Auto => null_words.push(0),
                 _ => null_words.extend([1, 0]),
             }
         }

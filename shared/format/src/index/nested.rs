@@ -78,6 +78,7 @@ pub(super) fn path_columns(
                 bitmap_index: bitmaps,
                 nested_path: Some(NestedPath { column: name.to_string(), path }),
                 incomplete: false,
+                auto: false,
             },
             parent,
             ids,

@@ -60,12 +60,28 @@ impl IncrementalIndex {
     /// Writes the index as a segment (a hydrant): sorted dictionaries, rows in
     /// (time, dimensions) order, bitmaps per value.
     pub fn persist(&self, compression: Compression) -> Result<Vec<u8>, FormatError> {
-        let order = self.dimension_order();
+        // An `auto` dimension without a value here has no type here: the hydrant leaves it out.
+        let null_only = |d: usize| match &self.dims[d] {
+            DimColumn::Str(c) => self.meta[d].kind == DimensionType::Auto && c.dict.values().is_empty(),
+            _ => false,
+        };
+        let order: Vec<usize> = self.dimension_order().into_iter().filter(|&d| !null_only(d)).collect();
         let mut layouts = Vec::with_capacity(order.len());
         let mut sorted = Vec::with_capacity(order.len());
-        for &d in &order {
+        // `auto` dimensions take their type from this hydrant's values.
+        let typed: Vec<Option<(DimensionType, DimColumn)>> = (order.iter())
+            .map(|&d| match (self.meta[d].kind, &self.dims[d]) {
+                (DimensionType::Auto, DimColumn::Str(c)) => {
+                    Some(super::auto::typed(c.dict.values(), &c.codes, self.meta[d].multi_value_handling))
+                }
+                _ => None,
+            })
+            .collect();
+        let kinds: Vec<DimensionType> =
+            order.iter().zip(&typed).map(|(&d, t)| t.as_ref().map_or(self.meta[d].kind, |t| t.0)).collect();
+        for (i, &d) in order.iter().enumerate() {
             let meta = &self.meta[d];
-            let (dictionary, s) = match &self.dims[d] {
+            let (dictionary, s) = match typed[i].as_ref().map_or(&self.dims[d], |t| &t.1) {
                 DimColumn::Str(c) => {
                     let values = c.dict.values();
                     let by_value = ids_by_value(values);
@@ -92,20 +108,21 @@ impl IncrementalIndex {
             };
             layouts.push(DimLayout {
                 name: meta.name.clone(),
-                kind: meta.kind,
+                kind: kinds[i],
                 multi_value_handling: meta.multi_value_handling,
                 dictionary: Arc::new(dictionary),
                 // A `json` dimension's bitmaps are its path columns'.
-                bitmap_index: meta.bitmap_index && meta.kind != DimensionType::Json,
+                bitmap_index: meta.bitmap_index && kinds[i] != DimensionType::Json,
                 nested_path: None,
                 incomplete: false,
+                auto: meta.kind == DimensionType::Auto,
             });
             sorted.push(s);
         }
         let mut paths = Vec::new();
         for (i, &d) in order.iter().enumerate() {
             let meta = &self.meta[d];
-            if meta.kind == DimensionType::Json {
+            if kinds[i] == DimensionType::Json {
                 let (columns, incomplete) =
                     super::nested::path_columns(&meta.name, i, &layouts[i].dictionary, meta.bitmap_index)?;
                 layouts[i].incomplete = incomplete;

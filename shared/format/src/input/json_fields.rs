@@ -40,10 +40,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_> {
             let slot = match p.slots.get(key.as_ref()) {
                 Some(&s) => Some(s),
                 None if p.schema_discovery && !p.not_dimensions.contains(key.as_ref()) => {
-                    let v: serde_json::Value = map.next_value()?;
-                    let s = p.discovered_slot(&key, super::discovered_type(&v));
-                    p.set(s, if p.json_slots.contains(&s) { Value::json(v) } else { Value::from_json(v) });
-                    continue;
+                    Some(p.discovered_slot(&key, crate::spec::DimensionType::Auto))
                 }
                 None if p.discover && !p.not_dimensions.contains(key.as_ref()) => Some(p.input_slot(&key)),
                 None => None,

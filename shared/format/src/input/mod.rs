@@ -143,10 +143,9 @@ pub struct RecordParser {
     decoder: Decoder,
     dims: Vec<DimPlan>,
     discover: bool,
-    /// `useSchemaDiscovery`: a discovered field whose first value nests becomes a `json`
-    /// dimension.
+    /// `useSchemaDiscovery`: discovered fields become `auto` dimensions.
     schema_discovery: bool,
-    /// Slots of `json` dimensions: their values are read as documents.
+    /// Slots of `json` and `auto` dimensions: their values are read as documents.
     json_slots: HashSet<usize>,
     not_dimensions: HashSet<String>,
     metrics: Vec<(MetricInput, crate::spec::MetricKind, String)>,
@@ -237,7 +236,7 @@ impl RecordParser {
         p.not_dimensions.extend(spec.dimension_exclusions.iter().cloned());
         for d in &spec.dimensions {
             let slot = p.slot(&d.name);
-            if d.kind == DimensionType::Json {
+            if matches!(d.kind, DimensionType::Json | DimensionType::Auto) {
                 p.json_slots.insert(slot);
             }
             p.dims.push(DimPlan {
@@ -365,7 +364,7 @@ impl RecordParser {
         let s = self.slot(name);
         // Path columns are named with the separator: no field may take such a name.
         if self.discover && !self.not_dimensions.contains(name) && !name.contains(crate::segment::NESTED_SEPARATOR) {
-            if kind == DimensionType::Json {
+            if matches!(kind, DimensionType::Json | DimensionType::Auto) {
                 self.json_slots.insert(s);
             }
             self.dims.push(DimPlan {
@@ -568,7 +567,7 @@ impl RecordParser {
         for (k, v) in fields {
             let slot = match self.slots.get(&k) {
                 Some(&s) => s,
-                None if self.schema_discovery => self.discovered_slot(&k, discovered_type(&v)),
+                None if self.schema_discovery => self.discovered_slot(&k, DimensionType::Auto),
                 None => self.input_slot(&k),
             };
             let v = if self.json_slots.contains(&slot) { Value::json(v) } else { Value::from_json(v) };
@@ -657,17 +656,6 @@ impl RecordParser {
             }
         }
         Ok(Parsed::Row { row: Row { time, dims, metrics }, errors })
-    }
-}
-
-/// The type `useSchemaDiscovery` gives a field first seen with `v`: `json` when it nests
-/// (an object, or an array holding objects or arrays), else string.
-pub(super) fn discovered_type(v: &serde_json::Value) -> DimensionType {
-    use serde_json::Value as J;
-    match v {
-        J::Object(_) => DimensionType::Json,
-        J::Array(items) if items.iter().any(|i| matches!(i, J::Object(_) | J::Array(_))) => DimensionType::Json,
-        _ => DimensionType::String,
     }
 }
 

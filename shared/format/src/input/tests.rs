@@ -192,8 +192,8 @@ fn json_dimensions_keep_documents_and_schema_discovery_finds_nested_fields() {
     let out = parse(&mut p, r#"{"ts": 1, "doc": "{\"not\": \"a document\"}"}"#);
     assert_eq!(row(&out[0]).dims[1], DimValue::Str(r#""{\"not\": \"a document\"}""#.into()));
 
-    // With useSchemaDiscovery, fields beside the declared ones are discovered: objects and
-    // arrays of objects as json dimensions, other values as strings.
+    // With useSchemaDiscovery, fields beside the declared ones are discovered as `auto`
+    // dimensions, read as documents (typed when a hydrant is persisted).
     let json = json!({"type": "kafka", "spec": {
         "dataSchema": {"dataSource": "t", "timestampSpec": {"column": "ts", "format": "auto"},
             "dimensionsSpec": {"dimensions": ["kind"], "useSchemaDiscovery": true},
@@ -211,15 +211,16 @@ fn json_dimensions_keep_documents_and_schema_discovery_finds_nested_fields() {
             kinds,
             [
                 ("kind", DimensionType::String),
-                ("user", DimensionType::Json),
-                ("list", DimensionType::Json),
-                ("tags", DimensionType::String),
-                ("n", DimensionType::String)
+                ("user", DimensionType::Auto),
+                ("list", DimensionType::Auto),
+                ("tags", DimensionType::Auto),
+                ("n", DimensionType::Auto)
             ]
         );
         let dims = &row(&out[0]).dims;
         assert_eq!(dims[1], DimValue::Str(r#"{"id":7}"#.into()));
         assert_eq!(dims[2], DimValue::Str(r#"[{"a":1}]"#.into()));
-        assert_eq!(dims[3], DimValue::Multi(vec!["x".into(), "y".into()]));
+        assert_eq!(dims[3], DimValue::Str(r#"["x","y"]"#.into()));
+        assert_eq!(dims[4], DimValue::Str("3".into()));
     }
 }

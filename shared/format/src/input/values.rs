@@ -68,7 +68,7 @@ pub(super) fn dim_value(d: &DimPlan, v: Value, errors: &mut Vec<String>) -> Resu
             _ => convert_error(),
         },
         // Stored as its JSON text: documents equal as text roll up together.
-        DimensionType::Json => Ok(DimValue::Str(checked(&d.name, v.to_json().to_string())?)),
+        DimensionType::Json | DimensionType::Auto => Ok(DimValue::Str(checked(&d.name, v.to_json().to_string())?)),
     }
 }
 

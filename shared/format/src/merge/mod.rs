@@ -84,6 +84,19 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
             return Err(incompatible("query granularity differs from the other inputs'".into()));
         }
     }
+    if schema::auto_types_differ(inputs) {
+        let how = Reindex {
+            interval,
+            split: None,
+            query_granularity: Some(query_granularity),
+            rollup: Some(rollup),
+            dimensions: None,
+            metrics: None,
+            max_rows_per_segment: options.max_rows_per_segment,
+            compression: options.compression,
+        };
+        return Ok(reindex(inputs, &how)?.into_iter().map(|(_, bytes)| bytes).collect());
+    }
     let order = schema::merged_dimension_order(inputs)?;
     let dims: Vec<(String, ColumnType)> = order.iter().map(|(n, k, _)| (n.clone(), *k)).collect();
 
@@ -131,6 +144,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
                 bitmap_index: schema::keeps_bitmaps(inputs, &name),
                 nested_path: inputs.iter().find_map(|s| s.column(&name)).and_then(|c| c.nested_path.clone()),
                 incomplete: inputs.iter().filter_map(|s| s.column(&name)).any(|c| c.incomplete),
+                auto: inputs.iter().filter_map(|s| s.column(&name)).any(|c| c.auto),
                 name,
                 kind: match kind {
                     ColumnType::Long => DimensionType::Long,

@@ -77,8 +77,11 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
         None => columns
             .iter()
             .map(|(name, kind, mvh)| {
-                let mut plan = DimPlan::declared(name, dimension_type(*kind), *mvh);
-                plan.bitmap_index = *kind == ColumnType::Json || keeps_bitmaps(inputs, name);
+                let auto = inputs.iter().filter_map(|s| s.column(name)).any(|c| c.auto);
+                let kind = if auto { DimensionType::Auto } else { dimension_type(*kind) };
+                let mut plan = DimPlan::declared(name, kind, *mvh);
+                plan.bitmap_index =
+                    matches!(kind, DimensionType::Json | DimensionType::Auto) || keeps_bitmaps(inputs, name);
                 plan
             })
             .collect(),
@@ -108,16 +111,22 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
     };
     let mut indexes: BTreeMap<i64, IncrementalIndex> = BTreeMap::new();
     for seg in inputs {
-        let names: Vec<&str> = seg.directory().columns[1..]
+        let stored: Vec<(&str, ColumnType)> = seg.directory().columns[1..]
             .iter()
             .filter(|c| c.kind != ColumnType::Metric)
-            .map(|c| c.name.as_str())
+            .map(|c| (c.name.as_str(), c.kind))
             .collect();
-        let from: Vec<Option<usize>> = plan.iter().map(|p| names.iter().position(|n| *n == p.name)).collect();
+        let from: Vec<Option<usize>> = plan.iter().map(|p| stored.iter().position(|(n, _)| *n == p.name)).collect();
         for (time, values, cells) in seg.read_rows()? {
             let chunk = how.split.map_or(how.interval, |g| g.bucket(time));
             let index = indexes.entry(chunk.start).or_insert_with(|| IncrementalIndex::new(config.clone(), chunk));
-            let dims: Vec<DimValue> = from.iter().map(|i| i.map_or(DimValue::Null, |i| values[i].clone())).collect();
+            let dims: Vec<DimValue> = (from.iter().zip(&plan))
+                .map(|(i, p)| match (i, p.kind) {
+                    (None, _) => DimValue::Null,
+                    (Some(i), DimensionType::Auto) => auto_text(values[*i].clone(), stored[*i].1),
+                    (Some(i), _) => values[*i].clone(),
+                })
+                .collect();
             let states = selected.iter().map(|&i| cells[i].clone()).collect();
             index.add_states(time, dims, states, &plan);
         }
@@ -134,6 +143,22 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
         out.extend(merge_into(&[whole], index.interval(), &options)?.into_iter().map(|b| (index.interval(), b)));
     }
     Ok(out)
+}
+
+/// A stored value of an `auto` column (of type `stored` in its segment) as the JSON text the
+/// index keeps for `auto` dimensions.
+fn auto_text(v: DimValue, stored: ColumnType) -> DimValue {
+    use serde_json::Value as J;
+    let text = match v {
+        DimValue::Null => return DimValue::Null,
+        DimValue::Str(s) if stored == ColumnType::Json => s,
+        DimValue::Str(s) => J::String(s).to_string(),
+        DimValue::Multi(items) => J::Array(items.into_iter().map(J::String).collect()).to_string(),
+        DimValue::Long(x) => x.to_string(),
+        DimValue::Double(x) => J::from(x).to_string(),
+        DimValue::Float(x) => J::from(f64::from(x)).to_string(),
+    };
+    DimValue::Str(text)
 }
 
 /// The dimension type of a segment column.

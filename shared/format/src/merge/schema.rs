@@ -17,7 +17,9 @@ pub fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnT
         for col in seg.directory().columns.iter().filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric)) {
             let id = match index.get(&col.name) {
                 Some(&id) => {
-                    if names[id].1 != col.kind {
+                    // An `auto` column typed differently by its inputs is indexed again (see
+                    // [`auto_types_differ`]).
+                    if names[id].1 != col.kind && !col.auto {
                         return Err(MergeError::Incompatible {
                             object: seg.object().into(),
                             reason: format!(
@@ -56,6 +58,16 @@ pub fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnT
         order.push(names[next].clone());
     }
     Ok(order)
+}
+
+/// Whether some `auto` column is stored as different types by different inputs: such inputs
+/// are indexed again, which types the column from all their values.
+pub fn auto_types_differ(inputs: &[Segment]) -> bool {
+    let mut kinds: HashMap<&str, ColumnType> = HashMap::new();
+    inputs.iter().flat_map(|s| s.directory().columns.iter()).filter(|c| c.auto).any(|c| {
+        let kind = *kinds.entry(c.name.as_str()).or_insert(c.kind);
+        kind != c.kind
+    })
 }
 
 /// Whether the merged column `name` gets a bitmap per value: unless no input that has the

@@ -88,6 +88,10 @@ pub struct ColumnEntry {
     /// [`crate::json_path::MAX_PATHS`]), so every path is read from the documents.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// An `auto` dimension (`useSchemaDiscovery`): typed by its values in this segment, so
+    /// other segments may store it as another type.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto: bool,
     /// Named byte ranges of the data area.
     pub parts: BTreeMap<String, PartRef>,
 }

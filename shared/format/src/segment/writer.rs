@@ -31,6 +31,8 @@ pub struct DimLayout {
     pub nested_path: Option<super::NestedPath>,
     /// `json` columns: some paths have no column.
     pub incomplete: bool,
+    /// An `auto` dimension: its type is this segment's, and may differ in others.
+    pub auto: bool,
 }
 
 /// The columns of a segment being written.
@@ -157,7 +159,7 @@ impl SegmentWriter {
             .dims
             .iter()
             .map(|d| match d.kind {
-                DimensionType::String | DimensionType::Json => {
+                DimensionType::String | DimensionType::Json | DimensionType::Auto => {
                     DimWriter::Str { ids: Vec::new(), offsets: None, cardinality: d.dictionary.len() }
                 }
                 DimensionType::Long => DimWriter::Long {
@@ -326,6 +328,7 @@ impl SegmentWriter {
             aggregator: None,
             nested_path: None,
             incomplete: false,
+            auto: false,
             parts,
         });
         for (layout, w) in self.layout.dims.iter().zip(self.dims) {
@@ -339,6 +342,7 @@ impl SegmentWriter {
                 aggregator: None,
                 nested_path: layout.nested_path.clone(),
                 incomplete: layout.incomplete,
+                auto: layout.auto,
                 parts: BTreeMap::new(),
             };
             match w {
@@ -399,6 +403,7 @@ impl SegmentWriter {
                 aggregator: Some(agg.spec.clone()),
                 nested_path: None,
                 incomplete: false,
+                auto: false,
                 parts,
             });
         }

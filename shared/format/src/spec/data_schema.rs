@@ -175,7 +175,7 @@ pub struct DimensionsSpec {
     /// Spatial dimensions: not supported.
     pub spatial_dimensions: Option<serde_json::Value>,
     /// Druid's typed schema discovery: fields beside the listed dimensions are discovered too,
-    /// nested objects and arrays as `json` dimensions.
+    /// as `auto` dimensions.
     pub use_schema_discovery: Option<bool>,
     /// Keep discovered dimensions beside the listed ones: not supported.
     pub include_all_dimensions: Option<bool>,
@@ -226,6 +226,10 @@ pub enum DimensionType {
     /// A nested JSON document (`COMPLEX<json>`): stored whole, and each literal path as a
     /// string column of its own with a bitmap index.
     Json,
+    /// Druid's `auto` (what `useSchemaDiscovery` discovers): each hydrant stores the column as
+    /// the narrowest type that holds its values (long, double, string, multi-value string for
+    /// arrays of literals, else json).
+    Auto,
 }
 
 /// How a multi-value string dimension keeps its values.

@@ -221,3 +221,50 @@ fn a_segment_read_by_its_parts_answers_nested_fields_as_the_whole() {
     assert_eq!(answer(&read)[0]["result"]["sum"], json!(want));
     assert_eq!(answer(&read), answer(&seg));
 }
+
+#[test]
+fn auto_columns_typed_apart_by_their_hydrants_merge_into_the_type_holding_both() {
+    let spec = json!({"type": "kafka", "spec": {
+        "dataSchema": {"dataSource": "t", "timestampSpec": {"column": "t", "format": "millis"},
+            "dimensionsSpec": {"dimensions": ["kind"], "useSchemaDiscovery": true},
+            "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
+        "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
+    let spec = sluice_format::spec::load_spec(&spec.to_string()).expect("spec").spec;
+    let hydrant = |i: usize, values: &[Value]| {
+        let lines: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| json!({"t": 1_577_836_800_000i64 + k as i64, "kind": "k", "n": v}).to_string())
+            .collect();
+        let (indexes, _) = index_records(&spec, lines.iter().map(|l| l.as_bytes()));
+        persist(indexes.values().next().expect("a day"), &format!("h{i}"))
+    };
+    let longs = hydrant(0, &[json!(1), json!(2)]);
+    let doubles = hydrant(1, &[json!(2.5)]);
+    let strings = hydrant(2, &[json!("x"), json!(["b", "a"])]);
+    let documents = hydrant(3, &[json!({"a": 1})]);
+    let kind = |s: &Segment| s.column("n").map(|c| (c.kind, c.auto));
+    assert_eq!(kind(&longs), Some((ColumnType::Long, true)));
+    assert_eq!(kind(&doubles), Some((ColumnType::Double, true)));
+    assert_eq!(kind(&strings), Some((ColumnType::String, true)));
+    assert_eq!(kind(&documents), Some((ColumnType::Json, true)));
+    let values = |s: &Segment| {
+        let mut v: Vec<String> =
+            s.read_rows().expect("rows").into_iter().map(|(_, dims, _)| format!("{:?}", dims[1])).collect();
+        v.sort();
+        v
+    };
+    let merged = merge_all(&[longs.clone(), doubles.clone()], 100).remove(0);
+    assert_eq!(kind(&merged), Some((ColumnType::Double, true)));
+    assert_eq!(values(&merged), ["Double(1.0)", "Double(2.0)", "Double(2.5)"]);
+    let merged = merge_all(&[longs.clone(), doubles.clone(), strings.clone()], 100).remove(0);
+    assert_eq!(kind(&merged), Some((ColumnType::String, true)));
+    assert_eq!(values(&merged), ["Multi([\"a\", \"b\"])", "Str(\"1\")", "Str(\"2\")", "Str(\"2.5\")", "Str(\"x\")"]);
+    let merged = merge_all(&[longs, strings, documents], 100).remove(0);
+    assert_eq!(kind(&merged), Some((ColumnType::Json, true)));
+    assert_eq!(
+        values(&merged),
+        ["Str(\"1\")", "Str(\"2\")", "Str(\"[\\\"a\\\",\\\"b\\\"]\")", "Str(\"\\\"x\\\"\")", "Str(\"{\\\"a\\\":1}\")"]
+    );
+    assert!(merged.column(&NestedPath::column_name("n", "$.a")).is_some(), "the merged documents' paths");
+}

@@ -27,21 +27,26 @@ use sluice_query::QuerySegment;
 use sluice_sql::{run_sql, MemorySegments, SqlError, SqlRequest, SqlResult};
 use std::sync::{Arc, OnceLock};
 
+/// The sample's records with every one on 2015-09-12, as Druid's tutorial has them.
+pub fn tutorial_lines() -> Vec<String> {
+    wikipedia_lines()
+        .into_iter()
+        .map(|l| {
+            let stray = l.starts_with("{\"time\":\"2015-09-") && !l.starts_with("{\"time\":\"2015-09-12");
+            if stray {
+                format!("{{\"time\":\"2015-09-12{}", &l[19..])
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
 /// The sample with every record on 2015-09-12, as Druid's tutorial has it, in hourly segments.
 pub fn wikipedia() -> &'static MemorySegments {
     static SOURCE: OnceLock<MemorySegments> = OnceLock::new();
     SOURCE.get_or_init(|| {
-        let lines: Vec<String> = wikipedia_lines()
-            .into_iter()
-            .map(|l| {
-                let stray = l.starts_with("{\"time\":\"2015-09-") && !l.starts_with("{\"time\":\"2015-09-12");
-                if stray {
-                    format!("{{\"time\":\"2015-09-12{}", &l[19..])
-                } else {
-                    l
-                }
-            })
-            .collect();
+        let lines = tutorial_lines();
         let mut spec = spec("wikipedia-kafka-supervisor.json");
         spec.granularity.segment_granularity =
             sluice_format::granularity::Granularity::from_name("hour").expect("hour");

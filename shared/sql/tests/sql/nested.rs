@@ -138,3 +138,50 @@ fn json_keys_and_paths_list_the_documents_schema() {
         ]
     );
 }
+
+#[test]
+fn schema_discovery_types_the_wikipedia_sample_and_answers_the_tutorial() {
+    let spec = json!({"type": "kafka", "spec": {
+        "dataSchema": {"dataSource": "wikipedia", "timestampSpec": {"column": "time", "format": "iso"},
+            "dimensionsSpec": {"dimensions": [], "useSchemaDiscovery": true},
+            "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
+        "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
+    let spec = sluice_format::spec::load_spec(&spec.to_string()).expect("spec").spec;
+    let lines = super::tutorial_lines();
+    let source = super::memory_source("wikipedia", &spec, lines.iter().map(|l| l.as_bytes()));
+    let run = |text: &str| {
+        let answer = super::runtime().block_on(run_sql(&source, &SqlRequest::new(text)));
+        answer.unwrap_or_else(|e| panic!("{text}: {e}")).rows
+    };
+    let types = run("SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'wikipedia' \
+        AND COLUMN_NAME IN ('added', 'delta', 'metroCode', 'channel', 'cityName', 'isRobot') ORDER BY 1");
+    assert_eq!(
+        json!(types),
+        json!([
+            ["added", "BIGINT"],
+            ["channel", "VARCHAR"],
+            ["cityName", "VARCHAR"],
+            ["delta", "BIGINT"],
+            ["isRobot", "VARCHAR"],
+            ["metroCode", "BIGINT"]
+        ])
+    );
+    // The tutorial's top channels by lines added, from the discovered long column.
+    let rows = run("SELECT channel, SUM(added) FROM wikipedia \
+        WHERE \"__time\" BETWEEN TIMESTAMP '2015-09-12 00:00:00' AND TIMESTAMP '2015-09-13 00:00:00' \
+        GROUP BY channel ORDER BY SUM(added) DESC LIMIT 5");
+    let text = std::fs::read_to_string(data_path("queries/wikipedia-documented-answers.json")).expect("answers");
+    let want = serde_json::from_str::<Value>(&text).expect("answers")["wikipedia-channels-by-added.json"].clone();
+    assert_eq!(json!(rows), want);
+    assert_eq!(
+        run("SELECT COUNT(*) FROM wikipedia WHERE metroCode > 600")[0][0],
+        json!(lines_with_metro_over(&lines, 600))
+    );
+}
+
+fn lines_with_metro_over(lines: &[String], n: i64) -> usize {
+    lines
+        .iter()
+        .filter(|l| serde_json::from_str::<Value>(l).expect("row")["metroCode"].as_i64().is_some_and(|m| m > n))
+        .count()
+}

@@ -179,7 +179,7 @@ pub(super) fn dimensions(
     if dims_spec.use_schema_discovery == Some(true) {
         warn(
             f("dataSchema.dimensionsSpec.useSchemaDiscovery"),
-            "discovered objects and arrays become json dimensions; discovered numbers are kept as strings",
+            "discovered fields are typed per segment (long, double, string, json); arrays of literals are multi-value strings, not ARRAY columns",
         );
     }
     if dims_spec.include_all_dimensions == Some(true) {

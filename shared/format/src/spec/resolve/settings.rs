@@ -23,7 +23,7 @@ pub struct DatasourceSpec {
     /// Whether dimensions are discovered from the input (no dimension list given, or
     /// `useSchemaDiscovery`).
     pub discover_dimensions: bool,
-    /// `useSchemaDiscovery`: discovered objects and arrays of them become `json` dimensions.
+    /// `useSchemaDiscovery`: discovered fields are `auto` dimensions (typed when persisted).
     pub schema_discovery: bool,
     /// Aggregators.
     pub metrics: Vec<AggregatorSpec>,
