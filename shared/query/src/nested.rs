@@ -25,14 +25,7 @@ impl<'s> SegmentColumns<'s> {
                 Some(entry) => load(segment, entry).map_err(renamed(segment))?,
             };
             return Ok(match (cast, stored) {
-                (Some(to), Column::String(dim)) => {
-                    let per_id: Vec<Value> = (0..=dim.dictionary.len() as u32)
-                        .map(|id| dim.dictionary.get(id).map_or(Value::Null, |s| cast_text(s, to)))
-                        .collect();
-                    Column::Values(
-                        dim.ids.iter().map(|&id| per_id.get(id as usize).cloned().unwrap_or_default()).collect(),
-                    )
-                }
+                (Some(to), Column::String(dim)) => numbers(&dim, to),
                 (_, stored) => stored,
             });
         }
@@ -42,8 +35,33 @@ impl<'s> SegmentColumns<'s> {
     }
 }
 
-fn cast_text(s: &str, to: CastType) -> Value {
-    json_value(&Value::String(s.to_string()), &JsonPath::default(), Some(to))
+/// A path column's literals cast to numbers, each value once, as a numeric column.
+fn numbers<'s>(dim: &crate::columns::StringDim<'s>, to: CastType) -> Column<'s> {
+    let per_id: Vec<Value> = (0..=dim.dictionary.len() as u32)
+        .map(|id| {
+            let text = dim.dictionary.get(id).map_or(Value::Null, |s| Value::String(s.to_string()));
+            json_value(&text, &JsonPath::default(), Some(to))
+        })
+        .collect();
+    let mut nulls = roaring::RoaringBitmap::new();
+    let mut value = |row: usize, id: u32| {
+        let v = per_id.get(id as usize).unwrap_or(&Value::Null);
+        if v.is_null() {
+            nulls.insert(row as u32);
+        }
+        v
+    };
+    match to {
+        CastType::Long => {
+            let values = dim.ids.iter().enumerate().map(|(r, &id)| value(r, id).as_long().unwrap_or(0)).collect();
+            Column::Long(values, nulls)
+        }
+        CastType::Double => {
+            let values = dim.ids.iter().enumerate().map(|(r, &id)| value(r, id).as_double().unwrap_or(0.0)).collect();
+            Column::Double(values, nulls)
+        }
+        CastType::String => Column::Values(dim.ids.iter().enumerate().map(|(r, &id)| value(r, id).clone()).collect()),
+    }
 }
 
 /// A `json` column's documents, each parsed once, one per row.

@@ -18,6 +18,7 @@ mod kept_timeline;
 mod lookups;
 mod merger_segments;
 mod msk_iam;
+mod nested;
 mod pipeline;
 mod protobuf;
 mod protocol;
