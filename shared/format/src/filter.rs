@@ -1,6 +1,8 @@
-//! Druid filters (`selector`, `equals`, `in`, `bound`, `range`, `like`, `regex`, `null`,
-//! `true`, `false`, `and`, `or`, `not`, `expression`) as JSON, and their evaluation on a row
-//! with SQL-compatible three-valued logic: a comparison with null is unknown, never true.
+//! Druid filters (`selector`, `equals`, `in`, `bound`, `range`, `like`, `regex`, `search`,
+//! `interval`, `columnComparison`, `null`, `true`, `false`, `and`, `or`, `not`, `expression`)
+//! as JSON, and their evaluation on a row with SQL-compatible three-valued logic: a comparison
+//! with null is unknown, never true. An `extractionFn` is read by queries, which turn it into a
+//! virtual column; a filter still holding one does not compile.
 
 use crate::expr::{self, Expr, ExprError};
 use crate::value::Value;
@@ -17,7 +19,11 @@ pub enum Filter {
         /// Column name.
         dimension: String,
         /// Value to match; null matches null.
+        #[serde(default, deserialize_with = "text_or_number")]
         value: Option<String>,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
     },
     /// `column` equals `matchValue` of `matchValueType`.
     #[serde(rename_all = "camelCase")]
@@ -30,11 +36,16 @@ pub enum Filter {
         match_value: serde_json::Value,
     },
     /// `dimension` is one of `values`.
+    #[serde(rename_all = "camelCase")]
     In {
         /// Column name.
         dimension: String,
         /// Values to match (null matches null).
+        #[serde(deserialize_with = "texts_or_numbers")]
         values: Vec<Option<String>>,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
     },
     /// `dimension` lies between `lower` and `upper` in `ordering`.
     #[serde(rename_all = "camelCase")]
@@ -42,8 +53,10 @@ pub enum Filter {
         /// Column name.
         dimension: String,
         /// Lower bound, if any.
+        #[serde(default, deserialize_with = "text_or_number")]
         lower: Option<String>,
         /// Upper bound, if any.
+        #[serde(default, deserialize_with = "text_or_number")]
         upper: Option<String>,
         /// Excludes the lower bound.
         #[serde(default)]
@@ -53,6 +66,9 @@ pub enum Filter {
         upper_strict: bool,
         /// `lexicographic` (default) or `numeric`.
         ordering: Option<String>,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
     },
     /// `column` lies between typed bounds.
     #[serde(rename_all = "camelCase")]
@@ -73,6 +89,7 @@ pub enum Filter {
         upper_open: bool,
     },
     /// SQL `LIKE` with `%` and `_`.
+    #[serde(rename_all = "camelCase")]
     Like {
         /// Column name.
         dimension: String,
@@ -80,13 +97,48 @@ pub enum Filter {
         pattern: String,
         /// Escape character, if any.
         escape: Option<String>,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
     },
     /// A Java-style regular expression found anywhere in the value.
+    #[serde(rename_all = "camelCase")]
     Regex {
         /// Column name.
         dimension: String,
         /// The pattern.
         pattern: String,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
+    },
+    /// The value passes a search query spec (`contains`, `fragment`, ...).
+    #[serde(rename_all = "camelCase")]
+    Search {
+        /// Column name.
+        dimension: String,
+        /// The test.
+        query: crate::search::SearchSpec,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
+    },
+    /// The value (a time in milliseconds, usually `__time`) lies in one of the ISO 8601
+    /// intervals.
+    #[serde(rename_all = "camelCase")]
+    Interval {
+        /// Column name.
+        dimension: String,
+        /// The intervals.
+        intervals: Vec<String>,
+        /// The extraction function applied to the column first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction_fn: Option<serde_json::Value>,
+    },
+    /// The columns' values are equal (as strings; null equals null).
+    ColumnComparison {
+        /// The columns, as dimension specs (names or `{"type": "default", "dimension"}`).
+        dimensions: Vec<serde_json::Value>,
     },
     /// `column` is null.
     Null {
@@ -143,6 +195,9 @@ pub enum FilterError {
     /// A bad expression.
     #[error(transparent)]
     Expr(#[from] ExprError),
+    /// A filter part that is read elsewhere or not at all, named.
+    #[error("filter: {0}")]
+    Unsupported(String),
 }
 
 /// A filter with columns resolved to row slots and patterns compiled, ready to evaluate.
@@ -160,6 +215,10 @@ pub enum RowFilter {
     NumRange(usize, Option<(f64, bool)>, Option<(f64, bool)>),
     /// Regular expression (also LIKE).
     Regex(usize, Regex),
+    /// A search query spec.
+    Search(usize, crate::search::Search),
+    /// The slots' values are equal as strings (null equals null).
+    Same(Vec<usize>),
     /// Null check.
     IsNull(usize),
     /// Conjunction.
@@ -184,17 +243,53 @@ impl Filter {
             | Filter::In { dimension, .. }
             | Filter::Bound { dimension, .. }
             | Filter::Like { dimension, .. }
-            | Filter::Regex { dimension, .. } => Some(dimension),
+            | Filter::Regex { dimension, .. }
+            | Filter::Search { dimension, .. }
+            | Filter::Interval { dimension, .. } => Some(dimension),
             Filter::Equals { column, .. } | Filter::Range { column, .. } | Filter::Null { column } => Some(column),
+            _ => None,
+        }
+    }
+
+    /// The filter's `extractionFn`, if it has one.
+    pub fn extraction_fn(&self) -> Option<&serde_json::Value> {
+        match self {
+            Filter::Selector { extraction_fn, .. }
+            | Filter::In { extraction_fn, .. }
+            | Filter::Bound { extraction_fn, .. }
+            | Filter::Like { extraction_fn, .. }
+            | Filter::Regex { extraction_fn, .. }
+            | Filter::Search { extraction_fn, .. }
+            | Filter::Interval { extraction_fn, .. } => extraction_fn.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A leaf filter's column and `extractionFn`, to point the filter at a column holding the
+    /// extracted values instead.
+    pub fn extraction_mut(&mut self) -> Option<(&mut String, &mut Option<serde_json::Value>)> {
+        match self {
+            Filter::Selector { dimension, extraction_fn, .. }
+            | Filter::In { dimension, extraction_fn, .. }
+            | Filter::Bound { dimension, extraction_fn, .. }
+            | Filter::Like { dimension, extraction_fn, .. }
+            | Filter::Regex { dimension, extraction_fn, .. }
+            | Filter::Search { dimension, extraction_fn, .. }
+            | Filter::Interval { dimension, extraction_fn, .. } => Some((dimension, extraction_fn)),
             _ => None,
         }
     }
 
     /// Compiles the filter, resolving column names to row slots through `resolve`.
     pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> usize) -> Result<RowFilter, FilterError> {
+        if self.extraction_fn().is_some() {
+            return Err(FilterError::Unsupported(
+                "an extractionFn is only read in queries; use an expression filter here".into(),
+            ));
+        }
         Ok(match self {
-            Filter::Selector { dimension, value } => RowFilter::InSet(resolve(dimension), vec![value.clone()]),
-            Filter::In { dimension, values } => RowFilter::InSet(resolve(dimension), values.clone()),
+            Filter::Selector { dimension, value, .. } => RowFilter::InSet(resolve(dimension), vec![value.clone()]),
+            Filter::In { dimension, values, .. } => RowFilter::InSet(resolve(dimension), values.clone()),
             Filter::Equals { column, match_value_type, match_value } => {
                 let slot = resolve(column);
                 match numeric_type(column, match_value_type)? {
@@ -205,7 +300,7 @@ impl Filter {
                     },
                 }
             }
-            Filter::Bound { dimension, lower, upper, lower_strict, upper_strict, ordering } => {
+            Filter::Bound { dimension, lower, upper, lower_strict, upper_strict, ordering, .. } => {
                 let slot = resolve(dimension);
                 if ordering.as_deref().is_some_and(|o| o.eq_ignore_ascii_case("numeric")) {
                     let num = |b: &Option<String>, strict: bool| {
@@ -229,12 +324,58 @@ impl Filter {
                     RowFilter::StrRange(slot, s(lower, *lower_open), s(upper, *upper_open))
                 }
             }
-            Filter::Like { dimension, pattern, escape } => {
+            Filter::Like { dimension, pattern, escape, .. } => {
                 let re = like_to_regex(pattern, escape.as_deref().and_then(|e| e.chars().next()));
                 RowFilter::Regex(resolve(dimension), compile_regex(dimension, pattern, &re)?)
             }
-            Filter::Regex { dimension, pattern } => {
+            Filter::Regex { dimension, pattern, .. } => {
                 RowFilter::Regex(resolve(dimension), compile_regex(dimension, pattern, pattern)?)
+            }
+            Filter::Search { dimension, query, .. } => {
+                let search = query.compile().map_err(|reason| FilterError::Pattern {
+                    column: crate::text::excerpt(dimension, QUOTED_CHARS).into_owned(),
+                    pattern: String::new(),
+                    reason,
+                })?;
+                RowFilter::Search(resolve(dimension), search)
+            }
+            Filter::Interval { dimension, intervals, .. } => {
+                let slot = resolve(dimension);
+                let mut ranges = Vec::with_capacity(intervals.len());
+                for text in intervals.iter().take(MAX_INTERVALS) {
+                    let i = crate::time::Interval::parse(text).map_err(|e| {
+                        FilterError::Unsupported(format!("interval {:?}: {e}", crate::text::excerpt(text, 80)))
+                    })?;
+                    ranges.push(RowFilter::NumRange(slot, Some((i.start as f64, false)), Some((i.end as f64, true))));
+                }
+                if intervals.len() > MAX_INTERVALS {
+                    return Err(FilterError::Unsupported(format!("more than {MAX_INTERVALS} intervals")));
+                }
+                RowFilter::Or(ranges)
+            }
+            Filter::ColumnComparison { dimensions } => {
+                let mut slots = Vec::with_capacity(dimensions.len());
+                for d in dimensions {
+                    let name = match d {
+                        serde_json::Value::String(s) => s.as_str(),
+                        serde_json::Value::Object(o)
+                            if o.get("type").is_none_or(|t| t == "default") && o.get("extractionFn").is_none() =>
+                        {
+                            o.get("dimension").and_then(|v| v.as_str()).ok_or_else(|| {
+                                FilterError::Unsupported(
+                                    "columnComparison: a dimension spec needs \"dimension\"".into(),
+                                )
+                            })?
+                        }
+                        _ => {
+                            return Err(FilterError::Unsupported(
+                                "columnComparison compares default dimension specs only".into(),
+                            ))
+                        }
+                    };
+                    slots.push(resolve(name));
+                }
+                RowFilter::Same(slots)
             }
             Filter::Null { column } => RowFilter::IsNull(resolve(column)),
             Filter::True => RowFilter::Const(true),
@@ -249,6 +390,18 @@ impl Filter {
             Filter::Expression { expression } => RowFilter::Expr(expr::parse(expression, resolve)?),
         })
     }
+}
+
+/// Most intervals an `interval` filter lists.
+pub const MAX_INTERVALS: usize = 10_000;
+
+/// A bound or value given as a string or a number (as Druid's clients write both).
+fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(json_str(&serde_json::Value::deserialize(d)?))
+}
+
+fn texts_or_numbers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Option<String>>, D::Error> {
+    Ok(Vec::<serde_json::Value>::deserialize(d)?.iter().map(json_str).collect())
 }
 
 fn numeric_type(column: &str, kind: &str) -> Result<bool, FilterError> {
@@ -350,6 +503,12 @@ impl RowFilter {
                 Some(in_range(&x, lo.as_ref().map(|(b, s)| (b, *s)), hi.as_ref().map(|(b, s)| (b, *s))))
             }),
             RowFilter::Regex(slot, re) => any_value(field(slot), |v| Some(re.is_match(&v?.as_str()?))),
+            RowFilter::Search(slot, s) => any_value(field(slot), |v| Some(s.matches(&v?.as_str()?))),
+            RowFilter::Same(slots) => {
+                let text = |s: &usize| field(s).as_str().map(|t| t.into_owned());
+                let first = slots.first().map(text);
+                Some(slots.iter().all(|s| Some(text(s)) == first))
+            }
             RowFilter::IsNull(slot) => Some(field(slot).is_null()),
             RowFilter::And(parts) => {
                 let mut out = Some(true);

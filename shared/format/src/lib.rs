@@ -28,6 +28,7 @@ pub mod merge;
 pub mod meters;
 pub mod offsets;
 pub mod row;
+pub mod search;
 pub mod segment;
 pub mod sketches;
 pub mod spec;

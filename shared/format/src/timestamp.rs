@@ -161,6 +161,16 @@ pub struct JodaPattern {
 /// Translates a Joda-Time pattern (`yyyy-MM-dd HH:mm:ss`, quoted literals) into a chrono
 /// format string; a letter chrono cannot express is an error naming it.
 pub fn joda_pattern(joda: &str) -> Result<JodaPattern, String> {
+    pattern_of(joda, false)
+}
+
+/// [`joda_pattern`] for writing times: a numeric field of one letter (`H`, `d`, `M`, ...) is
+/// written without padding, as Joda writes it.
+pub fn joda_output_pattern(joda: &str) -> Result<JodaPattern, String> {
+    pattern_of(joda, true)
+}
+
+fn pattern_of(joda: &str, output: bool) -> Result<JodaPattern, String> {
     let chars: Vec<char> = joda.chars().collect();
     let mut out = String::new();
     let (mut zoned, mut has_time, mut has_date) = (false, false, false);
@@ -168,10 +178,13 @@ pub fn joda_pattern(joda: &str) -> Result<JodaPattern, String> {
     while i < chars.len() {
         let c = chars[i];
         if c == '\'' {
-            let close = chars[i + 1..]
-                .iter()
-                .position(|&q| q == '\'')
-                .ok_or_else(|| format!("timestamp pattern {joda:?} has an unterminated quote"))?;
+            // Writing, an unterminated quote runs to the end of the pattern, as in Joda; a
+            // pattern that reads timestamps must close it.
+            let close = match chars[i + 1..].iter().position(|&q| q == '\'') {
+                Some(close) => close,
+                None if output => chars.len() - i - 1,
+                None => return Err(format!("timestamp pattern {joda:?} has an unterminated quote")),
+            };
             let literal: String = chars[i + 1..i + 1 + close].iter().collect();
             out.push_str(&if literal.is_empty() { "'".to_string() } else { literal.replace('%', "%%") });
             i += close + 2;
@@ -182,6 +195,12 @@ pub fn joda_pattern(joda: &str) -> Result<JodaPattern, String> {
             n += 1;
         }
         let spec = match (c, n) {
+            ('M', 1) if output => "%-m",
+            ('d', 1) if output => "%-d",
+            ('H' | 'k', 1) if output => "%-H",
+            ('h', 1) if output => "%-I",
+            ('m', 1) if output => "%-M",
+            ('s', 1) if output => "%-S",
             ('y' | 'Y' | 'u', 2) => "%y",
             ('y' | 'Y' | 'u', _) => "%Y",
             ('M', 1 | 2) => "%m",

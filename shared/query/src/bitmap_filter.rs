@@ -58,6 +58,7 @@ pub fn evaluate(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matche
             Matches { yes: all() - &m.yes - &m.unknown, unknown: m.unknown }
         }
         Filter::Expression { expression } => expression_rows(expression, cols)?,
+        Filter::ColumnComparison { .. } => comparison_rows(filter, cols)?,
         leaf => leaf_rows(leaf, cols)?,
     })
 }
@@ -116,6 +117,34 @@ fn leaf_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, 
                 };
             }
         }
+    }
+    Ok(out)
+}
+
+/// A filter over several columns (`columnComparison`), tested row by row.
+fn comparison_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, QueryError> {
+    let mut names: Vec<String> = Vec::new();
+    let compiled = filter
+        .compile(&mut |field| {
+            names.iter().position(|n| n == field).unwrap_or_else(|| {
+                names.push(field.to_string());
+                names.len() - 1
+            })
+        })
+        .map_err(|e| QueryError::invalid("filter", e.to_string()))?;
+    let inputs: Vec<_> = names.iter().map(|n| cols.column(n)).collect::<Result<_, _>>()?;
+    let times = cols.times()?;
+    let mut row = vec![Value::Null; inputs.len()];
+    let mut out = Matches::default();
+    for r in 0..cols.num_rows() {
+        for (slot, c) in row.iter_mut().zip(&inputs) {
+            *slot = c.value(r, &times);
+        }
+        match compiled.truth(&row, times[r]) {
+            Some(true) => out.yes.insert(r as u32),
+            None => out.unknown.insert(r as u32),
+            Some(false) => false,
+        };
     }
     Ok(out)
 }

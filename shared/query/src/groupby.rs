@@ -146,7 +146,7 @@ impl CompiledHaving {
             }
             Having::DimSelector { dimension, value } => {
                 known(dimension)?;
-                filter(&Filter::Selector { dimension: dimension.clone(), value: value.clone() })?
+                filter(&Filter::Selector { dimension: dimension.clone(), value: value.clone(), extraction_fn: None })?
             }
             Having::Filter { filter: f } => filter(f)?,
             Having::And { having_specs } => {

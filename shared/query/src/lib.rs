@@ -10,7 +10,7 @@
 //!               -> group slots (bucket, dimension values)                     (grouping)
 //!               -> aggregator states, a batch of rows at a time     (engine, aggregator)
 //!  groups -> post-aggregators -> timeseries / topN / groupBy results in Druid's format
-//!  scan, timeBoundary, segmentMetadata, dataSourceMetadata read rows or the directories
+//!  scan, search, timeBoundary, segmentMetadata, dataSourceMetadata read rows or the directories
 //! ```
 //!
 //! Only the columns a query names are decoded, and each part's checksum is verified when it
@@ -36,6 +36,7 @@ mod post_sketch;
 pub mod ranged;
 mod scan;
 pub mod scope;
+pub mod search;
 pub mod source;
 mod timeseries;
 mod topn;
@@ -107,7 +108,7 @@ pub fn parse_query(text: &str) -> Result<Query, QueryError> {
             Some(serde_json::Value::String(k)) => k.clone(),
             _ => return Err(QueryError::invalid(
                 "queryType",
-                "expected one of timeseries, topN, groupBy, scan, timeBoundary, segmentMetadata, dataSourceMetadata",
+                "expected one of timeseries, topN, groupBy, scan, search, timeBoundary, segmentMetadata, dataSourceMetadata",
             )),
         };
     fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value, kind: &str) -> Result<T, QueryError> {
@@ -124,13 +125,14 @@ pub fn parse_query(text: &str) -> Result<Query, QueryError> {
         "timeBoundary" => Query::TimeBoundary(parse(value, &kind)?),
         "segmentMetadata" => Query::SegmentMetadata(parse(value, &kind)?),
         "dataSourceMetadata" => Query::DataSourceMetadata(parse(value, &kind)?),
-        "search" | "select" | "movingAverage" => {
+        "search" => Query::Search(parse(value, &kind)?),
+        "select" | "movingAverage" => {
             return Err(QueryError::Unsupported(format!("queryType {kind:?} (use scan or groupBy)")))
         }
         other => {
             return Err(QueryError::invalid(
                 "queryType",
-                format!("{other:?}: expected one of timeseries, topN, groupBy, scan, timeBoundary, segmentMetadata, dataSourceMetadata"),
+                format!("{other:?}: expected one of timeseries, topN, groupBy, scan, search, timeBoundary, segmentMetadata, dataSourceMetadata"),
             ))
         }
     };
@@ -256,5 +258,6 @@ fn run(query: &Query, segments: &[QuerySegment]) -> Result<serde_json::Value, Qu
         Query::TimeBoundary(q) => metadata::time_boundary(q, segments),
         Query::SegmentMetadata(q) => metadata::segment_metadata(q, segments),
         Query::DataSourceMetadata(q) => metadata::datasource_metadata(q, segments),
+        Query::Search(q) => search::run(q, segments),
     }
 }

@@ -7,6 +7,7 @@ use super::model::PostAggregator;
 pub use super::post_sketch::Sketches;
 use super::QueryError;
 use serde_json::{Map, Value};
+use sluice_format::expr::Expr;
 use std::collections::HashMap;
 
 /// Checks the post-aggregators: known functions, and fields that name an aggregator or an
@@ -47,6 +48,17 @@ fn check_one(p: &PostAggregator, known: &[&str], at: &str) -> Result<(), QueryEr
             }
         }
         PostAggregator::Constant { .. } => {}
+        PostAggregator::Expression { expression, .. } => {
+            parsed(expression).map_err(|e| QueryError::invalid(format!("{at}.expression"), e))?;
+        }
+        PostAggregator::DoubleGreatest(e)
+        | PostAggregator::LongGreatest(e)
+        | PostAggregator::DoubleLeast(e)
+        | PostAggregator::LongLeast(e) => {
+            for (j, f) in e.fields.iter().enumerate() {
+                check_one(f, known, &format!("{at}.fields[{j}]"))?;
+            }
+        }
         sketch => super::post_sketch::check(sketch, at, |f, at| check_one(f, known, at))?,
     }
     Ok(())
@@ -59,6 +71,49 @@ pub fn apply(posts: &[PostAggregator], row: &mut Map<String, Value>, sketches: &
     for p in posts {
         let v = eval(p, row, &mut made, sketches);
         row.insert(p.name().to_string(), v);
+    }
+}
+
+/// A parsed expression with the names its slots read.
+type Parsed = std::rc::Rc<(Expr, Vec<String>)>;
+
+/// An expression post-aggregator's text parsed, with the names it reads; each text is parsed
+/// once per thread.
+fn parsed(expression: &str) -> Result<Parsed, String> {
+    thread_local! {
+        static PARSED: std::cell::RefCell<HashMap<String, Parsed>> = Default::default();
+    }
+    if let Some(p) = PARSED.with(|c| c.borrow().get(expression).cloned()) {
+        return Ok(p);
+    }
+    let mut names: Vec<String> = Vec::new();
+    let e = crate::scope::parse_expression(expression, &mut |field| {
+        names.iter().position(|n| n == field).unwrap_or_else(|| {
+            names.push(field.to_string());
+            names.len() - 1
+        })
+    })
+    .map_err(|e| e.to_string())?;
+    let p = std::rc::Rc::new((e, names));
+    PARSED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 256 {
+            c.clear();
+        }
+        c.insert(expression.to_string(), p.clone());
+    });
+    Ok(p)
+}
+
+/// A result value as an expression input.
+fn input(v: Option<&Value>) -> sluice_format::value::Value {
+    use sluice_format::value::Value as V;
+    match v {
+        None | Some(Value::Null) => V::Null,
+        Some(Value::Number(n)) => n.as_i64().map(V::Long).or_else(|| n.as_f64().map(V::Double)).unwrap_or(V::Null),
+        Some(Value::String(s)) => V::String(s.clone()),
+        Some(Value::Bool(b)) => V::Long(i64::from(*b)),
+        Some(other) => V::json(other.clone()),
     }
 }
 
@@ -78,6 +133,26 @@ fn eval(
             row.get(field_name).cloned().unwrap_or(Value::Null)
         }
         PostAggregator::Constant { value, .. } => Value::Number(value.clone()),
+        PostAggregator::Expression { expression, .. } => match parsed(expression) {
+            Ok(p) => {
+                let inputs: Vec<_> = p.1.iter().map(|n| input(row.get(n))).collect();
+                super::json::value_json(&sluice_format::expr::eval(&p.0, &inputs, 0))
+            }
+            Err(_) => Value::Null,
+        },
+        PostAggregator::DoubleGreatest(e)
+        | PostAggregator::LongGreatest(e)
+        | PostAggregator::DoubleLeast(e)
+        | PostAggregator::LongLeast(e) => {
+            let least = matches!(p, PostAggregator::DoubleLeast(_) | PostAggregator::LongLeast(_));
+            let values = e.fields.iter().filter_map(|f| eval(f, row, made, sketches).as_f64());
+            let best = values.reduce(|a, b| if (b > a) != least { b } else { a });
+            match (best, matches!(p, PostAggregator::LongGreatest(_) | PostAggregator::LongLeast(_))) {
+                (None, _) => Value::Null,
+                (Some(v), true) => Value::from(v as i64),
+                (Some(v), false) => json_double(v),
+            }
+        }
         PostAggregator::Arithmetic { function, fields, .. } => {
             let mut acc: Option<f64> = None;
             for f in fields {

@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn a_leaf_is_compiled_once_per_query() {
-        let leaf = Filter::Regex { dimension: "page".into(), pattern: "^(a|b)+c$".into() };
+        let leaf = Filter::Regex { dimension: "page".into(), pattern: "^(a|b)+c$".into(), extraction_fn: None };
         let same = leaf.clone();
         run(None, Arc::default(), || {
             let (a, b) = (compiled(&leaf).expect("compiles"), compiled(&same).expect("compiles"));

@@ -1,6 +1,7 @@
 //! The `sluice` command end to end: the demo and queries, ingest, the local pipeline.
 
 mod bench_fragments;
+mod bi_tools_duckdb;
 mod command;
 mod compaction_cli;
 mod console_browser;

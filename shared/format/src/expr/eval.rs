@@ -136,6 +136,10 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             }
             Value::String(out)
         }
+        Function::Text(f) => {
+            let values: Vec<Value> = args.iter().map(|e| eval(e, row, time)).collect();
+            super::string_fns::eval(f, &values)
+        }
         Function::Json(f) => {
             let values: Vec<Value> = args.iter().map(|e| eval(e, row, time)).collect();
             super::json_fns::eval(f, &values)

@@ -5,6 +5,7 @@ mod arrays;
 mod eval;
 mod json_fns;
 mod parse;
+mod string_fns;
 mod time_fns;
 
 pub use eval::eval;
@@ -141,6 +142,28 @@ pub enum Function {
     Array(ArrayFunction),
     /// A JSON function over nested values (`json_value`, `json_query`, ...).
     Json(JsonFunction),
+    /// A pattern, search, rounding or formatting function (`regexp_extract`, `format`, ...).
+    Text(TextFunction),
+}
+
+/// Druid's pattern, search, rounding and formatting functions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TextFunction {
+    /// `regexp_extract(s, pattern[, index])`: the group `index` (default 0) of the first match.
+    RegexpExtract(Delimiter, usize),
+    /// `regexp_like(s, pattern)`: 1 when the pattern matches anywhere.
+    RegexpLike(Delimiter),
+    /// `contains_string(s, t)` and `icontains_string(s, t)`.
+    Contains {
+        /// Case counts (`contains_string`).
+        case_sensitive: bool,
+    },
+    /// `floor(x)`
+    Floor,
+    /// `ceil(x)`
+    Ceil,
+    /// `format(pattern, args...)`, the pattern read once.
+    Format(Vec<string_fns::FormatPart>),
 }
 
 /// Druid's JSON functions; paths are parsed when the expression is.

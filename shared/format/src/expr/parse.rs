@@ -1,7 +1,8 @@
 //! A precedence-climbing parser for Druid's expression syntax.
 
 use super::{
-    ArrayFunction, BinaryOp, CastType, Expr, ExprError, Function, JsonFunction, TimeFormat, TimeUnit, UnaryOp,
+    ArrayFunction, BinaryOp, CastType, Expr, ExprError, Function, JsonFunction, TextFunction, TimeFormat, TimeUnit,
+    UnaryOp,
 };
 use crate::granularity::{to_local, Granularity};
 use crate::lookup::KeyedTable;
@@ -113,6 +114,14 @@ fn quoted(text: &str, start: usize, quote: char) -> Result<(String, usize), Stri
                 s.push(match esc {
                     'n' => '\n',
                     't' => '\t',
+                    // Java's unicode escape, as Druid's clients write `/` (`\u002f`).
+                    'u' => {
+                        let hex: String = chars.by_ref().take(4).map(|(_, h)| h).collect();
+                        u32::from_str_radix(&hex, 16)
+                            .ok()
+                            .and_then(char::from_u32)
+                            .ok_or_else(|| format!("bad unicode escape \\u{hex} at {start}"))?
+                    }
                     other => other,
                 });
             }
@@ -437,6 +446,40 @@ impl Parser<'_> {
                 }
                 Function::Json(JsonFunction::Object)
             }
+            "regexp_extract" | "regexp_like" => {
+                arity(2, if name == "regexp_extract" { 3 } else { 2 })?;
+                let pattern =
+                    self.literal(name, &args, 1)?.ok_or_else(|| self.error(format!("{name} needs a pattern")))?;
+                let re = regex::RegexBuilder::new(&pattern)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| self.error(format!("{name} pattern: {e}")))?;
+                let re = super::Delimiter(re);
+                Function::Text(if name == "regexp_like" {
+                    TextFunction::RegexpLike(re)
+                } else {
+                    let index = match args.get(2) {
+                        None => 0,
+                        Some(Expr::Literal(Value::Long(i))) if *i >= 0 => *i as usize,
+                        Some(_) => return Err(self.error("regexp_extract index must be a non-negative integer".into())),
+                    };
+                    TextFunction::RegexpExtract(re, index)
+                })
+            }
+            "contains_string" | "icontains_string" => {
+                arity(2, 2)?;
+                Function::Text(TextFunction::Contains { case_sensitive: name == "contains_string" })
+            }
+            "floor" => (arity(1, 1)?, Function::Text(TextFunction::Floor)).1,
+            "ceil" => (arity(1, 1)?, Function::Text(TextFunction::Ceil)).1,
+            "format" => {
+                arity(1, 64)?;
+                let pattern =
+                    self.literal(name, &args, 0)?.ok_or_else(|| self.error("format needs a pattern".into()))?;
+                Function::Text(TextFunction::Format(
+                    super::string_fns::format_parts(&pattern).map_err(|e| self.error(e))?,
+                ))
+            }
             "parse_json" | "try_parse_json" => (arity(1, 1)?, Function::Json(JsonFunction::Parse)).1,
             "to_json_string" => (arity(1, 1)?, Function::Json(JsonFunction::ToString)).1,
             "json_paths" => (arity(1, 1)?, Function::Json(JsonFunction::Paths)).1,
@@ -454,6 +497,9 @@ impl Parser<'_> {
                 t.into_iter().chain(step).collect()
             }
             Function::SubtractMonths(_) => args.into_iter().take(2).collect(),
+            Function::Text(TextFunction::RegexpExtract(..) | TextFunction::RegexpLike(_)) => {
+                args.into_iter().take(1).collect()
+            }
             Function::Lookup(..)
             | Function::Array(ArrayFunction::FromString(_))
             | Function::Json(JsonFunction::Value(..) | JsonFunction::Query(_) | JsonFunction::Keys(_)) => {

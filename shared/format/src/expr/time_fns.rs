@@ -19,7 +19,7 @@ impl TimeFormat {
     pub fn new(pattern: Option<&str>, zone: Option<&str>) -> Result<Self, String> {
         let pattern = match pattern {
             None => None,
-            Some(joda) => Some(crate::timestamp::joda_pattern(joda)?.chrono),
+            Some(joda) => Some(crate::timestamp::joda_output_pattern(joda)?.chrono),
         };
         Ok(Self { pattern, zone: zone.map(time_zone).transpose()? })
     }

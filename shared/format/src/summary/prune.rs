@@ -89,7 +89,7 @@ fn node(filter: &Filter, virtual_columns: &[&str]) -> Result<Node, FilterError> 
     let column = match filter {
         Filter::True => return Ok(Node::Fixed(Outcomes { yes: true, no: false })),
         Filter::False => return Ok(Node::Fixed(Outcomes { yes: false, no: true })),
-        Filter::Expression { .. } => return Ok(Node::Fixed(ANY)),
+        Filter::Expression { .. } | Filter::ColumnComparison { .. } => return Ok(Node::Fixed(ANY)),
         Filter::And { fields } => {
             return Ok(Node::And(fields.iter().map(|f| node(f, virtual_columns)).collect::<Result<_, _>>()?))
         }
@@ -246,7 +246,12 @@ fn strings(leaf: &Leaf, s: &StringSummary) -> Outcomes {
             None => ANY,
         },
         RowFilter::IsNull(_) => Outcomes { yes: false, no: true },
-        RowFilter::And(_) | RowFilter::Or(_) | RowFilter::Not(_) | RowFilter::Expr(_) => ANY,
+        RowFilter::And(_)
+        | RowFilter::Or(_)
+        | RowFilter::Not(_)
+        | RowFilter::Expr(_)
+        | RowFilter::Search(..)
+        | RowFilter::Same(_) => ANY,
     }
 }
 

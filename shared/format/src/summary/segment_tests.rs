@@ -95,10 +95,13 @@ fn leaf() -> impl Strategy<Value = Filter> {
     let kind = prop::sample::select(vec!["STRING", "LONG", "DOUBLE"]).prop_map(str::to_string);
     let pattern = prop::sample::select(vec!["a%", "ab%", "%b", "_", "%", "a_c", "é%", "1%", "zz", "a!%%", "!_%"]);
     prop_oneof![
-        (column(), prop::option::of(number_text()))
-            .prop_map(|(dimension, value)| Filter::Selector { dimension, value }),
+        (column(), prop::option::of(number_text())).prop_map(|(dimension, value)| Filter::Selector {
+            dimension,
+            value,
+            extraction_fn: None
+        }),
         (column(), prop::collection::vec(prop::option::of(number_text()), 0..3))
-            .prop_map(|(dimension, values)| Filter::In { dimension, values }),
+            .prop_map(|(dimension, values)| Filter::In { dimension, values, extraction_fn: None }),
         (column(), kind.clone(), json_value()).prop_map(|(column, match_value_type, match_value)| Filter::Equals {
             column,
             match_value_type,
@@ -118,6 +121,7 @@ fn leaf() -> impl Strategy<Value = Filter> {
                 lower_strict,
                 upper_strict,
                 ordering: ordering.map(str::to_string),
+                extraction_fn: None,
             }),
         (column(), kind, prop::option::of(json_value()), prop::option::of(json_value()), any::<(bool, bool)>())
             .prop_map(|(column, match_value_type, lower, upper, (lower_open, upper_open))| Filter::Range {
@@ -132,9 +136,13 @@ fn leaf() -> impl Strategy<Value = Filter> {
             dimension,
             pattern: p.to_string(),
             escape: escaped.then(|| "!".to_string()),
+            extraction_fn: None,
         }),
-        (column(), prop::sample::select(vec!["^a", "b$", "\\d", "^$", "é"]))
-            .prop_map(|(dimension, p)| Filter::Regex { dimension, pattern: p.to_string() }),
+        (column(), prop::sample::select(vec!["^a", "b$", "\\d", "^$", "é"])).prop_map(|(dimension, p)| Filter::Regex {
+            dimension,
+            pattern: p.to_string(),
+            extraction_fn: None
+        }),
         column().prop_map(|column| Filter::Null { column }),
         Just(Filter::True),
         Just(Filter::False),
@@ -252,7 +260,7 @@ proptest! {
     fn a_selector_on_listed_values_is_exact(rows in prop::collection::vec(row(), 1..24), value in word()) {
         let (read, summary) = segment(&rows, &SummaryLimits::default());
         let summary = summary.expect("fits");
-        let f = Filter::Selector { dimension: "s".into(), value: Some(value) };
+        let f = Filter::Selector { dimension: "s".into(), value: Some(value), extraction_fn: None };
         prop_assert_eq!(may_match(&f, &summary), some_row_matches(&f, &read) == Some(true));
     }
 }

@@ -67,7 +67,7 @@ fn selector_on_a_high_cardinality_dimension_uses_the_filter_and_the_range() {
     let s = summary(vec![("page", strings(&refs, false, &filtered()))]);
     let ColumnSummary::String(col) = &s.columns["page"] else { panic!("string") };
     assert!(col.values.is_none() && col.bloom.is_some(), "{col:?}");
-    let selector = |v: &str| Filter::Selector { dimension: "page".into(), value: Some(v.into()) };
+    let selector = |v: &str| Filter::Selector { dimension: "page".into(), value: Some(v.into()), extraction_fn: None };
     assert!(refs.iter().all(|v| may_match(&selector(v), &s)), "every value held matches");
     assert!(!may_match(&selector("page 9999"), &s), "above the largest value");
     assert!(!may_match(&selector("other"), &s), "above the largest value");
@@ -160,7 +160,7 @@ fn a_cut_largest_value_bounds_as_any_value_it_starts() {
     let s = summary(vec![("s", strings(&["a", &long], false, &limits))]);
     let ColumnSummary::String(col) = &s.columns["s"] else { panic!("string") };
     assert_eq!((col.max.as_deref(), col.max_cut), (Some("mmmmmmmm"), true));
-    let selector = |v: &str| Filter::Selector { dimension: "s".into(), value: Some(v.into()) };
+    let selector = |v: &str| Filter::Selector { dimension: "s".into(), value: Some(v.into()), extraction_fn: None };
     assert!(may_match(&selector(&long), &s));
     assert!(may_match(&selector("mmmmmmmmmmmmz"), &s), "a value the cut range cannot rule out");
     assert!(!may_match(&selector("n"), &s));

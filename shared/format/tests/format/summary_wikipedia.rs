@@ -70,7 +70,11 @@ fn a_selector_on_a_high_cardinality_dimension_skips_the_hours_without_its_value(
             let all: BTreeSet<&String> = held.iter().flatten().collect();
             let (mut without, mut skipped, mut read) = (0usize, 0usize, 0usize);
             for value in all.iter().step_by(37) {
-                let f = Filter::Selector { dimension: dimension.into(), value: Some(value.to_string()) };
+                let f = Filter::Selector {
+                    dimension: dimension.into(),
+                    value: Some(value.to_string()),
+                    extraction_fn: None,
+                };
                 for (summary, values) in summaries.iter().zip(&held) {
                     let may = may_match(&f, summary);
                     read += usize::from(may);

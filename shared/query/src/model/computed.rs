@@ -10,7 +10,8 @@ pub enum PostAggregator {
     /// `fn` applied left to right over `fields`.
     #[serde(rename_all = "camelCase")]
     Arithmetic {
-        /// Output name.
+        /// Output name (none inside another post-aggregator).
+        #[serde(default)]
         name: String,
         /// `+`, `-`, `*`, `/` (0 when dividing by 0), `quotient` or `pow`.
         #[serde(rename = "fn")]
@@ -44,6 +45,24 @@ pub enum PostAggregator {
         /// The value.
         value: serde_json::Number,
     },
+    /// A Druid expression over the group's aggregates and earlier post-aggregators, by name.
+    #[serde(rename_all = "camelCase")]
+    Expression {
+        /// Output name.
+        name: String,
+        /// The expression.
+        expression: String,
+        /// Accepted; results order by their values.
+        ordering: Option<String>,
+    },
+    /// The greatest of its fields as a double, nulls ignored.
+    DoubleGreatest(Extreme),
+    /// The greatest of its fields as a long.
+    LongGreatest(Extreme),
+    /// The least of its fields as a double.
+    DoubleLeast(Extreme),
+    /// The least of its fields as a long.
+    LongLeast(Extreme),
     /// The estimate of a `hyperUnique` aggregate.
     #[serde(rename_all = "camelCase")]
     HyperUniqueCardinality {
@@ -133,7 +152,12 @@ impl PostAggregator {
     /// The output name.
     pub fn name(&self) -> &str {
         match self {
-            PostAggregator::Arithmetic { name, .. } => name,
+            PostAggregator::Arithmetic { name, .. }
+            | PostAggregator::Expression { name, .. }
+            | PostAggregator::DoubleGreatest(Extreme { name, .. })
+            | PostAggregator::LongGreatest(Extreme { name, .. })
+            | PostAggregator::DoubleLeast(Extreme { name, .. })
+            | PostAggregator::LongLeast(Extreme { name, .. }) => name,
             PostAggregator::FieldAccess { name, field_name }
             | PostAggregator::FinalizingFieldAccess { name, field_name }
             | PostAggregator::HyperUniqueCardinality { name, field_name } => name.as_deref().unwrap_or(field_name),
@@ -147,6 +171,15 @@ impl PostAggregator {
             | PostAggregator::ToHistogram { name, .. } => name,
         }
     }
+}
+
+/// The operands of a greatest or least post-aggregator.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Extreme {
+    /// Output name.
+    pub name: String,
+    /// Operands.
+    pub fields: Vec<PostAggregator>,
 }
 
 /// A virtual column: a Druid expression over the row.

@@ -14,6 +14,9 @@ pub struct DimensionSpec {
     pub output_type: OutputType,
     /// The lookup its values are mapped through (folded into a column when the query is read).
     pub lookup: Option<super::DimensionLookup>,
+    /// Another extraction function its values go through (folded into a virtual column when
+    /// the query is read).
+    pub extraction: Option<serde_json::Value>,
 }
 
 /// The type a dimension value is reported as.
@@ -58,19 +61,29 @@ impl<'de> Deserialize<'de> for DimensionSpec {
                 dimension: s,
                 output_type: OutputType::String,
                 lookup: None,
+                extraction: None,
             }),
             serde_json::Value::Object(map) => {
                 let o: Object =
                     serde_json::from_value(serde_json::Value::Object(map.clone())).map_err(D::Error::custom)?;
+                let is_lookup = |f: &serde_json::Value| {
+                    matches!(f.get("type").and_then(|t| t.as_str()), Some("lookup" | "registeredLookup"))
+                };
+                let mut extraction = None;
                 let lookup = match (o.kind.as_deref(), &o.extraction_fn) {
                     (None | Some("default"), None) => None,
                     (Some("lookup"), None) => Some(super::lookup_dimensions::lookup_spec(&map).map_err(D::Error::custom)?),
-                    (Some("extraction"), Some(f)) => {
+                    (Some("extraction"), Some(f)) if is_lookup(f) => {
                         Some(super::lookup_dimensions::extraction(f).map_err(D::Error::custom)?)
+                    }
+                    (Some("extraction"), Some(f)) => {
+                        super::extractions::expression(f, "__time").map_err(D::Error::custom)?;
+                        extraction = Some(f.clone());
+                        None
                     }
                     (Some(kind), _) => {
                         return Err(D::Error::custom(format!(
-                            "dimension spec type {kind:?} is not supported: expected \"default\", \"lookup\" or \"extraction\" with a lookup"
+                            "dimension spec type {kind:?} is not supported: expected \"default\", \"lookup\" or \"extraction\""
                         )))
                     }
                     (None, Some(_)) => return Err(D::Error::custom("an extractionFn needs \"type\": \"extraction\"")),
@@ -86,6 +99,7 @@ impl<'de> Deserialize<'de> for DimensionSpec {
                     dimension: o.dimension,
                     output_type,
                     lookup,
+                    extraction,
                 })
             }
             _ => Err(D::Error::custom("expected a dimension name or {\"type\": \"default\", \"dimension\": ...}")),

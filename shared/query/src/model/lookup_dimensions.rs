@@ -86,6 +86,17 @@ fn missing(o: &Map<String, Value>) -> Result<Missing, String> {
     }
 }
 
+/// The column of `dimension`'s values mapped through `lookup`, named `name`.
+pub fn looked_up(name: String, dimension: &str, lookup: DimensionLookup) -> VirtualColumn {
+    VirtualColumn::Joined(JoinedColumn {
+        name,
+        key: Arc::new(JoinKey { expr: Expr::Field(0), inputs: vec![Some(dimension.to_string())] }),
+        right: lookup.right,
+        column: "v".into(),
+        missing: lookup.missing,
+    })
+}
+
 /// Moves the lookups of `dims` into `virtuals`: each such dimension then reads a column of
 /// its own, the lookup's value for the row's dimension value.
 pub fn fold(dims: &mut [DimensionSpec], virtuals: &mut Vec<VirtualColumn>) {
@@ -94,13 +105,7 @@ pub fn fold(dims: &mut [DimensionSpec], virtuals: &mut Vec<VirtualColumn>) {
             continue;
         };
         let name = format!("__lookup{i}:{}", d.output_name);
-        virtuals.push(VirtualColumn::Joined(JoinedColumn {
-            name: name.clone(),
-            key: Arc::new(JoinKey { expr: Expr::Field(0), inputs: vec![Some(d.dimension.clone())] }),
-            right: lookup.right,
-            column: "v".into(),
-            missing: lookup.missing,
-        }));
+        virtuals.push(looked_up(name.clone(), &d.dimension, lookup));
         d.dimension = name;
     }
 }

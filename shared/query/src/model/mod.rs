@@ -5,6 +5,7 @@
 mod computed;
 mod datasource;
 mod dimensions;
+mod extractions;
 mod group_clauses;
 mod lookup_dimensions;
 mod read_columns;
@@ -50,6 +51,9 @@ pub enum Query {
     /// Column types, sizes and cardinalities per segment.
     #[serde(rename = "segmentMetadata")]
     SegmentMetadata(SegmentMetadataQuery),
+    /// The values of string dimensions that pass a search spec, with their row counts.
+    #[serde(rename = "search")]
+    Search(crate::search::SearchQuery),
     /// The latest ingested event time.
     #[serde(rename = "dataSourceMetadata")]
     DataSourceMetadata(DataSourceMetadataQuery),
@@ -66,6 +70,7 @@ impl Query {
             Query::TimeBoundary(q) => &q.data_source.name,
             Query::SegmentMetadata(q) => &q.data_source.name,
             Query::DataSourceMetadata(q) => &q.data_source.name,
+            Query::Search(q) => &q.data_source.name,
         }
     }
 
@@ -79,6 +84,7 @@ impl Query {
             Query::TimeBoundary(q) => &q.data_source,
             Query::SegmentMetadata(q) => &q.data_source,
             Query::DataSourceMetadata(q) => &q.data_source,
+            Query::Search(q) => &q.data_source,
         }
     }
 
@@ -91,6 +97,7 @@ impl Query {
             Query::TimeBoundary(q) => &mut q.data_source,
             Query::SegmentMetadata(q) => &mut q.data_source,
             Query::DataSourceMetadata(q) => &mut q.data_source,
+            Query::Search(q) => &mut q.data_source,
         }
     }
 
@@ -102,6 +109,38 @@ impl Query {
     /// Folds the datasource's joins into the query's virtual columns and filter
     /// ([`datasource::apply_joins`]); a query type that reads no rows refuses joins.
     pub(crate) fn apply_joins(&mut self) -> Result<(), QueryError> {
+        let invalid = |e: String| QueryError::invalid("extractionFn", e);
+        match self {
+            Query::Timeseries(q) => {
+                let c = &mut q.common;
+                extractions::fold_filters(c.filter.as_mut(), &mut c.aggregations, &mut c.virtual_columns)
+                    .map_err(invalid)?
+            }
+            Query::TopN(q) => {
+                let c = &mut q.common;
+                extractions::fold_filters(c.filter.as_mut(), &mut c.aggregations, &mut c.virtual_columns)
+                    .map_err(invalid)?;
+                extractions::fold_dimensions(std::slice::from_mut(&mut q.dimension), &mut c.virtual_columns)
+                    .map_err(invalid)?
+            }
+            Query::GroupBy(q) => {
+                let c = &mut q.common;
+                extractions::fold_filters(c.filter.as_mut(), &mut c.aggregations, &mut c.virtual_columns)
+                    .map_err(invalid)?;
+                extractions::fold_dimensions(&mut q.dimensions, &mut c.virtual_columns).map_err(invalid)?
+            }
+            Query::Scan(q) => {
+                extractions::fold_filters(q.filter.as_mut(), &mut [], &mut q.virtual_columns).map_err(invalid)?
+            }
+            Query::Search(q) => {
+                extractions::fold_filters(q.filter.as_mut(), &mut [], &mut q.virtual_columns).map_err(invalid)?;
+                if let Some(dims) = q.search_dimensions.as_mut() {
+                    extractions::fold_dimensions(dims, &mut q.virtual_columns).map_err(invalid)?;
+                    lookup_dimensions::fold(dims, &mut q.virtual_columns);
+                }
+            }
+            _ => {}
+        }
         match self {
             Query::TopN(q) => {
                 lookup_dimensions::fold(std::slice::from_mut(&mut q.dimension), &mut q.common.virtual_columns)
@@ -137,6 +176,7 @@ impl Query {
             Query::TimeBoundary(_) => "timeBoundary",
             Query::SegmentMetadata(_) => "segmentMetadata",
             Query::DataSourceMetadata(_) => "dataSourceMetadata",
+            Query::Search(_) => "search",
         }
     }
 
@@ -181,6 +221,7 @@ impl Query {
             Query::TimeBoundary(q) => &q.context,
             Query::SegmentMetadata(q) => &q.context,
             Query::DataSourceMetadata(q) => &q.context,
+            Query::Search(q) => &q.context,
         }
     }
 
@@ -202,6 +243,7 @@ impl Query {
             Query::TimeBoundary(q) => Intervals::or_eternity(q.intervals.as_ref()),
             Query::SegmentMetadata(q) => Intervals::or_eternity(q.intervals.as_ref()),
             Query::DataSourceMetadata(_) => Intervals::or_eternity(None),
+            Query::Search(q) => q.intervals.0.clone(),
         }
     }
 }

@@ -47,6 +47,14 @@ impl Query {
             }
             Query::SegmentMetadata(_) => return None,
             Query::DataSourceMetadata(_) => {}
+            Query::Search(q) => {
+                let dims = q.search_dimensions.as_ref()?;
+                out.extend(dims.iter().map(|d| d.dimension.clone()));
+                if let Some(f) = &q.filter {
+                    filter_columns(f, &mut out);
+                }
+                virtual_inputs(&q.virtual_columns, &mut out);
+            }
         }
         Some(out)
     }
@@ -72,6 +80,7 @@ impl Query {
             Query::GroupBy(q) => common(&q.common, &mut out),
             Query::Scan(q) => q.filter.iter().for_each(|f| filter_columns(f, &mut out)),
             Query::TimeBoundary(q) => q.filter.iter().for_each(|f| filter_columns(f, &mut out)),
+            Query::Search(q) => q.filter.iter().for_each(|f| filter_columns(f, &mut out)),
             Query::SegmentMetadata(_) | Query::DataSourceMetadata(_) => {}
         }
         out
@@ -135,8 +144,24 @@ fn filter_columns(f: &Filter, out: &mut std::collections::BTreeSet<String>) {
         | Filter::In { dimension, .. }
         | Filter::Bound { dimension, .. }
         | Filter::Like { dimension, .. }
-        | Filter::Regex { dimension, .. } => {
+        | Filter::Regex { dimension, .. }
+        | Filter::Search { dimension, .. }
+        | Filter::Interval { dimension, .. } => {
             out.insert(dimension.clone());
+        }
+        Filter::ColumnComparison { dimensions } => {
+            for d in dimensions {
+                match d {
+                    serde_json::Value::String(s) => {
+                        out.insert(s.clone());
+                    }
+                    other => {
+                        if let Some(s) = other.get("dimension").and_then(|v| v.as_str()) {
+                            out.insert(s.to_string());
+                        }
+                    }
+                }
+            }
         }
         Filter::Equals { column, .. } | Filter::Range { column, .. } | Filter::Null { column } => {
             out.insert(column.clone());

@@ -217,7 +217,12 @@ fn lookup_dimension_specs_map_values_as_druid_writes_them() {
     let both = json!({"type": "lookup", "dimension": "country", "name": "country_names",
                       "retainMissingValue": true, "replaceMissingValueWith": "x"});
     assert!(refusal(top_n(both)).contains("cannot both be set"));
-    let other =
-        json!({"type": "extraction", "dimension": "country", "extractionFn": {"type": "substring", "index": 1}});
-    assert!(refusal(top_n(other)).contains("extractionFn type \"substring\" is not supported"));
+    let script = json!({"type": "extraction", "dimension": "country",
+        "extractionFn": {"type": "javascript", "function": "function(x) { return x; }"}});
+    assert!(refusal(top_n(script)).contains("javascript extraction functions are not supported"));
+    // Other extraction functions read the values through them: the first letter here.
+    let first = json!({"type": "extraction", "dimension": "country", "outputName": "c",
+        "extractionFn": {"type": "substring", "index": 0, "length": 1}});
+    let answer = run(top_n(first)).expect("runs");
+    assert_eq!(ranked(&answer)[0], (json!("X"), 6));
 }
