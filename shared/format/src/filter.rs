@@ -432,7 +432,7 @@ fn json_num(v: &serde_json::Value) -> Option<f64> {
 const QUOTED_CHARS: usize = 200;
 
 /// Longest `regex` or `like` pattern accepted, in characters.
-pub const MAX_PATTERN_CHARS: usize = 10_000;
+pub const MAX_PATTERN_CHARS: usize = crate::search::MAX_PATTERN_CHARS;
 /// Largest compiled regular expression, in bytes: matching costs at most time proportional to
 /// this times the text's length.
 const MAX_COMPILED_BYTES: usize = 1 << 20;

@@ -10,6 +10,9 @@ use serde_json::Value as Json;
 /// is marked incomplete and every path is read from the documents.
 pub const MAX_PATHS: usize = 1024;
 
+/// Separates a `json` column's name from a path in the name of a path column.
+pub const NESTED_SEPARATOR: char = '\u{1f}';
+
 /// Longest path text accepted.
 pub const MAX_PATH_BYTES: usize = 4096;
 

@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Longest `regex` or `like` pattern (and search pattern) accepted, in characters.
+pub const MAX_PATTERN_CHARS: usize = 10_000;
+
 /// A search query spec, as Druid writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -64,8 +67,8 @@ impl SearchSpec {
             SearchSpec::InsensitiveContains { value } => contains(std::slice::from_ref(value), false),
             SearchSpec::Fragment { values, case_sensitive } => contains(values, *case_sensitive),
             SearchSpec::Regex { pattern } => {
-                if pattern.chars().count() > crate::filter::MAX_PATTERN_CHARS {
-                    return Err(format!("search pattern longer than {} characters", crate::filter::MAX_PATTERN_CHARS));
+                if pattern.chars().count() > MAX_PATTERN_CHARS {
+                    return Err(format!("search pattern longer than {} characters", MAX_PATTERN_CHARS));
                 }
                 let re = regex::RegexBuilder::new(pattern).size_limit(1 << 20).build().map_err(|e| e.to_string())?;
                 Search::Regex(re)

@@ -27,7 +27,6 @@ pub mod grouping;
 pub mod json;
 mod metadata;
 pub mod model;
-mod nested;
 pub mod opened;
 pub mod ordering;
 pub mod partial_cache;

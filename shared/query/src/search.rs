@@ -5,13 +5,10 @@
 
 use super::columns::Column;
 use super::engine::{overlapping, select};
-use super::model::{DataSource, DimensionOrder, DimensionSpec, Intervals, VirtualColumn};
+use super::model::{DimensionSpec, SearchQuery};
 use super::{QueryError, QuerySegment};
-use serde::Deserialize;
 use serde_json::{json, Value};
-use sluice_format::filter::Filter;
 use sluice_format::granularity::Granularity;
-use sluice_format::search::SearchSpec;
 use sluice_format::segment::ColumnType;
 use sluice_format::value::Value as Cell;
 use std::collections::BTreeMap;
@@ -20,40 +17,6 @@ use std::collections::BTreeMap;
 const DEFAULT_LIMIT: usize = 1_000;
 /// Most values a search counts before its limit applies.
 pub const MAX_SEARCH_VALUES: usize = 1_000_000;
-
-/// A search query.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchQuery {
-    /// The datasource.
-    pub data_source: DataSource,
-    /// The intervals read.
-    pub intervals: Intervals,
-    /// How timestamps are bucketed (`all` by default).
-    #[serde(default = "all")]
-    pub granularity: Granularity,
-    /// Rows considered.
-    pub filter: Option<Filter>,
-    /// The dimensions searched (every string dimension when absent).
-    pub search_dimensions: Option<Vec<DimensionSpec>>,
-    /// The test of a value.
-    pub query: SearchSpec,
-    /// How values are sorted.
-    #[serde(default)]
-    pub sort: Option<DimensionOrder>,
-    /// Most values per bucket.
-    pub limit: Option<usize>,
-    /// Virtual columns.
-    #[serde(default)]
-    pub virtual_columns: Vec<VirtualColumn>,
-    /// Accepted and ignored.
-    #[serde(default)]
-    pub context: serde_json::Map<String, Value>,
-}
-
-fn all() -> Granularity {
-    Granularity::All
-}
 
 /// Runs a search query.
 pub fn run(q: &SearchQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {

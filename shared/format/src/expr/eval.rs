@@ -1,6 +1,6 @@
 //! Evaluation of parsed expressions over a row, with SQL-compatible nulls.
 
-use super::{BinaryOp, CastType, Expr, Function, UnaryOp};
+use super::{BinaryOp, Expr, Function, UnaryOp};
 use crate::granularity::{to_local, to_utc};
 use crate::value::Value;
 use std::cmp::Ordering;
@@ -202,7 +202,7 @@ fn call(f: &Function, args: &[Expr], row: &[Value], time: i64) -> Value {
             Value::Long(v) => Value::Long(v.wrapping_abs()),
             other => other.as_double().map(|v| Value::Double(v.abs())).unwrap_or(Value::Null),
         },
-        Function::Cast(to) => cast(arg(0), *to),
+        Function::Cast(to) => to.apply(arg(0)),
         Function::TimestampFormat(f) => arg(0).as_long().map(|t| f.format(t)).unwrap_or(Value::Null),
         Function::TimestampExtract(unit, zone) => {
             arg(0).as_long().map(|t| unit.extract(t, zone.as_deref())).unwrap_or(Value::Null)
@@ -243,22 +243,6 @@ fn parse_time(v: &Value, format: Option<&crate::timestamp::TimestampFormat>) -> 
         None => crate::time::parse_iso_instant(&text.replacen(' ', "T", 1)).ok(),
     };
     parsed.map(Value::Long).unwrap_or(Value::Null)
-}
-
-pub(super) fn cast(v: Value, to: CastType) -> Value {
-    let out = match to {
-        CastType::Long => match &v {
-            // A numeric string with a fraction reads as its truncation, as Druid's cast does.
-            Value::String(s) => v
-                .as_long()
-                .or_else(|| s.trim().parse::<f64>().ok().filter(|d| d.is_finite()).map(|d| d as i64))
-                .map(Value::Long),
-            _ => v.as_long().map(Value::Long),
-        },
-        CastType::Double => v.as_double().map(Value::Double),
-        CastType::String => v.as_str().map(|s| Value::String(s.into_owned())),
-    };
-    out.unwrap_or(Value::Null)
 }
 
 fn map_str(v: Value, f: impl Fn(&str) -> String) -> Value {

@@ -24,7 +24,7 @@ pub fn json_value(v: &Value, path: &JsonPath, cast: Option<super::CastType>) -> 
     let text = path.get(&document(v)).and_then(json_path::literal_text);
     let v = text.map_or(Value::Null, Value::String);
     match cast {
-        Some(to) => super::eval::cast(v, to),
+        Some(to) => to.apply(v),
         None => v,
     }
 }
@@ -70,13 +70,11 @@ pub fn path(text: Option<&str>) -> Result<JsonPath, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::expr::{eval, parse};
+    use super::super::evaluate;
     use crate::value::Value;
 
     fn run(text: &str, row: &[Value]) -> Value {
-        let names = ["doc", "s"];
-        let e = parse(text, &mut |n| names.iter().position(|x| *x == n).expect("known field")).expect(text);
-        eval(&e, row, 0)
+        evaluate(text, &["doc", "s"], row, 0).expect(text)
     }
 
     #[test]
@@ -104,6 +102,6 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(run(text, &row), expected, "{text}");
         }
-        assert!(parse("json_value(doc, 'a.b')", &mut |_| 0).is_err(), "a path must start with $");
+        assert!(evaluate("json_value(doc, 'a.b')", &["doc"], &row, 0).is_err(), "a path must start with $");
     }
 }

@@ -238,3 +238,35 @@ pub enum CastType {
     /// A string.
     String,
 }
+
+impl CastType {
+    /// `v` converted: null when it does not read as the type.
+    pub fn apply(self, v: crate::value::Value) -> crate::value::Value {
+        use crate::value::Value;
+        let out = match self {
+            CastType::Long => match &v {
+                // A numeric string with a fraction reads as its truncation, as Druid's cast does.
+                Value::String(s) => v
+                    .as_long()
+                    .or_else(|| s.trim().parse::<f64>().ok().filter(|d| d.is_finite()).map(|d| d as i64))
+                    .map(Value::Long),
+                _ => v.as_long().map(Value::Long),
+            },
+            CastType::Double => v.as_double().map(Value::Double),
+            CastType::String => v.as_str().map(|s| Value::String(s.into_owned())),
+        };
+        out.unwrap_or(Value::Null)
+    }
+}
+
+/// Parses `text` with fields named by `names` (in slot order) and evaluates it over `row` at
+/// `time`.
+pub fn evaluate(
+    text: &str,
+    names: &[&str],
+    row: &[crate::value::Value],
+    time: i64,
+) -> Result<crate::value::Value, ExprError> {
+    let e = parse(text, &mut |field| names.iter().position(|n| *n == field).unwrap_or(names.len()))?;
+    Ok(eval(&e, row, time))
+}

@@ -99,12 +99,13 @@ pub fn format_parts(pattern: &str) -> Result<Vec<FormatPart>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::expr::{eval, parse};
+    use super::super::evaluate;
     use crate::value::Value;
 
     #[test]
     fn pattern_and_format_functions_answer_as_druids() {
-        let run = |text: &str| eval(&parse(text, &mut |_| 0).expect(text), &[Value::String("#en.wikipedia".into())], 0);
+        let row = [Value::String("#en.wikipedia".into())];
+        let run = |text: &str| evaluate(text, &["x"], &row, 0).expect(text);
         assert_eq!(run("regexp_extract(x, '#([a-z]+)\\\\.', 1)"), Value::String("en".into()));
         assert_eq!(run("regexp_extract(x, '^#')"), Value::String("#".into()));
         assert_eq!(run("regexp_extract(x, 'zz', 1)"), Value::Null);
@@ -114,7 +115,7 @@ mod tests {
         assert_eq!(run("floor(7.5)"), Value::Double(7.0));
         assert_eq!(run("ceil(-7.5)"), Value::Double(-7.0));
         assert_eq!(run("format('ns:%s (%d%%)', x, 42)"), Value::String("ns:#en.wikipedia (42%)".into()));
-        assert!(parse("format('%x', 1)", &mut |_| 0).is_err());
-        assert!(parse("regexp_like(x, '(')", &mut |_| 0).is_err());
+        assert!(evaluate("format('%x', 1)", &["x"], &row, 0).is_err());
+        assert!(evaluate("regexp_like(x, '(')", &["x"], &row, 0).is_err());
     }
 }

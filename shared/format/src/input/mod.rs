@@ -363,7 +363,7 @@ impl RecordParser {
         }
         let s = self.slot(name);
         // Path columns are named with the separator: no field may take such a name.
-        if self.discover && !self.not_dimensions.contains(name) && !name.contains(crate::segment::NESTED_SEPARATOR) {
+        if self.discover && !self.not_dimensions.contains(name) && !name.contains(crate::json_path::NESTED_SEPARATOR) {
             if matches!(kind, DimensionType::Json | DimensionType::Auto) {
                 self.json_slots.insert(s);
             }

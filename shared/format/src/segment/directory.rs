@@ -96,8 +96,7 @@ pub struct ColumnEntry {
     pub parts: BTreeMap<String, PartRef>,
 }
 
-/// Separates a `json` column's name from a path in the name of a path column.
-pub const NESTED_SEPARATOR: char = '\u{1f}';
+pub use crate::json_path::NESTED_SEPARATOR;
 
 /// What a path column holds: the literals at `path` of the documents of `column`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

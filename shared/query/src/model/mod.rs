@@ -9,12 +9,14 @@ mod extractions;
 mod group_clauses;
 mod lookup_dimensions;
 mod read_columns;
+mod search_query;
 
 pub use computed::{PostAggregator, VirtualColumn};
 pub use datasource::{DataSource, Join, JoinKey, JoinKind, JoinRight, JoinedColumn, Missing, MAX_JOINS};
 pub use dimensions::{DimensionOrder, DimensionSpec, OutputType, TopNMetric};
 pub use group_clauses::{Having, LimitSpec, OrderByColumn};
 pub use lookup_dimensions::DimensionLookup;
+pub use search_query::SearchQuery;
 
 use super::aggregator_spec::QueryAggregator;
 use super::QueryError;
@@ -53,7 +55,7 @@ pub enum Query {
     SegmentMetadata(SegmentMetadataQuery),
     /// The values of string dimensions that pass a search spec, with their row counts.
     #[serde(rename = "search")]
-    Search(crate::search::SearchQuery),
+    Search(SearchQuery),
     /// The latest ingested event time.
     #[serde(rename = "dataSourceMetadata")]
     DataSourceMetadata(DataSourceMetadataQuery),

@@ -151,7 +151,7 @@ pub(super) fn dimensions(
 ) -> Result<Vec<DimensionSchema>, SpecError> {
     let dimensions: Vec<DimensionSchema> = dims_spec.dimensions.iter().map(|d| d.schema()).collect();
     for (i, d) in dimensions.iter().enumerate() {
-        if d.name.is_empty() || d.name == "__time" || d.name.contains(crate::segment::NESTED_SEPARATOR) {
+        if d.name.is_empty() || d.name == "__time" || d.name.contains(crate::json_path::NESTED_SEPARATOR) {
             return Err(SpecError::field(
                 f(&format!("dataSchema.dimensionsSpec.dimensions[{i}]")),
                 format!("invalid dimension name {:?}", d.name),

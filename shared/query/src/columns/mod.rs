@@ -2,6 +2,7 @@
 //! only when the query names it. String dimensions keep their sorted dictionary and their
 //! per-value Roaring bitmaps, so filters on them never look at rows.
 
+mod nested;
 use super::model::{JoinRight, JoinedColumn, Missing, VirtualColumn};
 use super::QueryError;
 use roaring::RoaringBitmap;
@@ -227,7 +228,7 @@ pub struct SegmentColumns<'s> {
     computing: Vec<&'s str>,
 }
 
-pub(crate) fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
+fn renamed(segment: &Segment) -> impl Fn(FormatError) -> QueryError + '_ {
     move |e: FormatError| {
         let object = if e.object == "segment" { segment.object().to_string() } else { e.object };
         QueryError::Segment(FormatError { object, reason: e.reason })
@@ -487,7 +488,7 @@ impl VirtualColumn {
     }
 }
 
-pub(crate) fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, FormatError> {
+fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Column<'s>, FormatError> {
     let n = seg.num_rows();
     Ok(match entry.kind {
         ColumnType::Time => Column::Time,
@@ -524,7 +525,7 @@ pub(crate) fn load<'s>(seg: &'s Segment, entry: &'s ColumnEntry) -> Result<Colum
         ColumnType::Json => {
             let s = seg.string_column(entry)?;
             let ids = checked_ids(&s.ids, s.dictionary.len() as i64, seg.object(), &entry.name)?;
-            crate::nested::documents(seg, entry, &ids)?
+            nested::documents(seg, entry, &ids)?
         }
         ColumnType::Long => {
             Column::Long(seg.numeric(entry, "values", KIND_LONGS, Some(n))?.all_longs()?, seg.nulls(entry)?)

@@ -3,7 +3,7 @@
 //! dictionary and bitmaps, so filters on it use the index; absent from a complete column it
 //! is null; otherwise it is read from the documents.
 
-use crate::columns::{load, renamed, Column, SegmentColumns};
+use super::{load, renamed, Column, SegmentColumns};
 use crate::QueryError;
 use sluice_format::expr::{json_value, CastType};
 use sluice_format::json_path::JsonPath;
@@ -36,7 +36,7 @@ impl<'s> SegmentColumns<'s> {
 }
 
 /// A path column's literals cast to numbers, each value once, as a numeric column.
-fn numbers<'s>(dim: &crate::columns::StringDim<'s>, to: CastType) -> Column<'s> {
+fn numbers<'s>(dim: &super::StringDim<'s>, to: CastType) -> Column<'s> {
     let per_id: Vec<Value> = (0..=dim.dictionary.len() as u32)
         .map(|id| {
             let text = dim.dictionary.get(id).map_or(Value::Null, |s| Value::String(s.to_string()));
