@@ -13,14 +13,15 @@ Where the files come from is in README.md beside this script.
 """
 
 import json
-import math
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import duckdb
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "superset"))
+import charts  # noqa: E402
+from charts import plain, post  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DAY = "__time >= TIMESTAMP '2015-09-12 00:00:00' AND __time < TIMESTAMP '2015-09-13 00:00:00'"
@@ -29,16 +30,6 @@ FLAGS = ["isAnonymous", "isMinor", "isNew", "isRobot", "isUnpatrolled"]
 HOUR = ISO.format("date_trunc('hour', __time)")
 MINUTE = ISO.format("date_trunc('minute', __time)")
 COUNTRY_NAMES = {"US": "United States", "FR": "France", "DE": "Germany", "IT": "Italy", "JP": "Japan"}
-
-
-def post(url: str, path: str, body) -> tuple[int, str]:
-    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST")
-    request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=120) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def duck(data: str):
@@ -367,37 +358,15 @@ REFUSED = {
 }
 
 
-def plain(v):
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if hasattr(v, "isoformat"):
-        return str(v)
-    return v
-
-
-def same(a, b, approximate: bool) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        tolerance = 0.03 if approximate else 1e-9
-        return math.isclose(a, b, rel_tol=tolerance, abs_tol=1e-9)
-    return a == b
-
-
 def rows_equal(ours, theirs, approximate=False) -> str | None:
-    if len(ours) != len(theirs):
-        return f"{len(ours)} rows, DuckDB {len(theirs)}"
-    for i, (a, b) in enumerate(zip(ours, theirs)):
-        if len(a) != len(b) or not all(same(x, y, approximate) for x, y in zip(a, b)):
-            return f"row {i}: {a} != DuckDB's {b}"
-    return None
+    return charts.compare(ours, theirs, "approximate" if approximate else "ordered")
 
 
 def compare(ours: list, theirs: list, how) -> str | None:
     """The first difference, or None."""
     key = lambda row: json.dumps(row, default=str)
-    if how in ("set", "approximate"):
-        return rows_equal(sorted(ours, key=key), sorted(theirs, key=key), how == "approximate")
-    if how == "ordered":
-        return rows_equal(ours, theirs)
+    if how in ("set", "approximate", "ordered"):
+        return charts.compare(ours, theirs, how)
     kind, k = how
     if kind == "cut":
         # Ordered by column k, cut at a limit: the keys agree in order, and the rows whose key

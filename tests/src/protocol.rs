@@ -19,6 +19,22 @@ pub struct Setup {
     pub partitions: i32,
 }
 
+/// Supervisor passes and jobs in this process until `datasource` is caught up (40 passes at
+/// most, or the test fails).
+pub async fn catch_up(b: &Backends, datasource: &str) {
+    let passes = sluice_pipeline::runner::run_until_caught_up(
+        b.meta.as_ref(),
+        b.store.as_ref(),
+        Some(datasource),
+        40,
+        std::time::Duration::from_secs(60),
+        |_, _| {},
+    )
+    .await
+    .expect("pipeline");
+    assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
+}
+
 impl Setup {
     /// `num_records` JSON records round-robin over `partitions` partitions, a datasource with
     /// `task_count` groups reading from the earliest offset, tasks of at most
@@ -65,18 +81,7 @@ impl Setup {
     /// Supervisor passes and jobs in this process until the datasource is caught up (40 passes
     /// at most, or the test fails).
     pub async fn catch_up(&self) {
-        let (meta, store) = (self.b.meta.as_ref(), self.b.store.as_ref());
-        let passes = sluice_pipeline::runner::run_until_caught_up(
-            meta,
-            store,
-            Some(&self.name),
-            40,
-            std::time::Duration::from_secs(60),
-            |_, _| {},
-        )
-        .await
-        .expect("pipeline");
-        assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
+        catch_up(&self.b, &self.name).await
     }
 
     /// The task items of the datasource, by group and sequence.

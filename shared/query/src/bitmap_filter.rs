@@ -125,39 +125,36 @@ fn leaf_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, 
 fn comparison_rows(filter: &Filter, cols: &mut SegmentColumns<'_>) -> Result<Matches, QueryError> {
     let mut names: Vec<String> = Vec::new();
     let compiled = filter
-        .compile(&mut |field| {
-            names.iter().position(|n| n == field).unwrap_or_else(|| {
-                names.push(field.to_string());
-                names.len() - 1
-            })
-        })
+        .compile(&mut |field| slot_of(&mut names, field))
         .map_err(|e| QueryError::invalid("filter", e.to_string()))?;
-    let inputs: Vec<_> = names.iter().map(|n| cols.column(n)).collect::<Result<_, _>>()?;
-    let times = cols.times()?;
-    let mut row = vec![Value::Null; inputs.len()];
-    let mut out = Matches::default();
-    for r in 0..cols.num_rows() {
-        for (slot, c) in row.iter_mut().zip(&inputs) {
-            *slot = c.value(r, &times);
-        }
-        match compiled.truth(&row, times[r]) {
-            Some(true) => out.yes.insert(r as u32),
-            None => out.unknown.insert(r as u32),
-            Some(false) => false,
-        };
-    }
-    Ok(out)
+    rows_where(cols, &names, |row, time| compiled.truth(row, time))
 }
 
 fn expression_rows(expression: &str, cols: &mut SegmentColumns<'_>) -> Result<Matches, QueryError> {
     let mut names: Vec<String> = Vec::new();
-    let parsed = crate::scope::parse_expression(expression, &mut |field| {
-        names.iter().position(|n| n == field).unwrap_or_else(|| {
-            names.push(field.to_string());
-            names.len() - 1
-        })
+    let parsed = crate::scope::parse_expression(expression, &mut |field| slot_of(&mut names, field))
+        .map_err(|e| QueryError::invalid("filter.expression", e.to_string()))?;
+    rows_where(cols, &names, |row, time| {
+        let v = expr::eval(&parsed, row, time);
+        (!v.is_null()).then(|| v.is_truthy())
     })
-    .map_err(|e| QueryError::invalid("filter.expression", e.to_string()))?;
+}
+
+/// The slot of `field` among `names`, added when new.
+fn slot_of(names: &mut Vec<String>, field: &str) -> usize {
+    names.iter().position(|n| n == field).unwrap_or_else(|| {
+        names.push(field.to_string());
+        names.len() - 1
+    })
+}
+
+/// The rows where `test` over the columns `names` (in slot order) holds or is unknown, row by
+/// row.
+fn rows_where(
+    cols: &mut SegmentColumns<'_>,
+    names: &[String],
+    test: impl Fn(&[Value], i64) -> Option<bool>,
+) -> Result<Matches, QueryError> {
     let inputs: Vec<_> = names.iter().map(|n| cols.column(n)).collect::<Result<_, _>>()?;
     let times = cols.times()?;
     let mut row = vec![Value::Null; inputs.len()];
@@ -166,12 +163,11 @@ fn expression_rows(expression: &str, cols: &mut SegmentColumns<'_>) -> Result<Ma
         for (slot, c) in row.iter_mut().zip(&inputs) {
             *slot = c.value(r, &times);
         }
-        let v = expr::eval(&parsed, &row, times[r]);
-        if v.is_null() {
-            out.unknown.insert(r as u32);
-        } else if v.is_truthy() {
-            out.yes.insert(r as u32);
-        }
+        match test(&row, times[r]) {
+            Some(true) => out.yes.insert(r as u32),
+            None => out.unknown.insert(r as u32),
+            Some(false) => false,
+        };
     }
     Ok(out)
 }

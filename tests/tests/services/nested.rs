@@ -38,17 +38,7 @@ async fn the_nested_sample_is_published_and_queried_as_documented(b: Backends) {
         spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
         spec["spec"]["sluiceConfig"] = json!({"maxRecordsPerTask": 2});
         sluice_pipeline::datasource::submit(b.meta.as_ref(), spec, 0).await.expect("submit");
-        let passes = sluice_pipeline::runner::run_until_caught_up(
-            b.meta.as_ref(),
-            b.store.as_ref(),
-            Some(&name),
-            40,
-            std::time::Duration::from_secs(60),
-            |_, _| {},
-        )
-        .await
-        .expect("pipeline");
-        assert!(passes.last().is_some_and(|p| p.caught_up), "{passes:?}");
+        sluice_integration::protocol::catch_up(&b, &name).await;
 
         let types = sql(&b, &format!("SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{name}' AND COLUMN_NAME IN ('shipTo', 'details', 'department') ORDER BY 1")).await;
         let want = json!([["department", "VARCHAR"], ["details", "COMPLEX<json>"], ["shipTo", "COMPLEX<json>"]]);
