@@ -40,9 +40,18 @@ async fn the_nested_sample_is_published_and_queried_as_documented(b: Backends) {
         sluice_pipeline::datasource::submit(b.meta.as_ref(), spec, 0).await.expect("submit");
         sluice_integration::protocol::catch_up(&b, &name).await;
 
-        let types = sql(&b, &format!("SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{name}' AND COLUMN_NAME IN ('shipTo', 'details', 'department') ORDER BY 1")).await;
-        let want = json!([["department", "VARCHAR"], ["details", "COMPLEX<json>"], ["shipTo", "COMPLEX<json>"]]);
-        assert_eq!(json!(types), want, "{name}");
+        // The datasource's own segments (other tests share the backend).
+        let metadata = json!({"queryType": "segmentMetadata", "dataSource": name, "merge": true});
+        let answer = sluice_broker::run_query(b.meta.as_ref(), b.store.as_ref(), None, None, &metadata.to_string())
+            .await
+            .expect("segmentMetadata runs");
+        let columns = &answer.result[0]["columns"];
+        let types: Vec<&Value> = ["department", "details", "shipTo"].iter().map(|c| &columns[c]["type"]).collect();
+        assert_eq!(types, [&json!("STRING"), &json!("COMPLEX<json>"), &json!("COMPLEX<json>")], "{name}: {columns}");
+        assert!(
+            columns.as_object().is_some_and(|c| c.len() == 6),
+            "__time, product, department, shipTo, details, count: {columns}"
+        );
         let grouped = sql(
             &b,
             &format!(
