@@ -139,6 +139,17 @@ impl Join {
                 })
             })
             .collect();
+        let mut columns: Vec<VirtualColumn> = columns;
+        if self.kind == JoinKind::Inner && !self.right_columns.contains(&self.right_key) {
+            // A composite key's column, read by the match condition only.
+            columns.push(VirtualColumn::Joined(JoinedColumn {
+                name: format!("{}{}", self.prefix, self.right_key),
+                key: self.key.clone(),
+                right: self.right.clone(),
+                column: self.right_key.clone(),
+                missing: Missing::Null,
+            }));
+        }
         let matched = (self.kind == JoinKind::Inner).then(|| Filter::Not {
             field: Box::new(Filter::Null { column: format!("{}{}", self.prefix, self.right_key) }),
         });
@@ -208,16 +219,33 @@ fn join(o: &serde_json::Map<String, Json>) -> Result<Join, String> {
     };
     let (right, right_columns) = right_side(o.get("right").ok_or("a join needs \"right\"")?)?;
     let condition = o.get("condition").and_then(Json::as_str).ok_or("a join needs a \"condition\" expression")?;
-    let (key, right_key) = condition_parts(condition, &prefix)?;
-    if !right_columns.contains(&right_key) {
+    let (key, right_keys) = condition_parts(condition, &prefix)?;
+    if let Some(missing) = right_keys.iter().find(|k| !right_columns.contains(k)) {
         return Err(format!(
             "join condition {condition:?}: the right side has no column {:?}",
-            sluice_format::text::excerpt(&right_key, 80)
+            sluice_format::text::excerpt(missing, 80)
         ));
     }
+    let right_key = match right_keys.as_slice() {
+        [one] => one.clone(),
+        _ => COMPOSITE_KEY.to_string(),
+    };
     let right = match right {
+        RightRows::Lookup(_) if right_keys.len() > 1 => {
+            return Err(format!("join condition {condition:?}: a lookup is joined on its one key column \"k\""))
+        }
         RightRows::Lookup(name) => JoinRight::Lookup(name),
-        RightRows::Inline(columns, rows) => {
+        RightRows::Inline(mut columns, mut rows) => {
+            if right_keys.len() > 1 {
+                // Several equalities: the right rows keyed by their key columns' values together.
+                let at: Vec<usize> = right_keys.iter().filter_map(|k| columns.iter().position(|c| c == k)).collect();
+                for row in &mut rows {
+                    let parts: Option<Vec<String>> =
+                        at.iter().map(|&i| row[i].as_str().map(|s| s.into_owned())).collect();
+                    row.push(parts.map_or(Value::Null, |p| Value::String(p.join(KEY_SEPARATOR))));
+                }
+                columns.push(COMPOSITE_KEY.to_string());
+            }
             JoinRight::Inline(KeyedTable::from_rows("inline", columns, &right_key, rows).map_err(|e| e.to_string())?)
         }
     };
@@ -266,8 +294,17 @@ fn right_side(value: &Json) -> Result<(RightRows, Vec<String>), String> {
     }
 }
 
-/// The left key and the right column of `condition`, an equality such as `"x" == "j.k"`.
-fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, String), String> {
+/// The right rows' column holding the values of several key columns together.
+const COMPOSITE_KEY: &str = "\u{1}key";
+/// What separates the values of a composite key.
+const KEY_SEPARATOR: &str = "\u{1}";
+/// Most equalities a join condition holds.
+pub const MAX_JOIN_KEYS: usize = 16;
+
+/// The left key and the right key columns of `condition`: one equality such as
+/// `"x" == "j.k"`, or several joined by `&&` (the left key then the values of their left sides
+/// together, null when any is null).
+fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, Vec<String>), String> {
     let mut names: Vec<String> = Vec::new();
     let parsed = sluice_format::expr::parse(condition, &mut |field| {
         names.iter().position(|n| n == field).unwrap_or_else(|| {
@@ -278,30 +315,63 @@ fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, String), S
     .map_err(|e| format!("join condition: {e}"))?;
     let unsupported = || {
         format!(
-            "join condition {:?}: expected one equality between an expression of the left side and a column of \
-             the right side (\"{prefix}...\"); other conditions are not supported",
+            "join condition {:?}: expected equalities (joined by &&, at most {MAX_JOIN_KEYS}) each between an \
+             expression of the left side and a column of the right side (\"{prefix}...\"); other conditions are \
+             not supported",
             sluice_format::text::excerpt(condition, 120)
         )
     };
-    let Expr::Binary(BinaryOp::Eq, a, b) = parsed else {
-        return Err(unsupported());
-    };
+    let mut equalities = Vec::new();
+    let mut stack = vec![parsed];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Binary(BinaryOp::And, a, b) => {
+                stack.push(*b);
+                stack.push(*a);
+            }
+            Expr::Binary(BinaryOp::Eq, a, b) => equalities.push((*a, *b)),
+            _ => return Err(unsupported()),
+        }
+        if equalities.len() > MAX_JOIN_KEYS {
+            return Err(unsupported());
+        }
+    }
     let right_of = |e: &Expr| match e {
         Expr::Field(slot) => names[*slot].strip_prefix(prefix).map(str::to_string),
         _ => None,
     };
-    let (left, right) = match (right_of(&a), right_of(&b)) {
-        (None, Some(r)) => (*a, r),
-        (Some(r), None) => (*b, r),
-        _ => return Err(unsupported()),
-    };
+    let mut lefts = Vec::with_capacity(equalities.len());
+    let mut rights = Vec::with_capacity(equalities.len());
+    for (a, b) in equalities {
+        let (left, right) = match (right_of(&a), right_of(&b)) {
+            (None, Some(r)) => (a, r),
+            (Some(r), None) => (b, r),
+            _ => return Err(unsupported()),
+        };
+        lefts.push(left);
+        rights.push(right);
+    }
     let mut used = Vec::new();
-    fields(&left, &mut used);
+    lefts.iter().for_each(|l| fields(l, &mut used));
     if used.iter().any(|slot| names[*slot].starts_with(prefix)) {
         return Err(unsupported());
     }
+    let expr = match lefts.len() {
+        1 => lefts.pop().unwrap_or(Expr::Literal(Value::Null)),
+        _ => {
+            let separator = Expr::Literal(Value::String(KEY_SEPARATOR.to_string()));
+            let mut parts = Vec::with_capacity(lefts.len() * 2);
+            for (i, l) in lefts.into_iter().enumerate() {
+                if i > 0 {
+                    parts.push(separator.clone());
+                }
+                parts.push(l);
+            }
+            Expr::Call(sluice_format::expr::Function::Concat, parts)
+        }
+    };
     let inputs = names.into_iter().enumerate().map(|(i, n)| used.contains(&i).then_some(n)).collect();
-    Ok((JoinKey { expr: left, inputs }, right))
+    Ok((JoinKey { expr, inputs }, rights))
 }
 
 /// The field slots `e` reads.

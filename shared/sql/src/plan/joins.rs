@@ -1,9 +1,9 @@
 //! JOINs in FROM, planned as Druid's join datasource: the left table read segment by segment
 //! (fanned out as any table), each right side a lookup or a subquery's rows (a datasource on
-//! the right is read as `SELECT * FROM` it), held in memory and joined on one equality
-//! between an expression of the left rows and a column of the right. The right columns are
-//! named with the join's prefix (`j0.v`), as Druid's planner names them; `t.v` and a bare `v`
-//! that only the right side has resolve to them.
+//! the right is read as `SELECT * FROM` it), held in memory and joined on equalities (one, or
+//! several joined by AND) each between an expression of the left rows and a column of the
+//! right. The right columns are named with the join's prefix (`j0.v`), as Druid's planner names
+//! them; `t.v` and a bare `v` that only the right side has resolve to them.
 
 use super::names::object_path;
 pub use super::scalar::Qualifier;
@@ -141,8 +141,8 @@ fn unused_prefix(left: &[Column]) -> String {
     base + "0."
 }
 
-/// Druid's condition for `on`: one equality between an expression of the left rows and a
-/// column of the right side.
+/// Druid's condition for `on`: equalities (joined by AND) each between an expression of the
+/// left rows and a column of the right side.
 fn condition(
     on: &Expr,
     left: &Scope<'_>,
@@ -152,14 +152,19 @@ fn condition(
 ) -> Result<String, SqlError> {
     let unsupported = || {
         SqlError::unsupported(format!(
-            "join condition {}: only one equality between the left side and a column of the right side",
+            "join condition {}: only equalities (joined by AND) between the left side and a column of the right side",
             crate::short(&on.to_string())
         ))
     };
-    let on = match on {
-        Expr::Nested(inner) => inner.as_ref(),
-        other => other,
-    };
+    let mut on = on;
+    while let Expr::Nested(inner) = on {
+        on = inner.as_ref();
+    }
+    if let Expr::BinaryOp { left: a, op: BinaryOperator::And, right: b } = on {
+        let a = condition(a, left, right, names, prefix)?;
+        let b = condition(b, left, right, names, prefix)?;
+        return Ok(format!("({a} && {b})"));
+    }
     let Expr::BinaryOp { left: a, op: BinaryOperator::Eq, right: b } = on else {
         return Err(unsupported());
     };

@@ -52,6 +52,24 @@ fn a_join_to_a_subquery_reads_its_rows_per_key() {
 }
 
 #[test]
+fn a_join_on_two_equalities_matches_rows_on_both() {
+    // Rows per (channel, namespace) joined back on both: each row reads its own pair's count.
+    let pairs = sql("SELECT channel, namespace, COUNT(*) FROM wikipedia GROUP BY 1, 2");
+    let squares: i64 = pairs.iter().map(|r| r[2].as_i64().expect("count").pow(2)).sum();
+    let joined = sql("SELECT COUNT(*), SUM(s.n) FROM wikipedia w JOIN \
+                      (SELECT channel, namespace, COUNT(*) AS n FROM wikipedia GROUP BY 1, 2) s \
+                      ON w.channel = s.channel AND (w.namespace = s.namespace)");
+    let rows: i64 = pairs.iter().map(|r| r[2].as_i64().expect("count")).sum();
+    assert_eq!(joined, vec![vec![json!(rows), json!(squares)]]);
+    // LEFT: a pair the right side lacks reads null, the rows kept.
+    let left = sql("SELECT COUNT(*), COUNT(s.n) FROM wikipedia w LEFT JOIN \
+                    (SELECT channel, namespace, COUNT(*) AS n FROM wikipedia WHERE namespace = 'Main' GROUP BY 1, 2) s \
+                    ON w.channel = s.channel AND w.namespace = s.namespace");
+    let main: i64 = pairs.iter().filter(|r| r[1] == json!("Main")).map(|r| r[2].as_i64().expect("count")).sum();
+    assert_eq!(left, vec![vec![json!(rows), json!(main)]]);
+}
+
+#[test]
 fn a_join_on_a_time_key_matches_the_subquerys_times() {
     let total = sql("SELECT COUNT(*) FROM wikipedia")[0][0].clone();
     let joined = sql("SELECT COUNT(*), SUM(s.n) FROM wikipedia w JOIN \
@@ -102,7 +120,11 @@ fn joins_sluice_does_not_run_are_refused_by_name() {
     refused_naming("SELECT COUNT(*) FROM wikipedia w, lookup.country_names l", "comma join");
     refused_naming(
         "SELECT COUNT(*) FROM wikipedia JOIN lookup.country_names l ON countryIsoCode <> l.k",
-        "only one equality",
+        "only equalities",
+    );
+    refused_naming(
+        "SELECT COUNT(*) FROM wikipedia JOIN lookup.country_names l ON countryIsoCode = l.k AND page = l.v",
+        "one key column",
     );
     refused_naming(
         "SELECT COUNT(*) FROM wikipedia w JOIN (SELECT channel FROM wikipedia) s ON w.channel = s.channel",
