@@ -43,9 +43,9 @@ pub struct IoConfig {
     pub consumer_properties: BTreeMap<String, serde_json::Value>,
     /// Poll timeout in milliseconds (default 100).
     pub poll_timeout: Option<u64>,
-    /// Autoscaling: not supported.
+    /// Druid's lag-based autoscaler ([`crate::spec::autoscaler`]), as given.
     pub auto_scaler_config: Option<serde_json::Value>,
-    /// Idle supervisor configuration: not supported.
+    /// Idle supervisor configuration (`enabled`, `inactiveAfterMillis`), as given.
     pub idle_config: Option<serde_json::Value>,
     /// Druid 27's multi-topic flag: refused, `topicPattern` replaced it.
     pub multi_topic: Option<serde_json::Value>,

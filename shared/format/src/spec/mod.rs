@@ -4,6 +4,7 @@
 //! invalid values become errors naming the field.
 
 pub mod aggregator;
+pub mod autoscaler;
 pub mod compaction;
 pub mod data_schema;
 pub mod druid_defaults;

@@ -89,6 +89,21 @@ fn invalid_values_name_the_field() {
             "spec.sluiceConfig.realtime.checkpointPeriod",
         ),
         (&["sluiceConfig"], json!({"realtime": {"idleAfter": "P2D"}}), "spec.sluiceConfig.realtime.idleAfter"),
+        (
+            &["ioConfig", "autoScalerConfig"],
+            json!({"enableTaskAutoScaler": true, "taskCountMax": 2, "taskCountMin": 4}),
+            "spec.ioConfig.autoScalerConfig.taskCountMax",
+        ),
+        (
+            &["ioConfig", "autoScalerConfig"],
+            json!({"enableTaskAutoScaler": true, "taskCountMax": 6, "taskCountMin": 2, "scaleOutStep": -1}),
+            "spec.ioConfig.autoScalerConfig",
+        ),
+        (
+            &["ioConfig", "idleConfig"],
+            json!({"enabled": true, "inactiveAfterMillis": 0}),
+            "spec.ioConfig.idleConfig.inactiveAfterMillis",
+        ),
     ];
     for (path, value, expected) in cases {
         let err = with(path, value.clone()).expect_err(&format!("{path:?} = {value}"));
@@ -201,4 +216,20 @@ fn legacy_avro_stream_and_protobuf_parsers_give_their_input_formats() {
     ] {
         assert_eq!(field_of(legacy(parser).expect_err("refused")), field);
     }
+}
+
+#[test]
+fn druids_autoscaler_example_is_read_and_a_disabled_one_accepted() {
+    use serde_json::json;
+    let example = json!({"enableTaskAutoScaler": true, "taskCountMax": 6, "taskCountMin": 2,
+        "minTriggerScaleActionFrequencyMillis": 600000, "autoScalerStrategy": "lagBased",
+        "lagCollectionIntervalMillis": 30000, "lagCollectionRangeMillis": 600000, "scaleOutThreshold": 6000000,
+        "triggerScaleOutFractionThreshold": 0.3, "scaleInThreshold": 1000000, "triggerScaleInFractionThreshold": 0.9,
+        "scaleActionStartDelayMillis": 300000, "scaleActionPeriodMillis": 60000, "scaleInStep": 1, "scaleOutStep": 2});
+    let loaded = with(&["ioConfig", "autoScalerConfig"], example).expect("Druid's example loads");
+    let scaler = loaded.spec.io.auto_scaler.expect("enabled");
+    assert_eq!((scaler.task_count_min, scaler.task_count_max, scaler.scale_out_step), (Some(2), Some(6), 2));
+    assert!(loaded.warnings.iter().any(|w| w.field.ends_with("ioConfig.autoScalerConfig")), "{:?}", loaded.warnings);
+    let disabled = with(&["ioConfig", "autoScalerConfig"], json!({"taskCountMax": 1})).expect("loads");
+    assert!(disabled.spec.io.auto_scaler.is_none(), "not enabled: not checked, not used");
 }

@@ -46,8 +46,12 @@ pub(super) fn resolve_io(
         ("startDelay", io.start_delay.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
         ("period", io.period.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
         ("completionTimeout", io.completion_timeout.is_some(), "ignored: publishing is retried by the supervisor"),
-        ("autoScalerConfig", io.auto_scaler_config.is_some(), "not implemented: taskCount is fixed"),
-        ("idleConfig", io.idle_config.is_some(), "not implemented"),
+        (
+            "autoScalerConfig",
+            io.auto_scaler_config.is_some(),
+            "checked, not yet acted on: the supervisor keeps taskCount fixed",
+        ),
+        ("idleConfig", io.idle_config.is_some(), "checked, not yet acted on: the supervisor does not go IDLE"),
         ("configOverrides", io.config_overrides.is_some(), "not implemented"),
     ];
     for (name, present, message) in ignored {
@@ -55,6 +59,8 @@ pub(super) fn resolve_io(
             warn(f(name), message);
         }
     }
+    let auto_scaler = auto_scaler(io.auto_scaler_config.as_ref(), &f)?;
+    idle(io.idle_config.as_ref(), &f)?;
     let task_duration =
         period_opt(&io.task_duration, f("taskDuration"))?.unwrap_or(Period { months: 0, millis: 3_600_000 });
     let consumer_properties = io
@@ -93,5 +99,36 @@ pub(super) fn resolve_io(
             .transpose()?,
         consumer_properties,
         poll_timeout_ms: io.poll_timeout.unwrap_or(100),
+        auto_scaler,
     })
+}
+
+/// `autoScalerConfig` read and checked as Druid checks it; the settings when it is enabled.
+fn auto_scaler(
+    given: Option<&serde_json::Value>,
+    f: &dyn Fn(&str) -> String,
+) -> Result<Option<crate::spec::autoscaler::AutoScalerConfig>, SpecError> {
+    let Some(given) = given else { return Ok(None) };
+    let config: crate::spec::autoscaler::AutoScalerConfig =
+        serde_json::from_value(given.clone()).map_err(|e| SpecError::field(f("autoScalerConfig"), e.to_string()))?;
+    config.check().map_err(|(field, why)| SpecError::field(f(&format!("autoScalerConfig.{field}")), why))?;
+    Ok(config.enable_task_auto_scaler.then_some(config))
+}
+
+/// `idleConfig` checked: `enabled` a boolean, `inactiveAfterMillis` a positive count.
+fn idle(given: Option<&serde_json::Value>, f: &dyn Fn(&str) -> String) -> Result<(), SpecError> {
+    let Some(given) = given else { return Ok(()) };
+    let serde_json::Value::Object(o) = given else {
+        return Err(SpecError::field(f("idleConfig"), "expected an object"));
+    };
+    if o.get("enabled").is_some_and(|v| !v.is_boolean()) {
+        return Err(SpecError::field(f("idleConfig.enabled"), "expected true or false"));
+    }
+    if o.get("inactiveAfterMillis").is_some_and(|v| v.as_u64().is_none_or(|n| n == 0)) {
+        return Err(SpecError::field(
+            f("idleConfig.inactiveAfterMillis"),
+            "expected a positive number of milliseconds",
+        ));
+    }
+    Ok(())
 }

@@ -64,6 +64,8 @@ pub struct IoSettings {
     pub consumer_properties: BTreeMap<String, String>,
     /// Poll timeout in ms.
     pub poll_timeout_ms: u64,
+    /// The lag-based autoscaler's settings, checked, when it is enabled.
+    pub auto_scaler: Option<crate::spec::autoscaler::AutoScalerConfig>,
 }
 
 /// Resolved `tuningConfig`.
