@@ -45,6 +45,8 @@ pub const CATALOG_PREFIX: &str = "ds#";
 pub const SPEC_SK: &str = "spec";
 /// Sort key of a datasource's supervisor statistics.
 pub const STATS_SK: &str = "stats";
+/// Sort key of a datasource's autoscaler state: lag samples and decisions.
+pub const AUTOSCALER_SK: &str = "autoscaler";
 /// Sort key of a datasource's grouping: epoch, `taskCount`, topic, a change under way.
 pub const GROUPING_SK: &str = "grouping";
 /// Sort key prefix of the planning states.

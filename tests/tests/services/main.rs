@@ -2,6 +2,7 @@
 //! binary: each module is one area. Tests that restart a service, kill processes on a
 //! timing or change the process environment keep binaries of their own.
 
+mod autoscale;
 mod avro;
 mod backends;
 mod bad_urls;

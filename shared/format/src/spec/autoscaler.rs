@@ -6,7 +6,8 @@
 //! count grows by `scaleOutStep` (up to `taskCountMax`); else when at least
 //! `triggerScaleInThresholdFrequency` are at or below `scaleInThreshold`, it shrinks by
 //! `scaleInStep` (down to `taskCountMin`); and no two changes come closer than
-//! `minTriggerScaleActionFrequencyMillis` (Druid's `LagBasedAutoScaler`).
+//! `minTriggerScaleActionFrequencyMillis` (Druid's `LagBasedAutoScaler`). The supervisor keeps
+//! the samples and acts on the decision (`sluice_pipeline::supervisor`).
 
 use serde::{Deserialize, Serialize};
 

@@ -25,6 +25,7 @@
 //! [`crate::merger`]). Two supervisors may run at once: every write is conditional, the loser
 //! of a race plans nothing and moves on.
 
+mod autoscale;
 mod cleanup;
 mod group;
 mod groups;

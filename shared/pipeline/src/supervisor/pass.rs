@@ -1,5 +1,6 @@
 //! One supervisor pass over every datasource of the catalog.
 
+use super::autoscale;
 use super::cleanup::{clean_up, Handled};
 use super::groups::{pass_groups, GroupInput, PassContext};
 use super::regroup;
@@ -49,6 +50,8 @@ pub struct DatasourcePass {
     /// (`commitOffsetsToKafka`), when they were not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kafka_commit_error: Option<String>,
+    /// The task count the autoscaler asked for in this pass, if it changed it.
+    pub scaled_to: Option<u32>,
 }
 
 impl DatasourcePass {
@@ -119,7 +122,7 @@ pub async fn supervise(
     name: &str,
 ) -> Result<DatasourcePass, SupervisorError> {
     let mut pass = DatasourcePass { datasource: name.into(), ..Default::default() };
-    let (spec_item, _) = datasource::load(meta, name).await?;
+    let (spec_item, spec_version) = datasource::load(meta, name).await?;
     if spec_item.state == SupervisorState::Terminated {
         return Ok(pass);
     }
@@ -198,6 +201,14 @@ pub async fn supervise(
     let handled = Handled { replanned_after, epoch: grouping.item.epoch };
     pass.cleaned = clean_up(meta, store, name, &tasks, &handled, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
+    if let Some(config) = &spec.io.auto_scaler {
+        if spec_item.state == SupervisorState::Running && grouping.item.change.is_none() {
+            let lag = u64::try_from(pass.lag()).unwrap_or(0);
+            let task_count = spec.io.task_count;
+            pass.scaled_to =
+                autoscale::autoscale(meta, name, config, spec_version, task_count, lag, options.now_ms).await?;
+        }
+    }
     if grouping.item.change.is_some() {
         regroup::take_snapshot(meta, name, &mut grouping).await?;
     }

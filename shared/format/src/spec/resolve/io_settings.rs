@@ -37,7 +37,7 @@ pub(super) fn resolve_io(
     if task_count == 0 {
         return Err(SpecError::field(f("taskCount"), "must be at least 1"));
     }
-    let ignored: [(&str, bool, &str); 7] = [
+    let ignored: [(&str, bool, &str); 6] = [
         (
             "replicas",
             io.replicas.is_some_and(|r| r > 1),
@@ -46,11 +46,6 @@ pub(super) fn resolve_io(
         ("startDelay", io.start_delay.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
         ("period", io.period.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
         ("completionTimeout", io.completion_timeout.is_some(), "ignored: publishing is retried by the supervisor"),
-        (
-            "autoScalerConfig",
-            io.auto_scaler_config.is_some(),
-            "checked, not yet acted on: the supervisor keeps taskCount fixed",
-        ),
         ("idleConfig", io.idle_config.is_some(), "checked, not yet acted on: the supervisor does not go IDLE"),
         ("configOverrides", io.config_overrides.is_some(), "not implemented"),
     ];

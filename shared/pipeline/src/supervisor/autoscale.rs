@@ -1,0 +1,168 @@
+//! The lag-based autoscaler at work ([`sluice_format::spec::autoscaler`]): each supervisor pass
+//! of a running datasource whose spec enables it adds a sample of its total lag (at most one per
+//! `lagCollectionIntervalMillis`) to the datasource's `autoscaler` item, and when a decision is
+//! due and asks for another task count, writes the spec again with that `taskCount`, on the
+//! condition that the spec is the one the pass read. The new count then goes through the
+//! regroup protocol as any `taskCount` change does (drain, snapshot, move: exactly once, see
+//! `docs/exactly-once.md`); no decision is made while a change is under way. Each change is
+//! kept in the item (the last [`MAX_DECISIONS`]) and in the spec's history.
+
+use super::SupervisorError;
+use crate::datasource::{parse_body, to_json};
+use crate::keys::{datasource_pk, history_sk, AUTOSCALER_SK, SPEC_SK};
+use crate::layout::datasource::{SpecItem, SpecVersion};
+use serde::{Deserialize, Serialize};
+use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState, MAX_LAG_SAMPLES};
+use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
+
+/// Most task-count changes the item keeps.
+pub const MAX_DECISIONS: usize = 50;
+
+/// A task-count change the autoscaler made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaleChange {
+    /// When, in milliseconds.
+    pub at: i64,
+    /// The task count before.
+    pub from: u32,
+    /// The task count asked for.
+    pub to: u32,
+    /// The samples it was decided on.
+    pub samples: usize,
+    /// The largest lag among them.
+    pub max_lag: u64,
+}
+
+/// The `autoscaler` item of a datasource.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoscalerItem {
+    /// When the autoscaler started watching the datasource.
+    pub started: i64,
+    /// Lag samples, oldest first, within the collection range.
+    pub samples: Vec<LagSample>,
+    /// When it last decided.
+    pub last_decision: Option<i64>,
+    /// Its changes, oldest first.
+    pub changes: Vec<ScaleChange>,
+}
+
+/// Adds this pass's `lag` sample and, when a decision is due and asks for another count,
+/// writes the spec (read at `spec_version`) with it. Returns the new count, if any. A write
+/// that loses to another writer changes nothing (the next pass samples again).
+pub(super) async fn autoscale(
+    meta: &dyn MetadataStore,
+    name: &str,
+    config: &AutoScalerConfig,
+    spec_version: u64,
+    task_count: u32,
+    lag: u64,
+    now: i64,
+) -> Result<Option<u32>, SupervisorError> {
+    let pk = datasource_pk(name);
+    let current = meta.get(&pk, AUTOSCALER_SK).await?;
+    let (mut item, condition) = match &current {
+        Some(i) => (parse_body::<AutoscalerItem>(name, i)?, Condition::Version(i.version)),
+        None => (AutoscalerItem { started: now, ..Default::default() }, Condition::Absent),
+    };
+    let interval = i64::try_from(config.lag_collection_interval_millis).unwrap_or(i64::MAX);
+    if item.samples.last().is_none_or(|s| now.saturating_sub(s.at) >= interval) {
+        item.samples.push(LagSample { at: now, lag });
+    }
+    let range = i64::try_from(config.lag_collection_range_millis).unwrap_or(i64::MAX);
+    item.samples.retain(|s| s.at > now.saturating_sub(range));
+    let over = item.samples.len().saturating_sub(MAX_LAG_SAMPLES as usize);
+    item.samples.drain(..over);
+    let state = ScaleState {
+        task_count,
+        started: item.started,
+        last_change: item.changes.last().map(|c| c.at),
+        last_decision: item.last_decision,
+    };
+    let due = config.decision_due(&state, now);
+    let decision = config.decide(&item.samples, &state, now);
+    if due {
+        item.last_decision = Some(now);
+    }
+    let mut ops = Vec::new();
+    if let Some(to) = decision {
+        let window: Vec<u64> = config.window(&item.samples, now).map(|s| s.lag).collect();
+        item.changes.push(ScaleChange {
+            at: now,
+            from: task_count,
+            to,
+            samples: window.len(),
+            max_lag: window.iter().copied().max().unwrap_or(0),
+        });
+        let over = item.changes.len().saturating_sub(MAX_DECISIONS);
+        item.changes.drain(..over);
+        // Druid forgets the samples a change was decided on.
+        item.samples.clear();
+        let Some(spec) = meta.get(&pk, SPEC_SK).await?.filter(|s| s.version == spec_version) else {
+            return Ok(None);
+        };
+        let mut spec_item: SpecItem = parse_body(name, &spec)?;
+        set_task_count(&mut spec_item.spec, to);
+        let version = SpecVersion { submitted_ms: now, spec: sluice_format::spec::redacted_spec(&spec_item.spec) };
+        ops.push(TxOp::Put {
+            item: Item::new(&pk, SPEC_SK, to_json(&spec_item)),
+            condition: Condition::Version(spec_version),
+        });
+        ops.push(TxOp::Put { item: Item::new(&pk, history_sk(now), to_json(&version)), condition: Condition::None });
+        tracing::info!(datasource = name, from = task_count, to, "autoscaler changes taskCount");
+    }
+    ops.push(TxOp::Put { item: Item::new(&pk, AUTOSCALER_SK, to_json(&item)), condition });
+    match meta.transact(ops).await {
+        Ok(_) => Ok(decision),
+        Err(sluice_store::metadata::MetaError::ConditionFailed { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `spec` (either of Druid's forms) with `ioConfig.taskCount` set to `n`.
+fn set_task_count(spec: &mut serde_json::Value, n: u32) {
+    let io = match spec.get("spec").and_then(|s| s.get("ioConfig")) {
+        Some(_) => &mut spec["spec"]["ioConfig"],
+        None => &mut spec["ioConfig"],
+    };
+    if let Some(o) = io.as_object_mut() {
+        o.insert("taskCount".into(), n.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datasource::{load, submit};
+
+    #[tokio::test]
+    async fn a_change_is_written_with_the_spec_it_read_and_lost_to_a_newer_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let meta = sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display()))
+            .await
+            .expect("embedded store");
+        let meta = meta.as_ref();
+        let path = format!("{}/../../data/specs/wikipedia-kafka-supervisor.json", env!("CARGO_MANIFEST_DIR"));
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("JSON");
+        submit(meta, spec.clone(), 0).await.expect("submit");
+        let config: AutoScalerConfig = serde_json::from_value(serde_json::json!({"enableTaskAutoScaler": true,
+            "taskCountMin": 1, "taskCountMax": 4, "scaleActionStartDelayMillis": 0}))
+        .expect("config");
+        let (_, read) = load(meta, "wikipedia").await.expect("load");
+        // The operator submits again after the pass read the spec: the decision is dropped.
+        submit(meta, spec, 1).await.expect("resubmit");
+        assert_eq!(autoscale(meta, "wikipedia", &config, read, 1, 9_000_000, 10).await.expect("runs"), None);
+        let (item, version) = load(meta, "wikipedia").await.expect("load");
+        assert!(item.spec["ioConfig"].get("taskCount").is_none(), "the operator's spec stands");
+        // Against the spec it read, the change is written: the legacy form's top-level ioConfig.
+        assert_eq!(autoscale(meta, "wikipedia", &config, version, 1, 9_000_000, 20).await.expect("runs"), Some(3));
+        let (item, _) = load(meta, "wikipedia").await.expect("load");
+        assert_eq!(item.spec["ioConfig"]["taskCount"], 3);
+        let state = meta.get(&datasource_pk("wikipedia"), AUTOSCALER_SK).await.expect("get").expect("item");
+        let state: AutoscalerItem = serde_json::from_value(state.body).expect("item");
+        assert_eq!(state.changes.iter().map(|c| (c.from, c.to)).collect::<Vec<_>>(), [(1, 3)]);
+        assert!(state.samples.is_empty(), "the samples a change was decided on are forgotten");
+    }
+}
