@@ -49,8 +49,10 @@ pub fn run(q: &SearchQuery, segments: &[QuerySegment]) -> Result<Value, QueryErr
             let column = cols.column(&d.dimension)?;
             let bucket =
                 |r: u32| if q.granularity == Granularity::All { 0 } else { q.granularity.floor(times[r as usize]) };
+            // Counts a value; false once more than the most values are held.
             let mut count = |b: i64, value: &str| {
                 *counts.entry((b, d.output_name.clone(), value.to_string())).or_insert(0) += 1;
+                counts.len() <= MAX_SEARCH_VALUES
             };
             match &*column {
                 Column::String(s) => {
@@ -59,8 +61,9 @@ pub fn run(q: &SearchQuery, segments: &[QuerySegment]) -> Result<Value, QueryErr
                         .collect();
                     for r in rows.rows() {
                         for &id in s.row_ids(r as usize) {
-                            if matched.get(id as usize).copied().unwrap_or(false) {
-                                count(bucket(r), s.dictionary.get(id).unwrap_or_default());
+                            let hit = matched.get(id as usize).copied().unwrap_or(false);
+                            if hit && !count(bucket(r), s.dictionary.get(id).unwrap_or_default()) {
+                                return Err(too_many());
                             }
                         }
                     }
@@ -72,18 +75,12 @@ pub fn run(q: &SearchQuery, segments: &[QuerySegment]) -> Result<Value, QueryErr
                             v => vec![v],
                         };
                         for text in values.iter().filter_map(Cell::as_str) {
-                            if search.matches(&text) {
-                                count(bucket(r), &text);
+                            if search.matches(&text) && !count(bucket(r), &text) {
+                                return Err(too_many());
                             }
                         }
                     }
                 }
-            }
-            if counts.len() > MAX_SEARCH_VALUES {
-                return Err(QueryError::invalid(
-                    "query",
-                    format!("more than {MAX_SEARCH_VALUES} values match: narrow the search or its intervals"),
-                ));
             }
         }
     }
@@ -109,4 +106,11 @@ pub fn run(q: &SearchQuery, segments: &[QuerySegment]) -> Result<Value, QueryErr
         })
         .collect();
     Ok(Value::Array(answer))
+}
+
+fn too_many() -> QueryError {
+    QueryError::invalid(
+        "query",
+        format!("more than {MAX_SEARCH_VALUES} values match: narrow the search or its intervals"),
+    )
 }

@@ -41,7 +41,12 @@ pub fn eval(f: &JsonFunction, args: &[Value]) -> Value {
                 let Some(key) = pair[0].as_str() else { return Value::Null };
                 object.insert(key.into_owned(), pair.get(1).map_or(serde_json::Value::Null, Value::to_json));
             }
-            Value::Json(Arc::new(serde_json::Value::Object(object)))
+            let object = serde_json::Value::Object(object);
+            // Past the longest value a row may hold, the result is null, as `concat`'s is.
+            if object.to_string().len() > crate::value::MAX_VALUE_BYTES {
+                return Value::Null;
+            }
+            Value::Json(Arc::new(object))
         }
         JsonFunction::Parse => match arg(0) {
             Value::String(s) if s.len() <= crate::value::MAX_VALUE_BYTES => {

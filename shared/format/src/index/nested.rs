@@ -50,7 +50,9 @@ pub(super) fn path_columns(
         for (path, value) in &literals {
             let Some(text) = literal_text(value) else { continue };
             let key = path.text();
-            if !by_path.contains_key(&key) && by_path.len() >= MAX_PATHS {
+            // A key the normalized form cannot say (quotes of both kinds) is read from the documents.
+            let round_trips = crate::json_path::JsonPath::parse(&key).is_ok_and(|p| p == *path);
+            if !round_trips || (!by_path.contains_key(&key) && by_path.len() >= MAX_PATHS) {
                 incomplete = true;
                 continue;
             }

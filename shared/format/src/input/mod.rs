@@ -370,7 +370,12 @@ impl RecordParser {
             self.dims.push(DimPlan {
                 name: name.to_string(),
                 kind,
-                multi_value_handling: MultiValueHandling::SortedArray,
+                // Discovered arrays keep their order, as Druid's auto columns do.
+                multi_value_handling: if kind == DimensionType::Auto {
+                    MultiValueHandling::Array
+                } else {
+                    MultiValueHandling::SortedArray
+                },
                 discovered: true,
                 bitmap_index: true,
                 slot: s,

@@ -98,6 +98,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
         return Ok(reindex(inputs, &how)?.into_iter().map(|(_, bytes)| bytes).collect());
     }
     let order = schema::merged_dimension_order(inputs)?;
+    let incomplete = schema::incomplete_columns(inputs);
     let dims: Vec<(String, ColumnType)> = order.iter().map(|(n, k, _)| (n.clone(), *k)).collect();
 
     // Dictionaries: sorted union, and each input's id -> merged code table.
@@ -143,7 +144,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
             .map(|((name, kind, multi_value_handling), dictionary)| DimLayout {
                 bitmap_index: schema::keeps_bitmaps(inputs, &name),
                 nested_path: inputs.iter().find_map(|s| s.column(&name)).and_then(|c| c.nested_path.clone()),
-                incomplete: inputs.iter().filter_map(|s| s.column(&name)).any(|c| c.incomplete),
+                incomplete: incomplete.contains(&name),
                 auto: inputs.iter().filter_map(|s| s.column(&name)).any(|c| c.auto),
                 name,
                 kind: match kind {

@@ -78,8 +78,12 @@ pub fn reindex(inputs: &[Segment], how: &Reindex) -> Result<Vec<(Interval, Vec<u
             .iter()
             .map(|(name, kind, mvh)| {
                 let auto = inputs.iter().filter_map(|s| s.column(name)).any(|c| c.auto);
-                let kind = if auto { DimensionType::Auto } else { dimension_type(*kind) };
-                let mut plan = DimPlan::declared(name, kind, *mvh);
+                // An `auto` column keeps its arrays' order, as discovery does.
+                let (kind, mvh) = match auto {
+                    true => (DimensionType::Auto, crate::spec::MultiValueHandling::Array),
+                    false => (dimension_type(*kind), *mvh),
+                };
+                let mut plan = DimPlan::declared(name, kind, mvh);
                 plan.bitmap_index =
                     matches!(kind, DimensionType::Json | DimensionType::Auto) || keeps_bitmaps(inputs, name);
                 plan

@@ -7,19 +7,31 @@ use crate::spec::MultiValueHandling;
 use std::collections::HashMap;
 
 /// Orders the union of the inputs' dimensions so that each input's order is kept (a
-/// topological merge); inputs that disagree are an error.
+/// topological merge); inputs that disagree are an error. The path columns of `json` columns
+/// come last, sorted by name (their parent and path), whatever order each input has them in;
+/// a `json` column whose inputs hold more than [`crate::json_path::MAX_PATHS`] paths in all
+/// keeps none (it is incomplete: see [`incomplete_columns`]).
 pub fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnType, MultiValueHandling)>, MergeError> {
     let mut names: Vec<(String, ColumnType, MultiValueHandling)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut edges: Vec<Vec<usize>> = Vec::new();
+    let auto = auto_names(inputs);
+    let mut paths: std::collections::BTreeMap<String, (ColumnType, MultiValueHandling)> = Default::default();
+    let dropped = incomplete_columns(inputs);
     for seg in inputs {
         let mut prev: Option<usize> = None;
         for col in seg.directory().columns.iter().filter(|c| !matches!(c.kind, ColumnType::Time | ColumnType::Metric)) {
+            if let Some(p) = &col.nested_path {
+                if !dropped.contains(&p.column) {
+                    paths.insert(col.name.clone(), (col.kind, col.multi_value_handling.unwrap_or_default()));
+                }
+                continue;
+            }
             let id = match index.get(&col.name) {
                 Some(&id) => {
                     // An `auto` column typed differently by its inputs is indexed again (see
                     // [`auto_types_differ`]).
-                    if names[id].1 != col.kind && !col.auto {
+                    if names[id].1 != col.kind && !auto.contains(col.name.as_str()) {
                         return Err(MergeError::Incompatible {
                             object: seg.object().into(),
                             reason: format!(
@@ -57,14 +69,39 @@ pub fn merged_dimension_order(inputs: &[Segment]) -> Result<Vec<(String, ColumnT
         edges[next].iter().for_each(|&b| indegree[b] -= 1);
         order.push(names[next].clone());
     }
+    order.extend(paths.into_iter().map(|(name, (kind, mvh))| (name, kind, mvh)));
     Ok(order)
 }
 
-/// Whether some `auto` column is stored as different types by different inputs: such inputs
-/// are indexed again, which types the column from all their values.
+/// The names some input marks `auto`.
+fn auto_names(inputs: &[Segment]) -> std::collections::HashSet<&str> {
+    inputs.iter().flat_map(|s| s.directory().columns.iter()).filter(|c| c.auto).map(|c| c.name.as_str()).collect()
+}
+
+/// The `json` columns the merge marks incomplete: an input says so, or the inputs hold more
+/// than [`crate::json_path::MAX_PATHS`] of its paths together (then none is kept).
+pub fn incomplete_columns(inputs: &[Segment]) -> std::collections::HashSet<String> {
+    let mut paths: HashMap<&str, std::collections::HashSet<&str>> = HashMap::new();
+    let mut out = std::collections::HashSet::new();
+    for c in inputs.iter().flat_map(|s| s.directory().columns.iter()) {
+        if c.incomplete {
+            out.insert(c.name.clone());
+        }
+        if let Some(p) = &c.nested_path {
+            paths.entry(p.column.as_str()).or_default().insert(c.name.as_str());
+        }
+    }
+    out.extend(paths.into_iter().filter(|(_, p)| p.len() > crate::json_path::MAX_PATHS).map(|(c, _)| c.to_string()));
+    out
+}
+
+/// Whether a column some input marks `auto` is stored as different types by different inputs
+/// (an `auto` one or a declared one): such inputs are indexed again, which types the column
+/// from all their values.
 pub fn auto_types_differ(inputs: &[Segment]) -> bool {
+    let auto = auto_names(inputs);
     let mut kinds: HashMap<&str, ColumnType> = HashMap::new();
-    inputs.iter().flat_map(|s| s.directory().columns.iter()).filter(|c| c.auto).any(|c| {
+    inputs.iter().flat_map(|s| s.directory().columns.iter()).filter(|c| auto.contains(c.name.as_str())).any(|c| {
         let kind = *kinds.entry(c.name.as_str()).or_insert(c.kind);
         kind != c.kind
     })

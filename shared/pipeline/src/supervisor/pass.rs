@@ -203,8 +203,16 @@ pub async fn supervise(
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
     if let Some(config) = &spec.io.auto_scaler {
         if spec_item.state == SupervisorState::Running && grouping.item.change.is_none() {
-            let lag = u64::try_from(pass.lag()).unwrap_or(0);
+            // Real-time tasks commit at publish: what their readers lag is what is not queryable.
+            let lag = if spec.sluice.realtime.is_some() { pass.queryable_lag() } else { pass.lag() };
+            let lag = u64::try_from(lag).unwrap_or(0);
             let task_count = spec.io.task_count;
+            // No more groups than partitions, as Druid caps taskCountMax.
+            let partitions = pass.high.values().map(|p| p.len()).sum::<usize>().max(1);
+            let config = &sluice_format::spec::autoscaler::AutoScalerConfig {
+                task_count_max: config.task_count_max.map(|m| m.min(u32::try_from(partitions).unwrap_or(u32::MAX))),
+                ..config.clone()
+            };
             pass.scaled_to =
                 autoscale::autoscale(meta, name, config, spec_version, task_count, lag, options.now_ms).await?;
         }

@@ -38,10 +38,7 @@ impl<'s> SegmentColumns<'s> {
 /// A path column's literals cast to numbers, each value once, as a numeric column.
 fn numbers<'s>(dim: &super::StringDim<'s>, to: CastType) -> Column<'s> {
     let per_id: Vec<Value> = (0..=dim.dictionary.len() as u32)
-        .map(|id| {
-            let text = dim.dictionary.get(id).map_or(Value::Null, |s| Value::String(s.to_string()));
-            json_value(&text, &JsonPath::default(), Some(to))
-        })
+        .map(|id| dim.dictionary.get(id).map_or(Value::Null, |s| to.apply(Value::String(s.to_string()))))
         .collect();
     let mut nulls = roaring::RoaringBitmap::new();
     let mut value = |row: usize, id: u32| {

@@ -241,7 +241,7 @@ fn join(o: &serde_json::Map<String, Json>) -> Result<Join, String> {
                 let at: Vec<usize> = right_keys.iter().filter_map(|k| columns.iter().position(|c| c == k)).collect();
                 for row in &mut rows {
                     let parts: Option<Vec<String>> =
-                        at.iter().map(|&i| row[i].as_str().map(|s| s.into_owned())).collect();
+                        at.iter().map(|&i| row[i].as_str().map(|s| format!("{}:{s}", s.chars().count()))).collect();
                     row.push(parts.map_or(Value::Null, |p| Value::String(p.join(KEY_SEPARATOR))));
                 }
                 columns.push(COMPOSITE_KEY.to_string());
@@ -296,7 +296,8 @@ fn right_side(value: &Json) -> Result<(RightRows, Vec<String>), String> {
 
 /// The right rows' column holding the values of several key columns together.
 const COMPOSITE_KEY: &str = "\u{1}key";
-/// What separates the values of a composite key.
+/// What separates the values of a composite key, each written as its length in characters,
+/// `:`, and itself (so no two lists of values write the same key).
 const KEY_SEPARATOR: &str = "\u{1}";
 /// Most equalities a join condition holds.
 pub const MAX_JOIN_KEYS: usize = 16;
@@ -361,10 +362,13 @@ fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, Vec<String
         _ => {
             let separator = Expr::Literal(Value::String(KEY_SEPARATOR.to_string()));
             let mut parts = Vec::with_capacity(lefts.len() * 2);
+            use sluice_format::expr::Function;
             for (i, l) in lefts.into_iter().enumerate() {
                 if i > 0 {
                     parts.push(separator.clone());
                 }
+                parts.push(Expr::Call(Function::Strlen, vec![l.clone()]));
+                parts.push(Expr::Literal(Value::String(":".into())));
                 parts.push(l);
             }
             Expr::Call(sluice_format::expr::Function::Concat, parts)

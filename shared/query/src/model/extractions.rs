@@ -13,6 +13,8 @@ use sluice_format::filter::Filter;
 
 /// Most functions a cascade chains.
 const MAX_CASCADE: usize = 16;
+/// Longest expression an extraction function becomes (a cascade repeats its input).
+const MAX_EXPRESSION_BYTES: usize = 64 << 10;
 
 /// The column of the values of `dimension` through extraction function `f`, named `name`.
 fn column(name: String, dimension: &str, f: &Value) -> Result<VirtualColumn, String> {
@@ -119,7 +121,8 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
     let flag = |k: &str| o.get(k).and_then(Value::as_bool).unwrap_or(false);
     Ok(match kind {
         "upper" | "lower" => format!("{kind}({input})"),
-        "strlen" => format!("nvl(strlen({input}), 0)"),
+        // Null stays null, as in Druid's SQL-compatible mode.
+        "strlen" => format!("strlen({input})"),
         "substring" => {
             let index = int("index").unwrap_or(0);
             if index < 0 {
@@ -152,23 +155,21 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
             }
             let zone = text("timeZone").unwrap_or("UTC");
             sluice_format::expr::time_zone(zone).map_err(|e| format!("timeFormat timeZone: {e}"))?;
+            // The granularity buckets in its own zone (UTC when it names none), as Druid's does;
+            // `asMillis` is about reading string input, which `__time` is not.
             let time = match o.get("granularity") {
                 None | Some(Value::Null) => input.to_string(),
                 Some(g) => match period_of(g)? {
                     None => input.to_string(),
                     Some((period, tz)) => {
-                        let tz = tz.unwrap_or_else(|| zone.to_string());
+                        let tz = tz.unwrap_or_else(|| "UTC".to_string());
                         format!("timestamp_floor({input}, {}, null, {})", literal(&period), literal(&tz))
                     }
                 },
             };
-            if flag("asMillis") {
-                format!("cast({time}, 'STRING')")
-            } else {
-                match text("format") {
-                    Some(pattern) => format!("timestamp_format({time}, {}, {})", literal(pattern), literal(zone)),
-                    None => format!("timestamp_format({time}, null, {})", literal(zone)),
-                }
+            match text("format") {
+                Some(pattern) => format!("timestamp_format({time}, {}, {})", literal(pattern), literal(zone)),
+                None => format!("timestamp_format({time}, null, {})", literal(zone)),
             }
         }
         "bucket" => {
@@ -178,12 +179,8 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
                 return Err("bucket needs a positive \"size\" and a finite \"offset\"".into());
             }
             let bucket = format!("(floor((cast({input}, 'DOUBLE') - {offset:?}) / {size:?}) * {size:?} + {offset:?})");
-            // Whole sizes and offsets give whole buckets, printed without a fraction as Druid does.
-            if size.fract() == 0.0 && offset.fract() == 0.0 {
-                format!("cast({bucket}, 'LONG')")
-            } else {
-                bucket
-            }
+            // A whole bucket is written without a fraction, as Druid writes it.
+            format!("if(floor({bucket}) == {bucket}, cast({bucket}, 'LONG'), {bucket})")
         }
         "stringFormat" => {
             let pattern = text("format").ok_or("a stringFormat extractionFn needs \"format\"")?;
@@ -203,6 +200,9 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
             let mut out = input.to_string();
             for f in fns {
                 out = expression_at(f, &out, depth + 1)?;
+                if out.len() > MAX_EXPRESSION_BYTES {
+                    return Err(format!("the cascade's expression passes {MAX_EXPRESSION_BYTES} bytes"));
+                }
             }
             out
         }
@@ -322,7 +322,7 @@ mod tests {
         assert_eq!(run(cascade, &x, s("wiki"), 0), s("W"));
         assert_eq!(run(json!({"type": "substring", "index": 5}), &x, s("wiki"), 0), V::Null);
         assert_eq!(run(json!({"type": "substring", "index": 1, "length": 2}), &x, s("wiki"), 0), s("ik"));
-        assert_eq!(run(json!({"type": "strlen"}), &x, V::Null, 0), V::Long(0));
+        assert_eq!(run(json!({"type": "strlen"}), &x, V::Null, 0), V::Null);
         let regex = json!({"type": "regex", "expr": "#([a-z]+)\\.", "replaceMissingValue": true, "replaceMissingValueWith": "other"});
         assert_eq!(run(regex.clone(), &x, s("#en.wikipedia"), 0), s("en"));
         assert_eq!(run(regex, &x, s("wikidata"), 0), s("other"));
@@ -332,6 +332,10 @@ mod tests {
         assert_eq!(run(search, &x, s("wiki"), 0), s("wiki"));
         assert_eq!(run(json!({"type": "bucket", "size": 100}), &x, V::Long(-250), 0), V::Long(-300));
         assert_eq!(run(json!({"type": "bucket", "size": 2.5, "offset": 1}), &x, V::Long(5), 0), V::Double(3.5));
+        assert_eq!(run(json!({"type": "bucket", "size": 2.5}), &x, V::Long(5), 0), V::Long(5), "a whole bucket");
+        let deep = json!({"type": "cascade", "extractionFns": vec![json!({"type": "searchQuery",
+            "query": {"type": "fragment", "values": ["a", "b", "c"]}}); 16]});
+        assert!(expression(&deep, &x).is_err_and(|e| e.contains("bytes")), "refused before it is built");
         let format = json!({"type": "stringFormat", "format": "ns:%s", "nullHandling": "returnNull"});
         assert_eq!(run(format.clone(), &x, s("Main"), 0), s("ns:Main"));
         assert_eq!(run(format, &x, V::Null, 0), V::Null);

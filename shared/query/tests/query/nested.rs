@@ -257,12 +257,24 @@ fn auto_columns_typed_apart_by_their_hydrants_merge_into_the_type_holding_both()
     assert_eq!(values(&merged), ["Double(1.0)", "Double(2.0)", "Double(2.5)"]);
     let merged = merge_all(&[longs.clone(), doubles.clone(), strings.clone()], 100).remove(0);
     assert_eq!(kind(&merged), Some((ColumnType::String, true)));
-    assert_eq!(values(&merged), ["Multi([\"a\", \"b\"])", "Str(\"1\")", "Str(\"2\")", "Str(\"2.5\")", "Str(\"x\")"]);
+    assert_eq!(values(&merged), ["Multi([\"b\", \"a\"])", "Str(\"1\")", "Str(\"2\")", "Str(\"2.5\")", "Str(\"x\")"]);
     let merged = merge_all(&[longs, strings, documents], 100).remove(0);
     assert_eq!(kind(&merged), Some((ColumnType::Json, true)));
     assert_eq!(
         values(&merged),
-        ["Str(\"1\")", "Str(\"2\")", "Str(\"[\\\"a\\\",\\\"b\\\"]\")", "Str(\"\\\"x\\\"\")", "Str(\"{\\\"a\\\":1}\")"]
+        ["Str(\"1\")", "Str(\"2\")", "Str(\"[\\\"b\\\",\\\"a\\\"]\")", "Str(\"\\\"x\\\"\")", "Str(\"{\\\"a\\\":1}\")"]
     );
     assert!(merged.column(&NestedPath::column_name("n", "$.a")).is_some(), "the merged documents' paths");
+}
+
+#[test]
+fn segments_holding_paths_in_different_orders_merge_and_compact() {
+    // One merge of hydrants that saw `$.b` first, then `$.a` and `$.c`; another segment with
+    // `$.a` and `$.b`: their path columns merge in one order whatever each holds.
+    let first = segment(&[vec![record(0, "a", json!({"b": 1}))], vec![record(1, "a", json!({"a": 2, "c": 3}))]]);
+    let second = segment(&[vec![record(2, "a", json!({"a": 4, "b": 5}))]]);
+    let merged = merge_all(&[first, second], 100).remove(0);
+    let (stored, parsed) = both_ways(&merged, &["$.a", "$.b", "$.c"]);
+    assert_eq!(stored, parsed);
+    assert_eq!(stored.iter().filter(|v| !v.is_null()).count(), 5);
 }

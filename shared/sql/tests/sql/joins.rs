@@ -135,3 +135,12 @@ fn joins_sluice_does_not_run_are_refused_by_name() {
         "FULL JOIN",
     );
 }
+
+#[test]
+fn two_key_values_that_run_together_do_not_match_each_other() {
+    // ("a\u1b", "c") and ("a", "b\u1c") would write the same key if the parts ran together.
+    let rows = sql("SELECT COUNT(*) FROM (SELECT 'x' AS k1, 'yz' AS k2 FROM wikipedia LIMIT 1) l \
+                    JOIN (SELECT 'xy' AS r1, 'z' AS r2, COUNT(*) AS n FROM wikipedia GROUP BY 1, 2) r \
+                    ON l.k1 = r.r1 AND l.k2 = r.r2");
+    assert!(rows.is_empty() || rows == vec![vec![json!(0)]], "{rows:?}");
+}
