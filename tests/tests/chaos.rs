@@ -8,7 +8,7 @@
 //! spilling persists to local disk between checkpoints in most schedules), cleanup
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
 //! partitions regrouped, or with daily chunks over hourly ones), real-time tasks (half the
-//! schedules), compaction passes beside the ingestion (two at once, or beside a query; some
+//! schedules), the lag-based autoscaler changing `taskCount` (some schedules), compaction passes beside the ingestion (two at once, or beside a query; some
 //! into daily chunks or cutting daily ones into hours, some re-indexing rows by hour) with retention rules dropping an hour in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
 //! count every row at most once; at the end every record is visible exactly once (none of a
 //! dropped hour), the committed offsets equal the high watermarks, and a last compaction pass
@@ -213,6 +213,19 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         spec["spec"]["sluiceConfig"]["realtime"] =
             serde_json::json!({"checkpointPeriod": format!("PT0.{}S", 1 + rng.below(3)), "idleAfter": "PT1S"});
         spec["spec"]["ioConfig"]["taskDuration"] = format!("PT{}S", 1 + rng.below(3)).into();
+    }
+    // Some schedules run the lag-based autoscaler, its times shortened to the schedule's: it
+    // changes taskCount under the faults, beside the operator's changes.
+    if rng.chance(0.4) {
+        *counts.lock().expect("counts").entry("autoscaler schedule").or_default() += 1;
+        spec["spec"]["ioConfig"]["autoScalerConfig"] = serde_json::json!({
+            "enableTaskAutoScaler": true, "taskCountMin": 1, "taskCountMax": 4,
+            "lagCollectionIntervalMillis": 1, "lagCollectionRangeMillis": 2000,
+            "scaleActionStartDelayMillis": 0, "scaleActionPeriodMillis": 50,
+            "minTriggerScaleActionFrequencyMillis": 100 + rng.below(400),
+            "scaleOutThreshold": 20 + rng.below(100), "scaleInThreshold": rng.below(10),
+            "triggerScaleOutFractionThreshold": 0.3, "triggerScaleInFractionThreshold": 0.9,
+            "scaleOutStep": 1 + rng.below(2), "scaleInStep": 1});
     }
     let pause = Duration::from_millis(if realtime { 80 } else { 15 });
     submit(b.meta.as_ref(), spec.clone(), now()).await.expect("submit");
@@ -431,6 +444,12 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     }
     if compaction {
         s.count("compaction schedule");
+    }
+    // The taskCount changes the autoscaler made, under the faults.
+    let pk = sluice_pipeline::keys::datasource_pk(&name);
+    if let Ok(Some(item)) = s.b.meta.get(&pk, sluice_pipeline::keys::AUTOSCALER_SK).await {
+        let made = item.body["changes"].as_array().map_or(0, Vec::len);
+        *s.counts.lock().expect("counts").entry("autoscaler taskCount change").or_default() += made as u64;
     }
     eprintln!(
         "chaos: schedule {k} passed: {num_records} records exactly once after {iteration} passes in {:?}",
