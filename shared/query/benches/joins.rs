@@ -7,27 +7,16 @@
 
 #[path = "../../format/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 use sluice_format::lookup::{KeyedTable, Lookups};
-use sluice_query::{execute, parse_query, QuerySegment};
+use sluice_query::{execute, parse_query};
 use std::sync::Arc;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn segments(lines: &[String]) -> Vec<QuerySegment> {
-    let spec = common::spec("wikipedia-kafka-supervisor.json");
-    let (indexes, _) = common::index_records(&spec, lines.iter().map(|l| l.as_bytes()));
-    indexes
-        .values()
-        .map(|index| {
-            let interval = index.interval();
-            QuerySegment { id: format!("w_{interval}"), interval, segment: common::persist(index, "segment") }
-        })
-        .collect()
-}
 
 fn group_by(source: Value, dimension: &str, virtuals: Value) -> Value {
     json!({"queryType": "groupBy", "dataSource": source, "intervals": "2015-09-01/2015-10-01", "granularity": "all",
@@ -36,7 +25,7 @@ fn group_by(source: Value, dimension: &str, virtuals: Value) -> Value {
 
 fn joins(c: &mut Criterion) {
     let lines = common::wikipedia_lines();
-    let segments = segments(&lines);
+    let segments = support::segments(&common::spec("wikipedia-kafka-supervisor.json"), &lines);
     let codes = ["US", "GB", "FR", "IT", "JP", "DE", "RU", "CA", "AU", "IN", "BR", "ES", "MX", "KR", "NL"];
     let names =
         KeyedTable::lookup("country_names", "v1", codes.iter().map(|c| (c.to_string(), format!("country {c}"))));

@@ -10,6 +10,7 @@
 
 #[path = "../../format/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
@@ -24,15 +25,7 @@ fn segments(lines: &[String], dimensions: Value) -> Vec<QuerySegment> {
             "dimensionsSpec": {"dimensions": dimensions},
             "granularitySpec": {"segmentGranularity": "day", "queryGranularity": "none", "rollup": false}},
         "ioConfig": {"topic": "t", "inputFormat": {"type": "json"}, "consumerProperties": {"bootstrap.servers": "x:9092"}}}});
-    let spec = sluice_format::spec::load_spec(&spec.to_string()).expect("spec").spec;
-    let (indexes, _) = common::index_records(&spec, lines.iter().map(|l| l.as_bytes()));
-    indexes
-        .values()
-        .map(|index| {
-            let interval = index.interval();
-            QuerySegment { id: format!("w_{interval}"), interval, segment: common::persist(index, "segment") }
-        })
-        .collect()
+    support::segments(&sluice_format::spec::load_spec(&spec.to_string()).expect("spec").spec, lines)
 }
 
 /// A sample record with its fields nested, kept beside them.
