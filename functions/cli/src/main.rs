@@ -1,5 +1,6 @@
 //! The `sluice` command.
 
+mod autoscaler;
 mod backends;
 mod bench;
 mod compact;

@@ -53,6 +53,18 @@ pub enum SupervisorCommand {
         /// The datasource.
         datasource: String,
     },
+    /// What the lag-based autoscaler would decide now and why; with --lag, a dry run over
+    /// those lags (one per lagCollectionIntervalMillis, the last now) instead of the samples kept.
+    Autoscaler {
+        /// The datasource.
+        datasource: String,
+        /// Total lag samples, oldest first (records behind over every partition).
+        #[arg(long, value_delimiter = ',')]
+        lag: Vec<u64>,
+        /// Prints JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn parse_offsets(pairs: &[String]) -> Result<BTreeMap<i32, i64>> {
@@ -95,7 +107,8 @@ pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<(
                 println!("{}", serde_json::to_string_pretty(&st)?);
                 return Ok(());
             }
-            println!("{}: {:?}", st.datasource, st.state);
+            let idle = if st.idle { " (idle)" } else { "" };
+            println!("{}: {:?}{idle}", st.datasource, st.state);
             // Real-time datasources also show how far records are queryable (checkpointed).
             let realtime = st.partitions.iter().any(|p| p.queryable.is_some());
             let extra = if realtime { format!(" {:>12}", "queryable") } else { String::new() };
@@ -128,6 +141,17 @@ pub async fn run(command: SupervisorCommand, backends: &BackendArgs) -> Result<(
             for e in &st.recent_errors {
                 println!("error: {e}");
             }
+            if st.idle {
+                println!(
+                    "idle: no new record for idleConfig.inactiveAfterMillis; no task is invoked until one arrives"
+                );
+            }
+            if let Some(a) = &st.autoscaler {
+                crate::autoscaler::print(&st.datasource, a, false);
+            }
+        }
+        SupervisorCommand::Autoscaler { datasource, lag, json } => {
+            crate::autoscaler::run(meta, &datasource, &lag, json).await?
         }
         SupervisorCommand::Suspend { datasource } => set(meta, &datasource, SupervisorState::Suspended).await?,
         SupervisorCommand::Resume { datasource } => set(meta, &datasource, SupervisorState::Running).await?,

@@ -1,5 +1,6 @@
 // Supervisors: each one's state, and for the one selected (`#supervisors/<id>`, else the
-// first) its partitions' offsets and lag, its tasks, row counters and recent errors, from
+// first) its partitions' offsets and lag, its autoscaler's decisions, its tasks, row counters
+// and recent errors, from
 // Druid's report (`/status`, Sluice's own status under `payload.sluice`) and `/stats`; the
 // operations, each after a confirmation, where the server serves writes.
 
@@ -57,6 +58,7 @@ async function details(item, ctx) {
   ]));
   if (ctx.operations) out.append(operations(id, item, ctx));
   out.append(el('h3', {}, 'Partitions'), partitions(p, own));
+  if (own.autoscaler) out.append(el('h3', {}, 'Autoscaler'), autoscaler(own.autoscaler));
   out.append(el('h3', {}, 'Rows (all tasks)'), totals(own.totals));
   out.append(el('h3', {}, 'Tasks'), tasks(p));
   out.append(el('h3', {}, 'Task meters'), meters(stats));
@@ -127,6 +129,30 @@ function meters(stats) {
   }
   return table('stats', ['Group', 'Task', ...METERS.map(([, label]) => label), 'Rows/s'], rows,
     { empty: 'No task is reading or publishing.' });
+}
+
+/** The lag-based autoscaler as of the last pass: its window, what it would decide, its changes. */
+function autoscaler(a) {
+  const decision = a.desired == null ? `keep ${a.taskCount}` : `${a.taskCount} -> ${a.desired}`;
+  const percent = (f) => `${Math.round(f * 100)}%`;
+  const out = el('div', {}, facts([
+    ['Task groups', el('span', { 'data-field': 'autoscalerTaskCount' }, `${a.taskCount} (from ${a.taskCountMin} to ${a.taskCountMax})`)],
+    ['Lag samples in the window', count(a.samples)],
+    ['Largest lag', count(a.maxLag)],
+    ['At or above scaleOutThreshold', percent(a.fractionOut)],
+    ['At or below scaleInThreshold', percent(a.fractionIn)],
+    ['Decision', el('span', { 'data-field': 'autoscalerDecision' }, decision)],
+    ['Next decision', instant(a.nextDecisionMs)],
+  ]));
+  const rows = (a.changes ?? []).map((c) => [instant(c.at), count(c.from), count(c.to), numeric(count(c.maxLag)), count(c.samples)]);
+  out.append(table('autoscaler-changes', ['At', 'From', 'To', 'Largest lag', 'Samples'], rows, { empty: 'No task count change yet.' }));
+  return out;
+}
+
+/** Milliseconds since the epoch as an ISO instant ('' when out of a date's range). */
+function instant(ms) {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
 }
 
 function errors(list) {

@@ -8,6 +8,7 @@
 //! | --- | --- | --- |
 //! | running, no pass yet | `PENDING` | yes |
 //! | running, task errors at the last pass | `UNHEALTHY_TASKS` | no |
+//! | running, idle (`idleConfig`: no new record, nothing to publish) | `IDLE` | yes |
 //! | running | `RUNNING` | yes |
 //! | suspended | `SUSPENDED` | yes |
 //! | terminated (Druid forgets such a supervisor; Sluice keeps it) | `SUSPENDED` / `TERMINATED` | yes |
@@ -38,6 +39,7 @@ fn health(st: &Status) -> Health {
         SupervisorState::Terminated => ("SUSPENDED", "TERMINATED", true),
         SupervisorState::Running if st.last_pass_ms.is_none() => ("PENDING", "PENDING", true),
         SupervisorState::Running if !st.recent_errors.is_empty() => ("UNHEALTHY_TASKS", "UNHEALTHY_TASKS", false),
+        SupervisorState::Running if st.idle => ("IDLE", "IDLE", true),
         SupervisorState::Running => ("RUNNING", "RUNNING", true),
     };
     Health { state, detailed, healthy }
@@ -185,6 +187,8 @@ mod tests {
             last_pass_ms,
             task_count: Some(1),
             grouping_change: None,
+            idle: false,
+            autoscaler: None,
         }
     }
 
@@ -247,5 +251,10 @@ mod tests {
             let p = &report("wiki", &st, &[], None, 0)["payload"];
             assert_eq!(p["recentErrors"].as_array().map(Vec::len), Some(errors.len()), "{p}");
         }
+        let idle = Status { idle: true, ..status(SupervisorState::Running, &[], Some(1)) };
+        assert_eq!(list_item("wiki", &idle)["state"], "IDLE");
+        assert!(healthy(&idle), "an idle supervisor is healthy");
+        let suspended = Status { idle: true, ..status(SupervisorState::Suspended, &[], Some(1)) };
+        assert_eq!(list_item("wiki", &suspended)["state"], "SUSPENDED", "suspended wins over idle");
     }
 }

@@ -153,4 +153,11 @@ pub struct StatsItem {
     pub tasks: BTreeMap<String, usize>,
     /// The latest task errors, newest first.
     pub recent_errors: Vec<String>,
+    /// When the datasource was last active (ms, at a pass): a record arrived, one was not yet
+    /// published, or a task was not finished. What `idleConfig` measures from.
+    #[serde(default)]
+    pub active_ms: Option<i64>,
+    /// Whether the supervisor was idle at the pass (Druid's `IDLE`): it invoked no task.
+    #[serde(default)]
+    pub idle: bool,
 }

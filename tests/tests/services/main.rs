@@ -8,6 +8,7 @@ mod backends;
 mod bad_urls;
 mod compaction;
 mod coordinator_config;
+mod idle;
 mod indexer_spill;
 mod indexer_task;
 mod kafka_columns;

@@ -95,6 +95,7 @@ async fn scenario(client: Client, read_only: String, operating: String) {
     page.open("/console", "supervisors").await;
     assert_eq!(page.js("return document.getElementById('server').dataset.operations", json!(null)).await, "true");
     supervisor_operations(&page, supervisor["id"].as_str().expect("supervisor id")).await;
+    autoscaler_shown(&page, &supervisor).await;
     if let Ok(dir) = std::env::var("SLUICE_CONSOLE_SCREENSHOTS") {
         screenshots(&page, Path::new(&dir)).await;
     }
@@ -147,6 +148,23 @@ async fn supervisor_operations(page: &Page, id: &str) {
     assert_eq!(resumed["payload"]["suspended"], false, "{resumed}");
     assert_eq!(resumed["payload"]["state"], before["payload"]["state"], "{resumed}");
     assert!(actions(page).await.contains(&"suspend".to_string()));
+}
+
+/// A supervisor whose spec enables the autoscaler: the page shows the task groups and the
+/// decision its status reports.
+async fn autoscaler_shown(page: &Page, demo: &Value) {
+    let id = "scaled";
+    let mut spec = sluice_integration::wikipedia::tutorial_spec(id, "scaled", "127.0.0.1:1");
+    spec["ioConfig"]["autoScalerConfig"] =
+        json!({"enableTaskAutoScaler": true, "taskCountMin": 2, "taskCountMax": 6, "taskCountStart": 3});
+    assert_ne!(demo["dataSource"], id);
+    page.api("POST", "/druid/indexer/v1/supervisor", Some(spec));
+    let report = page.api("GET", &format!("/druid/indexer/v1/supervisor/{id}/status"), None);
+    let a = &report["payload"]["sluice"]["autoscaler"];
+    assert_eq!((&a["taskCount"], &a["desired"]), (&json!(3), &Value::Null), "no sample yet, no decision: {a}");
+    page.go(&format!("supervisors/{id}")).await;
+    assert_eq!(page.field("autoscalerTaskCount").await, "3 (from 2 to 6)");
+    assert_eq!(page.field("autoscalerDecision").await, "keep 3");
 }
 
 /// A screenshot of each view into `dir`, as `docs/console/` keeps them.

@@ -74,6 +74,34 @@ async fn submit_run_until_caught_up_and_operate() {
     assert!(!ok && err.contains("datasource \"nobody\" does not exist"), "{err}");
 }
 
+#[test]
+fn the_autoscaler_dry_run_decides_over_the_lags_given() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let name = unique("scaled");
+    let mut spec = spec(&name, "scaled", "127.0.0.1:1", json!({"type": "json"}), json!({}));
+    spec["spec"]["ioConfig"]["autoScalerConfig"] =
+        json!({"enableTaskAutoScaler": true, "taskCountMin": 2, "taskCountMax": 6, "taskCountStart": 3});
+    std::fs::write(dir.path().join("spec.json"), spec.to_string()).expect("spec file");
+    let (ok, out, err) = sluice(dir.path(), &["supervisor", "submit", "spec.json"]);
+    assert!(ok, "{out}{err}");
+    // Druid's example: six of twenty samples at scaleOutThreshold (6,000,000) scale out by 2.
+    let lags = [vec!["2000000"; 14], vec!["6000000"; 6]].concat().join(",");
+    let (ok, out, err) = sluice(dir.path(), &["supervisor", "autoscaler", &name, "--lag", &lags, "--json"]);
+    assert!(ok, "{err}");
+    let sim: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!((&sim["taskCount"], &sim["desired"], &sim["samples"]), (&json!(3), &json!(5), &json!(20)), "{sim}");
+    let (ok, out, _) = sluice(dir.path(), &["supervisor", "autoscaler", &name, "--lag", "0,0,0"]);
+    assert!(ok && out.contains("decision: 3 -> 2 task groups"), "{out}");
+    let (ok, out, _) = sluice(dir.path(), &["supervisor", "status", &name]);
+    assert!(ok && out.contains("autoscaler, 3 task groups (from 2 to 6)"), "{out}");
+    let mut plain = spec.clone();
+    plain["spec"]["ioConfig"]["autoScalerConfig"] = json!({"enableTaskAutoScaler": false});
+    std::fs::write(dir.path().join("spec.json"), plain.to_string()).expect("spec file");
+    sluice(dir.path(), &["supervisor", "submit", "spec.json"]);
+    let (ok, _, err) = sluice(dir.path(), &["supervisor", "autoscaler", &name]);
+    assert!(!ok && err.contains("does not enable the autoscaler"), "{err}");
+}
+
 /// The raw response to a `POST` of `{}` naming `host`.
 fn raw_post(address: &str, path: &str, host: &str, content_type: &str) -> String {
     use std::io::{Read, Write};

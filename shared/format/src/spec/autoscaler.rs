@@ -23,6 +23,8 @@ pub struct AutoScalerConfig {
     pub task_count_max: Option<u32>,
     /// Fewest task groups.
     pub task_count_min: Option<u32>,
+    /// The task groups a spec without `taskCount` starts with (else `taskCountMin`).
+    pub task_count_start: Option<u32>,
     /// How often lag is sampled (30 s).
     pub lag_collection_interval_millis: u64,
     /// How far back samples count (10 minutes).
@@ -56,6 +58,7 @@ impl Default for AutoScalerConfig {
             auto_scaler_strategy: None,
             task_count_max: None,
             task_count_min: None,
+            task_count_start: None,
             lag_collection_interval_millis: 30_000,
             lag_collection_range_millis: 600_000,
             scale_action_start_delay_millis: 300_000,
@@ -122,6 +125,9 @@ impl AutoScalerConfig {
         }
         if max > MAX_TASK_COUNT {
             return Err(("taskCountMax", format!("at most {MAX_TASK_COUNT}")));
+        }
+        if self.task_count_start.is_some_and(|s| s < min || s > max) {
+            return Err(("taskCountStart", "must be from taskCountMin to taskCountMax".into()));
         }
         for (field, v) in [
             ("triggerScaleOutThresholdFrequency", self.trigger_scale_out_threshold_frequency),
@@ -190,6 +196,12 @@ impl AutoScalerConfig {
     pub fn window<'a>(&self, samples: &'a [LagSample], now: i64) -> impl Iterator<Item = &'a LagSample> {
         let from = now.saturating_sub(i64::try_from(self.lag_collection_range_millis).unwrap_or(i64::MAX));
         samples.iter().filter(move |s| s.at > from && s.at <= now)
+    }
+
+    /// The task groups a spec starts with when it gives no `taskCount`: `taskCountStart`, else
+    /// `taskCountMin`. A given `taskCount` wins: it is where the autoscaler writes its changes.
+    pub fn start_count(&self) -> Option<u32> {
+        self.task_count_start.or(self.task_count_min)
     }
 
     /// The decision at `now`: the new task count, or `None` (not due, or no change).
@@ -285,6 +297,8 @@ mod tests {
             (json!({"lagCollectionIntervalMillis": 1}), "lagCollectionRangeMillis"),
             (json!({"autoScalerStrategy": "cpu"}), "autoScalerStrategy"),
             (json!({"scaleInThreshold": 7000000}), "scaleInThreshold"),
+            (json!({"taskCountStart": 7}), "taskCountStart"),
+            (json!({"taskCountStart": 1}), "taskCountStart"),
         ] {
             assert_eq!(with(v.clone()).check().map_err(|e| e.0), Err(field), "{v}");
         }

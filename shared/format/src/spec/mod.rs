@@ -8,6 +8,7 @@ pub mod autoscaler;
 pub mod compaction;
 pub mod data_schema;
 pub mod druid_defaults;
+pub mod idle;
 pub mod input_format;
 pub mod io_config;
 mod resolve;

@@ -232,4 +232,30 @@ fn druids_autoscaler_example_is_read_and_a_disabled_one_accepted() {
     assert!(!loaded.warnings.iter().any(|w| w.field.ends_with("ioConfig.autoScalerConfig")), "{:?}", loaded.warnings);
     let disabled = with(&["ioConfig", "autoScalerConfig"], json!({"taskCountMax": 1})).expect("loads");
     assert!(disabled.spec.io.auto_scaler.is_none(), "not enabled: not checked, not used");
+    // Without taskCount (1 is Druid's default, as good as none), the groups start at
+    // taskCountStart, else taskCountMin; a taskCount given (where the autoscaler writes) wins.
+    let start = |task_count: u32, extra: serde_json::Value| {
+        let mut c = json!({"enableTaskAutoScaler": true, "taskCountMax": 6, "taskCountMin": 2});
+        c.as_object_mut().expect("object").extend(extra.as_object().cloned().unwrap_or_default());
+        let mut spec: serde_json::Value =
+            serde_json::from_str(&data("specs/rollup-kafka-supervisor.json")).expect("json");
+        spec["spec"]["ioConfig"]["autoScalerConfig"] = c;
+        spec["spec"]["ioConfig"]["taskCount"] = task_count.into();
+        load_spec_value(spec).expect("loads").spec.io.task_count
+    };
+    assert_eq!(start(1, json!({"taskCountStart": 5})), 5);
+    assert_eq!(start(1, json!({})), 2);
+    assert_eq!(start(3, json!({"taskCountStart": 5})), 3);
+}
+
+#[test]
+fn idle_config_is_read_with_druids_default() {
+    use serde_json::json;
+    let on = with(&["ioConfig", "idleConfig"], json!({"enabled": true})).expect("loads");
+    assert_eq!(on.spec.io.idle.map(|i| i.inactive_after_millis), Some(600_000));
+    assert!(!on.warnings.iter().any(|w| w.field.contains("idleConfig")), "{:?}", on.warnings);
+    let off = with(&["ioConfig", "idleConfig"], json!({"enabled": false, "inactiveAfterMillis": 5})).expect("loads");
+    assert_eq!(off.spec.io.idle, None);
+    let unknown = with(&["ioConfig", "idleConfig"], json!({"enabled": true, "inactiveAfter": 5}));
+    assert!(unknown.is_err(), "a misspelt field is refused, not ignored");
 }

@@ -62,7 +62,8 @@ impl Realtime {
         let duration = spec.io.task_duration.fixed_millis().unwrap_or(3_600_000).max(1);
         Some(Self {
             checkpoint_period: Duration::from_millis(rt.checkpoint_period_ms().max(1) as u64),
-            idle_after: Duration::from_millis(rt.idle_after_ms().max(1) as u64),
+            // An idle supervisor runs no task: an open task ends no later than it goes idle.
+            idle_after: Duration::from_millis(idle_after_ms(spec, rt).max(1) as u64),
             closes_at_ms: task.started_ms.unwrap_or(task.created_ms).saturating_add(duration),
             max_records: spec.sluice.max_records_per_task,
             max_bytes: spec.sluice.max_bytes_per_task,
@@ -97,6 +98,13 @@ impl Realtime {
         let more = plan.next_start.keys().any(|p| !task.ranges.iter().any(|r| r.partition == *p));
         Ok((plan.frozen || more).then_some(CloseReason::PlanChanged { frozen: plan.frozen }))
     }
+}
+
+/// How long an open task reads without a record before it ends: `idleAfter`, or the spec's
+/// `idleConfig.inactiveAfterMillis` when that is shorter.
+fn idle_after_ms(spec: &DatasourceSpec, rt: &sluice_format::spec::RealtimeConfig) -> i64 {
+    let inactive = spec.io.idle.map(|i| i64::try_from(i.inactive_after_millis).unwrap_or(i64::MAX));
+    rt.idle_after_ms().min(inactive.unwrap_or(i64::MAX))
 }
 
 /// Records read past the ranges' starts.
@@ -193,7 +201,7 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("spec JSON");
         json["ioConfig"]["taskDuration"] = "PT2S".into();
         json["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT0.1S", "idleAfter": "PT60S"}});
-        let spec = load_spec_value(json).expect("spec").spec;
+        let spec = load_spec_value(json.clone()).expect("spec").spec;
         let id = TaskId { datasource: "wikipedia".into(), group: 0, seq: 1 };
         let open = vec![OffsetRange { partition: 0, start: 0, end: OPEN_END }];
         let mut task = TaskItem::planned(id, serde_json::json!({}), "t", open, MessageWindow::default(), 0);
@@ -203,5 +211,12 @@ mod tests {
         let quiet = Duration::ZERO;
         assert_eq!(rt.due(10_500, 0, 0, quiet), None, "it reads for its duration first");
         assert_eq!(rt.due(12_000, 0, 0, quiet), Some(CloseReason::Full));
+        assert_eq!(rt.due(10_500, 0, 0, Duration::from_secs(30)), None, "idleAfter is a minute");
+        // idleConfig's shorter inactiveAfterMillis ends an open task when the supervisor goes idle.
+        json["ioConfig"]["idleConfig"] = serde_json::json!({"enabled": true, "inactiveAfterMillis": 20_000});
+        let spec = load_spec_value(json).expect("spec").spec;
+        let rt = Realtime::for_task(&spec, &task).expect("an open real-time task");
+        assert_eq!(rt.due(10_500, 0, 0, Duration::from_secs(20)), Some(CloseReason::Idle));
+        assert_eq!(rt.due(10_500, 0, 0, Duration::from_secs(19)), None);
     }
 }

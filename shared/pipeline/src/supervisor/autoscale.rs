@@ -120,6 +120,109 @@ pub(super) async fn autoscale(
     }
 }
 
+/// What the autoscaler of a datasource would decide now, and why: its status, and the dry run
+/// of `sluice supervisor autoscaler` (with lag samples given instead of those kept).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoscalerStatus {
+    /// The task groups in force.
+    pub task_count: u32,
+    /// Fewest groups.
+    pub task_count_min: u32,
+    /// Most groups (capped at the partitions seen).
+    pub task_count_max: u32,
+    /// Samples in the collection window.
+    pub samples: usize,
+    /// The newest sample's lag.
+    pub latest_lag: Option<u64>,
+    /// The largest lag in the window.
+    pub max_lag: u64,
+    /// The fraction of the window at or above `scaleOutThreshold`.
+    pub fraction_out: f64,
+    /// The fraction of the window at or below `scaleInThreshold`.
+    pub fraction_in: f64,
+    /// What the samples ask for (`None`: keep the count), due or not.
+    pub desired: Option<u32>,
+    /// When the next decision may be made (ms): start delay, period, last change.
+    pub next_decision_ms: i64,
+    /// The changes made, oldest first.
+    pub changes: Vec<ScaleChange>,
+}
+
+/// The autoscaler's status for `task_count` groups over `partitions` partitions at `now`, from
+/// its item (none before its first pass) or, for a dry run, the `lags` given instead of its
+/// samples (one per `lagCollectionIntervalMillis`, the last at `now`).
+pub fn simulate(
+    config: &AutoScalerConfig,
+    item: Option<&AutoscalerItem>,
+    lags: Option<&[u64]>,
+    task_count: u32,
+    partitions: usize,
+    now: i64,
+) -> AutoscalerStatus {
+    let config = &capped(config, partitions);
+    let interval = i64::try_from(config.lag_collection_interval_millis).unwrap_or(i64::MAX);
+    let given: Vec<LagSample> = lags
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &lag)| LagSample { at: now.saturating_sub(interval.saturating_mul(i as i64)), lag })
+        .rev()
+        .collect();
+    let samples = match lags {
+        Some(_) => &given,
+        None => item.map_or(&given, |i| &i.samples),
+    };
+    let window: Vec<u64> = config.window(samples, now).map(|s| s.lag).collect();
+    let fraction = |f: &dyn Fn(u64) -> bool| match window.len() {
+        0 => 0.0,
+        n => window.iter().filter(|&&l| f(l)).count() as f64 / n as f64,
+    };
+    let after =
+        |t: Option<i64>, ms: u64| t.map_or(i64::MIN, |t| t.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)));
+    let started = item.map_or(now, |i| i.started);
+    let next_decision_ms = [
+        after(Some(started), config.scale_action_start_delay_millis),
+        after(item.and_then(|i| i.last_decision), config.scale_action_period_millis),
+        after(item.and_then(|i| i.changes.last().map(|c| c.at)), config.min_trigger_scale_action_frequency_millis),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(now);
+    AutoscalerStatus {
+        task_count,
+        task_count_min: config.task_count_min.unwrap_or(1),
+        task_count_max: config.task_count_max.unwrap_or(task_count),
+        samples: window.len(),
+        latest_lag: samples.last().map(|s| s.lag),
+        max_lag: window.iter().copied().max().unwrap_or(0),
+        fraction_out: fraction(&|l| l >= config.scale_out_threshold),
+        fraction_in: fraction(&|l| l <= config.scale_in_threshold),
+        desired: config.desired_task_count(&window, task_count),
+        next_decision_ms,
+        changes: item.map(|i| i.changes.clone()).unwrap_or_default(),
+    }
+}
+
+/// `config` with `taskCountMax` no larger than the partitions, as Druid caps it (0: not known
+/// yet, no cap).
+pub(super) fn capped(config: &AutoScalerConfig, partitions: usize) -> AutoScalerConfig {
+    let partitions = match u32::try_from(partitions).unwrap_or(u32::MAX) {
+        0 => u32::MAX,
+        n => n,
+    };
+    AutoScalerConfig { task_count_max: config.task_count_max.map(|m| m.min(partitions)), ..config.clone() }
+}
+
+/// The `autoscaler` item of `name`, if a pass wrote one.
+pub async fn read_item(meta: &dyn MetadataStore, name: &str) -> Result<Option<AutoscalerItem>, SupervisorError> {
+    match meta.get(&datasource_pk(name), AUTOSCALER_SK).await? {
+        Some(i) => Ok(Some(parse_body(name, &i)?)),
+        None => Ok(None),
+    }
+}
+
 /// `spec` (either of Druid's forms) with `ioConfig.taskCount` set to `n`.
 fn set_task_count(spec: &mut serde_json::Value, n: u32) {
     let io = match spec.get("spec").and_then(|s| s.get("ioConfig")) {
@@ -164,5 +267,33 @@ mod tests {
         let state: AutoscalerItem = serde_json::from_value(state.body).expect("item");
         assert_eq!(state.changes.iter().map(|c| (c.from, c.to)).collect::<Vec<_>>(), [(1, 3)]);
         assert!(state.samples.is_empty(), "the samples a change was decided on are forgotten");
+    }
+
+    #[test]
+    fn the_dry_run_says_what_druids_example_decides_and_when() {
+        let config: AutoScalerConfig = serde_json::from_value(serde_json::json!({"enableTaskAutoScaler": true,
+            "taskCountMin": 2, "taskCountMax": 6}))
+        .expect("config");
+        let minute = 60_000;
+        // Twenty samples, six at the out threshold: 0.3 of them, Druid's trigger.
+        let mut lags = vec![2_000_000u64; 14];
+        lags.extend([6_000_000; 6]);
+        let now = 100 * minute;
+        let sim = simulate(&config, None, Some(&lags), 2, 8, now);
+        assert_eq!((sim.samples, sim.desired, sim.max_lag), (20, Some(4), 6_000_000));
+        assert!((sim.fraction_out - 0.3).abs() < 1e-9 && sim.fraction_in == 0.0, "{sim:?}");
+        assert_eq!(sim.next_decision_ms, now + 5 * minute, "no pass watched yet: the start delay from now");
+        assert_eq!(simulate(&config, None, Some(&lags), 2, 3, now).desired, Some(3), "capped at 3 partitions");
+        // The kept item: its samples, its last change a minute ago holds the next decision back.
+        let item = AutoscalerItem {
+            started: 0,
+            samples: vec![LagSample { at: now - 1000, lag: 0 }],
+            last_decision: Some(now - minute),
+            changes: vec![ScaleChange { at: now - minute, from: 2, to: 4, samples: 20, max_lag: 6_000_000 }],
+        };
+        let kept = simulate(&config, Some(&item), None, 4, 8, now);
+        assert_eq!((kept.samples, kept.desired, kept.latest_lag), (1, Some(3), Some(0)), "{kept:?}");
+        assert_eq!(kept.next_decision_ms, now + 9 * minute, "ten minutes after the last change");
+        assert_eq!(kept.changes, item.changes);
     }
 }

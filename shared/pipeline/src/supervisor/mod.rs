@@ -34,6 +34,7 @@ mod pass;
 mod plan;
 mod regroup;
 
+pub use autoscale::{read_item as read_autoscaler, simulate as simulate_autoscaler, AutoscalerItem, AutoscalerStatus};
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
 pub use pass::{offset_at, run_pass, supervise, DatasourcePass};
 pub use plan::{initial_offset, next_ranges, record_budget};

@@ -1,6 +1,7 @@
 //! Operations of Druid's supervisor API as library calls: status, reset, reset offsets
 //! (suspend, resume and terminate are [`crate::datasource::set_state`]).
 
+use super::autoscale::{read_item, simulate, AutoscalerStatus};
 use super::regroup::{self, Grouping};
 use super::{queryable_offsets, StatsItem, SupervisorError, TopicOffsets};
 use crate::datasource::{self, parse_body, query_groups, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
@@ -63,6 +64,11 @@ pub struct Status {
     pub task_count: Option<u32>,
     /// A change of `taskCount` or topic under way, said in words.
     pub grouping_change: Option<String>,
+    /// Whether the supervisor was idle at the last pass (`idleConfig`, Druid's `IDLE`).
+    pub idle: bool,
+    /// The lag-based autoscaler, as of the last pass, when the spec enables it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscaler: Option<AutoscalerStatus>,
 }
 
 /// The status of `datasource`: committed offsets and totals now, watermarks as of the last pass.
@@ -85,7 +91,8 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
             totals.merge(&o.totals);
         }
     }
-    let realtime = load_spec_value(spec.spec.clone()).is_ok_and(|s| s.spec.sluice.realtime.is_some());
+    let resolved = load_spec_value(spec.spec.clone()).ok().map(|l| l.spec);
+    let realtime = resolved.as_ref().is_some_and(|s| s.sluice.realtime.is_some());
     let mut tasks: BTreeMap<String, usize> = BTreeMap::new();
     let mut of_epoch = Vec::new();
     for t in crate::task::tasks(meta, datasource).await? {
@@ -102,6 +109,15 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         .collect();
     partitions.sort_unstable();
     partitions.dedup();
+    let task_count = grouping.as_ref().map(|g| g.task_count);
+    let autoscaler = match resolved.as_ref().and_then(|s| s.io.auto_scaler.as_ref().map(|c| (c, s.io.task_count))) {
+        Some((config, spec_count)) => {
+            let item = read_item(meta, datasource).await?;
+            let count = task_count.unwrap_or(spec_count);
+            Some(simulate(config, item.as_ref(), None, count, partitions.len(), stats.updated_ms))
+        }
+        None => None,
+    };
     Ok(Status {
         datasource: datasource.into(),
         state: spec.state,
@@ -119,8 +135,10 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         recent_errors: stats.recent_errors,
         totals,
         last_pass_ms: (stats.updated_ms > 0).then_some(stats.updated_ms),
-        task_count: grouping.as_ref().map(|g| g.task_count),
+        task_count,
         grouping_change: grouping.as_ref().and_then(describe_change),
+        idle: stats.idle,
+        autoscaler,
     })
 }
 

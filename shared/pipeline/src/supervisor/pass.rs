@@ -52,6 +52,12 @@ pub struct DatasourcePass {
     pub kafka_commit_error: Option<String>,
     /// The task count the autoscaler asked for in this pass, if it changed it.
     pub scaled_to: Option<u32>,
+    /// When the datasource was last active (ms): this pass, unless it saw no new record, no
+    /// lag and no unfinished task (then as the last pass said).
+    pub active_ms: i64,
+    /// Whether the supervisor is idle (`idleConfig`): inactive for `inactiveAfterMillis`; it
+    /// invokes nothing until records arrive.
+    pub idle: bool,
 }
 
 impl DatasourcePass {
@@ -169,13 +175,21 @@ pub async fn supervise(
         tasks.extend(group.tasks);
     }
     tasks.sort_by_key(|(t, _)| (t.id.group, t.id.seq));
+    pass.caught_up = grouping.item.change.is_none()
+        && pass.high.iter().all(|(t, highs)| {
+            highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
+        });
+    (pass.active_ms, pass.idle) = activity(meta, name, &spec, &pass, &tasks, options.now_ms).await?;
     // Real-time tasks run all the time: each pass watches them, so a crash stalls a group for
     // at most a period (the lease lapses within one), not a period after its heartbeat lapsed.
     let watch = options.watch_running || spec.sluice.realtime.is_some();
     // A task of a topic the broker no longer lists waits, unread, until it is back (a task
     // read to its end still merges and publishes).
     let listed = |t: &&TaskItem| marks.contains_key(&t.topic) || t.state == TaskState::Complete;
-    let jobs = due_jobs(tasks.iter().map(|(t, _)| t).filter(listed), watch, options.now_ms);
+    let jobs = match pass.idle {
+        true => Vec::new(),
+        false => due_jobs(tasks.iter().map(|(t, _)| t).filter(listed), watch, options.now_ms),
+    };
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
@@ -191,11 +205,8 @@ pub async fn supervise(
     };
     let first = if spec.io.use_earliest_offset { FirstRead::Earliest } else { FirstRead::Latest };
     pass.time_lag_ms = time_lags(&settings, &marks, &pass.committed, first, options.now_ms).await;
-    pass.caught_up = grouping.item.change.is_none()
-        && pass.high.iter().all(|(t, highs)| {
-            highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
-        });
-    if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() {
+    // An idle supervisor committed these offsets to the group when it went idle.
+    if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() && !pass.idle {
         pass.kafka_commit_error = commit_to_consumer_group(settings, name, &pass.committed).await;
     }
     let handled = Handled { replanned_after, epoch: grouping.item.epoch };
@@ -208,11 +219,7 @@ pub async fn supervise(
             let lag = u64::try_from(lag).unwrap_or(0);
             let task_count = spec.io.task_count;
             // No more groups than partitions, as Druid caps taskCountMax.
-            let partitions = pass.high.values().map(|p| p.len()).sum::<usize>().max(1);
-            let config = &sluice_format::spec::autoscaler::AutoScalerConfig {
-                task_count_max: config.task_count_max.map(|m| m.min(u32::try_from(partitions).unwrap_or(u32::MAX))),
-                ..config.clone()
-            };
+            let config = &autoscale::capped(config, pass.high.values().map(|p| p.len()).sum::<usize>().max(1));
             pass.scaled_to =
                 autoscale::autoscale(meta, name, config, spec_version, task_count, lag, options.now_ms).await?;
         }
@@ -221,6 +228,31 @@ pub async fn supervise(
         regroup::take_snapshot(meta, name, &mut grouping).await?;
     }
     Ok(pass)
+}
+
+/// When the datasource was last active, and whether it is idle now (`idleConfig`). Active at
+/// this pass: a high watermark moved since the last pass, a record is not published yet, a task
+/// is not finished, or no pass said when before. Otherwise as active as the last pass said.
+async fn activity(
+    meta: &dyn MetadataStore,
+    name: &str,
+    spec: &sluice_format::spec::DatasourceSpec,
+    pass: &DatasourcePass,
+    tasks: &[(TaskItem, u64)],
+    now_ms: i64,
+) -> Result<(i64, bool), SupervisorError> {
+    let last: Option<StatsItem> = match meta.get(&datasource_pk(name), STATS_SK).await? {
+        Some(item) => Some(parse_body(name, &item)?),
+        None => None,
+    };
+    let unfinished = tasks.iter().any(|(t, _)| !matches!(t.state, TaskState::Published | TaskState::Failed));
+    let still = last.as_ref().filter(|l| l.topic_high == pass.high && pass.caught_up && !unfinished);
+    let active_ms = still.and_then(|l| l.active_ms).unwrap_or(now_ms);
+    let idle = spec.io.idle.is_some_and(|c| c.idle(active_ms, now_ms));
+    if idle && !last.as_ref().is_some_and(|l| l.idle) {
+        tracing::info!(datasource = name, "no new record for inactiveAfterMillis: the supervisor is idle");
+    }
+    Ok((active_ms, idle))
 }
 
 /// Where a partition with nothing committed is first read from (`useEarliestOffset`).
@@ -410,6 +442,8 @@ async fn write_stats(
             .chain(errors.into_iter().rev().map(|(_, e)| e))
             .take(10)
             .collect(),
+        active_ms: Some(pass.active_ms),
+        idle: pass.idle,
     };
     meta.put(Item::new(datasource_pk(name), STATS_SK, to_json(&stats)), Condition::None).await?;
     Ok(())

@@ -33,11 +33,12 @@ pub(super) fn resolve_io(
             TopicSource::Topic(topic)
         }
     };
-    let task_count = io.task_count.unwrap_or(1);
-    if task_count == 0 {
+    if io.task_count == Some(0) {
         return Err(SpecError::field(f("taskCount"), "must be at least 1"));
     }
-    let ignored: [(&str, bool, &str); 6] = [
+    let auto_scaler = auto_scaler(io.auto_scaler_config.as_ref(), &f)?;
+    let task_count = io.task_count.or_else(|| auto_scaler.as_ref().and_then(|a| a.start_count())).unwrap_or(1);
+    let ignored: [(&str, bool, &str); 5] = [
         (
             "replicas",
             io.replicas.is_some_and(|r| r > 1),
@@ -46,7 +47,6 @@ pub(super) fn resolve_io(
         ("startDelay", io.start_delay.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
         ("period", io.period.is_some(), "ignored: the EventBridge schedule decides when the supervisor runs"),
         ("completionTimeout", io.completion_timeout.is_some(), "ignored: publishing is retried by the supervisor"),
-        ("idleConfig", io.idle_config.is_some(), "checked, not yet acted on: the supervisor does not go IDLE"),
         ("configOverrides", io.config_overrides.is_some(), "not implemented"),
     ];
     for (name, present, message) in ignored {
@@ -54,8 +54,7 @@ pub(super) fn resolve_io(
             warn(f(name), message);
         }
     }
-    let auto_scaler = auto_scaler(io.auto_scaler_config.as_ref(), &f)?;
-    idle(io.idle_config.as_ref(), &f)?;
+    let idle = idle(io.idle_config.as_ref(), &f)?;
     let task_duration =
         period_opt(&io.task_duration, f("taskDuration"))?.unwrap_or(Period { months: 0, millis: 3_600_000 });
     let consumer_properties = io
@@ -95,6 +94,7 @@ pub(super) fn resolve_io(
         consumer_properties,
         poll_timeout_ms: io.poll_timeout.unwrap_or(100),
         auto_scaler,
+        idle,
     })
 }
 
@@ -110,20 +110,28 @@ fn auto_scaler(
     Ok(config.enable_task_auto_scaler.then_some(config))
 }
 
-/// `idleConfig` checked: `enabled` a boolean, `inactiveAfterMillis` a positive count.
-fn idle(given: Option<&serde_json::Value>, f: &dyn Fn(&str) -> String) -> Result<(), SpecError> {
-    let Some(given) = given else { return Ok(()) };
+/// `idleConfig` read and checked: `enabled` a boolean, `inactiveAfterMillis` a positive count
+/// of at most 30 days; the settings when it is enabled.
+fn idle(
+    given: Option<&serde_json::Value>,
+    f: &dyn Fn(&str) -> String,
+) -> Result<Option<crate::spec::idle::IdleConfig>, SpecError> {
+    use crate::spec::idle::{IdleConfig, MAX_INACTIVE_AFTER_MILLIS};
+    let Some(given) = given else { return Ok(None) };
     let serde_json::Value::Object(o) = given else {
         return Err(SpecError::field(f("idleConfig"), "expected an object"));
     };
     if o.get("enabled").is_some_and(|v| !v.is_boolean()) {
         return Err(SpecError::field(f("idleConfig.enabled"), "expected true or false"));
     }
-    if o.get("inactiveAfterMillis").is_some_and(|v| v.as_u64().is_none_or(|n| n == 0)) {
+    if o.get("inactiveAfterMillis").is_some_and(|v| v.as_u64().is_none_or(|n| n == 0 || n > MAX_INACTIVE_AFTER_MILLIS))
+    {
         return Err(SpecError::field(
             f("idleConfig.inactiveAfterMillis"),
-            "expected a positive number of milliseconds",
+            format!("expected a positive number of milliseconds, at most {MAX_INACTIVE_AFTER_MILLIS}"),
         ));
     }
-    Ok(())
+    let config: IdleConfig =
+        serde_json::from_value(given.clone()).map_err(|e| SpecError::field(f("idleConfig"), e.to_string()))?;
+    Ok(config.enabled.then_some(config))
 }

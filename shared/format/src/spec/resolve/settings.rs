@@ -66,6 +66,8 @@ pub struct IoSettings {
     pub poll_timeout_ms: u64,
     /// The lag-based autoscaler's settings, checked, when it is enabled.
     pub auto_scaler: Option<crate::spec::autoscaler::AutoScalerConfig>,
+    /// `idleConfig`, when it is enabled.
+    pub idle: Option<crate::spec::idle::IdleConfig>,
 }
 
 /// Resolved `tuningConfig`.
