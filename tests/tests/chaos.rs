@@ -7,7 +7,8 @@
 //! unknown), duplicated invocations, two supervisors at once, short indexer deadlines (tasks
 //! spilling persists to local disk between checkpoints in most schedules), cleanup
 //! with no grace, the spec resubmitted with another `taskCount` while records flow (the
-//! partitions regrouped, or with daily chunks over hourly ones), real-time tasks (half the
+//! partitions regrouped, or with daily chunks over hourly ones), a pass taking a change's steps
+//! one at a time or several in a row, real-time tasks (half the
 //! schedules), the lag-based autoscaler changing `taskCount` (some schedules), compaction passes beside the ingestion (two at once, or beside a query; some
 //! into daily chunks or cutting daily ones into hours, some re-indexing rows by hour) with retention rules dropping an hour in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
 //! count every row at most once; at the end every record is visible exactly once (none of a
@@ -78,7 +79,9 @@ impl Schedule {
         let faults = self.faults(0.15);
         let (meta, store) = faulty(&self.b, &faults);
         let grace = if self.rng.chance(0.5) { 0 } else { 60_000 };
-        let options = SupervisorOptions { cleanup_grace_ms: grace, ..SupervisorOptions::at(now()) };
+        // A pass takes a grouping change's steps one at a time, or several in a row.
+        let max_steps = if self.rng.chance(0.3) { 1 } else { 1 + self.rng.below(4) as usize };
+        let options = SupervisorOptions { cleanup_grace_ms: grace, max_steps, ..SupervisorOptions::at(now()) };
         let _ = supervise(&meta, &store, queue, &options, &self.name).await;
     }
 

@@ -79,7 +79,14 @@ impl Regroup {
         assert!(passes.last().is_some_and(|p| p.caught_up), "not caught up: {:?}", passes.last());
     }
 
+    /// One step of a pass: each step of a change is seen on its own.
     async fn pass(&self, queue: &QueueInvoker) -> sluice_pipeline::supervisor::DatasourcePass {
+        let options = SupervisorOptions { max_steps: 1, ..SupervisorOptions::at(now()) };
+        supervise(self.b.meta.as_ref(), self.b.store.as_ref(), queue, &options, &self.name).await.expect("pass")
+    }
+
+    /// A whole pass: the steps of a change follow each other while the earlier tasks are done.
+    async fn whole_pass(&self, queue: &QueueInvoker) -> sluice_pipeline::supervisor::DatasourcePass {
         supervise(self.b.meta.as_ref(), self.b.store.as_ref(), queue, &SupervisorOptions::at(now()), &self.name)
             .await
             .expect("pass")
@@ -164,9 +171,8 @@ async fn a_change_while_tasks_are_in_flight_waits_for_them(b: Backends) {
         assert!(matches!(outcome, JobOutcome::Indexed(Ok(_)) | JobOutcome::Merged(Ok(_))), "{outcome:?}");
     }
     assert!(r.tasks().await.iter().all(|t| t.state == TaskState::Published && t.epoch == 1));
-    r.pass(&QueueInvoker::default()).await; // snapshot
-    r.pass(&QueueInvoker::default()).await; // the groups move
-    let moved = r.pass(&QueueInvoker::default()).await;
+    // Drained: one pass takes the snapshot, moves the groups and plans under them.
+    let moved = r.whole_pass(&QueueInvoker::default()).await;
     assert_eq!(moved.planned.len(), 3, "three groups plan again: {moved:?}");
     assert!(moved.planned.iter().all(|id| id.seq > 1), "task numbers never repeat: {:?}", moved.planned);
     assert_eq!(
@@ -249,7 +255,7 @@ async fn a_change_replaced_while_the_groups_move(b: Backends, at: Overtaken) {
     let seen = overtaken.clone();
     let other_pass = move || async move {
         submit(meta.as_ref(), one, now()).await.expect("submit");
-        let options = SupervisorOptions::at(now());
+        let options = SupervisorOptions { max_steps: 1, ..SupervisorOptions::at(now()) };
         let other = supervise(meta.as_ref(), store.as_ref(), &QueueInvoker::default(), &options, &name).await;
         other.expect("the other supervisor's pass");
         seen.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -258,7 +264,7 @@ async fn a_change_replaced_while_the_groups_move(b: Backends, at: Overtaken) {
         Overtaken::BetweenGroups => Intercepted::before_first(r.b.meta.clone(), &plan_sk(1), other_pass),
         Overtaken::BeforeTheMove => Intercepted::before_first_put(r.b.meta.clone(), GROUPING_SK, other_pass),
     };
-    let options = SupervisorOptions::at(now());
+    let options = SupervisorOptions { max_steps: 1, ..SupervisorOptions::at(now()) };
     supervise(&slow, r.b.store.as_ref(), &QueueInvoker::default(), &options, &r.name).await.expect("pass");
     assert!(overtaken.load(std::sync::atomic::Ordering::SeqCst), "the other pass ran in between");
     let st = status(r.b.meta.as_ref(), &r.name).await.expect("status");

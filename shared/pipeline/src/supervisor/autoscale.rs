@@ -1,19 +1,28 @@
 //! The lag-based autoscaler at work ([`sluice_format::spec::autoscaler`]): each supervisor pass
-//! of a running datasource whose spec enables it adds a sample of its total lag (at most one per
-//! `lagCollectionIntervalMillis`) to the datasource's `autoscaler` item, and when a decision is
-//! due and asks for another task count, writes the spec again with that `taskCount`, on the
-//! condition that the spec is the one the pass read. The new count then goes through the
-//! regroup protocol as any `taskCount` change does (drain, snapshot, move: exactly once, see
-//! `docs/exactly-once.md`); no decision is made while a change is under way. Each change is
+//! of a running datasource whose spec enables it, before it plans, adds a sample of its total
+//! lag (at most one per `lagCollectionIntervalMillis`) to the datasource's `autoscaler` item,
+//! and when a decision is due and asks for another task count, writes the spec again with that
+//! `taskCount`, on the condition that the spec is the one the pass read. The pass then plans
+//! nothing for the old groups: its next step starts the change, which goes through the regroup
+//! protocol as any `taskCount` change does (drain, snapshot, move: exactly once, see
+//! `docs/exactly-once.md`), its steps following each other within the pass when the tasks of
+//! earlier passes are done. No decision is made while a change is under way. Each change is
 //! kept in the item (the last [`MAX_DECISIONS`]) and in the spec's history.
 
+use super::groups::GroupInput;
 use super::SupervisorError;
 use crate::datasource::{parse_body, to_json};
 use crate::keys::{datasource_pk, history_sk, AUTOSCALER_SK, SPEC_SK};
+use crate::layout::datasource::TopicOffsets;
 use crate::layout::datasource::{SpecItem, SpecVersion};
+use crate::layout::grouping::GroupingItem;
+use crate::task::TaskItem;
 use serde::{Deserialize, Serialize};
 use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState, MAX_LAG_SAMPLES};
+use sluice_format::spec::DatasourceSpec;
+use sluice_kafka::Watermarks;
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
+use std::collections::BTreeMap;
 
 /// Most task-count changes the item keeps.
 pub const MAX_DECISIONS: usize = 50;
@@ -46,6 +55,61 @@ pub struct AutoscalerItem {
     pub last_decision: Option<i64>,
     /// Its changes, oldest first.
     pub changes: Vec<ScaleChange>,
+}
+
+/// What a pass gives the autoscaler.
+pub(super) struct Scale<'a> {
+    /// The spec's `autoScalerConfig`.
+    pub config: &'a AutoScalerConfig,
+    /// The spec as resolved.
+    pub spec: &'a DatasourceSpec,
+    /// The version of the spec item the pass read.
+    pub spec_version: u64,
+    /// Per topic read, its partitions' watermarks.
+    pub marks: &'a BTreeMap<String, BTreeMap<i32, Watermarks>>,
+    /// Now (ms).
+    pub now: i64,
+}
+
+/// The autoscaler's part of a pass, before it plans: samples the lag from the groups' committed
+/// offsets (with real-time tasks, the positions they checkpointed: what is not queryable yet)
+/// and the watermarks, and decides. Returns the new task count, if it changed it.
+pub(super) async fn before_planning(
+    meta: &dyn MetadataStore,
+    name: &str,
+    scale: &Scale<'_>,
+    grouping: &GroupingItem,
+    inputs: &[GroupInput],
+    other_tasks: &[(TaskItem, u64)],
+) -> Result<Option<u32>, SupervisorError> {
+    let topics = grouping.topic_names();
+    let mut committed = TopicOffsets::new();
+    for input in inputs {
+        let Some(topic) = topics.get(input.topic) else { continue };
+        let offsets = input.offsets.as_ref().filter(|(o, _)| o.epoch == grouping.epoch);
+        for &p in &input.partitions {
+            let Some(w) = scale.marks.get(*topic).and_then(|m| m.get(&p)) else { continue };
+            // A partition nothing was committed for starts where useEarliestOffset says.
+            let start = if scale.spec.io.use_earliest_offset { w.low } else { w.high };
+            let at = offsets.and_then(|(o, _)| o.offsets.get(&p).copied()).unwrap_or(start);
+            committed.entry(topic.to_string()).or_default().insert(p, at);
+        }
+    }
+    if scale.spec.sluice.realtime.is_some() {
+        let tasks = inputs.iter().flat_map(|i| i.tasks.iter()).chain(other_tasks).map(|(t, _)| t);
+        committed = super::queryable_offsets(&committed, tasks);
+    }
+    let lag: i64 = scale
+        .marks
+        .iter()
+        .flat_map(|(t, m)| m.iter().map(move |(p, w)| (t, p, w.high)))
+        .map(|(t, p, high)| (high - committed.get(t).and_then(|c| c.get(p)).copied().unwrap_or(high)).max(0))
+        .sum();
+    // No more groups than partitions, as Druid caps taskCountMax.
+    let partitions = scale.marks.values().map(BTreeMap::len).sum::<usize>().max(1);
+    let config = capped(scale.config, partitions);
+    let lag = u64::try_from(lag).unwrap_or(0);
+    autoscale(meta, name, &config, scale.spec_version, scale.spec.io.task_count, lag, scale.now).await
 }
 
 /// Adds this pass's `lag` sample and, when a decision is due and asks for another count,

@@ -62,7 +62,14 @@ pub struct SupervisorOptions {
     /// watches its task's lease and takes over if it lapses. For a process that starts again
     /// after a crash, whose own attempts may still hold leases.
     pub watch_running: bool,
+    /// Most steps a pass takes while each moves a grouping change on ([`DEFAULT_MAX_STEPS`]; 1
+    /// takes one step per pass, each a schedule period apart).
+    pub max_steps: usize,
 }
+
+/// Steps a pass takes at most: the autoscaler's new `taskCount`, the change recorded and its
+/// snapshot taken (when the earlier tasks are done), the groups moved, and planning under them.
+pub const DEFAULT_MAX_STEPS: usize = 4;
 
 /// How long a finished task's hydrants and items are kept: longer than any attempt may still
 /// run (an indexer invocation ends within Lambda's 15-minute limit), so when cleanup lists a
@@ -71,7 +78,8 @@ pub struct SupervisorOptions {
 pub const DEFAULT_CLEANUP_GRACE_MS: i64 = 20 * 60_000;
 
 impl SupervisorOptions {
-    /// Defaults at `now_ms`: 4 tasks in flight per group, [`DEFAULT_CLEANUP_GRACE_MS`].
+    /// Defaults at `now_ms`: 4 tasks in flight per group, [`DEFAULT_CLEANUP_GRACE_MS`],
+    /// [`DEFAULT_MAX_STEPS`].
     pub fn at(now_ms: i64) -> Self {
         Self {
             now_ms,
@@ -79,6 +87,7 @@ impl SupervisorOptions {
             cleanup_grace_ms: DEFAULT_CLEANUP_GRACE_MS,
             concurrency: 32,
             watch_running: false,
+            max_steps: DEFAULT_MAX_STEPS,
         }
     }
 }

@@ -119,7 +119,10 @@ pub async fn run_pass(
     Ok(out)
 }
 
-/// One pass over one datasource.
+/// One pass over one datasource: its steps, each as a pass of its own, while one moves a
+/// grouping change on (the autoscaler's new `taskCount`, a snapshot taken, groups moved) and
+/// at most `options.max_steps`. The next step reads everything again, as the next pass would:
+/// no schedule period is spent between the steps of a change.
 pub async fn supervise(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
@@ -128,9 +131,45 @@ pub async fn supervise(
     name: &str,
 ) -> Result<DatasourcePass, SupervisorError> {
     let mut pass = DatasourcePass { datasource: name.into(), ..Default::default() };
+    for _ in 0..options.max_steps.max(1) {
+        let (step, again) = step(meta, store, invoker, options, name).await?;
+        pass = pass.then(step);
+        if !again {
+            break;
+        }
+    }
+    Ok(pass)
+}
+
+impl DatasourcePass {
+    /// This pass followed by `next` (a later step of it): what both planned, invoked and
+    /// cleaned, and what `next` saw.
+    fn then(mut self, next: DatasourcePass) -> DatasourcePass {
+        let (mut planned, mut invoked) = (std::mem::take(&mut self.planned), std::mem::take(&mut self.invoked));
+        planned.extend(next.planned.iter().cloned());
+        invoked.extend(next.invoked.iter().cloned());
+        DatasourcePass {
+            planned,
+            invoked,
+            cleaned: self.cleaned + next.cleaned,
+            scaled_to: next.scaled_to.or(self.scaled_to),
+            ..next
+        }
+    }
+}
+
+/// One step of a pass; true when it moved a grouping change on and the next step follows.
+async fn step(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: &dyn TaskInvoker,
+    options: &SupervisorOptions,
+    name: &str,
+) -> Result<(DatasourcePass, bool), SupervisorError> {
+    let mut pass = DatasourcePass { datasource: name.into(), ..Default::default() };
     let (spec_item, spec_version) = datasource::load(meta, name).await?;
     if spec_item.state == SupervisorState::Terminated {
-        return Ok(pass);
+        return Ok((pass, false));
     }
     let spec = load_spec_value(spec_item.spec.clone())
         .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?
@@ -139,20 +178,31 @@ pub async fn supervise(
         .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
     crate::task::refuse_earlier_layout(meta, name).await?;
     let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.source).await? else {
-        return Ok(pass);
+        return Ok((pass, false));
     };
     if grouping.item.change.as_ref().is_some_and(|c| c.snapshot.is_some()) {
-        regroup::finish(meta, name, &mut grouping).await?;
-        return Ok(pass);
+        let moved = regroup::finish(meta, name, &mut grouping).await?;
+        return Ok((pass, moved));
     }
     // The grouping's topics: while a change of topic drains, the old ones.
     let marks = topic_watermarks(name, &settings, &grouping.item).await?;
     pass.high = marks.iter().map(|(t, m)| (t.clone(), m.iter().map(|(p, w)| (*p, w.high)).collect())).collect();
     let found = marks.iter().map(|(t, m)| (t.clone(), m.keys().copied().collect())).collect();
     if !regroup::record_topics(meta, name, &mut grouping, &found).await? {
-        return Ok(pass);
+        return Ok((pass, false));
     }
     let (inputs, mut tasks) = group_inputs(meta, name, &marks, &grouping.item).await?;
+    // The autoscaler decides before anything is planned: a new taskCount is drained from the
+    // tasks of earlier passes only, and the next step starts the change.
+    if let Some(config) = &spec.io.auto_scaler {
+        if spec_item.state == SupervisorState::Running && grouping.item.change.is_none() {
+            let scale = autoscale::Scale { config, spec: &spec, spec_version, marks: &marks, now: options.now_ms };
+            pass.scaled_to = autoscale::before_planning(meta, name, &scale, &grouping.item, &inputs, &tasks).await?;
+            if pass.scaled_to.is_some() {
+                return Ok((pass, true));
+            }
+        }
+    }
     let ctx = PassContext {
         meta,
         name,
@@ -212,22 +262,11 @@ pub async fn supervise(
     let handled = Handled { replanned_after, epoch: grouping.item.epoch };
     pass.cleaned = clean_up(meta, store, name, &tasks, &handled, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
-    if let Some(config) = &spec.io.auto_scaler {
-        if spec_item.state == SupervisorState::Running && grouping.item.change.is_none() {
-            // Real-time tasks commit at publish: what their readers lag is what is not queryable.
-            let lag = if spec.sluice.realtime.is_some() { pass.queryable_lag() } else { pass.lag() };
-            let lag = u64::try_from(lag).unwrap_or(0);
-            let task_count = spec.io.task_count;
-            // No more groups than partitions, as Druid caps taskCountMax.
-            let config = &autoscale::capped(config, pass.high.values().map(|p| p.len()).sum::<usize>().max(1));
-            pass.scaled_to =
-                autoscale::autoscale(meta, name, config, spec_version, task_count, lag, options.now_ms).await?;
-        }
-    }
+    let mut again = false;
     if grouping.item.change.is_some() {
-        regroup::take_snapshot(meta, name, &mut grouping).await?;
+        again = regroup::take_snapshot(meta, name, &mut grouping).await?;
     }
-    Ok(pass)
+    Ok((pass, again))
 }
 
 /// When the datasource was last active, and whether it is idle now (`idleConfig`). Active at
