@@ -4,7 +4,8 @@
 //! Lambda concurrency, cold starts, DynamoDB's write units per partition key (the datasource's,
 //! and each group's for its indexers) and S3's PUT rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
 
-use crate::outcome::{Outcome, Sample, Utilisation};
+use crate::autoscale::{regrouped, Change, Scaler};
+use crate::outcome::{Outcome, Sample, Spend, Utilisation};
 use crate::scenario::{Scenario, SupervisorMode};
 use crate::throttle::KeyThrottle;
 use sluice_format::window::MessageWindow;
@@ -102,16 +103,27 @@ pub struct Sim<'a> {
     max_running: usize,
     freshness_sum: f64,
     busy_secs: f64,
+    scaler: Option<Scaler>,
+    invocations: u64,
+    supervisor_secs: f64,
+    /// Write units of group keys a regroup retired.
+    retired_units: f64,
+}
+
+/// Each of `g` groups' share of `partitions` (partition `p` in group `p % g`).
+fn shares(partitions: u32, g: usize) -> Vec<f64> {
+    let mut shares = vec![0.0; g];
+    for p in 0..partitions as usize {
+        shares[p % g] += 1.0 / f64::from(partitions);
+    }
+    shares
 }
 
 impl<'a> Sim<'a> {
     /// A simulation of `s`.
     pub fn new(s: &'a Scenario) -> Self {
         let g = s.task_groups.clamp(1, s.partitions) as usize;
-        let mut groups = vec![Group::default(); g];
-        for p in 0..s.partitions as usize {
-            groups[p % g].share += 1.0 / f64::from(s.partitions);
-        }
+        let groups = shares(s.partitions, g).into_iter().map(|share| Group { share, ..Group::default() }).collect();
         Sim {
             s,
             now: 0.0,
@@ -142,11 +154,17 @@ impl<'a> Sim<'a> {
                 merges_waiting: 0,
                 tasks: 0,
                 utilisation: Utilisation::default(),
+                scaling: Vec::new(),
+                spend: Spend::default(),
             },
             max_task_secs: 0.0,
             max_running: 0,
             freshness_sum: 0.0,
             busy_secs: 0.0,
+            scaler: s.autoscaler.as_ref().map(|a| Scaler::new(&a.config, s.partitions, a.chained)),
+            invocations: 0,
+            supervisor_secs: 0.0,
+            retired_units: 0.0,
         }
     }
 
@@ -156,7 +174,7 @@ impl<'a> Sim<'a> {
     }
 
     fn high(&self, g: usize, t: f64) -> f64 {
-        self.s.rate * self.groups[g].share * t.min(self.s.produce_secs)
+        self.s.produced(t) * self.groups[g].share
     }
 
     fn lag(&self, t: f64) -> f64 {
@@ -224,6 +242,84 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Whether every task of the grouping is published: a change's drain is over.
+    fn drained(&self) -> bool {
+        self.groups.iter().flat_map(|g| &g.tasks).all(|&i| self.tasks[i].state() == TaskState::Published)
+    }
+
+    /// The groups move to `to` groups, each partition keeping its committed offset; nothing is
+    /// in flight (drained), so every group plans from its committed rows.
+    fn regroup(&mut self, to: u32) {
+        let committed: Vec<f64> = self.groups.iter().map(|g| g.committed).collect();
+        let moved = regrouped(&committed, self.s.partitions, to);
+        let groups: Vec<Group> = shares(self.s.partitions, moved.len())
+            .into_iter()
+            .zip(moved)
+            .map(|(share, committed)| Group { share, planned_to: committed, committed, tasks: Vec::new() })
+            .collect();
+        self.retired_units += self.group_keys.iter().skip(groups.len()).map(|k| k.units).sum::<f64>();
+        self.group_keys.resize(groups.len(), KeyThrottle::new(self.s.ddb_partition_wcu));
+        self.groups = groups;
+    }
+
+    /// The autoscaler's part of a pass at `t`: whether the pass may plan. `after`: the call
+    /// after planning (unchained decisions).
+    fn autoscale(&mut self, t: f64, after: bool) -> bool {
+        let (lag, count) = (self.lag(t), self.groups.len() as u32);
+        let drained = self.drained();
+        let Some(scaler) = self.scaler.as_mut() else { return true };
+        let (chained, change) = (scaler.chained, scaler.change);
+        let mut regroup_to = None;
+        let plans = match (chained, after, change) {
+            (true, false, Change::None) => match scaler.sample_and_decide(t, lag, count) {
+                Some(to) if drained => {
+                    regroup_to = Some(to);
+                    true
+                }
+                Some(to) => {
+                    scaler.change = Change::Draining(to);
+                    false
+                }
+                None => true,
+            },
+            (true, false, Change::Draining(to)) if drained => {
+                regroup_to = Some(to);
+                scaler.change = Change::None;
+                true
+            }
+            (false, true, Change::None) => {
+                if let Some(to) = scaler.sample_and_decide(t, lag, count) {
+                    scaler.change = Change::Decided(to);
+                }
+                true
+            }
+            (false, true, Change::Draining(to)) if drained => {
+                scaler.change = Change::Snapshot(to);
+                true
+            }
+            (false, false, Change::Decided(to)) => {
+                scaler.change = Change::Draining(to);
+                false
+            }
+            (false, false, Change::Snapshot(to)) => {
+                // The move takes this pass; planning and decisions resume at the next.
+                regroup_to = Some(to);
+                scaler.change = Change::Moved;
+                false
+            }
+            (false, true, Change::Moved) => {
+                scaler.change = Change::None;
+                false
+            }
+            (_, _, Change::None) => true,
+            _ => false,
+        };
+        if let Some(to) = regroup_to {
+            self.regroup(to);
+        }
+        plans
+    }
+
     /// A pass at `now` on AWS: its requests take time; each invocation arrives when issued.
     fn pass(&mut self) {
         let (s, now) = (self.s, self.now);
@@ -232,7 +328,9 @@ impl<'a> Sim<'a> {
         t += s.costs.supervisor_pass / s.cpu.2;
         // Watermarks are read one partition at a time in both modes, as the code does.
         t += f64::from(s.partitions) * s.latency.watermark;
-        let planned = self.plan(t);
+        let plans = self.autoscale(now, false);
+        let planned = if plans { self.plan(t) } else { 0 };
+        self.autoscale(now, true);
         let plan_units = 6.0 * planned as f64;
         t += self.requests(planned, s.latency.transact) + self.ddb_write(t, plan_units);
         let jobs = self.pass_jobs();
@@ -247,6 +345,8 @@ impl<'a> Sim<'a> {
             self.at(t, Event::Arrive(job));
         }
         t += s.latency.item;
+        self.invocations += 1;
+        self.supervisor_secs += t - now;
         self.record_sample(t - now);
         self.pass_running = true;
         self.at(t, Event::PassEnd);
@@ -310,9 +410,10 @@ impl<'a> Sim<'a> {
             Job::Merge(i) => {
                 self.tasks[i].item.publish("sim", ms(self.now));
                 let (g, seq, rows) = (self.tasks[i].group, self.tasks[i].seq, self.tasks[i].rows);
-                // Rows of a group are produced evenly: offset x at x / (rate x share).
+                // Rows are produced evenly over the partitions: a group's row x is the
+                // (x / share)-th row produced.
                 let from = self.groups[g].committed;
-                let produced_at = (from + rows / 2.0) / (self.s.rate * self.groups[g].share);
+                let produced_at = self.s.time_of((from + rows / 2.0) / self.groups[g].share);
                 self.freshness_sum += rows * (self.now - produced_at);
                 self.groups[g].committed += rows;
                 self.out.published += rows;
@@ -336,6 +437,7 @@ impl<'a> Sim<'a> {
         };
         let (secs, effective) = self.execute(job, self.now);
         self.busy_secs += cold + secs;
+        self.invocations += 1;
         self.at(self.now + cold + secs, Event::Done(job, effective));
     }
 
@@ -439,6 +541,12 @@ impl<'a> Sim<'a> {
         u.dynamodb_partition = KeyThrottle::busiest(keys, s.produce_secs);
         u.s3_prefix = self.s3_puts / s.produce_secs / s.s3_prefix_puts;
         u.task_time_limit = self.max_task_secs / s.task_timeout;
+        let units =
+            self.retired_units + self.group_keys.iter().chain([&self.datasource_key]).map(|k| k.units).sum::<f64>();
+        // Indexer and merger at 1,024 MB, the supervisor at 512 MB.
+        let gb_secs = self.busy_secs + self.supervisor_secs * 0.5;
+        self.out.spend = Spend::of(gb_secs, self.invocations, units, self.s3_puts);
+        self.out.scaling = self.scaler.map(|s| s.events).unwrap_or_default();
         self.out
     }
 }

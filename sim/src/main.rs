@@ -5,13 +5,17 @@
 //!   requests serial (as it was) and concurrent (as it is); lag plots and the bottleneck.
 //! - `sluice-sim validate`: the local pipeline simulated against the steady phases of real
 //!   `bench pipeline` runs (4 and 16 partitions); throughput and mean lag side by side.
+//! - `sluice-sim spike`: a burst of 10 times the rate with the lag-based autoscaler and
+//!   without; how long the lag stays over the threshold, scale-out and scale-in, cost.
 
+mod autoscale;
 mod engine;
 mod outcome;
 mod plot;
 mod query;
 mod realtime;
 mod scenario;
+mod spike;
 mod throttle;
 mod validate;
 
@@ -79,6 +83,8 @@ enum Command {
     },
     /// The query path on AWS: fan-out, latency warm and cold, cost beside Athena and Druid.
     Query(query::QueryArgs),
+    /// A burst of production with the lag-based autoscaler and without: lag, scaling, cost.
+    Spike(spike::SpikeArgs),
 }
 
 fn main() -> Result<()> {
@@ -130,6 +136,7 @@ fn main() -> Result<()> {
         }
         Command::Validate { costs, runs, out_dir, font } => validate::run(costs.as_deref(), &runs, &out_dir, &font),
         Command::Query(args) => query::run(&args),
+        Command::Spike(args) => spike::run(&args),
     }
 }
 

@@ -63,6 +63,38 @@ pub struct Outcome {
     pub tasks: usize,
     /// Resource utilisation.
     pub utilisation: Utilisation,
+    /// The autoscaler's `taskCount` changes.
+    pub scaling: Vec<crate::autoscale::ScaleEvent>,
+    /// What the run spent.
+    pub spend: Spend,
+}
+
+/// What a run spent at list prices (`query::prices`, arm64 Lambda): indexer and merger
+/// duration at 1,024 MB, the supervisor's at 512 MB, requests, DynamoDB writes, S3 PUTs.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Spend {
+    /// Lambda GB-seconds.
+    pub lambda_gb_secs: f64,
+    /// Lambda invocations.
+    pub invocations: u64,
+    /// DynamoDB write units.
+    pub write_units: f64,
+    /// S3 PUTs.
+    pub s3_puts: f64,
+    /// Dollars.
+    pub dollars: f64,
+}
+
+impl Spend {
+    /// The spend of these amounts.
+    pub fn of(lambda_gb_secs: f64, invocations: u64, write_units: f64, s3_puts: f64) -> Self {
+        use crate::query::prices;
+        let dollars = lambda_gb_secs * prices::LAMBDA_GB_SECOND
+            + invocations as f64 * prices::LAMBDA_REQUEST
+            + write_units * prices::DYNAMODB_WRITE_UNIT
+            + s3_puts * prices::S3_PUT;
+        Spend { lambda_gb_secs, invocations, write_units, s3_puts, dollars }
+    }
 }
 
 impl Outcome {

@@ -171,6 +171,8 @@ pub fn run(s: &Scenario, rt: &Realtime) -> (Outcome, RealtimeFreshness) {
             s3_prefix: s3_puts / s.produce_secs / s.s3_prefix_puts,
             task_time_limit: max_task_secs / s.task_timeout,
         },
+        scaling: Vec::new(),
+        spend: Default::default(),
     };
     let caught_up_at = caught_up_at.unwrap_or(end);
     (out, RealtimeFreshness { p99, caught_up_at, steady_mean, steady_p99 })

@@ -2,6 +2,7 @@
 //! the per-stage costs measured by `sluice bench pipeline`.
 
 use anyhow::{Context, Result};
+use sluice_format::spec::autoscaler::AutoScalerConfig;
 use sluice_report::{Fit, FunctionUse, Functions, PipelineReport};
 use std::path::Path;
 
@@ -115,6 +116,27 @@ impl Costs {
     }
 }
 
+/// A burst of production: `factor` times the rate from `start` for `secs` seconds.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Spike {
+    /// Seconds since the start.
+    pub start: f64,
+    /// How long it lasts, seconds.
+    pub secs: f64,
+    /// How many times the base rate.
+    pub factor: f64,
+}
+
+/// The lag-based autoscaler a simulation runs, and how its changes take effect.
+#[derive(Debug, Clone)]
+pub struct Autoscaling {
+    /// Its settings (the protocol's own type and decision).
+    pub config: AutoScalerConfig,
+    /// As the supervisor runs it: decided before planning, a change's steps taken in a row
+    /// within a pass. False: decided after planning, one step per pass (the earlier supervisor).
+    pub chained: bool,
+}
+
 /// One simulation's inputs.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -156,6 +178,10 @@ pub struct Scenario {
     pub task_timeout: f64,
     /// Measured costs.
     pub costs: Costs,
+    /// A burst of production, if any.
+    pub spike: Option<Spike>,
+    /// The autoscaler, if the spec enables it.
+    pub autoscaler: Option<Autoscaling>,
 }
 
 impl Scenario {
@@ -184,6 +210,8 @@ impl Scenario {
             s3_prefix_puts: 3500.0,
             task_timeout: 900.0,
             costs,
+            spike: None,
+            autoscaler: None,
         }
     }
 
@@ -209,6 +237,57 @@ impl Scenario {
             s3_prefix_puts: f64::INFINITY,
             task_timeout: f64::INFINITY,
             costs,
+            spike: None,
+            autoscaler: None,
         }
+    }
+
+    /// Rows produced (over every partition) by `t`.
+    pub fn produced(&self, t: f64) -> f64 {
+        let t = t.clamp(0.0, self.produce_secs);
+        let extra = self.spike.map_or(0.0, |s| {
+            let during = (t.min(s.start + s.secs) - s.start).max(0.0);
+            (s.factor - 1.0) * self.rate * during
+        });
+        self.rate * t + extra
+    }
+
+    /// When the `rows`-th row was produced: the inverse of [`Scenario::produced`].
+    pub fn time_of(&self, rows: f64) -> f64 {
+        let (mut lo, mut hi) = (0.0, self.produce_secs);
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            if self.produced(mid) < rows {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spike_multiplies_the_rate_for_its_length() {
+        let costs = Costs {
+            indexer_fixed: 0.0,
+            indexer_per_row: 0.0,
+            merger_fixed: 0.0,
+            merger_per_row: 0.0,
+            supervisor_pass: 0.0,
+            write_units_per_task: 0.0,
+            write_units_per_row: 0.0,
+            hydrants_per_row: 0.0,
+        };
+        let mut s = Scenario::aws(4, 100.0, costs);
+        s.spike = Some(Spike { start: 60.0, secs: 60.0, factor: 10.0 });
+        assert_eq!(s.produced(60.0), 6_000.0);
+        assert_eq!(s.produced(120.0), 66_000.0);
+        assert_eq!(s.produced(180.0), 72_000.0);
+        assert!((s.time_of(36_000.0) - 90.0).abs() < 1e-6);
     }
 }

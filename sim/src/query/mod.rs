@@ -20,7 +20,7 @@
 mod fanout;
 mod invoker;
 mod noise;
-mod prices;
+pub(crate) mod prices;
 pub mod report;
 mod sensitivity;
 pub mod setup;

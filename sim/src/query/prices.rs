@@ -19,6 +19,8 @@ pub const LAMBDA_REQUEST: f64 = 0.20 / 1e6;
 pub const S3_GET: f64 = 0.0004 / 1e3;
 /// S3 PUT, per request.
 pub const S3_PUT: f64 = 0.005 / 1e3;
+/// DynamoDB on demand, per write request unit (since November 2024).
+pub const DYNAMODB_WRITE_UNIT: f64 = 0.625 / 1e6;
 /// DynamoDB on demand, per read request unit.
 pub const DYNAMODB_READ_UNIT: f64 = 0.125 / 1e6;
 /// Bytes of one strongly consistent read unit.
