@@ -12,6 +12,7 @@ mod autoscale;
 mod engine;
 mod outcome;
 mod plot;
+mod prices;
 mod query;
 mod realtime;
 mod scenario;

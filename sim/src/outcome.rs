@@ -88,7 +88,7 @@ pub struct Spend {
 impl Spend {
     /// The spend of these amounts.
     pub fn of(lambda_gb_secs: f64, invocations: u64, write_units: f64, s3_puts: f64) -> Self {
-        use crate::query::prices;
+        use crate::prices;
         let dollars = lambda_gb_secs * prices::LAMBDA_GB_SECOND
             + invocations as f64 * prices::LAMBDA_REQUEST
             + write_units * prices::DYNAMODB_WRITE_UNIT

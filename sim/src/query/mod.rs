@@ -20,7 +20,6 @@
 mod fanout;
 mod invoker;
 mod noise;
-pub(crate) mod prices;
 pub mod report;
 mod sensitivity;
 pub mod setup;

@@ -1,7 +1,7 @@
 //! The estimates for each datasource size and query kind, beside Athena's and Druid's price for
 //! the same query, the goals checked against them, and their table.
 
-use super::prices::{self, DruidCluster};
+use crate::prices::{self, DruidCluster};
 use super::setup::{QueryKind, QuerySetup};
 use super::simulate::{self, Shape, Summary};
 

@@ -20,7 +20,7 @@
 use super::fanout::Fanout;
 use super::invoker::{fan_out, merge, share, Ctx, Meter};
 use super::noise::Noise;
-use super::prices;
+use crate::prices;
 use super::setup::{QueryKind, QuerySetup};
 use super::worker::{self, Batch, Return};
 
