@@ -1,4 +1,4 @@
-//! Published prices the query model uses (us-east-1, on-demand, as listed by AWS in 2025), and
+//! Published prices the simulations use (us-east-1, on-demand, as listed by AWS in 2025), and
 //! the Druid cluster the same data would need: historicals holding the segments on local NVMe
 //! with replication 2, and one broker.
 //!
@@ -6,8 +6,8 @@
 //!   million requests; a custom runtime's init is billed as duration.
 //! - S3 Standard (aws.amazon.com/s3/pricing): GET $0.0004 and PUT $0.005 per 1,000 requests.
 //! - DynamoDB on demand (aws.amazon.com/dynamodb/pricing/on-demand): $0.125 per million read
-//!   request units (since November 2024; $0.25 before); a strongly consistent read of 4 KB is
-//!   one unit.
+//!   request units and $0.625 per million write request units (since November 2024); a
+//!   strongly consistent read of 4 KB is one unit.
 //! - Athena (aws.amazon.com/athena/pricing): $5 per TB scanned, 10 MB minimum per query.
 //! - EC2 Linux on demand (aws.amazon.com/ec2/pricing/on-demand): the instances below.
 
