@@ -1,9 +1,9 @@
 //! The estimates for each datasource size and query kind, beside Athena's and Druid's price for
 //! the same query, the goals checked against them, and their table.
 
-use crate::prices::{self, DruidCluster};
 use super::setup::{QueryKind, QuerySetup};
 use super::simulate::{self, Shape, Summary};
+use crate::prices::{self, DruidCluster};
 
 /// Sluice's estimate for one size and query kind, and the alternatives'.
 #[derive(Debug, Clone, serde::Serialize)]

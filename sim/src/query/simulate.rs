@@ -20,9 +20,9 @@
 use super::fanout::Fanout;
 use super::invoker::{fan_out, merge, share, Ctx, Meter};
 use super::noise::Noise;
-use crate::prices;
 use super::setup::{QueryKind, QuerySetup};
 use super::worker::{self, Batch, Return};
+use crate::prices;
 
 /// What a query's pruned segments are and how they are spread.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -23,6 +23,7 @@ mod read_bytes;
 mod realtime_steady;
 mod rig;
 mod segment;
+mod spike;
 mod steady;
 mod throughput;
 
@@ -67,6 +68,9 @@ pub enum BenchCommand {
     /// The query benchmark's queries over segments in deep storage, by one function and fanned
     /// out to 1, 2 and 4 query-worker processes (`bench/fanout.sh` runs it on moto).
     Fanout(fanout::FanoutArgs),
+    /// A burst of 10 times the rate on a real broker with the lag-based autoscaler, scaled
+    /// down from `sluice-sim spike`: lag, taskCount changes, every record once.
+    Spike(spike::SpikeArgs),
 }
 
 /// Runs a benchmark command.
@@ -81,6 +85,7 @@ pub fn run(command: BenchCommand, backends: &crate::backends::BackendArgs) -> Re
         BenchCommand::Query(args) => query::run(args),
         BenchCommand::Fragments(args) => fragments::run(args),
         BenchCommand::Fanout(args) => fanout::run(args, backends),
+        BenchCommand::Spike(args) => spike::run(args),
     }
 }
 
