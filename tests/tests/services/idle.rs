@@ -51,8 +51,6 @@ async fn a_quiet_datasource_goes_idle_and_wakes_when_records_arrive(b: Backends)
         sluice_pipeline::datasource::submit(b.meta.as_ref(), spec, now()).await.expect("submit");
         catch_up(&b, ds).await;
     }
-    let (caught_up, _) = pass(&b, &name).await;
-    assert!(!caught_up.idle, "active within inactiveAfterMillis of its last record");
 
     tokio::time::sleep(Duration::from_millis(INACTIVE_AFTER_MS + 200)).await;
     let (quiet, invoker) = pass(&b, &name).await;
@@ -65,7 +63,7 @@ async fn a_quiet_datasource_goes_idle_and_wakes_when_records_arrive(b: Backends)
     // Records arrive: the next pass plans and invokes them.
     produce(&bootstrap, &topic, &batch(40, 60)).await;
     let (woken, invoker) = pass(&b, &name).await;
-    assert!(!woken.idle, "{woken:?}");
+    assert!(!woken.idle, "a record arrived: active at this pass: {woken:?}");
     assert!(!woken.planned.is_empty() && !invoker.is_empty(), "the new records are planned and invoked: {woken:?}");
     assert!(!status(b.meta.as_ref(), &name).await.expect("status").idle);
     catch_up(&b, &name).await;
