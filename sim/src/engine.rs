@@ -3,6 +3,8 @@
 //! publish strictly in order per group and hand over to the group's next complete task.
 //! Lambda concurrency, cold starts, DynamoDB's write units per partition key (the datasource's,
 //! and each group's for its indexers) and S3's PUT rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
+//! Production may burst (`Scenario::spike`), and on AWS the lag-based autoscaler may change
+//! the groups through a drain and a move (`crate::autoscale`); the local loop runs neither.
 
 use crate::autoscale::{regrouped, Change, Scaler};
 use crate::outcome::{Outcome, Sample, Spend, Utilisation};
