@@ -4,7 +4,7 @@
 //! Lambda concurrency, cold starts, DynamoDB's write units per partition key (the datasource's,
 //! and each group's for its indexers) and S3's PUT rate per prefix are shared resources; the supervisor's requests are serial or concurrent.
 //! Production may burst (`Scenario::spike`), and on AWS the lag-based autoscaler may change
-//! the groups through a drain and a move (`crate::autoscale`); the local loop runs neither.
+//! the groups through a drain and a move (`crate::autoscale`; not in the local loop).
 
 use crate::autoscale::{regrouped, Change, Scaler};
 use crate::outcome::{Outcome, Sample, Spend, Utilisation};
