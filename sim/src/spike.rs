@@ -126,8 +126,9 @@ fn summarise(label: &str, o: Outcome, s: &Scenario, spike: &Spike, threshold: f6
         None => Some(0.0),
         Some(last) => after.iter().find(|x| x.t > last.t && x.lag < threshold).map(|x| x.t - spike.start),
     };
-    // Samples are every 5 s (and at each pass): each one over the threshold stands for 5 s.
-    let over_secs = over.len() as f64 * 5.0;
+    // The dashboard's samples are every 5 s (those of the passes come between): each one over
+    // the threshold stands for 5 s.
+    let over_secs = over.iter().filter(|x| x.pass_secs == 0.0).count() as f64 * 5.0;
     let end = spike.start + spike.secs;
     let scaled_in_secs = match o.scaling.last() {
         Some(ScaleEvent { t, to, .. }) if *to == min && *t >= end => Some(t - end),

@@ -112,11 +112,11 @@ async fn bench(a: &SpikeArgs) -> Result<()> {
         let b = burst(a, scaled.then_some(&config), threshold).await?;
         let changes: Vec<String> = b.changes.iter().map(|(t, to)| format!("{to} at {t:.1} s")).collect();
         println!(
-            "{label}: lag max {}, over scaleOutThreshold ({threshold}) {} after the burst's start, back under it {} ({:.1} supervisor periods); the backlog published {} after the burst's end",
+            "{label}: lag max {}, over scaleOutThreshold ({threshold}) {} after the burst's start, back under it {} ({} supervisor periods); the backlog published {} after the burst's end",
             b.max_lag,
             secs(b.over),
             secs(b.under),
-            b.under.unwrap_or(f64::NAN) * 1000.0 / a.period_ms as f64,
+            b.under.map_or("-".into(), |t| format!("{:.1}", t * 1000.0 / a.period_ms as f64)),
             secs(b.drained_after)
         );
         if scaled {
@@ -193,7 +193,7 @@ async fn burst(a: &SpikeArgs, config: Option<&serde_json::Value>, threshold: i64
             } else if b.over.is_some() && b.under.is_none() && lag < threshold {
                 b.under = Some(t - burst_at);
             }
-            let scaled_in = config.is_none() || (count == 1 && !b.changes.is_empty());
+            let scaled_in = count == 1;
             if t >= burst_end && scaled_in && b.at_min_after.is_none() {
                 b.at_min_after = Some(t - burst_end);
             }

@@ -178,7 +178,11 @@ pub(super) async fn autoscale(
     ops.push(TxOp::Put { item: Item::new(&pk, AUTOSCALER_SK, to_json(&item)), condition });
     match meta.transact(ops).await {
         Ok(_) => Ok(decision),
-        Err(sluice_store::metadata::MetaError::ConditionFailed { .. }) => Ok(None),
+        // Another writer won (an operator's spec, another supervisor): nothing changes.
+        Err(
+            sluice_store::metadata::MetaError::ConditionFailed { .. }
+            | sluice_store::metadata::MetaError::TransactionFailed { .. },
+        ) => Ok(None),
         Err(e) => Err(e.into()),
     }
 }
@@ -286,7 +290,10 @@ pub async fn read_item(meta: &dyn MetadataStore, name: &str) -> Result<Option<Au
     }
 }
 
-/// `spec` (either of Druid's forms) with `ioConfig.taskCount` set to `n`.
+/// `spec` (either of Druid's forms) with `ioConfig.taskCount` set to `n`, and without
+/// `autoScalerConfig.taskCountStart`: the start count has served once the autoscaler changed the
+/// count. (A `taskCount` of 1 is Druid's default and is read as none given, so a start count
+/// left in place would win over it.)
 fn set_task_count(spec: &mut serde_json::Value, n: u32) {
     let io = match spec.get("spec").and_then(|s| s.get("ioConfig")) {
         Some(_) => &mut spec["spec"]["ioConfig"],
@@ -294,6 +301,9 @@ fn set_task_count(spec: &mut serde_json::Value, n: u32) {
     };
     if let Some(o) = io.as_object_mut() {
         o.insert("taskCount".into(), n.into());
+        if let Some(scaler) = o.get_mut("autoScalerConfig").and_then(|c| c.as_object_mut()) {
+            scaler.remove("taskCountStart");
+        }
     }
 }
 
@@ -326,6 +336,16 @@ mod tests {
         assert_eq!(autoscale(meta, "wikipedia", &config, version, 1, 9_000_000, 20).await.expect("runs"), Some(3));
         let (item, _) = load(meta, "wikipedia").await.expect("load");
         assert_eq!(item.spec["ioConfig"]["taskCount"], 3);
+        // Down to one group, a taskCountStart of the spec would win over taskCount 1 (Druid's
+        // default, read as none given): the autoscaler's change drops it.
+        let mut started = item.spec.clone();
+        started["ioConfig"]["taskCount"] = 1.into();
+        started["ioConfig"]["autoScalerConfig"] = serde_json::json!({"enableTaskAutoScaler": true,
+            "taskCountMin": 1, "taskCountMax": 4, "taskCountStart": 3});
+        let mut scaled = started.clone();
+        set_task_count(&mut scaled, 1);
+        let resolved = |s: serde_json::Value| sluice_format::spec::load_spec_value(s).expect("spec").spec.io.task_count;
+        assert_eq!((resolved(started), resolved(scaled)), (3, 1));
         let state = meta.get(&datasource_pk("wikipedia"), AUTOSCALER_SK).await.expect("get").expect("item");
         let state: AutoscalerItem = serde_json::from_value(state.body).expect("item");
         assert_eq!(state.changes.iter().map(|c| (c.from, c.to)).collect::<Vec<_>>(), [(1, 3)]);

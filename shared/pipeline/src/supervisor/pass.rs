@@ -58,6 +58,10 @@ pub struct DatasourcePass {
     /// Whether the supervisor is idle (`idleConfig`): inactive for `inactiveAfterMillis`; it
     /// invokes nothing until records arrive.
     pub idle: bool,
+    /// Whether the pass read the offsets and wrote the stats (a step of a pass that only moved
+    /// a grouping change on does neither).
+    #[serde(skip)]
+    pub observed: bool,
 }
 
 impl DatasourcePass {
@@ -143,18 +147,21 @@ pub async fn supervise(
 
 impl DatasourcePass {
     /// This pass followed by `next` (a later step of it): what both planned, invoked and
-    /// cleaned, and what `next` saw.
-    fn then(mut self, next: DatasourcePass) -> DatasourcePass {
-        let (mut planned, mut invoked) = (std::mem::take(&mut self.planned), std::mem::take(&mut self.invoked));
-        planned.extend(next.planned.iter().cloned());
-        invoked.extend(next.invoked.iter().cloned());
-        DatasourcePass {
-            planned,
-            invoked,
-            cleaned: self.cleaned + next.cleaned,
-            scaled_to: next.scaled_to.or(self.scaled_to),
-            ..next
+    /// cleaned, and what the last step that read the offsets saw (a step that only moved a
+    /// change on reads none).
+    fn then(mut self, mut next: DatasourcePass) -> DatasourcePass {
+        self.planned.append(&mut next.planned);
+        self.invoked.append(&mut next.invoked);
+        self.cleaned += next.cleaned;
+        self.scaled_to = next.scaled_to.or(self.scaled_to);
+        if next.observed {
+            next.planned = self.planned;
+            next.invoked = self.invoked;
+            next.cleaned = self.cleaned;
+            next.scaled_to = self.scaled_to;
+            return next;
         }
+        self
     }
 }
 
@@ -229,7 +236,8 @@ async fn step(
         && pass.high.iter().all(|(t, highs)| {
             highs.iter().all(|(p, h)| pass.committed.get(t).and_then(|c| c.get(p)).is_some_and(|c| c >= h))
         });
-    (pass.active_ms, pass.idle) = activity(meta, name, &spec, &pass, &tasks, options.now_ms).await?;
+    let was_idle;
+    (pass.active_ms, pass.idle, was_idle) = activity(meta, name, &spec, &pass, &tasks, options.now_ms).await?;
     // Real-time tasks run all the time: each pass watches them, so a crash stalls a group for
     // at most a period (the lease lapses within one), not a period after its heartbeat lapsed.
     let watch = options.watch_running || spec.sluice.realtime.is_some();
@@ -255,13 +263,14 @@ async fn step(
     };
     let first = if spec.io.use_earliest_offset { FirstRead::Earliest } else { FirstRead::Latest };
     pass.time_lag_ms = time_lags(&settings, &marks, &pass.committed, first, options.now_ms).await;
-    // An idle supervisor committed these offsets to the group when it went idle.
-    if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() && !pass.idle {
+    // A supervisor idle since the last pass committed these offsets to the group then.
+    if spec.sluice.commit_offsets_to_kafka && !pass.committed.is_empty() && !(pass.idle && was_idle) {
         pass.kafka_commit_error = commit_to_consumer_group(settings, name, &pass.committed).await;
     }
     let handled = Handled { replanned_after, epoch: grouping.item.epoch };
     pass.cleaned = clean_up(meta, store, name, &tasks, &handled, options).await?;
     write_stats(meta, name, &pass, &tasks, options.now_ms).await?;
+    pass.observed = true;
     let mut again = false;
     if grouping.item.change.is_some() {
         again = regroup::take_snapshot(meta, name, &mut grouping).await?;
@@ -269,9 +278,10 @@ async fn step(
     Ok((pass, again))
 }
 
-/// When the datasource was last active, and whether it is idle now (`idleConfig`). Active at
-/// this pass: a high watermark moved since the last pass, a record is not published yet, a task
-/// is not finished, or no pass said when before. Otherwise as active as the last pass said.
+/// When the datasource was last active, whether it is idle now (`idleConfig`), and whether the
+/// last pass found it idle. Active at this pass: a high watermark moved since the last pass, a
+/// record is not published yet, a task is not finished, or no pass said when before. Otherwise
+/// as active as the last pass said.
 async fn activity(
     meta: &dyn MetadataStore,
     name: &str,
@@ -279,7 +289,7 @@ async fn activity(
     pass: &DatasourcePass,
     tasks: &[(TaskItem, u64)],
     now_ms: i64,
-) -> Result<(i64, bool), SupervisorError> {
+) -> Result<(i64, bool, bool), SupervisorError> {
     let last: Option<StatsItem> = match meta.get(&datasource_pk(name), STATS_SK).await? {
         Some(item) => Some(parse_body(name, &item)?),
         None => None,
@@ -288,10 +298,11 @@ async fn activity(
     let still = last.as_ref().filter(|l| l.topic_high == pass.high && pass.caught_up && !unfinished);
     let active_ms = still.and_then(|l| l.active_ms).unwrap_or(now_ms);
     let idle = spec.io.idle.is_some_and(|c| c.idle(active_ms, now_ms));
-    if idle && !last.as_ref().is_some_and(|l| l.idle) {
+    let was_idle = last.as_ref().is_some_and(|l| l.idle);
+    if idle && !was_idle {
         tracing::info!(datasource = name, "no new record for inactiveAfterMillis: the supervisor is idle");
     }
-    Ok((active_ms, idle))
+    Ok((active_ms, idle, was_idle))
 }
 
 /// Where a partition with nothing committed is first read from (`useEarliestOffset`).
