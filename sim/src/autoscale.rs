@@ -5,7 +5,7 @@
 //! offset. With `chained`, the decision comes before planning and the steps follow each other
 //! within a pass; without, the decision comes after planning and each step takes a pass.
 
-use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState, MAX_LAG_SAMPLES};
+use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState};
 
 /// Where a `taskCount` change is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,14 +62,7 @@ impl Scaler {
     /// Samples `lag` at `t` and decides for `task_count` groups: the new count, if any.
     pub fn sample_and_decide(&mut self, t: f64, lag: f64, task_count: u32) -> Option<u32> {
         let now = ms(t);
-        let interval = i64::try_from(self.config.lag_collection_interval_millis).unwrap_or(i64::MAX);
-        if self.samples.last().is_none_or(|s| now - s.at >= interval) {
-            self.samples.push(LagSample { at: now, lag: lag.max(0.0) as u64 });
-        }
-        let range = i64::try_from(self.config.lag_collection_range_millis).unwrap_or(i64::MAX);
-        self.samples.retain(|s| s.at > now.saturating_sub(range));
-        let over = self.samples.len().saturating_sub(MAX_LAG_SAMPLES as usize);
-        self.samples.drain(..over);
+        self.config.add_sample(&mut self.samples, lag.max(0.0) as u64, now);
         let state = ScaleState {
             task_count,
             started: 0,

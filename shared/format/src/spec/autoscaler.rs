@@ -204,6 +204,20 @@ impl AutoScalerConfig {
         self.task_count_start.or(self.task_count_min)
     }
 
+    /// Adds a sample of `lag` at `now` to `samples` (at most one per
+    /// `lagCollectionIntervalMillis`) and keeps those of the last `lagCollectionRangeMillis`, at
+    /// most [`MAX_LAG_SAMPLES`].
+    pub fn add_sample(&self, samples: &mut Vec<LagSample>, lag: u64, now: i64) {
+        let interval = i64::try_from(self.lag_collection_interval_millis).unwrap_or(i64::MAX);
+        if samples.last().is_none_or(|s| now.saturating_sub(s.at) >= interval) {
+            samples.push(LagSample { at: now, lag });
+        }
+        let range = i64::try_from(self.lag_collection_range_millis).unwrap_or(i64::MAX);
+        samples.retain(|s| s.at > now.saturating_sub(range));
+        let over = samples.len().saturating_sub(MAX_LAG_SAMPLES as usize);
+        samples.drain(..over);
+    }
+
     /// The decision at `now`: the new task count, or `None` (not due, or no change).
     pub fn decide(&self, samples: &[LagSample], state: &ScaleState, now: i64) -> Option<u32> {
         if !self.decision_due(state, now) {

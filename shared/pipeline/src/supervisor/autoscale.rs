@@ -17,7 +17,7 @@ use crate::layout::datasource::{SpecItem, SpecVersion, TopicOffsets};
 use crate::layout::grouping::GroupingItem;
 use crate::task::TaskItem;
 use serde::{Deserialize, Serialize};
-use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState, MAX_LAG_SAMPLES};
+use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState};
 use sluice_format::spec::DatasourceSpec;
 use sluice_kafka::Watermarks;
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
@@ -129,14 +129,7 @@ pub(super) async fn autoscale(
         Some(i) => (parse_body::<AutoscalerItem>(name, i)?, Condition::Version(i.version)),
         None => (AutoscalerItem { started: now, ..Default::default() }, Condition::Absent),
     };
-    let interval = i64::try_from(config.lag_collection_interval_millis).unwrap_or(i64::MAX);
-    if item.samples.last().is_none_or(|s| now.saturating_sub(s.at) >= interval) {
-        item.samples.push(LagSample { at: now, lag });
-    }
-    let range = i64::try_from(config.lag_collection_range_millis).unwrap_or(i64::MAX);
-    item.samples.retain(|s| s.at > now.saturating_sub(range));
-    let over = item.samples.len().saturating_sub(MAX_LAG_SAMPLES as usize);
-    item.samples.drain(..over);
+    config.add_sample(&mut item.samples, lag, now);
     let state = ScaleState {
         task_count,
         started: item.started,

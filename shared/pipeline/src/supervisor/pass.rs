@@ -244,10 +244,8 @@ async fn step(
     // A task of a topic the broker no longer lists waits, unread, until it is back (a task
     // read to its end still merges and publishes).
     let listed = |t: &&TaskItem| marks.contains_key(&t.topic) || t.state == TaskState::Complete;
-    let jobs = match pass.idle {
-        true => Vec::new(),
-        false => due_jobs(tasks.iter().map(|(t, _)| t).filter(listed), watch, options.now_ms),
-    };
+    // An idle datasource has no unfinished task, so nothing is due: it invokes nothing.
+    let jobs = due_jobs(tasks.iter().map(|(t, _)| t).filter(listed), watch, options.now_ms);
     // Invocations are independent: `concurrency` in flight, issued in task order.
     let invoked: Vec<_> = futures::stream::iter(jobs.iter().cloned().map(|job| invoker.invoke(job)))
         .buffered(options.concurrency.max(1))
