@@ -155,7 +155,9 @@ fn missing_ids_are_missing_and_other_answers_are_retried() {
     // A 404 without the registry's error code may be a wrong URL, not a missing schema.
     for id in [2, 3, 4, 5] {
         let e = unavailable(c.schema(SchemaAt::Id(id), false));
-        assert!(!e.contains("404") && !e.contains("500"), "status codes stay in the log: {e}");
+        // The registry's port may itself hold "404" or "500": only the rest of the message counts.
+        let said = e.replace(&registry.url, "");
+        assert!(!said.contains("404") && !said.contains("500"), "status codes stay in the log: {e}");
     }
 }
 
