@@ -5,6 +5,7 @@
 
 pub mod aggregator;
 pub mod autoscaler;
+pub mod batch;
 pub mod compaction;
 pub mod data_schema;
 pub mod druid_defaults;
@@ -17,6 +18,7 @@ pub mod secrets;
 pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};
+pub use batch::{load_batch_value, BatchSpec, InputSource, LoadedBatch, SplitHint};
 pub use compaction::{
     load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction, DEFAULT_MAX_ROWS_PER_SEGMENT,
     DEFAULT_MAX_TOTAL_ROWS,
