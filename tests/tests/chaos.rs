@@ -22,6 +22,7 @@
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
+use sluice_pipeline::batch::{drive_id, index_split, publish_batch, BatchAccess, BatchPublished, SplitOutcome};
 use sluice_pipeline::compact::{compact, CompactOptions};
 use sluice_pipeline::compaction_plan::plan_now;
 use sluice_pipeline::datasource::submit;
@@ -115,6 +116,19 @@ impl Schedule {
                     if self.rng.chance(0.5) { 1 + self.rng.below(8 << 10) } else { MERGE_BATCH_BYTES };
                 let options = MergerOptions { max_batch_bytes, ..MergerOptions::at(now()) };
                 let _ = merge_and_publish(&meta, &store, Some(queue), task, &options).await;
+            }
+            Job::BatchIndex { batch, split } => {
+                let budget = if self.rng.chance(0.2) { self.rng.below(50) } else { 30_000 };
+                let deadline = Some(Instant::now() + Duration::from_millis(budget));
+                let outcome = index_split(&meta, &store, &BatchAccess::default(), batch, *split, now(), deadline).await;
+                if matches!(outcome, Ok(SplitOutcome::Done { .. } | SplitOutcome::Retry(_) | SplitOutcome::Failed(_))) {
+                    let _ = drive_id(&meta, queue, batch, now()).await;
+                }
+            }
+            Job::BatchPublish { batch } => {
+                if matches!(publish_batch(&meta, &store, batch, now()).await, Ok(BatchPublished::Published { .. })) {
+                    self.count("batch task published");
+                }
             }
         }
     }

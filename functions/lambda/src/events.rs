@@ -2,6 +2,7 @@
 
 use crate::error::FunctionError;
 use serde::Deserialize;
+use sluice_format::spec::batch::task_id_problem;
 use sluice_pipeline::invoker::Job;
 use sluice_pipeline::task::TaskId;
 
@@ -36,27 +37,45 @@ pub fn supervisor_event(payload: serde_json::Value) -> Result<SupervisorEvent, F
     parse(payload)
 }
 
-/// Parses an indexer or merger event: a job (`{"job": "index" | "merge", "task": {...}}`).
+/// Parses an indexer or merger event: a job (`{"job": "index" | "merge", "task": {...}}`, or
+/// `{"job": "batch-index", "batch": id, "split": n}`, `{"job": "batch-publish", "batch": id}`).
 pub fn job_event(payload: serde_json::Value) -> Result<Job, FunctionError> {
     // Read through a plain struct: serde's internally tagged enums lose the path of a bad field.
     let event: JobEvent = parse(payload)?;
+    let missing = |field: &str| FunctionError::InvalidEvent { field: field.into(), reason: "missing".into() };
+    let batch = || -> Result<String, FunctionError> {
+        let id = event.batch.clone().ok_or_else(|| missing("batch"))?;
+        match task_id_problem(&id) {
+            Some(reason) => Err(FunctionError::InvalidEvent { field: "batch".into(), reason }),
+            None => Ok(id),
+        }
+    };
     Ok(match event.job {
-        JobKind::Index => Job::Index { task: event.task },
-        JobKind::Merge => Job::Merge { task: event.task },
+        JobKind::Index => Job::Index { task: event.task.clone().ok_or_else(|| missing("task"))? },
+        JobKind::Merge => Job::Merge { task: event.task.clone().ok_or_else(|| missing("task"))? },
+        JobKind::BatchIndex => Job::BatchIndex { batch: batch()?, split: event.split.ok_or_else(|| missing("split"))? },
+        JobKind::BatchPublish => Job::BatchPublish { batch: batch()? },
     })
 }
 
 #[derive(Deserialize)]
 struct JobEvent {
     job: JobKind,
-    task: TaskId,
+    task: Option<TaskId>,
+    batch: Option<String>,
+    split: Option<u32>,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
 enum JobKind {
+    #[serde(rename = "index")]
     Index,
+    #[serde(rename = "merge")]
     Merge,
+    #[serde(rename = "batch-index")]
+    BatchIndex,
+    #[serde(rename = "batch-publish")]
+    BatchPublish,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(payload: serde_json::Value) -> Result<T, FunctionError> {
@@ -99,6 +118,17 @@ mod tests {
         let err = job_event(json!({"job": "index", "task": {"datasource": "w", "group": 0, "seq": "x"}}))
             .expect_err("bad seq");
         assert!(err.to_string().contains("task.seq"), "{err}");
+        let batch =
+            job_event(json!({"job": "batch-index", "batch": "index_parallel_w_1", "split": 2})).expect("batch job");
+        assert_eq!(batch, Job::BatchIndex { batch: "index_parallel_w_1".into(), split: 2 });
+        let payload = serde_json::to_value(Job::BatchPublish { batch: "b".into() }).expect("json");
+        assert_eq!(job_event(payload).expect("as the invoker writes it"), Job::BatchPublish { batch: "b".into() });
+        let err = job_event(json!({"job": "batch-index", "batch": "../x", "split": 0})).expect_err("bad id");
+        assert!(err.to_string().contains("batch"), "{err}");
+        let err = job_event(json!({"job": "batch-index", "batch": "b"})).expect_err("no split");
+        assert!(err.to_string().contains("split"), "{err}");
+        let err = job_event(json!({"job": "merge"})).expect_err("no task");
+        assert!(err.to_string().contains("task"), "{err}");
         let err = job_event(json!({"job": "compact"})).expect_err("unknown job");
         assert!(!err.is_retryable() && err.to_string().contains("compact"), "{err}");
     }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// Time kept back from the Lambda deadline for the response and the last log lines.
 pub const DEADLINE_MARGIN: Duration = Duration::from_secs(3);
 
-fn invoker(ctx: &FunctionContext) -> Result<&dyn TaskInvoker, FunctionError> {
+pub(crate) fn invoker(ctx: &FunctionContext) -> Result<&dyn TaskInvoker, FunctionError> {
     ctx.invoker.as_deref().ok_or_else(|| FunctionError::Configuration("this function cannot invoke others".into()))
 }
 
@@ -156,6 +156,9 @@ fn expect_kind(job: &Job, index: bool) -> Result<&TaskId, FunctionError> {
 /// of time hands the task to a new invocation, one that completes hands it to a merger (and
 /// a real-time task's successor to an indexer).
 pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<Value, FunctionError> {
+    if matches!(job, Job::BatchIndex { .. }) {
+        return crate::batch_jobs::index(ctx, invoker(ctx)?, job, deadline).await;
+    }
     let invoker = invoker(ctx)?;
     let task = expect_kind(&job, true)?.clone();
     let budget = deadline.saturating_duration_since(Instant::now()).saturating_sub(DEADLINE_MARGIN);
@@ -199,6 +202,9 @@ pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result
 /// Runs a merge job: merges the task's hydrants and publishes, then hands the group's next
 /// completed task to a merger.
 pub async fn merge(ctx: &FunctionContext, job: Job) -> Result<Value, FunctionError> {
+    if matches!(job, Job::BatchPublish { .. }) {
+        return crate::batch_jobs::publish(ctx, job).await;
+    }
     let invoker = invoker(ctx)?;
     let task = expect_kind(&job, false)?.clone();
     let dims = [("Function", "merger"), ("Datasource", task.datasource.as_str())];

@@ -19,6 +19,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod batch_jobs;
 pub mod context;
 pub mod error;
 pub mod events;

@@ -10,10 +10,13 @@
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
 //!                                       sk replaces | replace#<n> | guard#<start>
-//!                                       sk history#<submitted>
+//!                                       sk history#<submitted> | batch#<task id>
+//!            pk batchtasks              sk <task id>                         which datasource a batch task writes
+//!            pk batch#<task id>         sk spec | split#<n>
 //!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!                                       sk report#<seq>
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
+//!            batch-hydrants/<datasource>/<task id>/<split>/<attempt>/<chunk start>/<n>.hyd
 //!            segments/<datasource>/<start>_<end>/<version>/<partition>.seg
 //!            query-partials/<request digest>/<random>.part
 //!            lookups/<tier, name digest>/<write digest>.json                 a lookup's map, one per write
@@ -68,6 +71,45 @@ pub const GUARD_PREFIX: &str = "guard#";
 pub const REPORT_PREFIX: &str = "report#";
 /// Sort key prefix of the submitted specs kept as the supervisor's history.
 pub const HISTORY_PREFIX: &str = "history#";
+
+/// Partition key of the batch task ids: one item per task, naming its datasource.
+pub const BATCH_IDS_PK: &str = "batchtasks";
+/// Sort key prefix of a datasource's batch task items.
+pub const BATCH_TASK_PREFIX: &str = "batch#";
+/// Sort key of a batch task's spec, under [`batch_pk`].
+pub const BATCH_SPEC_SK: &str = "spec";
+/// Sort key prefix of a batch task's splits, under [`batch_pk`].
+pub const SPLIT_PREFIX: &str = "split#";
+
+/// Sort key of a batch task's item, under its datasource's key.
+pub fn batch_task_sk(id: &str) -> String {
+    format!("{BATCH_TASK_PREFIX}{id}")
+}
+
+/// Partition key of a batch task's spec and splits (its prefix is no datasource's, `ds#`).
+pub fn batch_pk(id: &str) -> String {
+    format!("batch#{id}")
+}
+
+/// Sort key of split `n` of a batch task.
+pub fn split_sk(n: u32) -> String {
+    format!("{SPLIT_PREFIX}{n:06}")
+}
+
+/// Object key prefix of every hydrant of a batch task.
+pub fn batch_hydrant_prefix(datasource: &str, id: &str) -> String {
+    format!("batch-hydrants/{datasource}/{id}/")
+}
+
+/// Object key of hydrant `n` of an attempt at a split, for the time chunk starting at
+/// `chunk_start`.
+pub fn batch_hydrant_key(datasource: &str, id: &str, split: u32, attempt: u32, chunk_start: i64, n: u32) -> String {
+    format!(
+        "{}{split:06}/{attempt:04}/{}/{n:06}.hyd",
+        batch_hydrant_prefix(datasource, id),
+        format_iso(chunk_start).replace(':', "-")
+    )
+}
 
 /// Partition key of a datasource's items.
 pub fn datasource_pk(datasource: &str) -> String {

@@ -1,8 +1,9 @@
 //! The bodies of the replace protocol's items: `replace#<n>` (one replace: the segments it
 //! replaces, its state), `replaces` (the datasource's next replace number) and
 //! `guard#<start>` (a count of the replaces published over segments starting at that
-//! instant). A compaction replaces segments with fewer, a retention drop with none; the
-//! argument is in `docs/exactly-once.md#compaction-and-retention-replace`.
+//! instant). A compaction replaces segments with fewer, a retention drop with none, a batch
+//! task's overwrite with its own and its append nothing; the argument is in
+//! `docs/exactly-once.md#compaction-and-retention-replace`.
 
 use serde::{Deserialize, Serialize};
 use sluice_format::time::Interval;
@@ -22,6 +23,11 @@ pub enum ReplaceKind {
     Compact,
     /// Retention: the replaced segments are dropped.
     Drop,
+    /// A batch task appending: its segments join the visible ones, nothing is replaced.
+    Append,
+    /// A batch task overwriting: its segments replace the visible ones of the chunks it
+    /// covers.
+    Overwrite,
 }
 
 /// Where a replace is.

@@ -383,7 +383,7 @@ fn rewrite(
 }
 
 /// A version above every one of `versions`: now, or just after the newest of them.
-fn newer_version<'a>(now_ms: i64, versions: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn newer_version<'a>(now_ms: i64, versions: impl Iterator<Item = &'a str>) -> String {
     let now = format_iso(now_ms);
     match versions.max() {
         Some(top) if top >= now.as_str() => {
@@ -442,7 +442,7 @@ async fn replace_publish(
 
 /// Abandons a replace that will not publish and deletes the segments it wrote (cleanup
 /// finishes if this fails).
-async fn give_up(
+pub(crate) async fn give_up(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     datasource: &str,

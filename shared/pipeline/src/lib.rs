@@ -21,6 +21,7 @@
 //! [`datasource`], [`task`] and [`timeline`] modules re-export its reads beside the writes
 //! they hold.
 
+pub mod batch;
 pub mod compact;
 pub mod compaction;
 pub mod compaction_plan;

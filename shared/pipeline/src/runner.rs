@@ -1,6 +1,7 @@
 //! The local pipeline: supervisor passes with the in-process invoker, each queued job run in
 //! this process. The same library calls the Lambda handlers make, in one loop.
 
+use crate::batch::{drive_id, index_split, process_access, publish_batch, BatchError, BatchPublished, SplitOutcome};
 use crate::indexer::{run_task, IndexerError, TaskOptions, TaskOutcome};
 use crate::invoker::{Job, QueueInvoker, TaskInvoker};
 use crate::merger::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};
@@ -22,6 +23,10 @@ pub enum JobOutcome {
     Indexed(Result<TaskOutcome, IndexerError>),
     /// A merger ended.
     Merged(Result<MergeOutcome, MergerError>),
+    /// An indexer at a batch task's split ended.
+    BatchIndexed(Result<SplitOutcome, BatchError>),
+    /// A batch task's publish ended.
+    BatchPublished(Result<BatchPublished, BatchError>),
 }
 
 /// Runs one job as its function would: an indexer that completes its task hands it to a
@@ -36,7 +41,31 @@ pub async fn run_job(
     match job {
         Job::Index { task } => JobOutcome::Indexed(run_index_job(meta, store, invoker, task, task_budget).await),
         Job::Merge { task } => JobOutcome::Merged(run_merge_job(meta, store, invoker, task).await),
+        Job::BatchIndex { batch, split } => {
+            JobOutcome::BatchIndexed(run_batch_index_job(meta, store, invoker, batch, *split, task_budget).await)
+        }
+        Job::BatchPublish { batch } => JobOutcome::BatchPublished(publish_batch(meta, store, batch, now_ms()).await),
     }
+}
+
+/// Indexes split `split` of batch task `id` for at most `task_budget`, then drives the task on:
+/// its next split, or its publish.
+pub async fn run_batch_index_job(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    invoker: &dyn TaskInvoker,
+    id: &str,
+    split: u32,
+    task_budget: Duration,
+) -> Result<SplitOutcome, BatchError> {
+    let deadline = Instant::now() + task_budget;
+    let outcome = index_split(meta, store, &process_access(), id, split, now_ms(), Some(deadline)).await;
+    if matches!(outcome, Ok(SplitOutcome::Done { .. } | SplitOutcome::Retry(_) | SplitOutcome::Failed(_))) {
+        if let Err(e) = drive_id(meta, invoker, id, now_ms()).await {
+            tracing::warn!(task = id, error = %e, "could not drive a batch task on; the supervisor's next pass will");
+        }
+    }
+    outcome
 }
 
 /// Runs one attempt of `task` for at most `task_budget`. A completed task is handed to a

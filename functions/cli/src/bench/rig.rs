@@ -264,10 +264,7 @@ impl Rig {
             let outcome =
                 run_job(self.meta.as_ref(), self.store.as_ref(), self.queue.as_ref(), &job, TASK_BUDGET).await;
             let (took, used) = (started.elapsed(), self.meters.read().since(&before));
-            let f = match job {
-                Job::Index { .. } => &mut functions.indexer,
-                Job::Merge { .. } => &mut functions.merger,
-            };
+            let f = if job.for_indexer() { &mut functions.indexer } else { &mut functions.merger };
             f.invocations += 1;
             f.secs += took.as_secs_f64();
             f.meters.add(&used);

@@ -44,10 +44,7 @@ impl LambdaInvoker {
 #[async_trait]
 impl TaskInvoker for LambdaInvoker {
     async fn invoke(&self, job: Job) -> Result<(), InvokeError> {
-        let function = match &job {
-            Job::Index { .. } => &self.indexer_function,
-            Job::Merge { .. } => &self.merger_function,
-        };
+        let function = if job.for_indexer() { &self.indexer_function } else { &self.merger_function };
         let payload = serde_json::to_vec(&job).map_err(|e| InvokeError { job: job.clone(), reason: e.to_string() })?;
         let out = self
             .client

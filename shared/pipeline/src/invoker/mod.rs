@@ -29,6 +29,27 @@ pub enum Job {
         /// The task.
         task: TaskId,
     },
+    /// Index one split of a batch task (an indexer's job).
+    #[serde(rename = "batch-index")]
+    BatchIndex {
+        /// The batch task's id.
+        batch: String,
+        /// The split.
+        split: u32,
+    },
+    /// Publish a batch task whose splits are done (a merger's job).
+    #[serde(rename = "batch-publish")]
+    BatchPublish {
+        /// The batch task's id.
+        batch: String,
+    },
+}
+
+impl Job {
+    /// Whether an indexer runs it (a merger runs the others).
+    pub fn for_indexer(&self) -> bool {
+        matches!(self, Job::Index { .. } | Job::BatchIndex { .. })
+    }
 }
 
 /// Why a job could not be handed over.

@@ -149,6 +149,20 @@ pub async fn publish(
     guards: &Guards,
     now_ms: i64,
 ) -> Result<Published, DatasourceError> {
+    publish_with(meta, datasource, begun, replaced, guards, now_ms, Vec::new()).await
+}
+
+/// [`publish`] with further actions in its transaction (a batch task's move to published):
+/// any of them failing its condition is a conflict, and nothing changes.
+pub async fn publish_with(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    begun: &Begun,
+    replaced: &[SegmentRecord],
+    guards: &Guards,
+    now_ms: i64,
+    also: Vec<TxOp>,
+) -> Result<Published, DatasourceError> {
     let pk = datasource_pk(datasource);
     let item = ReplaceItem { state: ReplaceState::Published, finished_ms: Some(now_ms), ..begun.item.clone() };
     let mut ops = vec![TxOp::Put {
@@ -162,15 +176,20 @@ pub async fn publish(
             condition: guards.condition(start),
         });
     }
+    let guarded = ops.len();
+    ops.extend(also);
     match meta.transact(ops).await {
         Ok(()) => Ok(Published::Done),
         Err(MetaError::TransactionFailed { index: 0, .. }) => {
             Ok(Published::Conflict(format!("replace {} was abandoned", item.id)))
         }
-        Err(MetaError::TransactionFailed { .. }) => Ok(Published::Conflict(format!(
+        Err(MetaError::TransactionFailed { index, .. }) if index < guarded => Ok(Published::Conflict(format!(
             "replace {}: another replace was published over the same segments",
             item.id
         ))),
+        Err(MetaError::TransactionFailed { .. }) => {
+            Ok(Published::Conflict(format!("replace {}: what it publishes with changed", item.id)))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -62,6 +62,9 @@ pub struct DatasourcePass {
     /// a grouping change on does neither).
     #[serde(skip)]
     pub observed: bool,
+    /// Jobs of the datasource's running batch tasks handed to the invoker (their splits, their
+    /// publish).
+    pub batch_jobs: u32,
 }
 
 impl DatasourcePass {
@@ -134,7 +137,15 @@ pub async fn supervise(
     options: &SupervisorOptions,
     name: &str,
 ) -> Result<DatasourcePass, SupervisorError> {
-    let mut pass = DatasourcePass { datasource: name.into(), ..Default::default() };
+    // Batch tasks first: a stream that cannot be supervised does not hold them up.
+    let batch_jobs = match crate::batch::drive(meta, invoker, name, options.now_ms).await {
+        Ok(driven) => driven.splits + driven.publishes,
+        Err(e) => {
+            tracing::warn!(datasource = name, error = %e, "could not drive the datasource's batch tasks");
+            0
+        }
+    };
+    let mut pass = DatasourcePass { datasource: name.into(), batch_jobs, ..Default::default() };
     for _ in 0..options.max_steps.max(1) {
         let (step, again) = step(meta, store, invoker, options, name).await?;
         pass = pass.then(step);
@@ -154,6 +165,7 @@ impl DatasourcePass {
         self.invoked.append(&mut next.invoked);
         self.cleaned += next.cleaned;
         self.scaled_to = next.scaled_to.or(self.scaled_to);
+        next.batch_jobs = self.batch_jobs;
         if next.observed {
             next.planned = self.planned;
             next.invoked = self.invoked;

@@ -1,0 +1,102 @@
+//! Handing a batch task's work to the functions: each split an indexer may take (at most
+//! `maxNumConcurrentSubTasks` held at once), then the publish once every split is done (or one
+//! failed, which the publish records). The supervisor's pass drives every running task, and
+//! each indexer that finishes a split drives its task on at once; a job handed over twice
+//! finds its split busy or its task published.
+
+use super::status::{list, load_task, splits};
+use super::BatchError;
+use crate::datasource::{self, DatasourceError};
+use crate::invoker::{Job, TaskInvoker};
+use sluice_layout::batch::{BatchState, BatchTaskItem, SplitState};
+use sluice_store::metadata::MetadataStore;
+
+/// What driving handed over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Driven {
+    /// Running tasks seen.
+    pub tasks: u32,
+    /// Split jobs handed over.
+    pub splits: u32,
+    /// Publish jobs handed over.
+    pub publishes: u32,
+}
+
+impl Driven {
+    fn add(&mut self, other: Driven) {
+        self.tasks += other.tasks;
+        self.splits += other.splits;
+        self.publishes += other.publishes;
+    }
+}
+
+/// Drives every running batch task of every datasource.
+pub async fn drive_all(meta: &dyn MetadataStore, invoker: &dyn TaskInvoker, now_ms: i64) -> Result<Driven, BatchError> {
+    let mut out = Driven::default();
+    for name in datasource::list(meta).await? {
+        out.add(drive(meta, invoker, &name, now_ms).await?);
+    }
+    Ok(out)
+}
+
+/// Drives every running batch task of `datasource`.
+pub async fn drive(
+    meta: &dyn MetadataStore,
+    invoker: &dyn TaskInvoker,
+    datasource: &str,
+    now_ms: i64,
+) -> Result<Driven, BatchError> {
+    let tasks = match list(meta, datasource).await {
+        Ok(tasks) => tasks,
+        Err(DatasourceError::Unknown(_)) => return Ok(Driven::default()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Driven::default();
+    for task in tasks.iter().filter(|t| t.state == BatchState::Running) {
+        out.add(drive_task(meta, invoker, task, now_ms).await?);
+    }
+    Ok(out)
+}
+
+/// Drives batch task `id` (after one of its splits finished).
+pub async fn drive_id(
+    meta: &dyn MetadataStore,
+    invoker: &dyn TaskInvoker,
+    id: &str,
+    now_ms: i64,
+) -> Result<Driven, BatchError> {
+    let (task, _) = load_task(meta, id).await?;
+    if task.state != BatchState::Running {
+        return Ok(Driven::default());
+    }
+    drive_task(meta, invoker, &task, now_ms).await
+}
+
+async fn drive_task(
+    meta: &dyn MetadataStore,
+    invoker: &dyn TaskInvoker,
+    task: &BatchTaskItem,
+    now_ms: i64,
+) -> Result<Driven, BatchError> {
+    let mut out = Driven { tasks: 1, ..Default::default() };
+    let all = splits(meta, task).await?;
+    let done = all.iter().filter(|(s, _)| s.state == SplitState::Done).count();
+    let failed = all.iter().any(|(s, _)| s.state == SplitState::Failed);
+    let jobs: Vec<Job> = if failed || (done == all.len() && all.len() as u32 == task.splits) {
+        out.publishes = 1;
+        vec![Job::BatchPublish { batch: task.id.clone() }]
+    } else {
+        let held = all.iter().filter(|(s, _)| s.state == SplitState::Running && !s.takeable(now_ms)).count();
+        let free = (task.max_concurrent as usize).saturating_sub(held);
+        let takeable = all.iter().filter(|(s, _)| s.takeable(now_ms)).take(free);
+        let jobs: Vec<Job> = takeable.map(|(s, _)| Job::BatchIndex { batch: task.id.clone(), split: s.n }).collect();
+        out.splits = jobs.len() as u32;
+        jobs
+    };
+    for job in jobs {
+        if let Err(e) = invoker.invoke(job).await {
+            tracing::warn!(task = task.id, error = %e, "could not hand a batch job over; the next pass will");
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,283 @@
+//! One indexer invocation of a batch task: it takes a split (not begun, or its last attempt's
+//! lease over), reads its pieces through the indexer's ingester (the stream's parse, rollup and
+//! persist rules), persists hydrants under keys of its own attempt, and finishes the split
+//! listing them, conditioned on still holding it: an attempt that lost the split (its lease
+//! ended and another took over) changes nothing but its own garbage.
+
+use super::access::BatchAccess;
+use super::read::{open_piece, Buckets};
+use super::status::{load_spec, load_task};
+use super::BatchError;
+use crate::datasource::{parse_body, to_json};
+use crate::indexer::{descriptor_dir, read_schema_sources, Ingester, MessageWindow, RowMeters};
+use crate::keys::{batch_hydrant_key, batch_pk, split_sk};
+use sluice_format::meters::MeterTotals;
+use sluice_format::spec::batch::BatchSpec;
+use sluice_kafka::{Flow, Record};
+use sluice_layout::batch::{
+    BatchHydrant, BatchState, SplitItem, SplitState, MAX_SPLIT_ATTEMPTS, MAX_SPLIT_EXCEPTIONS, MAX_SPLIT_HYDRANTS,
+};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+use sluice_store::storage::ObjectStore;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Records read between checks of the deadline (and yields to other tasks).
+const CHECK_EVERY: u64 = 4_096;
+
+/// How an invocation at a split ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitOutcome {
+    /// This attempt indexed the split.
+    Done {
+        /// Rows indexed.
+        rows: u64,
+        /// Hydrants persisted.
+        hydrants: usize,
+    },
+    /// Done before, failed, or its task is no longer running: nothing to do.
+    Finished,
+    /// Another attempt holds it.
+    Busy,
+    /// Another attempt took it over while this one ran: this one's hydrants are deleted.
+    Lost,
+    /// This attempt stopped (out of time, a store failing): the split is given back.
+    Retry(String),
+    /// The split cannot be indexed: the task fails.
+    Failed(String),
+}
+
+/// Why ingestion stopped before the end of a split.
+enum Stop {
+    Retry(String),
+    Fail(String),
+}
+
+impl From<BatchError> for Stop {
+    fn from(e: BatchError) -> Self {
+        match e {
+            BatchError::Storage { .. } | BatchError::Metadata(_) => Stop::Retry(e.to_string()),
+            e => Stop::Fail(e.to_string()),
+        }
+    }
+}
+
+/// Indexes split `n` of batch task `id`, stopping (the split given back) at `deadline`.
+pub async fn index_split(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    access: &BatchAccess,
+    id: &str,
+    n: u32,
+    now_ms: i64,
+    deadline: Option<Instant>,
+) -> Result<SplitOutcome, BatchError> {
+    let (task, _) = load_task(meta, id).await?;
+    if task.state != BatchState::Running {
+        return Ok(SplitOutcome::Finished);
+    }
+    let pk = batch_pk(id);
+    let item = meta.get(&pk, &split_sk(n)).await?.ok_or_else(|| BatchError::Unknown(format!("{id} split {n}")))?;
+    let split: SplitItem = parse_body(&task.datasource, &item)?;
+    if !split.takeable(now_ms) {
+        return Ok(if matches!(split.state, SplitState::Running) {
+            SplitOutcome::Busy
+        } else {
+            SplitOutcome::Finished
+        });
+    }
+    if split.attempt >= MAX_SPLIT_ATTEMPTS {
+        let why = format!(
+            "split {n} failed {} attempts; the last: {}",
+            split.attempt,
+            split.error.as_deref().unwrap_or("it never finished")
+        );
+        let failed = SplitItem { state: SplitState::Failed, error: Some(why.clone()), ..split };
+        return finish(meta, &pk, failed, item.version, SplitOutcome::Failed(why)).await;
+    }
+    let attempt = split.attempt + 1;
+    let running =
+        SplitItem { state: SplitState::Running, attempt, started_ms: Some(now_ms), error: None, ..split.clone() };
+    let version = match meta.put(Item::new(&pk, split_sk(n), to_json(&running)), Condition::Version(item.version)).await
+    {
+        Ok(v) => v,
+        Err(MetaError::ConditionFailed { .. }) => return Ok(SplitOutcome::Busy),
+        Err(e) => return Err(e.into()),
+    };
+    let spec = match load_spec(meta, id, &task.datasource).await {
+        Ok(spec) => spec,
+        Err(e) => {
+            let failed = SplitItem { state: SplitState::Failed, error: Some(e.to_string()), ..running };
+            return finish(meta, &pk, failed, version, SplitOutcome::Failed(e.to_string())).await;
+        }
+    };
+    let mut run =
+        Run { store, datasource: &task.datasource, id, n, attempt, hydrants: Vec::new(), counts: BTreeMap::new() };
+    let read = run.ingest(&spec, &running, access, deadline).await;
+    let (state, error, meters, exceptions, outcome) = match read {
+        Ok((meters, exceptions)) => {
+            let rows = meters.processed;
+            (
+                SplitState::Done,
+                None,
+                Some(meters),
+                exceptions,
+                SplitOutcome::Done { rows, hydrants: run.hydrants.len() },
+            )
+        }
+        Err(Stop::Retry(why)) => (SplitState::Pending, Some(why.clone()), None, Vec::new(), SplitOutcome::Retry(why)),
+        Err(Stop::Fail(why)) => (SplitState::Failed, Some(why.clone()), None, Vec::new(), SplitOutcome::Failed(why)),
+    };
+    let keep = state == SplitState::Done;
+    let hydrants = if keep { run.hydrants.clone() } else { Vec::new() };
+    let ended = SplitItem { state, error, meters, exceptions, hydrants, ..running };
+    let outcome = finish(meta, &pk, ended, version, outcome).await;
+    if !matches!(outcome, Ok(SplitOutcome::Done { .. })) {
+        run.delete_hydrants().await;
+    }
+    outcome
+}
+
+/// Writes the split as it ended, if this attempt still holds it.
+async fn finish(
+    meta: &dyn MetadataStore,
+    pk: &str,
+    split: SplitItem,
+    version: u64,
+    outcome: SplitOutcome,
+) -> Result<SplitOutcome, BatchError> {
+    match meta.put(Item::new(pk, split_sk(split.n), to_json(&split)), Condition::Version(version)).await {
+        Ok(_) => Ok(outcome),
+        Err(MetaError::ConditionFailed { .. }) => Ok(SplitOutcome::Lost),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One attempt's reading and persisting.
+struct Run<'a> {
+    store: &'a dyn ObjectStore,
+    datasource: &'a str,
+    id: &'a str,
+    n: u32,
+    attempt: u32,
+    hydrants: Vec<BatchHydrant>,
+    /// Hydrants persisted per time chunk.
+    counts: BTreeMap<i64, u32>,
+}
+
+impl Run<'_> {
+    /// Reads every piece of `split` into hydrants: the split's meters and kept exceptions.
+    async fn ingest(
+        &mut self,
+        batch: &BatchSpec,
+        split: &SplitItem,
+        access: &BatchAccess,
+        deadline: Option<Instant>,
+    ) -> Result<(MeterTotals, Vec<sluice_format::meters::ParseException>), Stop> {
+        let spec = &batch.spec;
+        let tuning = &spec.tuning;
+        let meters = RowMeters::new(
+            tuning.max_saved_parse_exceptions.max(MAX_SPLIT_EXCEPTIONS as u64),
+            tuning.max_parse_exceptions,
+        );
+        let window = MessageWindow {
+            min: batch.intervals.iter().map(|i| i.start).min(),
+            max: batch.intervals.iter().map(|i| i.end - 1).max(),
+        };
+        let mut ingester = read_schema_sources(spec, &descriptor_dir())
+            .and_then(|sources| Ingester::with_sources(spec, sources, window, meters))
+            .map_err(Stop::Fail)?;
+        let inline = match &batch.input {
+            sluice_format::spec::InputSource::Inline { data } => data.as_str(),
+            _ => "",
+        };
+        let mut buckets = Buckets::new();
+        let mut line = Vec::new();
+        let mut read = 0u64;
+        for (p, piece) in split.pieces.iter().enumerate() {
+            let mut reader = open_piece(piece, inline, access, &mut buckets).await?;
+            loop {
+                let next = reader.next_line(&mut line).map_err(|e| Stop::Fail(format!("{}: {e}", piece.name())))?;
+                let Some((offset, cut)) = next else { break };
+                read += 1;
+                if read % CHECK_EVERY == 0 {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Err(Stop::Retry(format!(
+                            "split {} ran out of time; the next attempt starts over",
+                            self.n
+                        )));
+                    }
+                    tokio::task::yield_now().await;
+                }
+                let flow = if cut {
+                    let why = format!("a record longer than {} bytes", super::read::MAX_LINE_BYTES);
+                    ingester.meters.unparseable(p as i32, offset as i64, why).map(|_| Flow::Continue).map_err(|e| {
+                        ingester.fatal = Some(e);
+                    })
+                } else if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                } else {
+                    ingester.ingest(Record::value(p as i32, offset as i64, Some(&line), None)).map_err(|_| ())
+                };
+                match flow {
+                    Ok(Flow::Pause) => self.persist(&mut ingester, tuning.intermediate_index).await?,
+                    Ok(_) => {}
+                    Err(()) => {
+                        let e = ingester.fatal.take();
+                        let last = e.map(|e| {
+                            let at = split.pieces.get(e.last.partition as usize).map(|p| p.name()).unwrap_or_default();
+                            format!(
+                                "more than maxParseExceptions ({}); the last at {at} byte {}: {}",
+                                e.max, e.last.offset, e.last.reason
+                            )
+                        });
+                        return Err(Stop::Fail(last.unwrap_or_else(|| "too many parse exceptions".into())));
+                    }
+                }
+            }
+        }
+        self.persist(&mut ingester, tuning.intermediate_index).await?;
+        let mut totals = MeterTotals::default();
+        totals.add(&ingester.meters);
+        let kept = ingester.meters.saved_exceptions.iter().rev().take(MAX_SPLIT_EXCEPTIONS).cloned().collect();
+        Ok((totals, kept))
+    }
+
+    /// Persists the ingester's indexes as hydrants of this attempt.
+    async fn persist(
+        &mut self,
+        ingester: &mut Ingester,
+        compression: sluice_format::spec::Compression,
+    ) -> Result<(), Stop> {
+        for index in ingester.take_indexes() {
+            let start = index.interval().start;
+            let count = self.counts.entry(start).or_default();
+            let key = batch_hydrant_key(self.datasource, self.id, self.n, self.attempt, start, *count);
+            *count += 1;
+            let bytes = index.persist(compression).map_err(|e| Stop::Fail(format!("persist: {e}")))?;
+            self.store
+                .put_if_absent(&key, bytes.into())
+                .await
+                .map_err(|source| Stop::from(BatchError::Storage { object: key.clone(), source }))?;
+            self.hydrants.push(BatchHydrant { chunk_start: start, key, rows: index.num_rows() as u64 });
+            if self.hydrants.len() > MAX_SPLIT_HYDRANTS {
+                return Err(Stop::Fail(format!(
+                    "split {} persisted over {MAX_SPLIT_HYDRANTS} hydrants: its rows span too many time chunks, or \
+                     maxRowsInMemory is too small; lower splitHintSpec.maxSplitSize",
+                    self.n
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes this attempt's hydrants (a lost or failed attempt); cleanup deletes what this
+    /// misses with the task's.
+    async fn delete_hydrants(&self) {
+        for h in &self.hydrants {
+            if let Err(e) = self.store.delete(&h.key).await {
+                tracing::warn!(object = h.key, error = %e, "could not delete a hydrant of a lost attempt");
+            }
+        }
+    }
+}

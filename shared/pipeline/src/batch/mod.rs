@@ -1,0 +1,82 @@
+//! Batch tasks: Druid's `index_parallel` spec ingested into a datasource beside its stream,
+//! with the stream's parts. The input is cut into splits planned into the metadata store like
+//! offset ranges ([`submit`]); each split is one indexer invocation that persists hydrants
+//! ([`index_split`]); once every split is done, one publish merges them into segments and makes
+//! them visible in one replace whose transaction moves the task from running to published
+//! ([`publish_batch`]): appended beside the visible segments, or replacing those of the chunks
+//! it covers. [`drive`] hands the splits and the publish to the functions, from the
+//! supervisor's pass. The argument is in `docs/exactly-once.md#batch-tasks`.
+//!
+//! ```text
+//!  submit    batchtasks/<id> Absent (the id's claim) -> spec, split#n Absent -> batch#<id> Absent
+//!  index     split#n Pending|lease over -> Running(attempt a) ; hydrants ; -> Done(hydrants) if still a's
+//!  publish   replace Append|Overwrite begun ; seg# invisible ; replace#r Published + guards
+//!            + batch#<id> Version(read, Running) -> Published      one transaction
+//! ```
+
+mod access;
+mod drive;
+mod index;
+mod plan;
+mod publish;
+mod read;
+mod status;
+mod submit;
+
+pub use access::{allow_in_process, process_access, BatchAccess, LOCAL_DIRS_ENV, S3_BUCKETS_ENV};
+pub use drive::{drive, drive_all, drive_id, Driven};
+pub use index::{index_split, SplitOutcome};
+pub use plan::{input_files, splits, InputFile, MAX_SPLITS};
+pub use publish::{publish_batch, BatchPublished};
+pub use read::{open_piece, PieceReader, MAX_LINE_BYTES};
+pub use sluice_layout::batch::{BatchState, BatchTaskItem, SplitItem, SplitState, BATCH_TASK_TYPE};
+pub use status::{find, list, report, BatchReport};
+pub use submit::{submit, Submitted};
+
+use crate::datasource::DatasourceError;
+use sluice_format::spec::SpecError;
+use sluice_store::metadata::MetaError;
+use sluice_store::storage::StorageError;
+
+/// Why a batch step stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The spec is invalid.
+    #[error("batch spec: {0}")]
+    Spec(#[from] SpecError),
+    /// The input cannot be read as the spec says.
+    #[error("{0}")]
+    Input(String),
+    /// The task id is taken by another spec.
+    #[error("task {0:?} exists with another spec: a task id names one spec")]
+    IdTaken(String),
+    /// No such task.
+    #[error("no batch task {0:?}")]
+    Unknown(String),
+    /// The metadata store failed, or an item is malformed.
+    #[error(transparent)]
+    Metadata(#[from] DatasourceError),
+    /// Deep storage failed.
+    #[error("{object}: {source}")]
+    Storage {
+        /// The object.
+        object: String,
+        /// The error.
+        source: StorageError,
+    },
+}
+
+impl From<MetaError> for BatchError {
+    fn from(e: MetaError) -> Self {
+        BatchError::Metadata(e.into())
+    }
+}
+
+impl From<crate::replace::ReplaceError> for BatchError {
+    fn from(e: crate::replace::ReplaceError) -> Self {
+        match e {
+            crate::replace::ReplaceError::Metadata(e) => BatchError::Metadata(e),
+            crate::replace::ReplaceError::Storage { object, source } => BatchError::Storage { object, source },
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Submitting a batch task: the spec checked, its input listed and cut into splits, then the
+//! id claimed and the task's items written. A resubmission of the same spec under the same id
+//! is the same task (nothing new is written); another spec under a taken id is refused.
+
+use super::access::BatchAccess;
+use super::plan::{input_files, splits};
+use super::BatchError;
+use crate::datasource::{self, parse_body, to_json, DatasourceError};
+use crate::keys::{batch_pk, batch_task_sk, datasource_pk, split_sk, BATCH_IDS_PK, BATCH_SPEC_SK};
+use sluice_format::spec::batch::{load_batch_value, task_id_problem};
+use sluice_format::spec::SpecWarning;
+use sluice_format::time::format_iso;
+use sluice_layout::batch::{BatchIdItem, BatchSpecItem, BatchState, BatchTaskItem, SplitItem};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+
+/// A task submitted.
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    /// Its id.
+    pub id: String,
+    /// Its datasource.
+    pub datasource: String,
+    /// Its splits.
+    pub splits: u32,
+    /// The spec's ignored or unknown options.
+    pub warnings: Vec<SpecWarning>,
+    /// The same spec was submitted under this id before: this is that task.
+    pub existed: bool,
+}
+
+/// Submits a batch spec into its datasource, which must exist (a supervisor spec submitted):
+/// its segments go beside the stream's. Input is read only where `access` allows.
+pub async fn submit(
+    meta: &dyn MetadataStore,
+    access: &BatchAccess,
+    raw: serde_json::Value,
+    now_ms: i64,
+) -> Result<Submitted, BatchError> {
+    let digest = format!("{:016x}", xxhash_rust::xxh64::xxh64(raw.to_string().as_bytes(), 0));
+    let loaded = load_batch_value(raw.clone())?;
+    let batch = loaded.batch;
+    let name = batch.spec.data_source.clone();
+    datasource::load(meta, &name).await.map_err(|e| match e {
+        DatasourceError::Unknown(_) => BatchError::Input(format!(
+            "datasource {name:?} does not exist: a batch task writes into a datasource whose supervisor spec \
+             was submitted (POST /druid/indexer/v1/supervisor)"
+        )),
+        e => e.into(),
+    })?;
+    let id = batch.id.clone().unwrap_or_else(|| generated_id(&name, now_ms));
+    let files = input_files(&batch.input, access).await?;
+    let planned = splits(&files, batch.split)?;
+    let claim = BatchIdItem { datasource: name.clone(), digest };
+    match meta.put(Item::new(BATCH_IDS_PK, &id, to_json(&claim)), Condition::Absent).await {
+        Ok(_) => {}
+        Err(MetaError::ConditionFailed { .. }) => {
+            let held = meta.get(BATCH_IDS_PK, &id).await?.ok_or_else(|| BatchError::IdTaken(id.clone()))?;
+            if parse_body::<BatchIdItem>(&name, &held)? != claim {
+                return Err(BatchError::IdTaken(id));
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let pk = batch_pk(&id);
+    meta.put(Item::new(&pk, BATCH_SPEC_SK, to_json(&BatchSpecItem { spec: raw })), Condition::None).await?;
+    for (n, pieces) in planned.iter().enumerate() {
+        let split = SplitItem::pending(n as u32, pieces.clone());
+        match meta.put(Item::new(&pk, split_sk(n as u32), to_json(&split)), Condition::Absent).await {
+            Ok(_) | Err(MetaError::ConditionFailed { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let task = BatchTaskItem {
+        id: id.clone(),
+        datasource: name.clone(),
+        state: BatchState::Running,
+        splits: planned.len() as u32,
+        append: batch.append,
+        max_concurrent: batch.max_concurrent,
+        created_ms: now_ms,
+        finished_ms: None,
+        error: None,
+        replace: None,
+        segments: 0,
+        replaced: 0,
+        meters: None,
+    };
+    let existed =
+        match meta.put(Item::new(datasource_pk(&name), batch_task_sk(&id), to_json(&task)), Condition::Absent).await {
+            Ok(_) => false,
+            Err(MetaError::ConditionFailed { .. }) => true,
+            Err(e) => return Err(e.into()),
+        };
+    Ok(Submitted { id, datasource: name, splits: planned.len() as u32, warnings: loaded.warnings, existed })
+}
+
+/// Druid's form of a task id: `index_parallel_<datasource>_<random>_<time>` (without the
+/// datasource when its name cannot be in an id).
+fn generated_id(datasource: &str, now_ms: i64) -> String {
+    let random: String = (0..8).map(|_| fastrand::lowercase()).collect();
+    let id = format!("index_parallel_{datasource}_{random}_{}", format_iso(now_ms));
+    if task_id_problem(&id).is_none() {
+        id
+    } else {
+        format!("index_parallel_{random}_{}", format_iso(now_ms))
+    }
+}
