@@ -6,6 +6,7 @@ mod autoscale;
 mod avro;
 mod backends;
 mod bad_urls;
+mod batch;
 mod compaction;
 mod coordinator_config;
 mod idle;

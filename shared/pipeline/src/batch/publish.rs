@@ -265,7 +265,8 @@ async fn delete_hydrants(store: &dyn ObjectStore, task: &BatchTaskItem) {
 }
 
 enum Write {
-    /// A hydrant is missing or corrupt: its split is given back to be indexed again.
+    /// A hydrant is missing or corrupt (its split is given back to be indexed again), or
+    /// another publish writes the same segments: a later publish tries again.
     Redo(String),
     Error(BatchError),
 }
@@ -338,12 +339,20 @@ impl Writer<'_> {
             let record =
                 describe(ds, chunk, &self.version, partition, &bytes, origin, &format!("batch-{}", self.task.id))
                     .map_err(|e| Write::Error(BatchError::Input(format!("segment of {chunk}: {e}"))))?;
-            self.store
-                .put_if_absent(&record.key, bytes)
-                .await
-                .map_err(|source| BatchError::Storage { object: record.key.clone(), source })?;
+            // Another publish of the task in the same millisecond writes the same keys: the one
+            // that finds them taken gives up.
+            let taken = || Write::Redo(format!("segment {} is being written by another publish", record.key));
+            match self.store.put_if_absent(&record.key, bytes).await {
+                Ok(()) => {}
+                Err(StorageError::AlreadyExists { .. }) => return Err(taken()),
+                Err(source) => return Err(BatchError::Storage { object: record.key.clone(), source }.into()),
+            }
             let item = Item::new(datasource_pk(ds), record.sk(), to_json(&record));
-            self.meta.put(item, Condition::Absent).await.map_err(BatchError::from)?;
+            match self.meta.put(item, Condition::Absent).await {
+                Ok(_) => {}
+                Err(MetaError::ConditionFailed { .. }) => return Err(taken()),
+                Err(e) => return Err(BatchError::from(e).into()),
+            }
             rows += record.num_rows;
             self.written.push(record);
         }

@@ -1,0 +1,199 @@
+//! Batch tasks (Druid's `index_parallel`) into a streaming datasource, on each backend: Druid's
+//! batch tutorial spec over the Wikipedia sample gives the tutorial's answers; a task appends
+//! beside the stream's segments and publishes once however often its jobs run (twice at once
+//! too); an overwrite hides exactly the chunks it covers; a resubmitted id is the same task,
+//! another spec under it is refused; a split past `maxParseExceptions` fails its task with
+//! nothing published.
+
+use serde_json::{json, Value};
+use sluice_format::time::now_ms;
+use sluice_integration::indexing::{visible_values, Backends};
+use sluice_integration::protocol::Setup;
+use sluice_integration::unique;
+use sluice_integration::wikipedia::{data_path, documented_answer, tutorial_query, tutorial_spec};
+use sluice_pipeline::batch::{
+    self, allow_in_process, find, index_split, publish_batch, BatchAccess, BatchError, BatchPublished, BatchState,
+    SplitOutcome,
+};
+use sluice_pipeline::invoker::QueueInvoker;
+use sluice_pipeline::runner::run_job;
+use sluice_pipeline::timeline::visible_segments;
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
+use std::time::Duration;
+
+const HOUR: i64 = 3_600_000;
+
+/// An `index_parallel` spec of the test datasource's schema (`id`, `page`, a count and a sum
+/// of `added`, hourly chunks) over inline `rows` (`(id, hour)`).
+fn inline_spec(datasource: &str, rows: &[(String, usize)], append: bool) -> Value {
+    let data: Vec<String> = rows
+        .iter()
+        .map(|(id, hour)| format!(r#"{{"ts": "2015-09-12T0{hour}:30:00Z", "id": "{id}", "page": "b", "added": 1}}"#))
+        .collect();
+    json!({"type": "index_parallel", "spec": {
+        "dataSchema": {
+            "dataSource": datasource,
+            "timestampSpec": {"column": "ts", "format": "iso"},
+            "dimensionsSpec": {"dimensions": ["id", "page"]},
+            "metricsSpec": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "added", "fieldName": "added"}],
+            "granularitySpec": {"segmentGranularity": "hour", "queryGranularity": "none", "rollup": false}
+        },
+        "ioConfig": {"type": "index_parallel", "inputSource": {"type": "inline", "data": data.join("\n")},
+            "inputFormat": {"type": "json"}, "appendToExisting": append},
+        "tuningConfig": {"type": "index_parallel", "maxNumConcurrentSubTasks": 2}
+    }})
+}
+
+fn ids(prefix: &str, n: usize, hour: usize) -> Vec<(String, usize)> {
+    (0..n).map(|i| (format!("{prefix}{i}"), hour)).collect()
+}
+
+/// Submits `spec` and runs its jobs in this process until it published or failed.
+async fn run(meta: &dyn MetadataStore, store: &dyn ObjectStore, spec: Value) -> batch::BatchTaskItem {
+    let submitted = batch::submit(meta, &batch::process_access(), spec, now_ms()).await.expect("submit");
+    finish(meta, store, &submitted.id).await
+}
+
+async fn finish(meta: &dyn MetadataStore, store: &dyn ObjectStore, id: &str) -> batch::BatchTaskItem {
+    let queue = QueueInvoker::default();
+    for _ in 0..50 {
+        let (task, _) = find(meta, id).await.expect("find").expect("the task");
+        if task.state != BatchState::Running {
+            return task;
+        }
+        batch::drive(meta, &queue, &task.datasource, now_ms()).await.expect("drive");
+        while let Some(job) = queue.pop() {
+            run_job(meta, store, &queue, &job, Duration::from_secs(60)).await;
+        }
+    }
+    panic!("batch task {id} did not finish");
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+async fn a_batch_task_appends_beside_the_stream_and_publishes_once(b: Backends) {
+    let s = Setup::new(b, 1, 60, 1, 20, json!({})).await;
+    s.catch_up().await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let stream_segments = visible_segments(meta, &s.name).await.expect("timeline").len();
+
+    let mut spec = inline_spec(&s.name, &ids("b", 10, 1), true);
+    spec["id"] = format!("backfill-{}", unique("b")).into();
+    let task = run(meta, store, spec.clone()).await;
+    assert_eq!(task.state, BatchState::Published, "{task:?}");
+    assert_eq!((task.segments, task.replaced, task.meters.map(|m| m.processed)), (1, 0, Some(10)), "{task:?}");
+    let mut expected = s.expected();
+    expected.extend(ids("b", 10, 1).into_iter().map(|(id, _)| id));
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected.clone()), "beside the stream's");
+    assert_eq!(visible_segments(meta, &s.name).await.expect("timeline").len(), stream_segments + 1);
+
+    // Its jobs again, and the same spec resubmitted: nothing new.
+    assert_eq!(publish_batch(meta, store, &task.id, now_ms()).await.expect("again"), BatchPublished::Finished);
+    let access = BatchAccess::default();
+    assert_eq!(
+        index_split(meta, store, &access, &task.id, 0, now_ms(), None).await.expect("again"),
+        SplitOutcome::Finished
+    );
+    let again = batch::submit(meta, &access, spec.clone(), now_ms()).await.expect("resubmitted");
+    assert!(again.existed && again.id == task.id, "{again:?}");
+    let mut other = spec.clone();
+    other["spec"]["ioConfig"]["inputSource"]["data"] = "{}".into();
+    assert!(matches!(batch::submit(meta, &access, other, now_ms()).await, Err(BatchError::IdTaken(_))));
+    assert_eq!(finish(meta, store, &task.id).await.state, BatchState::Published);
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected.clone()), "published once");
+
+    // Two publishers of one task at once (a duplicated invocation): one publishes.
+    let spec = inline_spec(&s.name, &ids("c", 5, 0), true);
+    let submitted = batch::submit(meta, &access, spec, now_ms()).await.expect("submit");
+    let split = index_split(meta, store, &access, &submitted.id, 0, now_ms(), None).await.expect("split");
+    assert_eq!(split, SplitOutcome::Done { rows: 5, hydrants: 1 });
+    let (one, two) = tokio::join!(
+        publish_batch(meta, store, &submitted.id, now_ms()),
+        publish_batch(meta, store, &submitted.id, now_ms())
+    );
+    let outcomes = [one.expect("one"), two.expect("two")];
+    let published = outcomes.iter().filter(|o| matches!(o, BatchPublished::Published { .. })).count();
+    assert_eq!(published, 1, "{outcomes:?}");
+    expected.extend(ids("c", 5, 0).into_iter().map(|(id, _)| id));
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected), "each row once");
+    s.b.discard(&s.name).await;
+}
+
+async fn an_overwrite_hides_exactly_the_chunks_it_covers(b: Backends) {
+    let s = Setup::new(b, 1, 60, 1, 20, json!({})).await;
+    s.catch_up().await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let before = visible_segments(meta, &s.name).await.expect("timeline");
+    let task = run(meta, store, inline_spec(&s.name, &ids("o", 4, 2), false)).await;
+    assert_eq!(task.state, BatchState::Published, "{task:?}");
+    let in_hour_2 = before.iter().filter(|r| r.interval.start % (24 * HOUR) == 2 * HOUR).count() as u64;
+    assert_eq!((task.segments, task.replaced), (1, in_hour_2), "{task:?}");
+    // Stream records r<n> fall in hour n % 3: hour 2's are replaced, the others stay.
+    let mut expected: Vec<String> = (0..60).filter(|n| n % 3 != 2).map(|n| format!("r{n}")).collect();
+    expected.extend(ids("o", 4, 2).into_iter().map(|(id, _)| id));
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected.clone()));
+
+    // dropExisting with hour 0 in its intervals and rows only in hour 1: hours 0 and 1 are
+    // replaced, hour 0 by nothing.
+    let mut spec = inline_spec(&s.name, &ids("d", 3, 1), false);
+    spec["spec"]["ioConfig"]["dropExisting"] = true.into();
+    spec["spec"]["dataSchema"]["granularitySpec"]["intervals"] = json!(["2015-09-12T00:00:00Z/2015-09-12T02:00:00Z"]);
+    let task = run(meta, store, spec).await;
+    assert_eq!(task.state, BatchState::Published, "{task:?}");
+    let mut expected: Vec<String> = ids("o", 4, 2).into_iter().map(|(id, _)| id).collect();
+    expected.extend(ids("d", 3, 1).into_iter().map(|(id, _)| id));
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected));
+    s.b.discard(&s.name).await;
+}
+
+async fn a_split_past_max_parse_exceptions_fails_its_task(b: Backends) {
+    let s = Setup::new(b, 1, 30, 1, 30, json!({})).await;
+    s.catch_up().await;
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    let mut spec = inline_spec(&s.name, &ids("x", 3, 0), true);
+    spec["spec"]["ioConfig"]["inputSource"]["data"] =
+        "{\"ts\": \"2015-09-12T00:00:00Z\", \"id\": \"ok\"}\nnot json\n".into();
+    spec["spec"]["tuningConfig"]["maxParseExceptions"] = 0.into();
+    let task = run(meta, store, spec).await;
+    assert_eq!(task.state, BatchState::Failed, "{task:?}");
+    let error = task.error.unwrap_or_default();
+    assert!(error.contains("maxParseExceptions") && error.contains("inline data byte 43"), "{error}");
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected(), "nothing of it published");
+    s.b.discard(&s.name).await;
+}
+
+/// Druid's batch tutorial: `index_parallel` from a `local` directory holding the sample into a
+/// datasource of the Kafka tutorial's spec; the 12 rows off 2015-09-12 fall outside its
+/// `intervals` and are thrown away.
+async fn druids_batch_tutorial_gives_the_tutorials_answers(b: Backends) {
+    let name = unique("wikipedia");
+    let spec = tutorial_spec(&name, "wikipedia", "127.0.0.1:9");
+    sluice_pipeline::datasource::submit(b.meta.as_ref(), spec, now_ms()).await.expect("the datasource");
+    let dir = data_path("");
+    allow_in_process(Some(std::path::Path::new(&dir)), None);
+    let text = std::fs::read_to_string(data_path("specs/wikipedia-index-parallel.json")).expect("the tutorial spec");
+    let mut spec: Value = serde_json::from_str(&text).expect("JSON");
+    spec["spec"]["dataSchema"]["dataSource"] = name.clone().into();
+    spec["spec"]["ioConfig"]["inputSource"]["baseDir"] = dir.into();
+    let (meta, store) = (b.meta.as_ref(), b.store.as_ref());
+    let task = run(meta, store, spec).await;
+    assert_eq!(task.state, BatchState::Published, "{task:?}");
+    let m = task.meters.expect("meters");
+    assert_eq!((m.processed, m.thrown_away, m.unparseable), (39_232, 12, 0), "{m:?}");
+    let top = sluice_query::run_query(meta, store, None, &tutorial_query("wikipedia-top-pages.json", &name))
+        .await
+        .expect("query");
+    assert_eq!(top[0]["result"], documented_answer("wikipedia-top-pages.json")["result"], "{top}");
+    b.discard(&name).await;
+}
+
+sluice_integration::on_backends!(
+    a_batch_task_appends_beside_the_stream_and_publishes_once,
+    an_overwrite_hides_exactly_the_chunks_it_covers,
+    a_split_past_max_parse_exceptions_fails_its_task,
+    druids_batch_tutorial_gives_the_tutorials_answers,
+);
