@@ -10,7 +10,9 @@
 //! partitions regrouped, or with daily chunks over hourly ones), a pass taking a change's steps
 //! one at a time or several in a row, real-time tasks (half the
 //! schedules), the lag-based autoscaler changing `taskCount` (some schedules), compaction passes beside the ingestion (two at once, or beside a query; some
-//! into daily chunks or cutting daily ones into hours, some re-indexing rows by hour) with retention rules dropping an hour in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
+//! into daily chunks or cutting daily ones into hours, some re-indexing rows by hour) with retention rules dropping an hour in some schedules, batch tasks
+//! (`index_parallel`: an append cut into byte-range splits, then an overwrite of an hour) beside
+//! the stream in some schedules, and the broker killed and restarted once. Queries between and beside the jobs
 //! count every row at most once; at the end every record is visible exactly once (none of a
 //! dropped hour), the committed offsets equal the high watermarks, and a last compaction pass
 //! leaves no chunk awaiting compaction.
@@ -19,10 +21,16 @@
 //! the long mode runs 200 or more); `SLUICE_CHAOS_SEED` replays a run, `SLUICE_CHAOS_ONLY=k`
 //! its schedule k alone, and `RUST_LOG` prints the pipeline's log.
 
+#[path = "chaos_parts/batch.rs"]
+mod batch;
+
+use batch::BatchPart;
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
 use sluice_integration::{required_env, unique};
-use sluice_pipeline::batch::{drive_id, index_split, publish_batch, BatchAccess, BatchPublished, SplitOutcome};
+use sluice_pipeline::batch::{
+    drive_id, index_split, process_access, publish_batch, BatchPublished, SplitOptions, SplitOutcome,
+};
 use sluice_pipeline::compact::{compact, CompactOptions};
 use sluice_pipeline::compaction_plan::plan_now;
 use sluice_pipeline::datasource::submit;
@@ -120,7 +128,8 @@ impl Schedule {
             Job::BatchIndex { batch, split } => {
                 let budget = if self.rng.chance(0.2) { self.rng.below(50) } else { 30_000 };
                 let deadline = Some(Instant::now() + Duration::from_millis(budget));
-                let outcome = index_split(&meta, &store, &BatchAccess::default(), batch, *split, now(), deadline).await;
+                let options = SplitOptions { now_ms: now(), deadline, lease_ms: 800 };
+                let outcome = index_split(&meta, &store, &process_access(), batch, *split, &options).await;
                 if matches!(outcome, Ok(SplitOutcome::Done { .. } | SplitOutcome::Retry(_) | SplitOutcome::Failed(_))) {
                     let _ = drive_id(&meta, queue, batch, now()).await;
                 }
@@ -177,7 +186,26 @@ async fn query_counts_each_row_once(
     let mut ids = Vec::new();
     for row in out.as_array().expect("groupBy rows") {
         let rows = row["event"]["rows"].as_u64().unwrap_or(0);
-        assert_eq!(rows, 1, "schedule {k} (seed {seed}): a query counted {} {rows} times", row["event"]["id"]);
+        if rows != 1 {
+            let mut now = differences(b, name, &[], &[]).await;
+            let pk = sluice_pipeline::keys::datasource_pk(name);
+            for item in b.meta.query(&pk, "replace").await.unwrap_or_default() {
+                now.push_str(&format!("\n{} v{} {}", item.sk, item.version, item.body));
+            }
+            for (r, visible) in
+                sluice_pipeline::timeline::segment_records(b.meta.as_ref(), name).await.unwrap_or_default()
+            {
+                let id = row["event"]["id"].as_str().unwrap_or_default();
+                let bytes = b.store.get(&r.key).await.map(|b| b.to_vec()).unwrap_or_default();
+                if bytes.windows(id.len()).any(|w| w == id.as_bytes()) {
+                    now.push_str(&format!(
+                        "\nholds it: {} visible {visible} replace {:?} rows {}",
+                        r.key, r.replace, r.num_rows
+                    ));
+                }
+            }
+            panic!("schedule {k} (seed {seed}): a query counted {} {rows} times; now {now}", row["event"]["id"]);
+        }
         ids.push(row["event"]["id"].as_str().unwrap_or_default().to_string());
     }
     ids.sort();
@@ -244,6 +272,8 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
             "triggerScaleOutFractionThreshold": 0.3, "triggerScaleInFractionThreshold": 0.9,
             "scaleOutStep": 1 + rng.below(2), "scaleInStep": 1});
     }
+    // Some schedules run batch tasks beside the stream: an append, then an overwrite of hour 5.
+    let mut batch = rng.chance(0.4).then(|| BatchPart::new(&mut rng, &name));
     let pause = Duration::from_millis(if realtime { 80 } else { 15 });
     submit(b.meta.as_ref(), spec.clone(), now()).await.expect("submit");
     // Most schedules compact as the rows arrive (nothing skipped: every chunk takes appends
@@ -338,6 +368,9 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
             }
             submit(s.b.meta.as_ref(), spec.clone(), now()).await.expect("resubmit");
         }
+        if let Some(part) = batch.as_mut() {
+            part.step(s.b.meta.as_ref(), iteration, |kind| s.count(kind)).await;
+        }
         if s.rng.chance(0.3) {
             s.count("two supervisors at once");
             let other = QueueInvoker::default();
@@ -404,11 +437,21 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         }
         query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
         if producer.is_finished() {
+            let batch_done = match &batch {
+                Some(part) => part.finished(s.b.meta.as_ref()).await,
+                None => true,
+            };
             let check =
                 supervise(s.b.meta.as_ref(), s.b.store.as_ref(), &queue, &SupervisorOptions::at(now()), &name).await;
             match check {
-                Ok(p) if p.caught_up => break,
+                Ok(p) if p.caught_up && batch_done => break,
                 Ok(p) if iteration % 20 == 0 => {
+                    if let Some(part) = &batch {
+                        eprintln!(
+                            "schedule {k} iteration {iteration}: batch tasks\n{}",
+                            part.describe(s.b.meta.as_ref()).await
+                        );
+                    }
                     let tasks = sluice_pipeline::supervisor::status(s.b.meta.as_ref(), &name).await.map(|st| st.tasks);
                     eprintln!(
                         "schedule {k} iteration {iteration}: high {:?} committed {:?} tasks {tasks:?}",
@@ -441,6 +484,9 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     }
     let mut expected: Vec<String> =
         (0..num_records).filter(|n| !(drop_first_hour && n % 3 == 0)).map(|n| format!("c{n}")).collect();
+    if let Some(part) = &batch {
+        expected.extend(part.expected(s.b.meta.as_ref(), drop_first_hour, |kind| s.count(kind)).await);
+    }
     expected.sort();
     let seen = visible_values(s.b.meta.as_ref(), s.b.store.as_ref(), &name, "id").await;
     assert_eq!(

@@ -37,6 +37,7 @@
 //! and operations functions); a local server wraps the routes in [`LocalGuard`]'s checks (403,
 //! 415).
 
+mod batch_tasks;
 mod compaction;
 pub mod console;
 mod datasource_info;

@@ -3,6 +3,7 @@
 //! report. What cannot apply to a Sluice task is refused by name ([`refused`]): the shapes and
 //! the state mapping are [`task_status`](crate::task_status)'s.
 
+use super::batch_tasks::{self, BatchView};
 use super::task_status::{TaskView, TASK_TYPE};
 use super::{json_body, ApiError, ApiState};
 use axum::extract::{Path, Query as UrlQuery, State};
@@ -10,6 +11,7 @@ use axum::http::StatusCode;
 use serde_json::{json, Map, Value};
 use sluice_catalog::report;
 use sluice_format::time::parse_iso_instant;
+use sluice_pipeline::batch::BATCH_TASK_TYPE;
 use sluice_pipeline::datasource;
 use sluice_pipeline::task::{load_progress, TaskId, TaskItem};
 use sluice_store::metadata::MetadataStore;
@@ -38,7 +40,8 @@ pub(crate) struct ListFilter {
     datasource: Option<String>,
     created: Option<(i64, i64)>,
     max: usize,
-    other_type: bool,
+    /// `type=`: Druid's task type asked for (`None`: both).
+    kind: Option<String>,
 }
 
 fn list_filter(params: &HashMap<String, String>, fixed: Option<&'static str>) -> Result<ListFilter, ApiError> {
@@ -63,36 +66,118 @@ fn list_filter(params: &HashMap<String, String>, fixed: Option<&'static str>) ->
         None => DEFAULT_COMPLETE_TASKS,
         Some(m) => m.parse::<usize>().map_err(|_| bad(format!("max {m:?}: expected a count")))?.min(MAX_COMPLETE_TASKS),
     };
-    let other_type = params.get("type").is_some_and(|t| t != TASK_TYPE);
-    Ok(ListFilter { states, datasource: params.get("datasource").cloned(), created, max, other_type })
+    Ok(ListFilter {
+        states,
+        datasource: params.get("datasource").cloned(),
+        created,
+        max,
+        kind: params.get("type").cloned(),
+    })
 }
 
 impl ListFilter {
     /// Every task: the live ones and the last [`DEFAULT_COMPLETE_TASKS`] finished.
     pub(crate) fn everything() -> Self {
         let states = BTreeSet::from(["pending", "running", "complete"]);
-        Self { states, datasource: None, created: None, max: DEFAULT_COMPLETE_TASKS, other_type: false }
+        Self { states, datasource: None, created: None, max: DEFAULT_COMPLETE_TASKS, kind: None }
+    }
+
+    fn wants(&self, kind: &str) -> bool {
+        self.kind.as_deref().is_none_or(|k| k == kind)
+    }
+}
+
+/// A task of either kind, as the lists show it.
+pub(crate) enum Listed {
+    /// An indexing task of a supervisor.
+    Stream(TaskView),
+    /// A batch task.
+    Batch(BatchView),
+}
+
+impl Listed {
+    fn created_ms(&self) -> i64 {
+        match self {
+            Listed::Stream(v) => v.created_ms,
+            Listed::Batch(v) => v.item.created_ms,
+        }
+    }
+
+    fn finished_ms(&self) -> Option<i64> {
+        match self {
+            Listed::Stream(v) => v.finished_ms,
+            Listed::Batch(v) => v.item.finished_ms,
+        }
+    }
+
+    fn id(&self) -> String {
+        match self {
+            Listed::Stream(v) => v.id.to_string(),
+            Listed::Batch(v) => v.item.id.clone(),
+        }
+    }
+
+    fn list(&self) -> &'static str {
+        match self {
+            Listed::Stream(v) => v.list(),
+            Listed::Batch(v) => v.list(),
+        }
+    }
+
+    /// Druid's `TaskStatusPlus`.
+    pub(crate) fn status_plus(&self) -> Value {
+        match self {
+            Listed::Stream(v) => v.status_plus(),
+            Listed::Batch(v) => v.status_plus(),
+        }
+    }
+
+    /// Its row of `sys.tasks`.
+    pub(crate) fn row(&self) -> sluice_sql::TaskRow {
+        match self {
+            Listed::Stream(v) => v.row(),
+            Listed::Batch(v) => v.row(),
+        }
     }
 }
 
 /// The tasks a filter names: live ones first (newest planned first), then finished ones
 /// (newest finished first, at most `max`).
-pub(crate) async fn list_tasks(meta: &dyn MetadataStore, f: &ListFilter) -> Result<Vec<TaskView>, ApiError> {
-    if f.other_type || f.states.is_empty() {
+pub(crate) async fn list_tasks(meta: &dyn MetadataStore, f: &ListFilter) -> Result<Vec<Listed>, ApiError> {
+    if f.states.is_empty() {
         return Ok(Vec::new());
     }
     let names = match &f.datasource {
         Some(name) => vec![name.clone()],
         None => datasource::list(meta).await?.into_iter().take(MAX_LISTED_DATASOURCES).collect(),
     };
-    let created = |v: &TaskView| f.created.is_none_or(|(a, b)| v.created_ms >= a && v.created_ms < b);
+    let created = |v: &Listed| f.created.is_none_or(|(a, b)| v.created_ms() >= a && v.created_ms() < b);
     let (mut live, mut done) = (Vec::new(), Vec::new());
     for name in &names {
+        if f.wants(BATCH_TASK_TYPE) {
+            let batches = match sluice_pipeline::batch::list(meta, name).await {
+                Err(datasource::DatasourceError::Unknown(_)) => continue,
+                other => other?,
+            };
+            for v in batches.into_iter().map(|item| Listed::Batch(BatchView { item })) {
+                if f.states.contains(v.list()) && created(&v) {
+                    if v.list() == "complete" {
+                        done.push(v);
+                    } else {
+                        live.push(v);
+                    }
+                }
+            }
+        }
+        if !f.wants(TASK_TYPE) {
+            continue;
+        }
         let items = match sluice_pipeline::task::tasks(meta, name).await {
             Err(datasource::DatasourceError::Unknown(_)) => continue,
             other => other?,
         };
-        for v in items.iter().map(TaskView::of_item).filter(|v| f.states.contains(v.list()) && created(v)) {
+        let views = items.iter().map(|t| Listed::Stream(TaskView::of_item(t)));
+        for v in views.filter(|v| f.states.contains(v.list()) && created(v)) {
             if v.list() == "complete" {
                 done.push(v);
             } else {
@@ -100,13 +185,14 @@ pub(crate) async fn list_tasks(meta: &dyn MetadataStore, f: &ListFilter) -> Resu
             }
         }
         if f.states.contains("complete") {
-            let seen: BTreeSet<TaskId> = done.iter().map(|v| v.id.clone()).collect();
+            let seen: BTreeSet<String> = done.iter().map(Listed::id).collect();
             let kept = report::recent(meta, name, f.max).await?;
-            done.extend(kept.iter().map(TaskView::of_report).filter(|v| !seen.contains(&v.id) && created(v)));
+            let views = kept.iter().map(|r| Listed::Stream(TaskView::of_report(r)));
+            done.extend(views.filter(|v| !seen.contains(&v.id()) && created(v)));
         }
     }
-    live.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then_with(|| a.id.cmp(&b.id)));
-    done.sort_by(|a, b| b.finished_ms.cmp(&a.finished_ms).then_with(|| a.id.cmp(&b.id)));
+    live.sort_by(|a, b| b.created_ms().cmp(&a.created_ms()).then_with(|| a.id().cmp(&b.id())));
+    done.sort_by(|a, b| b.finished_ms().cmp(&a.finished_ms()).then_with(|| a.id().cmp(&b.id())));
     done.truncate(f.max);
     live.extend(done);
     Ok(live)
@@ -128,7 +214,7 @@ async fn listed(
 ) -> Result<axum::Json<Value>, ApiError> {
     let filter = list_filter(params, state)?;
     let tasks = list_tasks(s.meta.as_ref(), &filter).await?;
-    Ok(axum::Json(Value::Array(tasks.iter().map(TaskView::status_plus).collect())))
+    Ok(axum::Json(Value::Array(tasks.iter().map(Listed::status_plus).collect())))
 }
 
 /// `GET /druid/indexer/v1/completeTasks`.
@@ -178,6 +264,9 @@ async fn find(meta: &dyn MetadataStore, text: &str) -> Result<Option<(TaskView, 
 
 /// `GET /druid/indexer/v1/task/{id}/status`: `{"task": id, "status": TaskStatusPlus}`.
 pub async fn status(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
+    if let Some(batch) = batch_tasks::find(s.meta.as_ref(), &id).await? {
+        return Ok(axum::Json(json!({"task": id, "status": batch.status_plus()})));
+    }
     let (view, _) = find(s.meta.as_ref(), &id).await?.ok_or_else(|| not_found(&id))?;
     Ok(axum::Json(json!({"task": id, "status": view.status_plus()})))
 }
@@ -186,6 +275,9 @@ pub async fn status(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> R
 /// is the version of the supervisor's history in force when it was planned.
 pub async fn payload(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
     let meta = s.meta.as_ref();
+    if let Some(batch) = batch_tasks::find(meta, &id).await? {
+        return Ok(axum::Json(batch_tasks::payload(meta, &batch).await?));
+    }
     let (view, _) = find(meta, &id).await?.ok_or_else(|| not_found(&id))?;
     let spec = if view.live {
         None
@@ -200,6 +292,9 @@ pub async fn payload(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> 
 /// its last checkpoint.
 pub async fn reports(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
     let meta = s.meta.as_ref();
+    if let Some(batch) = batch_tasks::find(meta, &id).await? {
+        return Ok(axum::Json(batch_tasks::report(meta, &batch).await?));
+    }
     let parsed = TaskId::parse(&id).ok_or_else(|| not_found(&id))?;
     let (view, item) = find(meta, &id).await?.ok_or_else(|| not_found(&id))?;
     let meters = match item {
@@ -219,7 +314,9 @@ pub async fn bulk_status(State(s): State<Arc<ApiState>>, body: String) -> Result
     }
     let mut out = Map::new();
     for id in ids {
-        if let Some((view, _)) = find(s.meta.as_ref(), &id).await? {
+        if let Some(batch) = batch_tasks::find(s.meta.as_ref(), &id).await? {
+            out.insert(id, batch.status());
+        } else if let Some((view, _)) = find(s.meta.as_ref(), &id).await? {
             out.insert(id, view.status());
         }
     }
@@ -239,8 +336,6 @@ pub async fn clean_pending_segments(
 /// The task routes that cannot apply to Sluice's tasks, each with why and what to do instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    /// `POST /druid/indexer/v1/task`.
-    Submit,
     /// `POST /druid/indexer/v1/task/{id}/shutdown`.
     Shutdown,
     /// `POST /druid/indexer/v1/datasources/{datasource}/shutdownAllTasks`.
@@ -257,11 +352,6 @@ pub enum Refused {
 /// nothing), naming what to use instead.
 pub fn refused(what: Refused) -> ApiError {
     let (status, message) = match what {
-        Refused::Submit => (
-            StatusCode::BAD_REQUEST,
-            "task submission is not supported: Sluice ingests Kafka through supervisors \
-             (POST /druid/indexer/v1/supervisor); batch tasks (index_parallel) are not supported yet",
-        ),
         Refused::Shutdown | Refused::ShutdownAll => (
             StatusCode::BAD_REQUEST,
             "a Sluice task cannot be shut down on its own: its supervisor plans and retries it until it publishes \

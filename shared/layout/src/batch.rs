@@ -16,8 +16,8 @@ pub const MAX_SPLIT_HYDRANTS: usize = 1_000;
 pub const MAX_SPLIT_EXCEPTIONS: usize = 20;
 /// Attempts at a split before the task fails.
 pub const MAX_SPLIT_ATTEMPTS: u32 = 5;
-/// How long an attempt at a split holds it: Lambda's 15 minutes and a margin. An attempt
-/// still running then is taken over by the next.
+/// How long an attempt at a split holds it by default: Lambda's 15 minutes and a margin. An
+/// attempt still running then is taken over by the next.
 pub const SPLIT_LEASE_MS: i64 = 16 * 60_000;
 
 /// Where a batch task is.
@@ -167,6 +167,10 @@ pub struct BatchHydrant {
     pub rows: u64,
 }
 
+fn default_lease() -> i64 {
+    SPLIT_LEASE_MS
+}
+
 /// The body of a `split#<n>` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -182,6 +186,9 @@ pub struct SplitItem {
     /// When the running attempt began (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_ms: Option<i64>,
+    /// How long the running attempt holds the split (ms).
+    #[serde(default = "default_lease")]
+    pub lease_ms: i64,
     /// The hydrants of the attempt that finished it.
     #[serde(default)]
     pub hydrants: Vec<BatchHydrant>,
@@ -206,6 +213,7 @@ impl SplitItem {
             state: SplitState::Pending,
             attempt: 0,
             started_ms: None,
+            lease_ms: SPLIT_LEASE_MS,
             hydrants: Vec::new(),
             meters: None,
             exceptions: Vec::new(),
@@ -218,7 +226,7 @@ impl SplitItem {
     pub fn takeable(&self, now_ms: i64) -> bool {
         match self.state {
             SplitState::Pending => true,
-            SplitState::Running => self.started_ms.is_none_or(|s| now_ms >= s + SPLIT_LEASE_MS),
+            SplitState::Running => self.started_ms.is_none_or(|s| now_ms >= s.saturating_add(self.lease_ms)),
             SplitState::Done | SplitState::Failed => false,
         }
     }

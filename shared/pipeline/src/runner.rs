@@ -1,7 +1,9 @@
 //! The local pipeline: supervisor passes with the in-process invoker, each queued job run in
 //! this process. The same library calls the Lambda handlers make, in one loop.
 
-use crate::batch::{drive_id, index_split, process_access, publish_batch, BatchError, BatchPublished, SplitOutcome};
+use crate::batch::{
+    drive_id, index_split, process_access, publish_batch, BatchError, BatchPublished, SplitOptions, SplitOutcome,
+};
 use crate::indexer::{run_task, IndexerError, TaskOptions, TaskOutcome};
 use crate::invoker::{Job, QueueInvoker, TaskInvoker};
 use crate::merger::{merge_and_publish, MergeOutcome, MergerError, MergerOptions};
@@ -59,7 +61,8 @@ pub async fn run_batch_index_job(
     task_budget: Duration,
 ) -> Result<SplitOutcome, BatchError> {
     let deadline = Instant::now() + task_budget;
-    let outcome = index_split(meta, store, &process_access(), id, split, now_ms(), Some(deadline)).await;
+    let options = SplitOptions::until(now_ms(), Some(deadline));
+    let outcome = index_split(meta, store, &process_access(), id, split, &options).await;
     if matches!(outcome, Ok(SplitOutcome::Done { .. } | SplitOutcome::Retry(_) | SplitOutcome::Failed(_))) {
         if let Err(e) = drive_id(meta, invoker, id, now_ms()).await {
             tracing::warn!(task = id, error = %e, "could not drive a batch task on; the supervisor's next pass will");

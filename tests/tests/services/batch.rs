@@ -5,6 +5,9 @@
 //! another spec under it is refused; a split past `maxParseExceptions` fails its task with
 //! nothing published.
 
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sluice_format::time::now_ms;
 use sluice_integration::indexing::{visible_values, Backends};
@@ -13,7 +16,7 @@ use sluice_integration::unique;
 use sluice_integration::wikipedia::{data_path, documented_answer, tutorial_query, tutorial_spec};
 use sluice_pipeline::batch::{
     self, allow_in_process, find, index_split, publish_batch, BatchAccess, BatchError, BatchPublished, BatchState,
-    SplitOutcome,
+    SplitOptions, SplitOutcome,
 };
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::runner::run_job;
@@ -21,6 +24,7 @@ use sluice_pipeline::timeline::visible_segments;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::time::Duration;
+use tower::ServiceExt;
 
 const HOUR: i64 = 3_600_000;
 
@@ -95,7 +99,7 @@ async fn a_batch_task_appends_beside_the_stream_and_publishes_once(b: Backends) 
     assert_eq!(publish_batch(meta, store, &task.id, now_ms()).await.expect("again"), BatchPublished::Finished);
     let access = BatchAccess::default();
     assert_eq!(
-        index_split(meta, store, &access, &task.id, 0, now_ms(), None).await.expect("again"),
+        index_split(meta, store, &access, &task.id, 0, &SplitOptions::until(now_ms(), None)).await.expect("again"),
         SplitOutcome::Finished
     );
     let again = batch::submit(meta, &access, spec.clone(), now_ms()).await.expect("resubmitted");
@@ -109,7 +113,8 @@ async fn a_batch_task_appends_beside_the_stream_and_publishes_once(b: Backends) 
     // Two publishers of one task at once (a duplicated invocation): one publishes.
     let spec = inline_spec(&s.name, &ids("c", 5, 0), true);
     let submitted = batch::submit(meta, &access, spec, now_ms()).await.expect("submit");
-    let split = index_split(meta, store, &access, &submitted.id, 0, now_ms(), None).await.expect("split");
+    let split =
+        index_split(meta, store, &access, &submitted.id, 0, &SplitOptions::until(now_ms(), None)).await.expect("split");
     assert_eq!(split, SplitOutcome::Done { rows: 5, hydrants: 1 });
     let (one, two) = tokio::join!(
         publish_batch(meta, store, &submitted.id, now_ms()),
@@ -166,6 +171,74 @@ async fn a_split_past_max_parse_exceptions_fails_its_task(b: Backends) {
     s.b.discard(&s.name).await;
 }
 
+async fn send(b: &Backends, method: &str, path: &str, body: String) -> (StatusCode, Value) {
+    let state = sluice_http::ApiState {
+        meta: b.meta.clone(),
+        store: b.store.clone(),
+        cache: None,
+        fanout: None,
+        tables: Default::default(),
+    };
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .expect("request");
+    let response = sluice_http::router(state).oneshot(request).await.expect("response");
+    let status = response.status();
+    let bytes = response.into_body().collect().await.expect("body").to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// Druid's task API: a batch task submitted by `POST /druid/indexer/v1/task`, then its status,
+/// payload, report, place in the lists and `sys.tasks`; a bad spec is refused naming its field.
+async fn the_task_api_submits_and_shows_batch_tasks(b: Backends) {
+    let s = Setup::new(b, 1, 30, 1, 30, json!({})).await;
+    s.catch_up().await;
+    let spec = inline_spec(&s.name, &ids("api", 6, 1), true);
+    let (status, body) = send(&s.b, "POST", "/druid/indexer/v1/task", spec.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let id = body["task"].as_str().expect("the task id").to_string();
+    assert!(id.starts_with(&format!("index_parallel_{}_", s.name)), "{id}");
+    let (_, running) = send(&s.b, "GET", &format!("/druid/indexer/v1/task/{id}/status"), String::new()).await;
+    assert_eq!(
+        (running["status"]["status"].as_str(), running["status"]["type"].as_str()),
+        (Some("RUNNING"), Some("index_parallel"))
+    );
+    let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
+    assert_eq!(finish(meta, store, &id).await.state, BatchState::Published);
+    let (_, done) = send(&s.b, "GET", &format!("/druid/indexer/v1/task/{id}/status"), String::new()).await;
+    assert_eq!(done["status"]["status"], "SUCCESS", "{done}");
+    let (_, report) = send(&s.b, "GET", &format!("/druid/indexer/v1/task/{id}/reports"), String::new()).await;
+    let payload = &report["ingestionStatsAndErrors"]["payload"];
+    assert_eq!(payload["rowStats"]["buildSegments"]["processed"], 6, "{report}");
+    assert_eq!(payload["ingestionState"], "COMPLETED", "{report}");
+    let (_, task) = send(&s.b, "GET", &format!("/druid/indexer/v1/task/{id}"), String::new()).await;
+    assert_eq!(task["payload"]["spec"]["ioConfig"]["appendToExisting"], true, "{task}");
+    let (_, list) =
+        send(&s.b, "GET", &format!("/druid/indexer/v1/tasks?datasource={}&type=index_parallel", s.name), String::new())
+            .await;
+    let listed: Vec<&str> = list.as_array().expect("list").iter().filter_map(|t| t["id"].as_str()).collect();
+    assert_eq!(listed, [id.as_str()], "{list}");
+    let (_, stream_only) =
+        send(&s.b, "GET", &format!("/druid/indexer/v1/tasks?datasource={}&type=index_kafka", s.name), String::new())
+            .await;
+    assert!(stream_only.as_array().expect("list").iter().all(|t| t["type"] == "index_kafka"), "{stream_only}");
+    let query =
+        json!({"query": format!("SELECT type, status FROM sys.tasks WHERE task_id = '{id}'"), "resultFormat": "array"});
+    let (_, rows) = send(&s.b, "POST", "/druid/v2/sql", query.to_string()).await;
+    assert_eq!(rows, json!([["index_parallel", "SUCCESS"]]));
+    let (_, bulk) = send(&s.b, "POST", "/druid/indexer/v1/taskStatus", json!([id]).to_string()).await;
+    assert_eq!(bulk[&id]["status"], "SUCCESS", "{bulk}");
+    let mut bad = spec.clone();
+    bad["spec"]["tuningConfig"]["partitionsSpec"] = json!({"type": "hashed"});
+    let (status, refused) = send(&s.b, "POST", "/druid/indexer/v1/task", bad.to_string()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(refused["errorMessage"].as_str().unwrap_or_default().contains("partitionsSpec"), "{refused}");
+    s.b.discard(&s.name).await;
+}
+
 /// Druid's batch tutorial: `index_parallel` from a `local` directory holding the sample into a
 /// datasource of the Kafka tutorial's spec; the 12 rows off 2015-09-12 fall outside its
 /// `intervals` and are thrown away.
@@ -196,4 +269,5 @@ sluice_integration::on_backends!(
     an_overwrite_hides_exactly_the_chunks_it_covers,
     a_split_past_max_parse_exceptions_fails_its_task,
     druids_batch_tutorial_gives_the_tutorials_answers,
+    the_task_api_submits_and_shows_batch_tasks,
 );

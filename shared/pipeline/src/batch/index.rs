@@ -16,6 +16,7 @@ use sluice_format::spec::batch::BatchSpec;
 use sluice_kafka::{Flow, Record};
 use sluice_layout::batch::{
     BatchHydrant, BatchState, SplitItem, SplitState, MAX_SPLIT_ATTEMPTS, MAX_SPLIT_EXCEPTIONS, MAX_SPLIT_HYDRANTS,
+    SPLIT_LEASE_MS,
 };
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
@@ -62,16 +63,34 @@ impl From<BatchError> for Stop {
     }
 }
 
-/// Indexes split `n` of batch task `id`, stopping (the split given back) at `deadline`.
+/// How an invocation at a split runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitOptions {
+    /// Now (ms).
+    pub now_ms: i64,
+    /// The attempt stops (the split given back) at this instant.
+    pub deadline: Option<Instant>,
+    /// How long the attempt holds the split: another may take it over after (ms).
+    pub lease_ms: i64,
+}
+
+impl SplitOptions {
+    /// At `now_ms` until `deadline`, with the default lease (Lambda's 15 minutes and a margin).
+    pub fn until(now_ms: i64, deadline: Option<Instant>) -> Self {
+        SplitOptions { now_ms, deadline, lease_ms: SPLIT_LEASE_MS }
+    }
+}
+
+/// Indexes split `n` of batch task `id`.
 pub async fn index_split(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     access: &BatchAccess,
     id: &str,
     n: u32,
-    now_ms: i64,
-    deadline: Option<Instant>,
+    options: &SplitOptions,
 ) -> Result<SplitOutcome, BatchError> {
+    let (now_ms, deadline) = (options.now_ms, options.deadline);
     let (task, _) = load_task(meta, id).await?;
     if task.state != BatchState::Running {
         return Ok(SplitOutcome::Finished);
@@ -96,8 +115,14 @@ pub async fn index_split(
         return finish(meta, &pk, failed, item.version, SplitOutcome::Failed(why)).await;
     }
     let attempt = split.attempt + 1;
-    let running =
-        SplitItem { state: SplitState::Running, attempt, started_ms: Some(now_ms), error: None, ..split.clone() };
+    let running = SplitItem {
+        state: SplitState::Running,
+        attempt,
+        started_ms: Some(now_ms),
+        lease_ms: options.lease_ms,
+        error: None,
+        ..split.clone()
+    };
     let version = match meta.put(Item::new(&pk, split_sk(n), to_json(&running)), Condition::Version(item.version)).await
     {
         Ok(v) => v,
@@ -132,7 +157,9 @@ pub async fn index_split(
     let hydrants = if keep { run.hydrants.clone() } else { Vec::new() };
     let ended = SplitItem { state, error, meters, exceptions, hydrants, ..running };
     let outcome = finish(meta, &pk, ended, version, outcome).await;
-    if !matches!(outcome, Ok(SplitOutcome::Done { .. })) {
+    // Not listed by the split as written (an error leaves that unknown: the task's end deletes
+    // them then).
+    if matches!(outcome, Ok(SplitOutcome::Lost | SplitOutcome::Retry(_) | SplitOutcome::Failed(_))) {
         run.delete_hydrants().await;
     }
     outcome

@@ -25,12 +25,12 @@ mod submit;
 
 pub use access::{allow_in_process, process_access, BatchAccess, LOCAL_DIRS_ENV, S3_BUCKETS_ENV};
 pub use drive::{drive, drive_all, drive_id, Driven};
-pub use index::{index_split, SplitOutcome};
+pub use index::{index_split, SplitOptions, SplitOutcome};
 pub use plan::{input_files, splits, InputFile, MAX_SPLITS};
 pub use publish::{publish_batch, BatchPublished};
 pub use read::{open_piece, PieceReader, MAX_LINE_BYTES};
 pub use sluice_layout::batch::{BatchState, BatchTaskItem, SplitItem, SplitState, BATCH_TASK_TYPE};
-pub use status::{find, list, report, BatchReport};
+pub use status::{find, list, report, spec_json, BatchReport};
 pub use submit::{submit, Submitted};
 
 use crate::datasource::DatasourceError;

@@ -44,7 +44,10 @@ pub async fn open_piece(
         return Err(BatchError::Input(format!("{name}: a gzipped file is read whole")));
     }
     let raw: Box<dyn BufRead + Send> = match &piece.source {
-        PieceSource::Inline => Box::new(Cursor::new(Bytes::copy_from_slice(inline.as_bytes()))),
+        PieceSource::Inline => {
+            let from = usize::try_from(from).unwrap_or(usize::MAX).min(inline.len());
+            Box::new(Cursor::new(Bytes::copy_from_slice(&inline.as_bytes()[from..])))
+        }
         PieceSource::Local { path } => {
             let path = access.local_path(Path::new(path))?;
             let mut file = std::fs::File::open(&path).map_err(read_error)?;
@@ -209,14 +212,12 @@ mod tests {
         assert_eq!(lines(r), vec![(0, "one".into()), (4, "two".into())]);
         let r = open_piece(&local(&plain, 5, Some(9), false), "", &access, &mut buckets).await.expect("open");
         assert_eq!(lines(r), vec![(8, "three".into())], "two starts before 5: the range before's");
-        let r = open_piece(
-            &Piece { source: PieceSource::Inline, start: 0, end: None, gzip: false },
-            "a\nb",
-            &access,
-            &mut buckets,
-        )
-        .await
-        .expect("open");
+        let inline = |start, end| Piece { source: PieceSource::Inline, start, end, gzip: false };
+        let r = open_piece(&inline(0, None), "a\nb", &access, &mut buckets).await.expect("open");
         assert_eq!(lines(r), vec![(0, "a".into()), (2, "b".into())]);
+        let r = open_piece(&inline(0, Some(3)), "aa\nbb\ncc", &access, &mut buckets).await.expect("open");
+        assert_eq!(lines(r), vec![(0, "aa".into())], "inline data is cut like a file");
+        let r = open_piece(&inline(3, Some(6)), "aa\nbb\ncc", &access, &mut buckets).await.expect("open");
+        assert_eq!(lines(r), vec![(3, "bb".into())]);
     }
 }
