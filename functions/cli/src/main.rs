@@ -16,6 +16,7 @@ mod segments;
 mod serve;
 mod sql;
 mod supervisor;
+mod task;
 mod workers;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,9 @@ enum Command {
     /// Druid's supervisor operations: submit, status, suspend, resume, reset, terminate.
     #[command(subcommand)]
     Supervisor(supervisor::SupervisorCommand),
+    /// Druid's batch tasks (`index_parallel`): submit (and run here), status.
+    #[command(subcommand)]
+    Task(task::TaskCommand),
     /// Druid's automatic compaction configuration: submit, status, remove.
     #[command(subcommand)]
     Compaction(compaction::CompactionCommand),
@@ -92,6 +96,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(b) => bench::run(b, &cli.backends),
         Command::Ingest(a) => ingest::run(a),
         Command::Supervisor(c) => runtime()?.block_on(supervisor::run(c, &cli.backends)),
+        Command::Task(c) => runtime()?.block_on(task::run(c, &cli.backends)),
         Command::Compaction(c) => runtime()?.block_on(compaction::run(c, &cli.backends)),
         Command::Compact(a) => runtime()?.block_on(compact::run(a, &cli.backends)),
         Command::Retention(c) => runtime()?.block_on(retention::run(c, &cli.backends)),

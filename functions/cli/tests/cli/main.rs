@@ -20,4 +20,5 @@ mod retention_cli;
 mod run_kill;
 mod serve_connections;
 mod superset;
+mod task_cli;
 mod windows_duckdb;
