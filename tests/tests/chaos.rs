@@ -187,22 +187,11 @@ async fn query_counts_each_row_once(
     for row in out.as_array().expect("groupBy rows") {
         let rows = row["event"]["rows"].as_u64().unwrap_or(0);
         if rows != 1 {
+            // The visible segments and every replace, as they are now.
             let mut now = differences(b, name, &[], &[]).await;
             let pk = sluice_pipeline::keys::datasource_pk(name);
             for item in b.meta.query(&pk, "replace").await.unwrap_or_default() {
                 now.push_str(&format!("\n{} v{} {}", item.sk, item.version, item.body));
-            }
-            for (r, visible) in
-                sluice_pipeline::timeline::segment_records(b.meta.as_ref(), name).await.unwrap_or_default()
-            {
-                let id = row["event"]["id"].as_str().unwrap_or_default();
-                let bytes = b.store.get(&r.key).await.map(|b| b.to_vec()).unwrap_or_default();
-                if bytes.windows(id.len()).any(|w| w == id.as_bytes()) {
-                    now.push_str(&format!(
-                        "\nholds it: {} visible {visible} replace {:?} rows {}",
-                        r.key, r.replace, r.num_rows
-                    ));
-                }
             }
             panic!("schedule {k} (seed {seed}): a query counted {} {rows} times; now {now}", row["event"]["id"]);
         }

@@ -3,28 +3,26 @@
 
 use crate::context::FunctionContext;
 use crate::error::FunctionError;
-use crate::handlers::DEADLINE_MARGIN;
 use crate::metrics::emit;
 use serde_json::{json, Value};
 use sluice_format::time::now_ms;
 use sluice_pipeline::batch::{publish_batch, BatchError, BatchPublished, SplitOutcome};
 use sluice_pipeline::invoker::{Job, TaskInvoker};
 use sluice_pipeline::runner::run_batch_index_job;
-use std::time::Instant;
+use std::time::Duration;
 
 fn retryable(e: &BatchError) -> bool {
     matches!(e, BatchError::Storage { .. } | BatchError::Metadata(_))
 }
 
-/// Indexes one split until `deadline` (less [`DEADLINE_MARGIN`]).
+/// Indexes one split for at most `budget`.
 pub async fn index(
     ctx: &FunctionContext,
     invoker: &dyn TaskInvoker,
     job: Job,
-    deadline: Instant,
+    budget: Duration,
 ) -> Result<Value, FunctionError> {
     let Job::BatchIndex { batch, split } = &job else { unreachable!("the indexer hands batch-index jobs here") };
-    let budget = deadline.saturating_duration_since(Instant::now()).saturating_sub(DEADLINE_MARGIN);
     let outcome = run_batch_index_job(ctx.meta.as_ref(), ctx.store.as_ref(), invoker, batch, *split, budget).await;
     match outcome {
         Ok(outcome) => {

@@ -157,7 +157,8 @@ fn expect_kind(job: &Job, index: bool) -> Result<&TaskId, FunctionError> {
 /// a real-time task's successor to an indexer).
 pub async fn index(ctx: &FunctionContext, job: Job, deadline: Instant) -> Result<Value, FunctionError> {
     if matches!(job, Job::BatchIndex { .. }) {
-        return crate::batch_jobs::index(ctx, invoker(ctx)?, job, deadline).await;
+        let budget = deadline.saturating_duration_since(Instant::now()).saturating_sub(DEADLINE_MARGIN);
+        return crate::batch_jobs::index(ctx, invoker(ctx)?, job, budget).await;
     }
     let invoker = invoker(ctx)?;
     let task = expect_kind(&job, true)?.clone();

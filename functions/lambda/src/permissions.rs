@@ -77,6 +77,8 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "SLUICE_KAFKA_SECRET_ARN",
         "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
         "SLUICE_DESCRIPTOR_DIR",
+        // The bucket batch tasks' s3 input sources may read (`BatchInputBucket`).
+        "SLUICE_BATCH_S3_BUCKETS",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -84,6 +86,9 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "dynamodb:Query",
         "dynamodb:UpdateItem",
         "dynamodb:TransactWriteItems",
+        // A batch split's input, in `BatchInputBucket` only.
+        "s3:GetObject",
+        "s3:ListBucket",
         "s3:PutObject",
         "s3:AbortMultipartUpload",
         "lambda:InvokeFunction",
@@ -220,6 +225,8 @@ pub const OPERATIONS: FunctionSpec = FunctionSpec {
         "SLUICE_KAFKA_SECRET_ARN",
         "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
         "SLUICE_DESCRIPTOR_DIR",
+        // A batch task's s3 input is listed when it is submitted.
+        "SLUICE_BATCH_S3_BUCKETS",
     ],
     actions: &[
         "dynamodb:DescribeTable",

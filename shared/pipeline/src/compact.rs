@@ -11,16 +11,18 @@ use crate::compaction_plan::plan;
 use crate::datasource::{self, DatasourceError};
 use crate::keys::datasource_pk;
 use crate::replace::MAX_REPLACE_RUN_MS;
-use crate::replace::{self, Begun, Guards, Published, ReplaceError, ReplaceKind, MAX_GUARDS, MAX_REPLACED};
+use crate::replace::{
+    self, give_up, newer_version, Begun, Guards, Published, ReplaceError, ReplaceKind, MAX_GUARDS, MAX_REPLACED,
+};
 use crate::retention;
-use crate::timeline::{describe, discard, mark_visible, segment_records, SegmentRecord};
+use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
 use serde::Serialize;
 use sluice_format::granularity::Granularity;
 use sluice_format::merge::{merge_into, reindex, MergeError, MergeOptions, Reindex};
 use sluice_format::segment::Segment;
 use sluice_format::spec::retention::retained;
 use sluice_format::spec::{load_spec_value, CompactionConfig, Compression};
-use sluice_format::time::{format_iso, now_ms, Interval};
+use sluice_format::time::{now_ms, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -382,18 +384,6 @@ fn rewrite(
     reindex(inputs, &how)
 }
 
-/// A version above every one of `versions`: now, or just after the newest of them.
-pub(crate) fn newer_version<'a>(now_ms: i64, versions: impl Iterator<Item = &'a str>) -> String {
-    let now = format_iso(now_ms);
-    match versions.max() {
-        Some(top) if top >= now.as_str() => {
-            let top_ms = sluice_format::time::parse_iso_instant(top).unwrap_or(now_ms);
-            format_iso(top_ms.max(now_ms) + 1)
-        }
-        _ => now,
-    }
-}
-
 /// Drops `segments` (a replace with no segments of its own); false on a conflict.
 async fn drop_segments(
     meta: &dyn MetadataStore,
@@ -422,7 +412,7 @@ async fn replace_publish(
     options: &CompactOptions,
     report: &mut CompactReport,
 ) -> Result<bool, CompactError> {
-    match replace::publish(meta, datasource, begun, replaced, guards, options.now_ms).await? {
+    match replace::publish(meta, datasource, begun, replaced, guards, options.now_ms, Vec::new()).await? {
         Published::Done => {
             for r in written {
                 if let Err(e) = mark_visible(meta, datasource, r).await {
@@ -436,24 +426,6 @@ async fn replace_publish(
             report.conflicts += 1;
             give_up(meta, store, datasource, begun, written).await;
             Ok(false)
-        }
-    }
-}
-
-/// Abandons a replace that will not publish and deletes the segments it wrote (cleanup
-/// finishes if this fails).
-pub(crate) async fn give_up(
-    meta: &dyn MetadataStore,
-    store: &dyn ObjectStore,
-    datasource: &str,
-    begun: &Begun,
-    written: &[SegmentRecord],
-) {
-    match replace::abandon(meta, datasource, &begun.item, begun.version, now_ms()).await {
-        Ok(Some(_)) => discard(meta, store, datasource, written).await,
-        Ok(None) => {}
-        Err(e) => {
-            tracing::warn!(datasource, replace = begun.item.id, error = %e, "could not abandon a replace; cleanup will")
         }
     }
 }
@@ -571,16 +543,5 @@ mod tests {
             units(&config("HOUR"), &overlapping).into_iter().map(|(t, s)| (t, s.len())).collect();
         assert_eq!(one, vec![(Interval::new(0, HOUR), 2)], "the day is cut in the next round");
         assert_eq!(split_by(&config("DAY"), day(0)), None);
-    }
-
-    #[test]
-    fn compacted_versions_are_newer_than_what_they_replace() {
-        let now = 1_000_000;
-        let older = format_iso(now - 5);
-        assert_eq!(newer_version(now, [older.as_str()].into_iter()), format_iso(now));
-        let ahead = format_iso(now + 60_000);
-        assert_eq!(newer_version(now, [ahead.as_str()].into_iter()), format_iso(now + 60_001), "a clock behind");
-        let this_pass = format_iso(now);
-        assert_eq!(newer_version(now, [this_pass.as_str()].into_iter()), format_iso(now + 1), "a second part");
     }
 }

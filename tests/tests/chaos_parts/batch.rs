@@ -5,6 +5,7 @@
 //! must be visible once, and an overwrite's hour hold only its rows.
 
 use serde_json::{json, Value};
+use sluice_integration::indexing::spec;
 use sluice_pipeline::batch::{self, find, BatchState};
 use sluice_store::faults::Rng;
 use sluice_store::metadata::MetadataStore;
@@ -58,14 +59,11 @@ impl BatchPart {
     }
 
     fn spec(&self, id: &str, input: Value, append: bool) -> Value {
+        // The stream's data schema (tests/src/indexing.rs), its chunks hourly.
+        let schema =
+            spec(&self.datasource, "t", "b:9092", json!({"type": "json"}), json!({}))["spec"]["dataSchema"].clone();
         json!({"type": "index_parallel", "id": id, "spec": {
-            "dataSchema": {
-                "dataSource": self.datasource,
-                "timestampSpec": {"column": "ts", "format": "iso"},
-                "dimensionsSpec": {"dimensions": ["id", "page"]},
-                "metricsSpec": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "added", "fieldName": "added"}],
-                "granularitySpec": {"segmentGranularity": "hour", "queryGranularity": "none", "rollup": false}
-            },
+            "dataSchema": schema,
             "ioConfig": {"type": "index_parallel", "inputSource": input, "inputFormat": {"type": "json"},
                 "appendToExisting": append},
             "tuningConfig": {"type": "index_parallel", "maxNumConcurrentSubTasks": self.concurrent, "maxRowsInMemory": 7,
@@ -166,7 +164,8 @@ impl BatchPart {
         if append == Some(BatchState::Published) {
             for n in 0..self.rows {
                 let hour = HOURS[n % 4];
-                if !(drop_first_hour && hour == 0) && !(overwritten && hour == 5) {
+                let gone = (drop_first_hour && hour == 0) || (overwritten && hour == 5);
+                if !gone {
                     out.push(format!("b{n}"));
                 }
             }

@@ -6,11 +6,10 @@
 //! nothing published.
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use serde_json::{json, Value};
 use sluice_format::time::now_ms;
-use sluice_integration::indexing::{visible_values, Backends};
+use sluice_integration::indexing::{spec, visible_values, Backends};
 use sluice_integration::protocol::Setup;
 use sluice_integration::unique;
 use sluice_integration::wikipedia::{data_path, documented_answer, tutorial_query, tutorial_spec};
@@ -24,7 +23,6 @@ use sluice_pipeline::timeline::visible_segments;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::time::Duration;
-use tower::ServiceExt;
 
 const HOUR: i64 = 3_600_000;
 
@@ -35,14 +33,10 @@ fn inline_spec(datasource: &str, rows: &[(String, usize)], append: bool) -> Valu
         .iter()
         .map(|(id, hour)| format!(r#"{{"ts": "2015-09-12T0{hour}:30:00Z", "id": "{id}", "page": "b", "added": 1}}"#))
         .collect();
+    // The stream's data schema (tests/src/indexing.rs).
+    let schema = spec(datasource, "t", "b:9092", json!({"type": "json"}), json!({}))["spec"]["dataSchema"].clone();
     json!({"type": "index_parallel", "spec": {
-        "dataSchema": {
-            "dataSource": datasource,
-            "timestampSpec": {"column": "ts", "format": "iso"},
-            "dimensionsSpec": {"dimensions": ["id", "page"]},
-            "metricsSpec": [{"type": "count", "name": "count"}, {"type": "longSum", "name": "added", "fieldName": "added"}],
-            "granularitySpec": {"segmentGranularity": "hour", "queryGranularity": "none", "rollup": false}
-        },
+        "dataSchema": schema,
         "ioConfig": {"type": "index_parallel", "inputSource": {"type": "inline", "data": data.join("\n")},
             "inputFormat": {"type": "json"}, "appendToExisting": append},
         "tuningConfig": {"type": "index_parallel", "maxNumConcurrentSubTasks": 2}
@@ -172,23 +166,7 @@ async fn a_split_past_max_parse_exceptions_fails_its_task(b: Backends) {
 }
 
 async fn send(b: &Backends, method: &str, path: &str, body: String) -> (StatusCode, Value) {
-    let state = sluice_http::ApiState {
-        meta: b.meta.clone(),
-        store: b.store.clone(),
-        cache: None,
-        fanout: None,
-        tables: Default::default(),
-    };
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body))
-        .expect("request");
-    let response = sluice_http::router(state).oneshot(request).await.expect("response");
-    let status = response.status();
-    let bytes = response.into_body().collect().await.expect("body").to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    super::task_api::send(b, method, path, Body::from(body)).await
 }
 
 /// Druid's task API: a batch task submitted by `POST /druid/indexer/v1/task`, then its status,

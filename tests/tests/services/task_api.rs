@@ -31,7 +31,8 @@ async fn sql(b: &Backends, query: &str) -> Vec<Value> {
     rows.as_array().cloned().unwrap_or_default()
 }
 
-async fn send(b: &Backends, method: &str, path: &str, body: Body) -> (StatusCode, Value) {
+/// One request to Druid's API on `b` (the other modules' too): its status and JSON.
+pub(crate) async fn send(b: &Backends, method: &str, path: &str, body: Body) -> (StatusCode, Value) {
     let state = sluice_http::ApiState {
         meta: b.meta.clone(),
         store: b.store.clone(),

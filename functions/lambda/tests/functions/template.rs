@@ -125,7 +125,10 @@ fn declared_needs_match_the_code() {
     let declared_env: BTreeSet<&str> = FUNCTIONS.iter().flat_map(|f| f.env.iter().copied()).collect();
     for source in &sources {
         for (i, _) in source.match_indices("\"SLUICE_") {
-            let name: String = source[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+            let name: String = source[i + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
             assert!(declared_env.contains(name.as_str()), "{name} is read by the functions' code but declared by none");
         }
     }

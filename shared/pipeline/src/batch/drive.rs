@@ -14,6 +14,8 @@ use sluice_store::metadata::MetadataStore;
 /// What driving handed over.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Driven {
+    /// Batch tasks of the datasource, in any state.
+    pub known: u32,
     /// Running tasks seen.
     pub tasks: u32,
     /// Split jobs handed over.
@@ -24,6 +26,7 @@ pub struct Driven {
 
 impl Driven {
     fn add(&mut self, other: Driven) {
+        self.known += other.known;
         self.tasks += other.tasks;
         self.splits += other.splits;
         self.publishes += other.publishes;
@@ -51,7 +54,7 @@ pub async fn drive(
         Err(DatasourceError::Unknown(_)) => return Ok(Driven::default()),
         Err(e) => return Err(e.into()),
     };
-    let mut out = Driven::default();
+    let mut out = Driven { known: tasks.len() as u32, ..Default::default() };
     for task in tasks.iter().filter(|t| t.state == BatchState::Running) {
         out.add(drive_task(meta, invoker, task, now_ms).await?);
     }

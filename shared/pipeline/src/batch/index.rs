@@ -2,7 +2,8 @@
 //! lease over), reads its pieces through the indexer's ingester (the stream's parse, rollup and
 //! persist rules), persists hydrants under keys of its own attempt, and finishes the split
 //! listing them, conditioned on still holding it: an attempt that lost the split (its lease
-//! ended and another took over) changes nothing but its own garbage.
+//! ended and another took over) changes nothing; its hydrants, never listed, go with the
+//! task's at its end.
 
 use super::access::BatchAccess;
 use super::read::{open_piece, Buckets};
@@ -40,7 +41,7 @@ pub enum SplitOutcome {
     Finished,
     /// Another attempt holds it.
     Busy,
-    /// Another attempt took it over while this one ran: this one's hydrants are deleted.
+    /// Another attempt took it over while this one ran: nothing of this one is listed.
     Lost,
     /// This attempt stopped (out of time, a store failing): the split is given back.
     Retry(String),
@@ -156,13 +157,9 @@ pub async fn index_split(
     let keep = state == SplitState::Done;
     let hydrants = if keep { run.hydrants.clone() } else { Vec::new() };
     let ended = SplitItem { state, error, meters, exceptions, hydrants, ..running };
-    let outcome = finish(meta, &pk, ended, version, outcome).await;
-    // Not listed by the split as written (an error leaves that unknown: the task's end deletes
-    // them then).
-    if matches!(outcome, Ok(SplitOutcome::Lost | SplitOutcome::Retry(_) | SplitOutcome::Failed(_))) {
-        run.delete_hydrants().await;
-    }
-    outcome
+    // Hydrants the split does not list (a lost, given back or failed attempt) are deleted with
+    // the task's at its end: an indexer may not delete objects.
+    finish(meta, &pk, ended, version, outcome).await
 }
 
 /// Writes the split as it ended, if this attempt still holds it.
@@ -296,15 +293,5 @@ impl Run<'_> {
             }
         }
         Ok(())
-    }
-
-    /// Deletes this attempt's hydrants (a lost or failed attempt); cleanup deletes what this
-    /// misses with the task's.
-    async fn delete_hydrants(&self) {
-        for h in &self.hydrants {
-            if let Err(e) = self.store.delete(&h.key).await {
-                tracing::warn!(object = h.key, error = %e, "could not delete a hydrant of a lost attempt");
-            }
-        }
     }
 }

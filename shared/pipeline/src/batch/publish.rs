@@ -8,10 +8,11 @@
 
 use super::status::{load_spec, load_task, splits};
 use super::BatchError;
-use crate::compact::{give_up, newer_version};
 use crate::datasource::to_json;
 use crate::keys::{batch_hydrant_prefix, batch_pk, batch_task_sk, datasource_pk, split_sk};
-use crate::replace::{self, Begun, Guards, Published, ReplaceKind, MAX_GUARDS, MAX_REPLACED, MAX_REPLACE_RUN_MS};
+use crate::replace::{
+    self, give_up, newer_version, Begun, Guards, Published, ReplaceKind, MAX_GUARDS, MAX_REPLACED, MAX_REPLACE_RUN_MS,
+};
 use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::meters::MeterTotals;
@@ -145,7 +146,7 @@ pub async fn publish_batch(
         item: Item::new(datasource_pk(&task.datasource), batch_task_sk(id), to_json(&published)),
         condition: Condition::Version(version),
     };
-    match replace::publish_with(meta, &task.datasource, &begun, &replaced, &guards, now_ms, vec![moved]).await? {
+    match replace::publish(meta, &task.datasource, &begun, &replaced, &guards, now_ms, vec![moved]).await? {
         Published::Done => {
             for r in &w.written {
                 if let Err(e) = mark_visible(meta, &task.datasource, r).await {

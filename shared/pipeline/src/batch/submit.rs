@@ -8,9 +8,10 @@ use super::BatchError;
 use crate::datasource::{self, parse_body, to_json, DatasourceError};
 use crate::keys::{batch_pk, batch_task_sk, datasource_pk, split_sk, BATCH_IDS_PK, BATCH_SPEC_SK};
 use sluice_format::spec::batch::{load_batch_value, task_id_problem};
+use sluice_format::spec::InputFormat;
 use sluice_format::spec::SpecWarning;
 use sluice_format::time::format_iso;
-use sluice_layout::batch::{BatchIdItem, BatchSpecItem, BatchState, BatchTaskItem, SplitItem};
+use sluice_layout::batch::{BatchIdItem, BatchSpecItem, BatchState, BatchTaskItem, Piece, SplitItem};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 
 /// A task submitted.
@@ -50,6 +51,7 @@ pub async fn submit(
     let id = batch.id.clone().unwrap_or_else(|| generated_id(&name, now_ms));
     let files = input_files(&batch.input, access).await?;
     let planned = splits(&files, batch.split)?;
+    header_rows_fit(&batch.spec.input_format, &planned)?;
     let claim = BatchIdItem { datasource: name.clone(), digest };
     match meta.put(Item::new(BATCH_IDS_PK, &id, to_json(&claim)), Condition::Absent).await {
         Ok(_) => {}
@@ -94,6 +96,23 @@ pub async fn submit(
     Ok(Submitted { id, datasource: name, splits: planned.len() as u32, warnings: loaded.warnings, existed })
 }
 
+/// Refuses header rows (`findColumnsFromHeader`, `skipHeaderRows`) over splits that are not
+/// each one whole file: a split's parser reads them once, from its first line.
+fn header_rows_fit(format: &InputFormat, planned: &[Vec<Piece>]) -> Result<(), BatchError> {
+    let (InputFormat::Csv(d) | InputFormat::Tsv(d)) = format else { return Ok(()) };
+    if !d.find_columns_from_header && d.skip_header_rows == 0 {
+        return Ok(());
+    }
+    if planned.iter().all(|s| s.len() == 1 && s[0].start == 0 && s[0].end.is_none()) {
+        return Ok(());
+    }
+    Err(BatchError::Input(
+        "findColumnsFromHeader and skipHeaderRows are read once per split, from its first line: give the columns, \
+         or set splitHintSpec maxNumFiles 1 and a maxSplitSize above the largest file"
+            .into(),
+    ))
+}
+
 /// Druid's form of a task id: `index_parallel_<datasource>_<random>_<time>` (without the
 /// datasource when its name cannot be in an id).
 fn generated_id(datasource: &str, now_ms: i64) -> String {
@@ -103,5 +122,39 @@ fn generated_id(datasource: &str, now_ms: i64) -> String {
         id
     } else {
         format!("index_parallel_{random}_{}", format_iso(now_ms))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_layout::batch::PieceSource;
+
+    fn format(header: bool) -> InputFormat {
+        let spec = serde_json::json!({"type": "index_parallel", "spec": {
+            "dataSchema": {"dataSource": "d", "timestampSpec": {"column": "t"}, "dimensionsSpec": {"dimensions": []}},
+            "ioConfig": {"inputSource": {"type": "inline", "data": ""},
+                "inputFormat": if header { serde_json::json!({"type": "csv", "findColumnsFromHeader": true}) }
+                    else { serde_json::json!({"type": "csv", "columns": ["t", "a"]}) }}}});
+        load_batch_value(spec).expect("spec").batch.spec.input_format
+    }
+
+    #[test]
+    fn header_rows_need_each_split_to_be_one_whole_file() {
+        let piece = |path: &str, start, end| Piece {
+            source: PieceSource::Local { path: path.into() },
+            start,
+            end,
+            gzip: false,
+        };
+        let whole = vec![vec![piece("a", 0, None)], vec![piece("b", 0, None)]];
+        let packed = vec![vec![piece("a", 0, None), piece("b", 0, None)]];
+        let cut = vec![vec![piece("a", 0, Some(10))], vec![piece("a", 10, None)]];
+        assert!(header_rows_fit(&format(true), &whole).is_ok());
+        for planned in [&packed, &cut] {
+            let e = header_rows_fit(&format(true), planned).expect_err("a header read once per split");
+            assert!(e.to_string().contains("findColumnsFromHeader"), "{e}");
+            assert!(header_rows_fit(&format(false), planned).is_ok(), "columns given");
+        }
     }
 }

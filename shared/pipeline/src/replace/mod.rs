@@ -14,7 +14,9 @@
 //! Readers see replaces through [`ReplaceView`] (`sluice-catalog`'s, re-exported here).
 
 mod cleanup;
+mod written;
 pub use cleanup::clean_up;
+pub use written::{give_up, newer_version};
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{datasource_pk, guard_sk, replace_sk, GUARD_PREFIX, REPLACE_COUNTER_SK};
@@ -140,21 +142,10 @@ pub async fn begin(
 }
 
 /// Publishes a replace of `replaced`, conditioned on the guards of their start times as read
-/// before the timeline they were chosen from.
+/// before the timeline they were chosen from, with `also` in the same transaction (a batch
+/// task's move to published): any of them failing its condition is a conflict, and nothing
+/// changes.
 pub async fn publish(
-    meta: &dyn MetadataStore,
-    datasource: &str,
-    begun: &Begun,
-    replaced: &[SegmentRecord],
-    guards: &Guards,
-    now_ms: i64,
-) -> Result<Published, DatasourceError> {
-    publish_with(meta, datasource, begun, replaced, guards, now_ms, Vec::new()).await
-}
-
-/// [`publish`] with further actions in its transaction (a batch task's move to published):
-/// any of them failing its condition is a conflict, and nothing changes.
-pub async fn publish_with(
     meta: &dyn MetadataStore,
     datasource: &str,
     begun: &Begun,

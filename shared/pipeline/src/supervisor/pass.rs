@@ -137,9 +137,20 @@ pub async fn supervise(
     options: &SupervisorOptions,
     name: &str,
 ) -> Result<DatasourcePass, SupervisorError> {
-    // Batch tasks first: a stream that cannot be supervised does not hold them up.
+    // Batch tasks first: a stream that cannot be supervised does not hold them up. Their
+    // replaces are cleaned up here (a datasource without a compaction configuration has no
+    // compaction pass to do it).
     let batch_jobs = match crate::batch::drive(meta, invoker, name, options.now_ms).await {
-        Ok(driven) => driven.splits + driven.publishes,
+        Ok(driven) => {
+            if driven.known > 0 {
+                let cleaned =
+                    crate::replace::clean_up(meta, store, name, options.now_ms, options.cleanup_grace_ms).await;
+                if let Err(e) = cleaned {
+                    tracing::warn!(datasource = name, error = %e, "could not clean up the datasource's replaces");
+                }
+            }
+            driven.splits + driven.publishes
+        }
         Err(e) => {
             tracing::warn!(datasource = name, error = %e, "could not drive the datasource's batch tasks");
             0
