@@ -381,6 +381,40 @@ async fn the_pipeline_runs_through_the_function_binaries() {
     assert_eq!((status, &again), (200, &top), "the same answer from the compacted segments");
     assert!(emf("sluice-compactor", "ChunksCompacted"), "compactor EMF");
 
+    // A batch task (Druid's index_parallel, inline rows appended) through the operations
+    // function, run by scheduler ticks: the supervisor hands its split to the indexer, which
+    // hands the publish to the merger.
+    let text = std::fs::read_to_string(format!("{ROOT}/data/specs/wikipedia-index-parallel.json")).expect("spec");
+    let mut batch: Value = serde_json::from_str(&text).expect("the batch tutorial spec");
+    batch["spec"]["dataSchema"]["dataSource"] = name.clone().into();
+    let rows: Vec<String> = (0..25)
+        .map(|i| json!({"time": format!("2015-09-12T10:{i:02}:00Z"), "page": "Backfilled", "added": i}).to_string())
+        .collect();
+    batch["spec"]["ioConfig"]["inputSource"] = json!({"type": "inline", "data": rows.join("\n")});
+    batch["spec"]["ioConfig"]["appendToExisting"] = true.into();
+    let (status, body) = pipeline.http("POST", "/druid/indexer/v1/task", &batch.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["task"].as_str().expect("the task id").to_string();
+    let mut state = Value::Null;
+    for tick in 100..110 {
+        pipeline.tick(&scheduler_event(tick)).await;
+        assert!(pipeline.service.wait_idle(Duration::from_secs(300)).await, "the functions went idle");
+        let (_, body) = pipeline.http("GET", &format!("/druid/indexer/v1/task/{id}/status"), "").await;
+        state = body["status"]["status"].clone();
+        if state != "RUNNING" {
+            break;
+        }
+    }
+    assert_eq!(state, "SUCCESS", "the batch task published through the functions");
+    let outcome = |function: &str, job: &str| {
+        pipeline.service.answers(function).iter().any(|(_, a)| {
+            matches!(a, Answer::Response(r) if r["job"]["job"] == job && (r["outcome"] == "done" || r["outcome"] == "published"))
+        })
+    };
+    assert!(outcome("sluice-indexer", "batch-index") && outcome("sluice-merger", "batch-publish"), "the jobs ran");
+    let (status, body) = pipeline.http("POST", "/druid/v2", &count.to_string()).await;
+    assert_eq!((status, &body[0]["result"]["rows"]), (200, &json!(records.len() + 25)), "{body}");
+
     for (function, binary, resource) in [
         ("sluice-supervisor", "supervisor", "SupervisorFunction"),
         ("sluice-indexer", "indexer", "IndexerFunction"),
