@@ -2,6 +2,7 @@
 //! repeated with shifted times (dictionaries keep the sample's realistic sizes).
 
 mod avro_rows;
+mod batch;
 mod billing;
 mod cost;
 mod cost_compaction;
@@ -71,6 +72,9 @@ pub enum BenchCommand {
     /// A burst of 10 times the rate on a real broker with the lag-based autoscaler, scaled
     /// down from `sluice-sim spike`: lag, taskCount changes, every record once.
     Spike(spike::SpikeArgs),
+    /// Druid's Wikipedia sample as a batch task (`index_parallel`) on the embedded backends:
+    /// splits indexed concurrently, published once; rows/s and time per stage.
+    Batch(batch::BatchArgs),
 }
 
 /// Runs a benchmark command.
@@ -86,6 +90,7 @@ pub fn run(command: BenchCommand, backends: &crate::backends::BackendArgs) -> Re
         BenchCommand::Fragments(args) => fragments::run(args),
         BenchCommand::Fanout(args) => fanout::run(args, backends),
         BenchCommand::Spike(args) => spike::run(args),
+        BenchCommand::Batch(args) => batch::run(args),
     }
 }
 
