@@ -68,7 +68,14 @@ pub struct BatchTaskItem {
     /// Its row meters, once published or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meters: Option<MeterTotals>,
+    /// Publishes begun: past [`MAX_PUBLISH_ATTEMPTS`] the task fails.
+    #[serde(default)]
+    pub publish_attempts: u32,
 }
+
+/// Publishes of one task begun at most (crashed, timed out, or given up to a conflict) before
+/// it fails: a publish that can never finish does not run forever.
+pub const MAX_PUBLISH_ATTEMPTS: u32 = 10;
 
 /// The body of a `batchtasks/<id>` item: the claim on a task id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

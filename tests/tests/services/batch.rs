@@ -118,7 +118,23 @@ async fn a_batch_task_appends_beside_the_stream_and_publishes_once(b: Backends) 
     let published = outcomes.iter().filter(|o| matches!(o, BatchPublished::Published { .. })).count();
     assert_eq!(published, 1, "{outcomes:?}");
     expected.extend(ids("c", 5, 0).into_iter().map(|(id, _)| id));
-    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected), "each row once");
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected.clone()), "each row once");
+
+    // Local files; resubmitted once a file was added, the id is refused rather than mixed.
+    let dir = tempfile::tempdir().expect("dir");
+    let row = |id: &str| format!(r#"{{"ts": "2015-09-12T01:10:00Z", "id": "{id}", "page": "f", "added": 1}}"#);
+    std::fs::write(dir.path().join("a.json"), row("f0")).expect("write");
+    allow_in_process(Some(dir.path()), None);
+    let mut files = inline_spec(&s.name, &[], true);
+    files["id"] = unique("files").into();
+    files["spec"]["ioConfig"]["inputSource"] =
+        json!({"type": "local", "baseDir": dir.path().display().to_string(), "filter": "*.json"});
+    assert_eq!(run(meta, store, files.clone()).await.state, BatchState::Published);
+    expected.push("f0".into());
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected));
+    std::fs::write(dir.path().join("b.json"), row("f1")).expect("write");
+    let e = batch::submit(meta, &batch::process_access(), files, now_ms()).await.expect_err("listed otherwise");
+    assert!(e.to_string().contains("new id"), "{e}");
     s.b.discard(&s.name).await;
 }
 
@@ -136,15 +152,42 @@ async fn an_overwrite_hides_exactly_the_chunks_it_covers(b: Backends) {
     expected.extend(ids("o", 4, 2).into_iter().map(|(id, _)| id));
     assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected.clone()));
 
+    // Two overwrites of hour 7 (no segment there yet) publishing at once: one's rows, never both.
+    let access = BatchAccess::default();
+    let mut both = Vec::new();
+    for prefix in ["x", "y"] {
+        let submitted = batch::submit(meta, &access, inline_spec(&s.name, &ids(prefix, 3, 7), false), now_ms())
+            .await
+            .expect("submit");
+        let split = index_split(meta, store, &access, &submitted.id, 0, &SplitOptions::until(now_ms(), None)).await;
+        assert!(matches!(split, Ok(SplitOutcome::Done { rows: 3, .. })), "{split:?}");
+        both.push(submitted.id);
+    }
+    let _ =
+        tokio::join!(publish_batch(meta, store, &both[0], now_ms()), publish_batch(meta, store, &both[1], now_ms()));
+    for id in &both {
+        assert_eq!(finish(meta, store, id).await.state, BatchState::Published);
+    }
+    let hour_7: Vec<String> = visible_values(meta, store, &s.name, "id")
+        .await
+        .into_iter()
+        .filter(|id| id.starts_with('x') || id.starts_with('y'))
+        .collect();
+    assert!(hour_7 == ["x0", "x1", "x2"] || hour_7 == ["y0", "y1", "y2"], "one overwrite's rows: {hour_7:?}");
+    expected.extend(hour_7);
+    assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected.clone()));
+
     // dropExisting with hour 0 in its intervals and rows only in hour 1: hours 0 and 1 are
     // replaced, hour 0 by nothing.
     let mut spec = inline_spec(&s.name, &ids("d", 3, 1), false);
     spec["spec"]["ioConfig"]["dropExisting"] = true.into();
+    let last = expected.iter().filter(|id| id.starts_with('x') || id.starts_with('y')).cloned().collect::<Vec<_>>();
     spec["spec"]["dataSchema"]["granularitySpec"]["intervals"] = json!(["2015-09-12T00:00:00Z/2015-09-12T02:00:00Z"]);
     let task = run(meta, store, spec).await;
     assert_eq!(task.state, BatchState::Published, "{task:?}");
     let mut expected: Vec<String> = ids("o", 4, 2).into_iter().map(|(id, _)| id).collect();
     expected.extend(ids("d", 3, 1).into_iter().map(|(id, _)| id));
+    expected.extend(last);
     assert_eq!(visible_values(meta, store, &s.name, "id").await, sorted(expected));
     s.b.discard(&s.name).await;
 }

@@ -17,8 +17,9 @@ pub const MAX_TASK_ID_CHARS: usize = 200;
 /// Druid's default `splitHintSpec.maxSplitSize` for Sluice: the bytes one indexer invocation
 /// reads (files are cut into line-aligned ranges of this size, unless gzipped).
 pub const DEFAULT_SPLIT_BYTES: u64 = 256 << 20;
-/// The largest `maxSplitSize` taken: what one invocation reads in its 15 minutes.
-pub const MAX_SPLIT_BYTES: u64 = 4 << 30;
+/// The largest `maxSplitSize` taken: what one invocation reads in its 15 minutes (an S3 piece
+/// is held in memory while it is read).
+pub const MAX_SPLIT_BYTES: u64 = 1 << 30;
 /// Druid's default `splitHintSpec.maxNumFiles`.
 pub const DEFAULT_SPLIT_FILES: usize = 1_000;
 /// Druid's default `maxNumConcurrentSubTasks`.
@@ -106,6 +107,9 @@ pub fn task_id_problem(id: &str) -> Option<String> {
     }
     if !id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
         return Some("a task id holds letters, digits and _-.: only".into());
+    }
+    if id.starts_with('.') {
+        return Some("a task id does not start with '.'".into());
     }
     None
 }

@@ -91,6 +91,7 @@ fn what_batch_cannot_do_is_refused_by_name() {
     assert!(big.contains("inline data"), "{big}");
     assert!(with(&["type"], json!("compact")).contains("not supported"));
     assert!(with(&["id"], json!("../../etc")).contains("task id"));
+    assert!(with(&["id"], json!("..")).contains("task id"), "no id names a folder above");
     assert!(with(&["spec", "dataSchema", "granularitySpec", "intervals"], json!(["2015-09-13/2015-09-12"]))
         .contains("intervals[0]"));
 }

@@ -34,6 +34,7 @@ pub fn process_access() -> BatchAccess {
     let mut access = BatchAccess::from_env();
     if let Some(extra) = IN_PROCESS.lock().expect("access lock").as_ref() {
         access.local_dirs.extend(extra.local_dirs.iter().cloned());
+        access.given_dirs.extend(extra.given_dirs.iter().cloned());
         access.s3_buckets.extend(extra.s3_buckets.iter().cloned());
     }
     access
@@ -44,6 +45,8 @@ pub fn process_access() -> BatchAccess {
 pub struct BatchAccess {
     /// Directories, canonical.
     local_dirs: Vec<PathBuf>,
+    /// The same directories as named (absolute, `.` and `..` resolved without the file system).
+    given_dirs: Vec<PathBuf>,
     /// Bucket names.
     s3_buckets: Vec<String>,
 }
@@ -69,7 +72,10 @@ impl BatchAccess {
     /// Also allows the files under `dir` (when it exists).
     pub fn allow_dir(mut self, dir: &Path) -> Self {
         match dir.canonicalize() {
-            Ok(dir) => self.local_dirs.push(dir),
+            Ok(canonical) => {
+                self.local_dirs.push(canonical);
+                self.given_dirs.push(lexical(dir));
+            }
             Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "a batch input directory is left out"),
         }
         self
@@ -89,11 +95,18 @@ impl BatchAccess {
                 "local input sources are not allowed here (set {LOCAL_DIRS_ENV} to the directories they may read)"
             )));
         }
+        let outside = || refused(format!("not under a directory {LOCAL_DIRS_ENV} allows"));
+        // Checked as written before the file system is asked: an error must not tell whether
+        // a file outside exists.
+        let written = lexical(path);
+        if !self.local_dirs.iter().chain(&self.given_dirs).any(|d| written.starts_with(d)) {
+            return Err(outside());
+        }
         let canonical = path.canonicalize().map_err(|e| refused(e.to_string()))?;
         if self.local_dirs.iter().any(|d| canonical.starts_with(d)) {
             Ok(canonical)
         } else {
-            Err(refused(format!("not under a directory {LOCAL_DIRS_ENV} allows")))
+            Err(outside())
         }
     }
 
@@ -105,6 +118,23 @@ impl BatchAccess {
             Err(BatchError::Input(format!("s3 input from bucket {bucket:?} is not allowed (see {S3_BUCKETS_ENV})")))
         }
     }
+}
+
+/// `path` made absolute and its `.` and `..` resolved as written (links not followed).
+fn lexical(path: &Path) -> PathBuf {
+    let absolute =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let mut out = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -127,6 +157,13 @@ mod tests {
             std::os::unix::fs::symlink(other.path().join("secret"), allowed.path().join("link")).expect("link");
             assert!(access.local_path(&allowed.path().join("link")).is_err(), "a link out is followed, then refused");
         }
+        let missing = access.local_path(&other.path().join("missing")).expect_err("outside").to_string();
+        let present = access.local_path(&other.path().join("secret")).expect_err("outside").to_string();
+        assert_eq!(
+            missing.replace("missing", "x"),
+            present.replace("secret", "x"),
+            "whether a file outside exists is not told"
+        );
         let none = BatchAccess::default().local_path(&allowed.path().join("a.json")).expect_err("nothing allowed");
         assert!(none.to_string().contains(LOCAL_DIRS_ENV), "{none}");
         assert!(BatchAccess::default().allow_bucket("in").bucket("in").is_ok());

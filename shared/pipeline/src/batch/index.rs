@@ -133,8 +133,17 @@ pub async fn index_split(
     let spec = match load_spec(meta, id, &task.datasource).await {
         Ok(spec) => spec,
         Err(e) => {
-            let failed = SplitItem { state: SplitState::Failed, error: Some(e.to_string()), ..running };
-            return finish(meta, &pk, failed, version, SplitOutcome::Failed(e.to_string())).await;
+            // A store failing gives the split back; a spec that no longer loads fails it.
+            let (state, outcome) = match Stop::from(e) {
+                Stop::Retry(why) => (SplitState::Pending, SplitOutcome::Retry(why)),
+                Stop::Fail(why) => (SplitState::Failed, SplitOutcome::Failed(why)),
+            };
+            let why = match &outcome {
+                SplitOutcome::Retry(w) | SplitOutcome::Failed(w) => w.clone(),
+                _ => String::new(),
+            };
+            let ended = SplitItem { state, error: Some(why), ..running };
+            return finish(meta, &pk, ended, version, outcome).await;
         }
     };
     let mut run =

@@ -5,7 +5,7 @@
 use super::access::BatchAccess;
 use super::BatchError;
 use globset::{Glob, GlobMatcher};
-use sluice_format::spec::batch::{InputSource, SplitHint, MAX_INPUT_NAMES};
+use sluice_format::spec::batch::{InputSource, SplitHint, MAX_INPUT_NAMES, MAX_SPLIT_BYTES};
 use sluice_layout::batch::{Piece, PieceSource};
 use sluice_store::storage::open_store;
 use std::path::Path;
@@ -14,6 +14,8 @@ use std::path::Path;
 pub const MAX_SPLITS: usize = 10_000;
 /// Directory levels a `local` filter walks under its `baseDir`.
 const MAX_DEPTH: usize = 16;
+/// Bytes of piece names one split holds at most: its item stays far under DynamoDB's 400 KB.
+const MAX_SPLIT_NAME_BYTES: usize = 200_000;
 /// Compressions an input cannot be read with, by file suffix.
 const UNREAD_COMPRESSIONS: [&str; 6] = [".bz2", ".xz", ".zst", ".zip", ".sz", ".snappy"];
 
@@ -59,6 +61,14 @@ pub async fn input_files(input: &InputSource, access: &BatchAccess) -> Result<Ve
     }
     if let Some(f) = files.iter().find(|f| UNREAD_COMPRESSIONS.iter().any(|s| f.name().ends_with(s))) {
         return Err(BatchError::Input(format!("{}: only gzip (.gz) input is decompressed", f.name())));
+    }
+    // A gzipped object is read whole, in memory.
+    let whole = |f: &&InputFile| matches!(f.source, PieceSource::S3 { .. }) && f.gzip() && f.size > MAX_SPLIT_BYTES;
+    if let Some(f) = files.iter().find(whole) {
+        return Err(BatchError::Input(format!(
+            "{}: a gzipped object is read whole, at most {MAX_SPLIT_BYTES} bytes",
+            f.name()
+        )));
     }
     Ok(files)
 }
@@ -172,6 +182,7 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
     let mut out: Vec<Vec<Piece>> = Vec::new();
     let mut current: Vec<Piece> = Vec::new();
     let mut current_bytes = 0u64;
+    let mut current_names = 0usize;
     let flush = |current: &mut Vec<Piece>, bytes: &mut u64, out: &mut Vec<Vec<Piece>>| {
         if !current.is_empty() {
             out.push(std::mem::take(current));
@@ -182,6 +193,7 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
         let gzip = f.gzip();
         if !gzip && f.size > hint.max_bytes {
             flush(&mut current, &mut current_bytes, &mut out);
+            current_names = 0;
             let mut start = 0;
             while start < f.size {
                 let end = (start + hint.max_bytes).min(f.size);
@@ -194,9 +206,12 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
             }
             continue;
         }
-        if !current.is_empty() && (current_bytes + f.size > hint.max_bytes || current.len() >= hint.max_files) {
+        let full = current_bytes + f.size > hint.max_bytes || current.len() >= hint.max_files;
+        if !current.is_empty() && (full || current_names + f.name().len() > MAX_SPLIT_NAME_BYTES) {
             flush(&mut current, &mut current_bytes, &mut out);
+            current_names = 0;
         }
+        current_names += f.name().len();
         current.push(Piece { source: f.source.clone(), start: 0, end: None, gzip });
         current_bytes += f.size;
         if out.len() > MAX_SPLITS {

@@ -19,7 +19,7 @@ use sluice_format::meters::MeterTotals;
 use sluice_format::segment::Segment;
 use sluice_format::spec::batch::BatchSpec;
 use sluice_format::time::{now_ms as clock_ms, Interval};
-use sluice_layout::batch::{BatchHydrant, BatchState, BatchTaskItem, SplitItem, SplitState};
+use sluice_layout::batch::{BatchHydrant, BatchState, BatchTaskItem, SplitItem, SplitState, MAX_PUBLISH_ATTEMPTS};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,6 +78,20 @@ pub async fn publish_batch(
     if pending > 0 {
         return Ok(BatchPublished::NotReady { pending });
     }
+    if task.publish_attempts >= MAX_PUBLISH_ATTEMPTS {
+        let why = format!("{MAX_PUBLISH_ATTEMPTS} publishes began and none published");
+        return fail(meta, store, &task, version, why, meters, now_ms).await;
+    }
+    // This publish counted: the transaction below is conditioned on the count it wrote.
+    let task = BatchTaskItem { publish_attempts: task.publish_attempts + 1, ..task };
+    let counted = Item::new(datasource_pk(&task.datasource), batch_task_sk(id), to_json(&task));
+    let version = match meta.put(counted, Condition::Version(version)).await {
+        Ok(v) => v,
+        Err(MetaError::ConditionFailed { .. }) => {
+            return Ok(BatchPublished::Conflict("another publish of the task began".into()))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let batch = load_spec(meta, id, &task.datasource).await?;
     let g = batch.spec.granularity.segment_granularity;
     let wanted = match interval_chunks(&batch) {
@@ -107,7 +121,7 @@ pub async fn publish_batch(
     let replaced = if batch.append {
         Vec::new()
     } else {
-        match overwritten(&visible, &covered) {
+        match overwritten(&visible, &covered).and_then(|r| guarded_within_limits(r, &covered)) {
             Ok(replaced) => replaced,
             Err(why) => return fail(meta, store, &task, version, why, meters, now_ms).await,
         }
@@ -127,6 +141,11 @@ pub async fn publish_batch(
                 give_up(meta, store, &task.datasource, &begun, &w.written).await;
                 return Ok(BatchPublished::Conflict(why));
             }
+            Err(Write::Error(BatchError::Input(why))) => {
+                // The hydrants do not merge into segments: no later publish would do better.
+                give_up(meta, store, &task.datasource, &begun, &w.written).await;
+                return fail(meta, store, &task, version, why, meters, now_ms).await;
+            }
             Err(Write::Error(e)) => {
                 give_up(meta, store, &task.datasource, &begun, &w.written).await;
                 return Err(e);
@@ -142,11 +161,21 @@ pub async fn publish_batch(
         meters: Some(meters),
         ..task.clone()
     };
-    let moved = TxOp::Put {
+    let mut also = vec![TxOp::Put {
         item: Item::new(datasource_pk(&task.datasource), batch_task_sk(id), to_json(&published)),
         condition: Condition::Version(version),
-    };
-    match replace::publish(meta, &task.datasource, &begun, &replaced, &guards, now_ms, vec![moved]).await? {
+    }];
+    if !batch.append {
+        // The chunks it covers that no replaced segment starts: their guards too.
+        let starts: BTreeSet<i64> = replaced.iter().map(|s| s.interval.start).collect();
+        also.extend(
+            covered
+                .iter()
+                .filter(|c| !starts.contains(&c.start))
+                .map(|c| guards.bump(&task.datasource, c.start, begun.item.id)),
+        );
+    }
+    match replace::publish(meta, &task.datasource, &begun, &replaced, &guards, now_ms, also).await? {
         Published::Done => {
             for r in &w.written {
                 if let Err(e) = mark_visible(meta, &task.datasource, r).await {
@@ -220,6 +249,24 @@ fn overwritten(visible: &[SegmentRecord], covered: &BTreeSet<Interval>) -> Resul
         ));
     }
     Ok(out)
+}
+
+/// `replaced`, when the guards its publish writes (one per start time of a replaced segment or
+/// of a covered chunk) fit one transaction.
+fn guarded_within_limits(
+    replaced: Vec<SegmentRecord>,
+    covered: &BTreeSet<Interval>,
+) -> Result<Vec<SegmentRecord>, String> {
+    let mut starts: BTreeSet<i64> = replaced.iter().map(|s| s.interval.start).collect();
+    starts.extend(covered.iter().map(|c| c.start));
+    if starts.len() > MAX_GUARDS {
+        return Err(format!(
+            "an overwrite covers at most {MAX_GUARDS} time chunks and segment start times, not {}: cut the task's \
+             intervals into smaller tasks",
+            starts.len()
+        ));
+    }
+    Ok(replaced)
 }
 
 /// Fails a task (a failed split, an overwrite that cannot be made): nothing is published.

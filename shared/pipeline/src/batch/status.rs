@@ -44,10 +44,18 @@ pub async fn load_spec(meta: &dyn MetadataStore, id: &str, datasource: &str) -> 
     Ok(load_batch_value(spec_json(meta, id, datasource).await?)?.batch)
 }
 
-/// Every split of a task with its item's version, in order.
+/// Every split of a task with its item's version, in order: those its item counts (a refused
+/// resubmission of its id may have written more).
 pub async fn splits(meta: &dyn MetadataStore, task: &BatchTaskItem) -> Result<Vec<(SplitItem, u64)>, BatchError> {
     let items = meta.query(&batch_pk(&task.id), SPLIT_PREFIX).await?;
-    items.iter().map(|i| Ok((parse_body(&task.datasource, i)?, i.version))).collect()
+    let mut out = Vec::with_capacity(items.len());
+    for item in &items {
+        let split: SplitItem = parse_body(&task.datasource, item)?;
+        if split.n < task.splits {
+            out.push((split, item.version));
+        }
+    }
+    Ok(out)
 }
 
 /// What a batch task did so far: Druid's `ingestionStatsAndErrors` numbers.

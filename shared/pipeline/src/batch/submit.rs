@@ -37,7 +37,14 @@ pub async fn submit(
     raw: serde_json::Value,
     now_ms: i64,
 ) -> Result<Submitted, BatchError> {
-    let digest = format!("{:016x}", xxhash_rust::xxh64::xxh64(raw.to_string().as_bytes(), 0));
+    let text = canonical(&raw).to_string();
+    if text.len() > MAX_SPEC_BYTES {
+        return Err(BatchError::Input(format!(
+            "the spec is {} bytes of JSON, over {MAX_SPEC_BYTES}: it is kept in one metadata item",
+            text.len()
+        )));
+    }
+    let digest = format!("{:016x}", xxhash_rust::xxh64::xxh64(text.as_bytes(), 0));
     let loaded = load_batch_value(raw.clone())?;
     let batch = loaded.batch;
     let name = batch.spec.data_source.clone();
@@ -68,7 +75,18 @@ pub async fn submit(
     for (n, pieces) in planned.iter().enumerate() {
         let split = SplitItem::pending(n as u32, pieces.clone());
         match meta.put(Item::new(&pk, split_sk(n as u32), to_json(&split)), Condition::Absent).await {
-            Ok(_) | Err(MetaError::ConditionFailed { .. }) => {}
+            Ok(_) => {}
+            // Written by an earlier submission of this id: its input must have been listed alike.
+            Err(MetaError::ConditionFailed { .. }) => {
+                let held = meta.get(&pk, &split_sk(n as u32)).await?;
+                let held = held.map(|item| parse_body::<SplitItem>(&name, &item)).transpose()?;
+                if held.is_some_and(|h| h.pieces != split.pieces) {
+                    return Err(BatchError::Input(format!(
+                        "task {id} was submitted before and its input is listed otherwise now (files added, \
+                         grown or gone): submit it under a new id"
+                    )));
+                }
+            }
             Err(e) => return Err(e.into()),
         }
     }
@@ -86,6 +104,7 @@ pub async fn submit(
         segments: 0,
         replaced: 0,
         meters: None,
+        publish_attempts: 0,
     };
     let existed =
         match meta.put(Item::new(datasource_pk(&name), batch_task_sk(&id), to_json(&task)), Condition::Absent).await {
@@ -111,6 +130,22 @@ fn header_rows_fit(format: &InputFormat, planned: &[Vec<Piece>]) -> Result<(), B
          or set splitHintSpec maxNumFiles 1 and a maxSplitSize above the largest file"
             .into(),
     ))
+}
+
+/// Bytes of a batch spec's JSON at most (its metadata item stays under DynamoDB's 400 KB).
+pub const MAX_SPEC_BYTES: usize = 350_000;
+
+/// `v` with every object's keys in order: the same spec hashes alike whatever its key order.
+fn canonical(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            serde_json::Value::Object(keys.into_iter().map(|k| (k.clone(), canonical(&m[k]))).collect())
+        }
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Druid's form of a task id: `index_parallel_<datasource>_<random>_<time>` (without the

@@ -74,6 +74,17 @@ impl Guards {
     fn condition(&self, start: i64) -> Condition {
         self.0.get(&start).map_or(Condition::Absent, |&v| Condition::Version(v))
     }
+
+    /// The write of the guard of `start` by replace `id`, conditioned on its version as read:
+    /// for a start no replaced segment has (an overwrite of a chunk with none), so that two
+    /// replaces of one chunk never both publish.
+    pub fn bump(&self, datasource: &str, start: i64, id: u64) -> TxOp {
+        let guard = GuardItem { start, last_replace: id };
+        TxOp::Put {
+            item: Item::new(datasource_pk(datasource), guard_sk(start), to_json(&guard)),
+            condition: self.condition(start),
+        }
+    }
 }
 
 /// A replace begun: its item as written and the item's version.
