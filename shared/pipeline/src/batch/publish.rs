@@ -297,7 +297,8 @@ async fn fail(
     }
 }
 
-/// Deletes every hydrant of a finished task (the next publish or cleanup deletes what fails).
+/// Deletes every hydrant of a finished task (what a failure here leaves, or an attempt still
+/// uploading writes after, stays: nothing deletes it yet).
 async fn delete_hydrants(store: &dyn ObjectStore, task: &BatchTaskItem) {
     let prefix = batch_hydrant_prefix(&task.datasource, &task.id);
     match store.list(&prefix).await {
