@@ -6,7 +6,7 @@
 
 use super::status::{list, load_task, splits};
 use super::BatchError;
-use crate::datasource::{self, DatasourceError};
+use crate::datasource::DatasourceError;
 use crate::invoker::{Job, TaskInvoker};
 use sluice_layout::batch::{BatchState, BatchTaskItem, SplitState};
 use sluice_store::metadata::MetadataStore;
@@ -31,15 +31,6 @@ impl Driven {
         self.splits += other.splits;
         self.publishes += other.publishes;
     }
-}
-
-/// Drives every running batch task of every datasource.
-pub async fn drive_all(meta: &dyn MetadataStore, invoker: &dyn TaskInvoker, now_ms: i64) -> Result<Driven, BatchError> {
-    let mut out = Driven::default();
-    for name in datasource::list(meta).await? {
-        out.add(drive(meta, invoker, &name, now_ms).await?);
-    }
-    Ok(out)
 }
 
 /// Drives every running batch task of `datasource`.

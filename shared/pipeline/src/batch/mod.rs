@@ -24,7 +24,7 @@ mod status;
 mod submit;
 
 pub use access::{allow_in_process, process_access, BatchAccess, LOCAL_DIRS_ENV, S3_BUCKETS_ENV};
-pub use drive::{drive, drive_all, drive_id, Driven};
+pub use drive::{drive, drive_id, Driven};
 pub use index::{index_split, SplitOptions, SplitOutcome};
 pub use plan::{input_files, splits, InputFile, MAX_SPLITS};
 pub use publish::{publish_batch, BatchPublished};
