@@ -95,7 +95,13 @@ impl Schedule {
     }
 
     async fn job(&mut self, queue: &QueueInvoker, job: Job) {
-        let faults = self.faults(0.25);
+        // A batch task's publish makes hundreds of calls (every hydrant of every split): at the
+        // jobs' rate of transient errors hardly one would publish, so it gets the compaction
+        // passes' rate.
+        let faults = match &job {
+            Job::BatchPublish { .. } => self.faults_at(0.25, 0.005),
+            _ => self.faults(0.25),
+        };
         let (meta, store) = faulty(&self.b, &faults);
         match &job {
             Job::Index { task } => {

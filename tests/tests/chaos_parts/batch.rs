@@ -150,6 +150,14 @@ impl BatchPart {
     ) -> Vec<String> {
         let append = self.state(meta, self.append.as_deref()).await;
         let overwrite = self.state(meta, self.overwrite.as_deref()).await;
+        // Why a task failed, for the run's log.
+        for id in [&self.append, &self.overwrite].into_iter().flatten() {
+            if let Ok(Some((task, _))) = find(meta, id).await {
+                if let Some(error) = task.error {
+                    eprintln!("chaos: batch task {id} failed: {error}");
+                }
+            }
+        }
         count(match append {
             Some(BatchState::Published) => "batch append published",
             _ => "batch append failed",
