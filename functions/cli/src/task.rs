@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sluice_format::time::now_ms;
 use sluice_pipeline::batch::{self, allow_in_process, BatchState, BatchTaskItem};
 use sluice_pipeline::invoker::QueueInvoker;
-use sluice_pipeline::runner::run_job;
+use sluice_pipeline::runner::drain;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -77,9 +77,7 @@ pub async fn run(command: TaskCommand, backends: &BackendArgs) -> Result<()> {
                     // Splits held by another process: wait for them or their leases.
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
-                while let Some(job) = queue.pop() {
-                    run_job(meta, store, &queue, &job, JOB_BUDGET).await;
-                }
+                drain(meta, store, &queue, JOB_BUDGET, |_, _| {}).await;
             }
         }
         TaskCommand::Status { id, json } => print(&load(meta, &id).await?, json, None),

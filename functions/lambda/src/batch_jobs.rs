@@ -6,14 +6,10 @@ use crate::error::FunctionError;
 use crate::metrics::emit;
 use serde_json::{json, Value};
 use sluice_format::time::now_ms;
-use sluice_pipeline::batch::{publish_batch, BatchError, BatchPublished, SplitOutcome};
+use sluice_pipeline::batch::{publish_batch, BatchPublished, SplitOutcome};
 use sluice_pipeline::invoker::{Job, TaskInvoker};
 use sluice_pipeline::runner::run_batch_index_job;
 use std::time::Duration;
-
-fn retryable(e: &BatchError) -> bool {
-    matches!(e, BatchError::Storage { .. } | BatchError::Metadata(_))
-}
 
 /// Indexes one split for at most `budget`.
 pub async fn index(
@@ -42,7 +38,7 @@ pub async fn index(
             };
             Ok(json!({"job": job, "outcome": state}))
         }
-        Err(e) if retryable(&e) => Err(FunctionError::Retryable(e.to_string())),
+        Err(e) if e.is_transient() => Err(FunctionError::Retryable(e.to_string())),
         Err(e) => Ok(json!({"job": job, "outcome": "failed", "error": e.to_string()})),
     }
 }
@@ -64,7 +60,7 @@ pub async fn publish(ctx: &FunctionContext, job: Job) -> Result<Value, FunctionE
             };
             Ok(json!({"job": job, "outcome": state}))
         }
-        Err(e) if retryable(&e) => Err(FunctionError::Retryable(e.to_string())),
+        Err(e) if e.is_transient() => Err(FunctionError::Retryable(e.to_string())),
         Err(e) => Ok(json!({"job": job, "outcome": "failed", "error": e.to_string()})),
     }
 }

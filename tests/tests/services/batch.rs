@@ -18,7 +18,7 @@ use sluice_pipeline::batch::{
     SplitOptions, SplitOutcome,
 };
 use sluice_pipeline::invoker::QueueInvoker;
-use sluice_pipeline::runner::run_job;
+use sluice_pipeline::runner::drain;
 use sluice_pipeline::timeline::visible_segments;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
@@ -61,9 +61,7 @@ async fn finish(meta: &dyn MetadataStore, store: &dyn ObjectStore, id: &str) -> 
             return task;
         }
         batch::drive(meta, &queue, &task.datasource, now_ms()).await.expect("drive");
-        while let Some(job) = queue.pop() {
-            run_job(meta, store, &queue, &job, Duration::from_secs(60)).await;
-        }
+        drain(meta, store, &queue, Duration::from_secs(60), |_, _| {}).await;
     }
     panic!("batch task {id} did not finish");
 }

@@ -57,9 +57,20 @@ enum Stop {
 
 impl From<BatchError> for Stop {
     fn from(e: BatchError) -> Self {
-        match e {
-            BatchError::Storage { .. } | BatchError::Metadata(_) => Stop::Retry(e.to_string()),
-            e => Stop::Fail(e.to_string()),
+        if e.is_transient() {
+            Stop::Retry(e.to_string())
+        } else {
+            Stop::Fail(e.to_string())
+        }
+    }
+}
+
+impl Stop {
+    /// The split as this stop leaves it (given back, or failed), its reason, and the outcome.
+    fn ending(self) -> (SplitState, String, SplitOutcome) {
+        match self {
+            Stop::Retry(why) => (SplitState::Pending, why.clone(), SplitOutcome::Retry(why)),
+            Stop::Fail(why) => (SplitState::Failed, why.clone(), SplitOutcome::Failed(why)),
         }
     }
 }
@@ -134,38 +145,31 @@ pub async fn index_split(
         Ok(spec) => spec,
         Err(e) => {
             // A store failing gives the split back; a spec that no longer loads fails it.
-            let (state, outcome) = match Stop::from(e) {
-                Stop::Retry(why) => (SplitState::Pending, SplitOutcome::Retry(why)),
-                Stop::Fail(why) => (SplitState::Failed, SplitOutcome::Failed(why)),
-            };
-            let why = match &outcome {
-                SplitOutcome::Retry(w) | SplitOutcome::Failed(w) => w.clone(),
-                _ => String::new(),
-            };
+            let (state, why, outcome) = Stop::from(e).ending();
             let ended = SplitItem { state, error: Some(why), ..running };
             return finish(meta, &pk, ended, version, outcome).await;
         }
     };
     let mut run =
         Run { store, datasource: &task.datasource, id, n, attempt, hydrants: Vec::new(), counts: BTreeMap::new() };
-    let read = run.ingest(&spec, &running, access, deadline).await;
-    let (state, error, meters, exceptions, outcome) = match read {
+    let (ended, outcome) = match run.ingest(&spec, &running, access, deadline).await {
         Ok((meters, exceptions)) => {
-            let rows = meters.processed;
-            (
-                SplitState::Done,
-                None,
-                Some(meters),
+            let outcome = SplitOutcome::Done { rows: meters.processed, hydrants: run.hydrants.len() };
+            let done = SplitItem {
+                state: SplitState::Done,
+                error: None,
+                meters: Some(meters),
                 exceptions,
-                SplitOutcome::Done { rows, hydrants: run.hydrants.len() },
-            )
+                hydrants: std::mem::take(&mut run.hydrants),
+                ..running
+            };
+            (done, outcome)
         }
-        Err(Stop::Retry(why)) => (SplitState::Pending, Some(why.clone()), None, Vec::new(), SplitOutcome::Retry(why)),
-        Err(Stop::Fail(why)) => (SplitState::Failed, Some(why.clone()), None, Vec::new(), SplitOutcome::Failed(why)),
+        Err(stop) => {
+            let (state, why, outcome) = stop.ending();
+            (SplitItem { state, error: Some(why), ..running }, outcome)
+        }
     };
-    let keep = state == SplitState::Done;
-    let hydrants = if keep { run.hydrants.clone() } else { Vec::new() };
-    let ended = SplitItem { state, error, meters, exceptions, hydrants, ..running };
     // Hydrants the split does not list (a lost, given back or failed attempt) are deleted with
     // the task's at its end: an indexer may not delete objects.
     finish(meta, &pk, ended, version, outcome).await

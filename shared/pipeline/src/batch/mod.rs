@@ -72,11 +72,9 @@ impl From<MetaError> for BatchError {
     }
 }
 
-impl From<crate::replace::ReplaceError> for BatchError {
-    fn from(e: crate::replace::ReplaceError) -> Self {
-        match e {
-            crate::replace::ReplaceError::Metadata(e) => BatchError::Metadata(e),
-            crate::replace::ReplaceError::Storage { object, source } => BatchError::Storage { object, source },
-        }
+impl BatchError {
+    /// Whether a store failed (a later attempt may succeed), rather than the spec or the input.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, BatchError::Storage { .. } | BatchError::Metadata(_))
     }
 }

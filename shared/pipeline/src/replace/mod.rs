@@ -171,13 +171,7 @@ pub async fn publish(
         item: Item::new(&pk, replace_sk(item.id), to_json(&item)),
         condition: Condition::Version(begun.version),
     }];
-    for start in starts(replaced) {
-        let guard = GuardItem { start, last_replace: item.id };
-        ops.push(TxOp::Put {
-            item: Item::new(&pk, guard_sk(start), to_json(&guard)),
-            condition: guards.condition(start),
-        });
-    }
+    ops.extend(starts(replaced).into_iter().map(|start| guards.bump(datasource, start, item.id)));
     let guarded = ops.len();
     ops.extend(also);
     match meta.transact(ops).await {
