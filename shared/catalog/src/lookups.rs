@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sluice_format::lookup::{KeyedTable, Lookups};
 use sluice_layout::keys::{lookup_key, lookup_sk, LOOKUPS_PK, LOOKUP_PREFIX};
+pub use sluice_layout::lookup::LookupItem;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::{BTreeMap, HashMap};
@@ -81,22 +82,6 @@ pub enum LookupError {
     /// Deep storage failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
-}
-
-/// A lookup's item: where its map is and what it is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LookupItem {
-    /// Its tier.
-    pub tier: String,
-    /// Its name.
-    pub name: String,
-    /// Its version, as given.
-    pub version: String,
-    /// The object holding its spec.
-    pub key: String,
-    /// Entries of its map.
-    pub num_entries: u64,
 }
 
 /// What a query's workers need to read a lookup at the version the query sees.

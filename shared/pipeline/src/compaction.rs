@@ -5,17 +5,9 @@
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{catalog_sk, CATALOG_PREFIX, COMPACTION_PK};
-use serde::{Deserialize, Serialize};
+use crate::layout::coordinator::CompactionItem;
 use sluice_format::spec::{load_compaction_value, CompactionConfig, LoadedCompaction};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
-
-/// The body of a datasource's compaction item.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CompactionItem {
-    /// The configuration as submitted, Druid's defaults filled.
-    config: serde_json::Value,
-}
 
 /// Checks and stores a configuration, replacing the datasource's earlier one; returns it and
 /// the options it ignores.

@@ -5,17 +5,10 @@
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{catalog_sk, CATALOG_PREFIX, RULES_PK};
-use serde::{Deserialize, Serialize};
+use crate::layout::coordinator::RulesItem;
 use sluice_format::spec::datasource_name_problem;
 use sluice_format::spec::retention::{load_rules, LoadedRules, RetentionRule};
 use sluice_store::metadata::{Condition, Item, MetadataStore};
-
-/// The body of a datasource's rules item.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct RulesItem {
-    /// Druid's rules JSON as submitted.
-    rules: serde_json::Value,
-}
 
 /// A datasource's rules: checked, and as submitted.
 #[derive(Debug, Clone)]

@@ -13,48 +13,16 @@ use super::groups::GroupInput;
 use super::SupervisorError;
 use crate::datasource::{parse_body, to_json};
 use crate::keys::{datasource_pk, history_sk, AUTOSCALER_SK, SPEC_SK};
+use crate::layout::autoscaler::{AutoscalerItem, ScaleChange, MAX_DECISIONS};
 use crate::layout::datasource::{SpecItem, SpecVersion, TopicOffsets};
 use crate::layout::grouping::GroupingItem;
 use crate::task::TaskItem;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sluice_format::spec::autoscaler::{AutoScalerConfig, LagSample, ScaleState};
 use sluice_format::spec::DatasourceSpec;
 use sluice_kafka::Watermarks;
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
 use std::collections::BTreeMap;
-
-/// Most task-count changes the item keeps.
-pub const MAX_DECISIONS: usize = 50;
-
-/// A task-count change the autoscaler made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ScaleChange {
-    /// When, in milliseconds.
-    pub at: i64,
-    /// The task count before.
-    pub from: u32,
-    /// The task count asked for.
-    pub to: u32,
-    /// The samples it was decided on.
-    pub samples: usize,
-    /// The largest lag among them.
-    pub max_lag: u64,
-}
-
-/// The `autoscaler` item of a datasource.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoscalerItem {
-    /// When the autoscaler started watching the datasource.
-    pub started: i64,
-    /// Lag samples, oldest first, within the collection range.
-    pub samples: Vec<LagSample>,
-    /// When it last decided.
-    pub last_decision: Option<i64>,
-    /// Its changes, oldest first.
-    pub changes: Vec<ScaleChange>,
-}
 
 /// What a pass gives the autoscaler.
 pub(super) struct Scale<'a> {

@@ -34,7 +34,8 @@ mod pass;
 mod plan;
 mod regroup;
 
-pub use autoscale::{read_item as read_autoscaler, simulate as simulate_autoscaler, AutoscalerItem, AutoscalerStatus};
+pub use crate::layout::autoscaler::AutoscalerItem;
+pub use autoscale::{read_item as read_autoscaler, simulate as simulate_autoscaler, AutoscalerStatus};
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
 pub use pass::{offset_at, run_pass, supervise, DatasourcePass};
 pub use plan::{initial_offset, next_ranges, record_budget};
