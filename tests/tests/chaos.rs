@@ -31,8 +31,8 @@ use sluice_integration::{required_env, unique};
 use sluice_pipeline::batch::{
     drive_id, index_split, process_access, publish_batch, BatchPublished, SplitOptions, SplitOutcome,
 };
-use sluice_pipeline::compact::{compact, CompactOptions};
-use sluice_pipeline::compaction_plan::plan_now;
+use sluice_pipeline::coordinator::plan::plan_now;
+use sluice_pipeline::coordinator::{compact, CompactOptions};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::indexer::{run_task, TaskOptions, TaskOutcome};
 use sluice_pipeline::invoker::{Job, QueueInvoker, TaskInvoker};
@@ -294,12 +294,12 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
             config["granularitySpec"]["rollup"] = true.into();
             *counts.lock().expect("counts").entry("re-index schedule").or_default() += 1;
         }
-        sluice_pipeline::compaction::submit(b.meta.as_ref(), config).await.expect("compaction config");
+        sluice_pipeline::coordinator::config::submit(b.meta.as_ref(), config).await.expect("compaction config");
     }
     if drop_first_hour {
         let rules =
             serde_json::json!([{"type": "dropByInterval", "interval": "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z"}]);
-        sluice_pipeline::retention::set(b.meta.as_ref(), &name, rules).await.expect("rules");
+        sluice_pipeline::coordinator::rules::set(b.meta.as_ref(), &name, rules).await.expect("rules");
     }
     let producer = {
         let (bootstrap, topic, mut second) = (bootstrap.clone(), topic.clone(), second);
@@ -469,7 +469,8 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
         if last.segments_dropped > 0 {
             s.count("retention drop");
         }
-        let config = sluice_pipeline::compaction::get(s.b.meta.as_ref(), &name).await.expect("config").expect("kept");
+        let config =
+            sluice_pipeline::coordinator::config::get(s.b.meta.as_ref(), &name).await.expect("config").expect("kept");
         let plan = plan_now(s.b.meta.as_ref(), &config).await.expect("plan");
         assert!(
             plan.awaiting.is_empty(),

@@ -7,7 +7,7 @@ use crate::backends::BackendArgs;
 use anyhow::{bail, Result};
 use clap::Args;
 use sluice_format::time::now_ms;
-use sluice_pipeline::compact::{compact_all, CompactOptions, CompactReport};
+use sluice_pipeline::coordinator::{compact_all, CompactOptions, CompactReport};
 
 /// Options of `sluice compact`.
 #[derive(Args)]

@@ -5,7 +5,7 @@ use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::{bail, Result};
 use clap::Subcommand;
-use sluice_pipeline::{compaction, compaction_plan};
+use sluice_pipeline::coordinator;
 use std::path::PathBuf;
 
 /// Compaction configuration operations.
@@ -40,28 +40,29 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
     let meta = b.meta.as_ref();
     match command {
         CompactionCommand::Submit { config } => {
-            let loaded = compaction::submit(meta, read_json(&config)?).await?;
+            let loaded = coordinator::config::submit(meta, read_json(&config)?).await?;
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
             println!("{}: compaction config stored", loaded.config.data_source);
         }
-        CompactionCommand::Status { datasource: Some(name) } => match compaction::get(meta, &name).await? {
+        CompactionCommand::Status { datasource: Some(name) } => match coordinator::config::get(meta, &name).await? {
             Some(c) => println!("{}", serde_json::to_string_pretty(&c.json)?),
             None => bail!("datasource {name:?} has no compaction config"),
         },
         CompactionCommand::Status { datasource: None } => {
-            let configs: Vec<serde_json::Value> = compaction::list(meta).await?.into_iter().map(|c| c.json).collect();
+            let configs: Vec<serde_json::Value> =
+                coordinator::config::list(meta).await?.into_iter().map(|c| c.json).collect();
             println!("{}", serde_json::to_string_pretty(&serde_json::json!({"compactionConfigs": configs}))?);
         }
         CompactionCommand::Plan { datasource } => {
-            let Some(config) = compaction::get(meta, &datasource).await? else {
+            let Some(config) = coordinator::config::get(meta, &datasource).await? else {
                 bail!("datasource {datasource:?} has no compaction config");
             };
-            let plan = compaction_plan::plan_now(meta, &config).await?;
+            let plan = coordinator::plan::plan_now(meta, &config).await?;
             println!("{:<50} {:>9} {:>12} {:>8} {:>10}", "chunk", "segments", "rows", "target", "state");
             let states = [("awaiting", &plan.awaiting), ("compacted", &plan.compacted), ("skipped", &plan.skipped)];
-            let mut rows: Vec<(&str, &compaction_plan::ChunkState)> =
+            let mut rows: Vec<(&str, &coordinator::plan::ChunkState)> =
                 states.iter().flat_map(|(name, chunks)| chunks.iter().map(move |c| (*name, c))).collect();
             rows.sort_by_key(|(_, c)| c.interval);
             for (state, c) in rows {
@@ -76,7 +77,7 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
             }
         }
         CompactionCommand::Remove { datasource } => {
-            if !compaction::remove(meta, &datasource).await? {
+            if !coordinator::config::remove(meta, &datasource).await? {
                 bail!("datasource {datasource:?} has no compaction config");
             }
             println!("{datasource}: compaction config removed");

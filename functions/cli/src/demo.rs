@@ -15,8 +15,8 @@ use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use serde_json::Value;
 use sluice_format::time::now_ms;
-use sluice_pipeline::compact::{compact, CompactOptions};
-use sluice_pipeline::compaction;
+use sluice_pipeline::coordinator;
+use sluice_pipeline::coordinator::{compact, CompactOptions};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
@@ -130,8 +130,11 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     );
     // Druid's auto-compaction with nothing skipped: each day's segments into one.
     let step = Instant::now();
-    compaction::submit(meta.as_ref(), serde_json::json!({"dataSource": datasource, "skipOffsetFromLatest": "PT0S"}))
-        .await?;
+    coordinator::config::submit(
+        meta.as_ref(),
+        serde_json::json!({"dataSource": datasource, "skipOffsetFromLatest": "PT0S"}),
+    )
+    .await?;
     let compacted = compact(meta.as_ref(), store.as_ref(), &datasource, &CompactOptions::at(now_ms())).await?;
     println!(
         "   compacted: {} segments of {} time chunks into {}, atomically, in {:.2} s; {} visible segments",

@@ -4,7 +4,7 @@ use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::Result;
 use clap::Subcommand;
-use sluice_pipeline::retention;
+use sluice_pipeline::coordinator;
 use std::path::PathBuf;
 
 /// Retention rule operations.
@@ -31,19 +31,19 @@ pub async fn run(command: RetentionCommand, backends: &BackendArgs) -> Result<()
     let meta = b.meta.as_ref();
     match command {
         RetentionCommand::Set { datasource, rules } => {
-            let loaded = retention::set(meta, &datasource, read_json(&rules)?).await?;
+            let loaded = coordinator::rules::set(meta, &datasource, read_json(&rules)?).await?;
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
             println!("{datasource}: {} retention rules stored", loaded.rules.len());
         }
         RetentionCommand::Show { datasource: Some(name) } => {
-            let rules = retention::get(meta, &name).await?.map_or(serde_json::json!([]), |r| r.json);
+            let rules = coordinator::rules::get(meta, &name).await?.map_or(serde_json::json!([]), |r| r.json);
             println!("{}", serde_json::to_string_pretty(&rules)?);
         }
         RetentionCommand::Show { datasource: None } => {
             let all: serde_json::Map<String, serde_json::Value> =
-                retention::list(meta).await?.into_iter().map(|(name, r)| (name, r.json)).collect();
+                coordinator::rules::list(meta).await?.into_iter().map(|(name, r)| (name, r.json)).collect();
             println!("{}", serde_json::to_string_pretty(&all)?);
         }
     }

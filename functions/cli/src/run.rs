@@ -7,7 +7,7 @@ use anyhow::{anyhow, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sluice_format::time::now_ms;
-use sluice_pipeline::compact::{compact_all, CompactOptions};
+use sluice_pipeline::coordinator::{compact_all, CompactOptions};
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::QueueInvoker;
 use sluice_pipeline::merger::MergeOutcome;

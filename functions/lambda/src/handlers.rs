@@ -9,7 +9,7 @@ use crate::metrics::emit;
 use crate::permissions::{INDEXER, MERGER};
 use serde_json::{json, Value};
 use sluice_format::time::now_ms;
-use sluice_pipeline::compact::{compact_all, CompactOptions};
+use sluice_pipeline::coordinator::{compact_all, CompactOptions};
 use sluice_pipeline::indexer::TaskOutcome;
 use sluice_pipeline::invoker::{Job, TaskInvoker};
 use sluice_pipeline::merger::MergeOutcome;

@@ -7,7 +7,7 @@ use super::{json_body, ApiError, ApiState};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde_json::{json, Value};
-use sluice_pipeline::{compaction, compaction_plan};
+use sluice_pipeline::coordinator;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ fn not_found(datasource: &str) -> ApiError {
 
 /// `GET /druid/coordinator/v1/config/compaction`.
 pub(super) async fn list(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Value>, ApiError> {
-    let configs: Vec<Value> = compaction::list(s.meta.as_ref()).await?.into_iter().map(|c| c.json).collect();
+    let configs: Vec<Value> = coordinator::config::list(s.meta.as_ref()).await?.into_iter().map(|c| c.json).collect();
     Ok(axum::Json(json!({
         "compactionConfigs": configs,
         "compactionTaskSlotRatio": TASK_SLOT_RATIO,
@@ -41,12 +41,12 @@ pub(super) async fn status(
 ) -> Result<axum::Json<Value>, ApiError> {
     let meta = s.meta.as_ref();
     let configs = match params.get("dataSource") {
-        Some(name) => vec![compaction::get(meta, name).await?.ok_or_else(|| not_found(name))?],
-        None => compaction::list(meta).await?,
+        Some(name) => vec![coordinator::config::get(meta, name).await?.ok_or_else(|| not_found(name))?],
+        None => coordinator::config::list(meta).await?,
     };
     let mut snapshots = Vec::with_capacity(configs.len());
     for c in &configs {
-        snapshots.push(compaction_plan::plan_now(meta, c).await?.druid_snapshot(&c.data_source));
+        snapshots.push(coordinator::plan::plan_now(meta, c).await?.druid_snapshot(&c.data_source));
     }
     Ok(axum::Json(json!({"latestStatus": snapshots})))
 }
@@ -56,7 +56,7 @@ pub(super) async fn get(
     State(s): State<Arc<ApiState>>,
     Path(datasource): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    match compaction::get(s.meta.as_ref(), &datasource).await? {
+    match coordinator::config::get(s.meta.as_ref(), &datasource).await? {
         Some(c) => Ok(axum::Json(c.json)),
         None => Err(not_found(&datasource)),
     }
@@ -64,7 +64,7 @@ pub(super) async fn get(
 
 /// `POST /druid/coordinator/v1/config/compaction`: 200 with the options ignored, as warnings.
 pub(super) async fn submit(State(s): State<Arc<ApiState>>, body: String) -> Result<axum::Json<Value>, ApiError> {
-    let loaded = compaction::submit(s.meta.as_ref(), json_body(&body)?).await?;
+    let loaded = coordinator::config::submit(s.meta.as_ref(), json_body(&body)?).await?;
     let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
     Ok(axum::Json(json!({"dataSource": loaded.config.data_source, "warnings": warnings})))
 }
@@ -74,7 +74,7 @@ pub(super) async fn remove(
     State(s): State<Arc<ApiState>>,
     Path(datasource): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    if compaction::remove(s.meta.as_ref(), &datasource).await? {
+    if coordinator::config::remove(s.meta.as_ref(), &datasource).await? {
         Ok(axum::Json(json!({"dataSource": datasource})))
     } else {
         Err(not_found(&datasource))

@@ -4,14 +4,14 @@
 use super::{json_body, ApiError, ApiState};
 use axum::extract::{Path, State};
 use serde_json::{json, Map, Value};
-use sluice_pipeline::retention;
+use sluice_pipeline::coordinator;
 use std::sync::Arc;
 
 /// `GET /druid/coordinator/v1/rules`.
 pub(super) async fn list(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Value>, ApiError> {
     let mut all = Map::new();
     all.insert("_default".into(), json!([{"type": "loadForever"}]));
-    for (name, rules) in retention::list(s.meta.as_ref()).await? {
+    for (name, rules) in coordinator::rules::list(s.meta.as_ref()).await? {
         all.insert(name, rules.json);
     }
     Ok(axum::Json(Value::Object(all)))
@@ -22,7 +22,7 @@ pub(super) async fn get(
     State(s): State<Arc<ApiState>>,
     Path(datasource): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    Ok(axum::Json(retention::get(s.meta.as_ref(), &datasource).await?.map_or(json!([]), |r| r.json)))
+    Ok(axum::Json(coordinator::rules::get(s.meta.as_ref(), &datasource).await?.map_or(json!([]), |r| r.json)))
 }
 
 /// `POST /druid/coordinator/v1/rules/{dataSource}`: 200 with the options ignored, as warnings.
@@ -31,7 +31,7 @@ pub(super) async fn set(
     Path(datasource): Path<String>,
     body: String,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let loaded = retention::set(s.meta.as_ref(), &datasource, json_body(&body)?).await?;
+    let loaded = coordinator::rules::set(s.meta.as_ref(), &datasource, json_body(&body)?).await?;
     let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
     Ok(axum::Json(json!({"dataSource": datasource, "warnings": warnings})))
 }

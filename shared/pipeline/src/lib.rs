@@ -16,23 +16,21 @@
 //! ```
 //!
 //! The [`indexer`] runs one task attempt; the [`supervisor`] plans and invokes, the
-//! [`merger`] publishes, and the [`runner`] is the whole loop in one process. What is visible
+//! [`merger`] publishes, and the [`runner`] is the whole loop in one process. The
+//! [`coordinator`] holds what Druid's coordinator does (retention rules, compaction, and the
+//! replace protocol they and [`batch`] tasks publish through). What is visible
 //! is `sluice-catalog`'s to say, so that queries read it without linking this crate; the
 //! [`datasource`], [`task`] and [`timeline`] modules re-export its reads beside the writes
 //! they hold.
 
 pub mod batch;
-pub mod compact;
-pub mod compaction;
-pub mod compaction_plan;
+pub mod coordinator;
 pub mod datasource;
 pub mod indexer;
 pub mod invoker;
 pub use sluice_layout as layout;
 pub use sluice_layout::keys;
 pub mod merger;
-pub mod replace;
-pub mod retention;
 pub mod runner;
 pub mod supervisor;
 pub mod task;

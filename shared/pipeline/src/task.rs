@@ -11,6 +11,12 @@ use crate::datasource::DatasourceError;
 use crate::keys::{datasource_pk, TASK_PREFIX};
 use sluice_store::metadata::MetadataStore;
 
+/// How long a finished task's hydrants and items are kept: longer than any attempt may still
+/// run (an indexer invocation ends within Lambda's 15-minute limit), so when cleanup lists a
+/// task's hydrants no attempt can upload one more, and no object is left behind for a bucket
+/// lifecycle rule to collect.
+pub const DEFAULT_CLEANUP_GRACE_MS: i64 = 20 * 60_000;
+
 /// Refuses a datasource whose task items are still under the datasource's own key, where
 /// releases before the group keys wrote them: `docs/metadata-layout.md#upgrading` says how to
 /// move on.

@@ -7,7 +7,7 @@
 //! when their task is published naming their merge, and are then marked visible themselves so
 //! the task item can be cleaned up. Appended segments share their time chunk's version and
 //! take the next partition numbers; a compaction's segments take a newer version and replace
-//! exactly the segments their replace item names ([`crate::replace`]).
+//! exactly the segments their replace item names ([`crate::coordinator::replace`]).
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{chunk_sk, datasource_pk, segment_key};

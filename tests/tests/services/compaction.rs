@@ -7,11 +7,11 @@
 use sluice_format::time::now_ms;
 use sluice_integration::indexing::{visible_values, Backends};
 use sluice_integration::protocol::Setup;
-use sluice_pipeline::compact::{compact, CompactOptions, CompactReport};
-use sluice_pipeline::compaction::submit;
+use sluice_pipeline::coordinator;
+use sluice_pipeline::coordinator::config::submit;
+use sluice_pipeline::coordinator::replace::{self, ReplaceKind};
+use sluice_pipeline::coordinator::{compact, CompactOptions, CompactReport};
 use sluice_pipeline::keys::{datasource_pk, REPLACE_PREFIX, SEGMENT_PREFIX};
-use sluice_pipeline::replace::{self, ReplaceKind};
-use sluice_pipeline::retention;
 use sluice_pipeline::runner::run_until_caught_up;
 use sluice_pipeline::timeline::{describe, read_records, visible_segments};
 use sluice_store::metadata::{Condition, Intercepted, Item, MetadataStore};
@@ -131,7 +131,7 @@ async fn retention_drops_segments_at_once_and_deletes_them_after_the_grace(b: Ba
     let (meta, store) = (s.b.meta.as_ref(), s.b.store.as_ref());
     let first_hour = "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z";
     let rules = serde_json::json!([{"type": "dropByInterval", "interval": first_hour}, {"type": "loadForever"}]);
-    retention::set(meta, &s.name, rules).await.expect("rules");
+    coordinator::rules::set(meta, &s.name, rules).await.expect("rules");
     let doomed: Vec<String> = visible_segments(meta, &s.name)
         .await
         .expect("timeline")

@@ -7,11 +7,11 @@
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
 use sluice_integration::unique;
-use sluice_pipeline::compaction::{get, list, remove, submit};
-use sluice_pipeline::compaction_plan::plan_now;
+use sluice_pipeline::coordinator;
+use sluice_pipeline::coordinator::config::{get, list, remove, submit};
+use sluice_pipeline::coordinator::plan::plan_now;
 use sluice_pipeline::datasource::DatasourceError;
 use sluice_pipeline::keys::{catalog_sk, COMPACTION_PK, RULES_PK};
-use sluice_pipeline::retention;
 use sluice_store::metadata::{Condition, Item};
 
 async fn configs_are_stored_replaced_listed_and_removed(b: Backends) {
@@ -59,23 +59,23 @@ async fn a_stored_config_that_no_longer_checks_is_named(b: Backends) {
 async fn retention_rules_are_set_replaced_and_listed(b: Backends) {
     let meta = b.meta.as_ref();
     let name = unique("retain");
-    assert!(retention::get(meta, &name).await.expect("get").is_none(), "none set");
+    assert!(coordinator::rules::get(meta, &name).await.expect("get").is_none(), "none set");
     let month = serde_json::json!([{"type": "loadByPeriod", "period": "P1M"}, {"type": "dropForever"}]);
-    retention::set(meta, &name, month.clone()).await.expect("set");
-    let got = retention::get(meta, &name).await.expect("get").expect("stored");
+    coordinator::rules::set(meta, &name, month.clone()).await.expect("set");
+    let got = coordinator::rules::get(meta, &name).await.expect("get").expect("stored");
     assert_eq!((got.json, got.rules.len()), (month, 2));
     let forever = serde_json::json!([{"type": "loadForever"}]);
-    retention::set(meta, &name, forever.clone()).await.expect("replace");
+    coordinator::rules::set(meta, &name, forever.clone()).await.expect("replace");
     let bad = serde_json::json!([{"type": "dropByPeriod"}]);
-    let err = retention::set(meta, &name, bad).await.expect_err("no period");
+    let err = coordinator::rules::set(meta, &name, bad).await.expect_err("no period");
     assert!(err.to_string().contains("[0].period"), "{err}");
-    let all = retention::list(meta).await.expect("list");
+    let all = coordinator::rules::list(meta).await.expect("list");
     let mine: Vec<_> = all.iter().filter(|(n, _)| *n == name).map(|(_, r)| r.json.clone()).collect();
     assert_eq!(mine, [forever], "the refused rules left the stored ones");
 
     let corrupt = serde_json::json!({"rules": [{"type": "dropBeforeByPeriod", "period": "soon"}]});
     meta.put(Item::new(RULES_PK, catalog_sk(&name), corrupt), Condition::None).await.expect("put");
-    let err = retention::get(meta, &name).await.expect_err("corrupt");
+    let err = coordinator::rules::get(meta, &name).await.expect_err("corrupt");
     assert!(err.to_string().contains(&catalog_sk(&name)), "{err}");
     meta.delete(RULES_PK, &catalog_sk(&name), Condition::None).await.expect("delete");
 }

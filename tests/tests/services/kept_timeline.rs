@@ -7,8 +7,8 @@ use sluice_catalog::timeline_cache::TimelineStats;
 use sluice_format::time::{now_ms, Interval};
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
-use sluice_pipeline::compact::{compact, CompactOptions, CompactReport};
-use sluice_pipeline::{compaction, retention};
+use sluice_pipeline::coordinator;
+use sluice_pipeline::coordinator::{compact, CompactOptions, CompactReport};
 use sluice_query::{visible_records, SegmentCache};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
@@ -60,7 +60,7 @@ async fn a_kept_timeline_is_read_again_after_every_visibility_change(b: Backends
     assert!(appended.len() > first.len(), "{appended:?}");
 
     let config = serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": "PT0S"});
-    compaction::submit(meta, config).await.expect("compaction config");
+    coordinator::config::submit(meta, config).await.expect("compaction config");
     let r = pass(meta, store, &s.name, HOUR).await;
     assert_eq!(r.chunks_compacted, 3, "{r:?}");
     let compacted = changed(meta, &cache, &s.name, "a compaction published").await;
@@ -72,7 +72,7 @@ async fn a_kept_timeline_is_read_again_after_every_visibility_change(b: Backends
 
     let first_hour = "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z";
     let rules = serde_json::json!([{"type": "dropByInterval", "interval": first_hour}, {"type": "loadForever"}]);
-    retention::set(meta, &s.name, rules).await.expect("rules");
+    coordinator::rules::set(meta, &s.name, rules).await.expect("rules");
     let dropped = pass(meta, store, &s.name, HOUR).await;
     assert_eq!(dropped.segments_dropped, 1, "{dropped:?}");
     assert_eq!(changed(meta, &cache, &s.name, "an hour dropped").await.len(), 2);

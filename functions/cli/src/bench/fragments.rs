@@ -22,8 +22,8 @@ use sluice_format::row::Row;
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec;
 use sluice_format::time::{now_ms, Interval};
-use sluice_pipeline::compact::{compact, CompactOptions};
-use sluice_pipeline::compaction;
+use sluice_pipeline::coordinator;
+use sluice_pipeline::coordinator::{compact, CompactOptions};
 use sluice_pipeline::datasource::submit;
 use sluice_pipeline::task::TaskId;
 use sluice_pipeline::timeline::visible_segments;
@@ -158,8 +158,11 @@ async fn compact_day(
     let datasource = "fragments";
     spec["dataSchema"]["dataSource"] = datasource.into();
     submit(meta.as_ref(), spec, now_ms()).await?;
-    compaction::submit(meta.as_ref(), serde_json::json!({"dataSource": datasource, "skipOffsetFromLatest": "PT0S"}))
-        .await?;
+    coordinator::config::submit(
+        meta.as_ref(),
+        serde_json::json!({"dataSource": datasource, "skipOffsetFromLatest": "PT0S"}),
+    )
+    .await?;
     let files = dir.join("files");
     std::fs::create_dir_all(&files)?;
     let mut fragmented = Vec::with_capacity(fragments.len());

@@ -7,8 +7,8 @@
 //! none is given), and kept when submitted.
 //! Druid's `Integer.MAX_VALUE` for `maxParseExceptions` means no limit, as in Druid.
 
-use super::compaction::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};
 use super::resolve::DEFAULT_MAX_ROWS_IN_MEMORY;
+use super::tuning::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};
 use serde_json::{json, Map, Value};
 
 /// Druid's `indexSpec` defaults.

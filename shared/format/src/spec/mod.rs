@@ -6,23 +6,17 @@
 pub mod aggregator;
 pub mod autoscaler;
 pub mod batch;
-pub mod compaction;
 pub mod data_schema;
 pub mod druid_defaults;
 pub mod idle;
 pub mod input_format;
 pub mod io_config;
 mod resolve;
-pub mod retention;
 pub mod secrets;
 pub mod tuning;
 
 pub use aggregator::{AggregatorSpec, MetricKind};
 pub use batch::{load_batch_value, BatchSpec, InputSource, LoadedBatch, SplitHint};
-pub use compaction::{
-    load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction, DEFAULT_MAX_ROWS_PER_SEGMENT,
-    DEFAULT_MAX_TOTAL_ROWS,
-};
 pub use data_schema::{
     DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
 };
@@ -35,6 +29,7 @@ pub use resolve::{
     DEFAULT_MAX_ROWS_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
 };
 pub use secrets::{is_secret, redacted_spec, urls_redacted};
+pub use tuning::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};
 
 use serde::Deserialize;
 use std::fmt;
@@ -56,7 +51,8 @@ pub enum SpecError {
 }
 
 impl SpecError {
-    pub(crate) fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+    /// An invalid value of `field`.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         SpecError::Field { field: field.into(), message: message.into() }
     }
 }

@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The dynamic partitions spec's `maxRowsPerSegment` default.
+pub const DEFAULT_MAX_ROWS_PER_SEGMENT: u64 = 5_000_000;
+/// The dynamic partitions spec's `maxTotalRows` default.
+pub const DEFAULT_MAX_TOTAL_ROWS: u64 = 20_000_000;
+
 /// `tuningConfig`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -72,11 +72,7 @@ pub struct SupervisorOptions {
 /// snapshot taken (when the earlier tasks are done), the groups moved, and planning under them.
 pub const DEFAULT_MAX_STEPS: usize = 4;
 
-/// How long a finished task's hydrants and items are kept: longer than any attempt may still
-/// run (an indexer invocation ends within Lambda's 15-minute limit), so when cleanup lists a
-/// task's hydrants no attempt can upload one more, and no object is left behind for a bucket
-/// lifecycle rule to collect.
-pub const DEFAULT_CLEANUP_GRACE_MS: i64 = 20 * 60_000;
+pub use crate::task::DEFAULT_CLEANUP_GRACE_MS;
 
 impl SupervisorOptions {
     /// Defaults at `now_ms`: 4 tasks in flight per group, [`DEFAULT_CLEANUP_GRACE_MS`],

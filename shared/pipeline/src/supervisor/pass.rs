@@ -144,7 +144,8 @@ pub async fn supervise(
         Ok(driven) => {
             if driven.known > 0 {
                 let cleaned =
-                    crate::replace::clean_up(meta, store, name, options.now_ms, options.cleanup_grace_ms).await;
+                    crate::coordinator::replace::clean_up(meta, store, name, options.now_ms, options.cleanup_grace_ms)
+                        .await;
                 if let Err(e) = cleaned {
                     tracing::warn!(datasource = name, error = %e, "could not clean up the datasource's replaces");
                 }

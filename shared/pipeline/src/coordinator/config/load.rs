@@ -10,12 +10,13 @@
 //! and the other tuning options. Refused: other partitioning and a `transformSpec` (a filter
 //! that would silently keep rows it is meant to drop).
 
-use super::{AggregatorSpec, DimensionSchema, SpecError, SpecWarning};
-use crate::granularity::Granularity;
-use crate::spec::data_schema::DimensionJson;
-use crate::time::Period;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use sluice_format::granularity::Granularity;
+use sluice_format::spec::data_schema::DimensionJson;
+use sluice_format::spec::{datasource_name_problem, AggregatorSpec, DimensionSchema, SpecError, SpecWarning};
+use sluice_format::spec::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};
+use sluice_format::time::Period;
 use std::collections::BTreeMap;
 
 /// `skipOffsetFromLatest`'s default.
@@ -24,10 +25,6 @@ pub const DEFAULT_SKIP_OFFSET: &str = "P1D";
 pub const DEFAULT_TASK_PRIORITY: i64 = 25;
 /// `inputSegmentSizeBytes`'s default.
 pub const DEFAULT_INPUT_SEGMENT_SIZE_BYTES: u64 = 100_000_000_000_000;
-/// The dynamic partitions spec's `maxRowsPerSegment` default.
-pub const DEFAULT_MAX_ROWS_PER_SEGMENT: u64 = 5_000_000;
-/// The dynamic partitions spec's `maxTotalRows` default.
-pub const DEFAULT_MAX_TOTAL_ROWS: u64 = 20_000_000;
 
 /// A datasource's compaction configuration, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,7 +170,7 @@ pub fn load_compaction_value(raw: Value) -> Result<LoadedCompaction, SpecError> 
         |field: &str, message: &str| warnings.push(SpecWarning { field: field.into(), message: message.into() });
     let data_source =
         parsed.data_source.ok_or_else(|| SpecError::field("dataSource", "missing: name the datasource"))?;
-    if let Some(problem) = super::datasource_name_problem(&data_source) {
+    if let Some(problem) = datasource_name_problem(&data_source) {
         return Err(SpecError::field("dataSource", format!("datasource name {problem}")));
     }
     let skip_text = parsed.skip_offset_from_latest.as_deref().unwrap_or(DEFAULT_SKIP_OFFSET);

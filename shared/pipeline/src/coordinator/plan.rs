@@ -8,10 +8,10 @@
 //! `lastCompactionState`); the rest count as compacted. Reported in the shape of Druid's
 //! `GET /druid/coordinator/v1/compaction/status`.
 
+use super::config::CompactionConfig;
 use crate::datasource::DatasourceError;
 use crate::timeline::{visible_segments, SegmentRecord};
 use serde_json::{json, Value};
-use sluice_format::spec::CompactionConfig;
 use sluice_format::time::Interval;
 use sluice_store::metadata::MetadataStore;
 use std::collections::BTreeMap;
@@ -109,8 +109,8 @@ impl CompactionPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coordinator::config::load_compaction_value;
     use crate::task::TaskId;
-    use sluice_format::spec::load_compaction_value;
 
     const HOUR: i64 = 3_600_000;
 

@@ -1,27 +1,26 @@
 //! A compaction pass over one datasource, as Druid's coordinator runs auto-compaction and its
 //! retention rules: segments the rules drop are replaced by nothing, and each time chunk the
-//! compaction configuration finds awaiting compaction ([`crate::compaction_plan`]) has its
+//! compaction configuration finds awaiting compaction ([`super::plan`]) has its
 //! segments merged (the merger's merge) into ceil(rows / `maxRowsPerSegment`) segments of a
-//! newer version that replace exactly them ([`crate::replace`]), or re-indexed when the
+//! newer version that replace exactly them ([`super::replace`]), or re-indexed when the
 //! configuration changes the rows or cuts the chunk into finer ones. Rows tasks append
 //! meanwhile stay visible beside. Then finished replaces are cleaned up after the grace period.
 
-use crate::compaction;
-use crate::compaction_plan::plan;
-use crate::datasource::{self, DatasourceError};
-use crate::keys::datasource_pk;
-use crate::replace::MAX_REPLACE_RUN_MS;
-use crate::replace::{
+use super::config::{self as compaction, CompactionConfig};
+use super::plan::plan;
+use super::replace::MAX_REPLACE_RUN_MS;
+use super::replace::{
     self, give_up, newer_version, Begun, Guards, Published, ReplaceError, ReplaceKind, MAX_GUARDS, MAX_REPLACED,
 };
-use crate::retention;
+use super::rules::{self as retention, retained};
+use crate::datasource::{self, DatasourceError};
+use crate::keys::datasource_pk;
 use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
 use serde::Serialize;
 use sluice_format::granularity::Granularity;
 use sluice_format::merge::{merge_into, reindex, MergeError, MergeOptions, Reindex};
 use sluice_format::segment::Segment;
-use sluice_format::spec::retention::retained;
-use sluice_format::spec::{load_spec_value, CompactionConfig, Compression};
+use sluice_format::spec::{load_spec_value, Compression};
 use sluice_format::time::{now_ms, Interval};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::{ObjectStore, StorageError};
@@ -53,7 +52,7 @@ pub struct CompactOptions {
 impl CompactOptions {
     /// Defaults at `now_ms`: the supervisor's cleanup grace, no deadline.
     pub fn at(now_ms: i64) -> Self {
-        CompactOptions { now_ms, grace_ms: crate::supervisor::DEFAULT_CLEANUP_GRACE_MS, deadline: None }
+        CompactOptions { now_ms, grace_ms: crate::task::DEFAULT_CLEANUP_GRACE_MS, deadline: None }
     }
 
     fn past_deadline(&self) -> bool {
@@ -481,7 +480,7 @@ pub async fn configured(meta: &dyn MetadataStore) -> Result<Vec<String>, Datasou
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_format::spec::load_compaction_value;
+    use crate::coordinator::config::load_compaction_value;
 
     fn record(start: i64, partition: u32, version: &str) -> SegmentRecord {
         SegmentRecord {

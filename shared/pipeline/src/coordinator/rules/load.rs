@@ -11,9 +11,9 @@
 //! contains. Sluice has no tiers or replicas: `tieredReplicants` and `useDefaultTierForNull`
 //! are warned and ignored. Broadcast rules are refused.
 
-use super::{SpecError, SpecWarning};
-use crate::time::{Interval, Period};
 use serde_json::Value;
+use sluice_format::spec::{SpecError, SpecWarning};
+use sluice_format::time::{Interval, Period};
 
 /// Most rules a datasource may have.
 pub const MAX_RULES: usize = 1_000;
@@ -171,7 +171,7 @@ fn rule(k: usize, item: &Value, warnings: &mut Vec<SpecWarning>) -> Result<Reten
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::parse_iso_instant;
+    use sluice_format::time::parse_iso_instant;
 
     fn at(text: &str) -> i64 {
         parse_iso_instant(text).expect("instant")

@@ -3,11 +3,13 @@
 //! Druid, rules may name a datasource that does not exist (yet); a datasource without rules
 //! keeps every segment (Druid's default `loadForever`).
 
+pub mod load;
+pub use load::{load_rules, retained, LoadedRules, RetentionRule, MAX_RULES};
+
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{catalog_sk, CATALOG_PREFIX, RULES_PK};
 use crate::layout::coordinator::RulesItem;
 use sluice_format::spec::datasource_name_problem;
-use sluice_format::spec::retention::{load_rules, LoadedRules, RetentionRule};
 use sluice_store::metadata::{Condition, Item, MetadataStore};
 
 /// A datasource's rules: checked, and as submitted.

@@ -3,10 +3,12 @@
 //! Druid's `GET /druid/coordinator/v1/config/compaction/{dataSource}` returns it. As in Druid,
 //! a configuration may name a datasource that does not exist (yet).
 
+pub mod load;
+pub use load::{load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction};
+
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::keys::{catalog_sk, CATALOG_PREFIX, COMPACTION_PK};
 use crate::layout::coordinator::CompactionItem;
-use sluice_format::spec::{load_compaction_value, CompactionConfig, LoadedCompaction};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 
 /// Checks and stores a configuration, replacing the datasource's earlier one; returns it and
