@@ -20,7 +20,7 @@ mod task;
 mod workers;
 
 use clap::{Parser, Subcommand};
-use sluice_pipeline::indexer::{set_descriptor_dir, DescriptorDir, DESCRIPTOR_DIR_ENV};
+use sluice_pipeline::schemas::{set_descriptor_dir, DescriptorDir, DESCRIPTOR_DIR_ENV};
 
 /// mimalloc: the engine allocates and frees many small strings per row, where it is several
 /// times faster than the system allocator.

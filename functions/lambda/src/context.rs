@@ -4,8 +4,8 @@
 
 use crate::error::FunctionError;
 use crate::permissions::FunctionSpec;
-use sluice_pipeline::indexer::{set_descriptor_dir, DescriptorDir};
 use sluice_pipeline::invoker::{LambdaInvoker, TaskInvoker};
+use sluice_pipeline::schemas::{set_descriptor_dir, DescriptorDir};
 use sluice_store::metadata::{open_metadata, MetadataStore};
 use sluice_store::storage::{open_store, ObjectStore};
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ pub const KAFKA_SECRET_ENV: &str = "SLUICE_KAFKA_SECRET_ARN";
 /// Folder where the api function caches segments (default `/tmp/sluice-cache`).
 pub const CACHE_ENV: &str = "SLUICE_CACHE";
 /// Directory Protobuf `file` decoders may read descriptor sets from (unset: they are refused).
-pub use sluice_pipeline::indexer::DESCRIPTOR_DIR_ENV;
+pub use sluice_pipeline::schemas::DESCRIPTOR_DIR_ENV;
 /// Which routes the api function serves: `reads` (queries), `writes` (supervisor changes) or
 /// `all` (the default, for local runs).
 pub const ROUTES_ENV: &str = "SLUICE_API_ROUTES";

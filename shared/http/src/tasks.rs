@@ -256,7 +256,7 @@ async fn find(meta: &dyn MetadataStore, text: &str) -> Result<Option<(TaskView, 
         return Ok(None);
     }
     if let Some(item) = meta.get(&id.pk(), &id.sk()).await.map_err(datasource::DatasourceError::from)? {
-        let task: TaskItem = datasource::parse_body(&id.datasource, &item)?;
+        let task: TaskItem = sluice_pipeline::item::parse_body(&id.datasource, &item)?;
         return Ok(Some((TaskView::of_item(&task), Some(task))));
     }
     Ok(report::find(meta, &id).await?.map(|r| (TaskView::of_report(&r), None)))

@@ -5,13 +5,14 @@
 //! This module writes them (submit, supervisor state); the reads are `sluice-catalog`'s,
 //! re-exported here. Layout: `docs/metadata-layout.md`.
 
+pub use crate::item::DatasourceError;
+use crate::item::{parse_body, to_json};
 use crate::keys::{catalog_sk, datasource_pk, history_sk, CATALOG_PK, HISTORY_PREFIX, SPEC_SK};
 pub use crate::layout::datasource::{
     OffsetsItem, PlanItem, SchemaChange, SpecItem, SpecVersion, SupervisorState, MAX_SPEC_VERSIONS,
 };
 use crate::layout::task::MAX_SPEC_BYTES;
-use serde::Serialize;
-pub use sluice_catalog::datasource::{list, load, parse_body, query_groups, DatasourceError};
+pub use sluice_catalog::datasource::{list, load};
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
 
@@ -59,7 +60,7 @@ pub async fn submit(
     sluice_kafka::ConsumerSettings::new(&loaded.spec.io.consumer_properties)
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     // A spec the indexers could not parse records with is refused here, not at every task.
-    crate::indexer::schema_sources(&loaded.spec, &crate::indexer::descriptor_dir())
+    crate::schemas::schema_sources(&loaded.spec, &crate::schemas::descriptor_dir())
         .await
         .and_then(|sources| sluice_format::input::RecordParser::check(&loaded.spec, sources))
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
@@ -143,10 +144,6 @@ pub async fn set_state(
     item.state = state;
     meta.put(Item::new(datasource_pk(datasource), SPEC_SK, to_json(&item)), Condition::Version(version)).await?;
     Ok(())
-}
-
-pub(crate) fn to_json<T: Serialize>(value: &T) -> serde_json::Value {
-    serde_json::to_value(value).expect("items serialize to JSON")
 }
 
 /// Schema changes kept in the spec item, newest last.

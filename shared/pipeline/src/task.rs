@@ -7,7 +7,7 @@ pub use crate::layout::task::{
 };
 pub use sluice_catalog::task::{group_task_items, load_progress, planned_groups, task_items, tasks};
 
-use crate::datasource::DatasourceError;
+use crate::item::DatasourceError;
 use crate::keys::{datasource_pk, TASK_PREFIX};
 use sluice_store::metadata::MetadataStore;
 

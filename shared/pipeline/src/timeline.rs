@@ -9,7 +9,7 @@
 //! take the next partition numbers; a compaction's segments take a newer version and replace
 //! exactly the segments their replace item names ([`crate::coordinator::replace`]).
 
-use crate::datasource::{parse_body, to_json, DatasourceError};
+use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{chunk_sk, datasource_pk, segment_key};
 pub use crate::layout::timeline::{ChunkItem, SegmentRecord};
 use crate::task::TaskId;

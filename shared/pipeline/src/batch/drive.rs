@@ -6,8 +6,8 @@
 
 use super::status::{list, load_task, splits};
 use super::BatchError;
-use crate::datasource::DatasourceError;
 use crate::invoker::{Job, TaskInvoker};
+use crate::item::DatasourceError;
 use sluice_layout::batch::{BatchState, BatchTaskItem, SplitState};
 use sluice_store::metadata::MetadataStore;
 

@@ -33,7 +33,7 @@ pub use sluice_layout::batch::{BatchState, BatchTaskItem, SplitItem, SplitState,
 pub use status::{find, list, report, spec_json, BatchReport};
 pub use submit::{submit, Submitted};
 
-use crate::datasource::DatasourceError;
+use crate::item::DatasourceError;
 use sluice_format::spec::SpecError;
 use sluice_store::metadata::MetaError;
 use sluice_store::storage::StorageError;

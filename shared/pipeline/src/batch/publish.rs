@@ -11,7 +11,7 @@ use super::BatchError;
 use crate::coordinator::replace::{
     self, give_up, newer_version, Begun, Guards, Published, ReplaceKind, MAX_GUARDS, MAX_REPLACED, MAX_REPLACE_RUN_MS,
 };
-use crate::datasource::to_json;
+use crate::item::to_json;
 use crate::keys::{batch_hydrant_prefix, batch_pk, batch_task_sk, datasource_pk, split_sk};
 use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};

@@ -2,7 +2,7 @@
 //! (its splits' meters and kept parse exceptions).
 
 use super::BatchError;
-use crate::datasource::{parse_body, DatasourceError};
+use crate::item::{parse_body, DatasourceError};
 use crate::keys::{
     batch_pk, batch_task_sk, datasource_pk, BATCH_IDS_PK, BATCH_SPEC_SK, BATCH_TASK_PREFIX, SPLIT_PREFIX,
 };

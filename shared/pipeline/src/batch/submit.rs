@@ -5,7 +5,8 @@
 use super::access::BatchAccess;
 use super::plan::{input_files, splits};
 use super::BatchError;
-use crate::datasource::{self, parse_body, to_json, DatasourceError};
+use crate::datasource;
+use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{batch_pk, batch_task_sk, datasource_pk, split_sk, BATCH_IDS_PK, BATCH_SPEC_SK};
 use sluice_format::spec::batch::{load_batch_value, task_id_problem};
 use sluice_format::spec::InputFormat;

@@ -13,7 +13,8 @@ use super::replace::{
     self, give_up, newer_version, Begun, Guards, Published, ReplaceError, ReplaceKind, MAX_GUARDS, MAX_REPLACED,
 };
 use super::rules::{self as retention, retained};
-use crate::datasource::{self, DatasourceError};
+use crate::datasource;
+use crate::item::DatasourceError;
 use crate::keys::datasource_pk;
 use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
 use serde::Serialize;
@@ -326,7 +327,7 @@ impl Round<'_> {
                     .put_if_absent(&record.key, bytes)
                     .await
                     .map_err(|source| ReplaceError::Storage { object: record.key.clone(), source })?;
-                let item = Item::new(datasource_pk(datasource), record.sk(), crate::datasource::to_json(&record));
+                let item = Item::new(datasource_pk(datasource), record.sk(), crate::item::to_json(&record));
                 meta.put(item, Condition::Absent).await.map_err(DatasourceError::from)?;
                 Ok(())
             }

@@ -9,7 +9,7 @@
 //! `GET /druid/coordinator/v1/compaction/status`.
 
 use super::config::CompactionConfig;
-use crate::datasource::DatasourceError;
+use crate::item::DatasourceError;
 use crate::timeline::{visible_segments, SegmentRecord};
 use serde_json::{json, Value};
 use sluice_format::time::Interval;

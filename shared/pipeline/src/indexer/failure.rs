@@ -1,7 +1,7 @@
 //! Why an attempt of an indexing task stopped early, as its steps report it.
 
 use super::IndexerError;
-use crate::datasource::DatasourceError;
+use crate::item::DatasourceError;
 use crate::task::TaskId;
 
 /// Why an attempt stopped early.

@@ -63,12 +63,12 @@ impl Ingester {
     /// Protobuf `file` decoder is refused (its descriptor set is read by the caller: see
     /// [`Ingester::with_sources`]).
     pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, String> {
-        let sources = super::read_schema_sources(spec, &super::DescriptorDir::none())?;
+        let sources = crate::schemas::read_schema_sources(spec, &crate::schemas::DescriptorDir::none())?;
         Self::with_sources(spec, sources, window, meters)
     }
 
     /// An ingester for `spec` whose formats read their schemas from `sources` (see
-    /// [`super::schema_sources`]), throwing away rows outside `window`, going on from `meters`.
+    /// [`crate::schemas::schema_sources`]), throwing away rows outside `window`, going on from `meters`.
     pub fn with_sources(
         spec: &DatasourceSpec,
         sources: SchemaSources,

@@ -7,7 +7,6 @@ mod ingest;
 mod outcome;
 mod realtime;
 mod run;
-mod schemas;
 mod spill;
 #[cfg(test)]
 pub(crate) mod test_hydrants;
@@ -15,10 +14,6 @@ pub(crate) mod test_hydrants;
 pub use ingest::Ingester;
 pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE};
 pub use run::run_task;
-pub use schemas::{
-    descriptor_dir, read_schema_sources, schema_sources, set_descriptor_dir, DescriptorDir, DESCRIPTOR_DIR_ENV,
-    MAX_DESCRIPTOR_SET_BYTES,
-};
 pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};
 pub use sluice_format::window::MessageWindow;
 pub use spill::{remove_stale_spills, spill_bound, SPILL_BYTES};

@@ -7,8 +7,9 @@
 //! the group again when records arrive). Argument: `docs/exactly-once.md#real-time-tasks`.
 
 use super::failure::Failure;
-use crate::datasource::{parse_body, to_json, PlanItem, SupervisorState};
+use crate::item::{parse_body, to_json};
 use crate::keys::{datasource_pk, plan_sk};
+use crate::layout::datasource::{PlanItem, SupervisorState};
 use crate::task::{TaskId, TaskItem};
 use sluice_format::offsets::{OffsetRange, OPEN_END};
 use sluice_format::spec::{load_spec_value, DatasourceSpec};

@@ -26,8 +26,8 @@ use super::failure::Failure;
 use super::realtime::{closing, records_read, CloseReason, Realtime};
 use super::spill::{persist_merge_upload, persist_spill, spill_bound, HandedOver, Spill, Upload};
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
-use crate::datasource::DatasourceError;
 use crate::function_memory_mb;
+use crate::item::{to_json, DatasourceError};
 use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::offsets::OPEN_END;
@@ -274,7 +274,7 @@ impl<'a> Attempt<'a> {
             None => RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions),
         };
         self.spill = Spill::new(spill_bound(function_memory_mb(), tuning.max_bytes_in_memory));
-        let ingester = match super::schema_sources(&spec, &super::descriptor_dir()).await {
+        let ingester = match crate::schemas::schema_sources(&spec, &crate::schemas::descriptor_dir()).await {
             Ok(sources) => Ingester::with_sources(&spec, sources, self.claim.item.window, meters),
             Err(e) => Err(e),
         }
@@ -626,10 +626,6 @@ fn ops_result(result: Result<(), MetaError>, id: &TaskId, attempt: u32) -> Resul
         Err(MetaError::Invalid(reason)) => Err(Failure::Fatal(format!("the checkpoint cannot be written: {reason}"))),
         Err(source) => Err(Failure::Retryable(Box::new(IndexerError::Metadata { id: id.clone(), source }))),
     }
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
-    serde_json::to_value(value).expect("task items serialize to JSON")
 }
 
 /// Runs `work` while renewing the claim's lease every heartbeat. A renewal refused means

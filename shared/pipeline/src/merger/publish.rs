@@ -1,9 +1,10 @@
 //! Merge a completed task's hydrants and publish them with its offsets.
 
 use super::plan::{merge_batch_bound, ChunkPlan};
-use crate::datasource::{parse_body, to_json, DatasourceError, OffsetsItem};
 use crate::invoker::{Job, TaskInvoker};
+use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{datasource_pk, offsets_sk};
+use crate::layout::datasource::OffsetsItem;
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
 use crate::timeline::{allocate_partitions, describe, discard, mark_visible, SegmentRecord};
 use bytes::Bytes;

@@ -11,7 +11,7 @@
 
 use super::groups::GroupInput;
 use super::SupervisorError;
-use crate::datasource::{parse_body, to_json};
+use crate::item::{parse_body, to_json};
 use crate::keys::{datasource_pk, history_sk, AUTOSCALER_SK, SPEC_SK};
 use crate::layout::autoscaler::{AutoscalerItem, ScaleChange, MAX_DECISIONS};
 use crate::layout::datasource::{SpecItem, SpecVersion, TopicOffsets};

@@ -7,7 +7,7 @@
 //! is deleted.
 
 use super::{SupervisorError, SupervisorOptions};
-use crate::datasource::{parse_body, to_json};
+use crate::item::{parse_body, to_json};
 use crate::keys::{datasource_pk, hydrant_task_prefix, report_sk};
 use crate::layout::report::{TaskReport, REPORTS_KEPT_PER_GROUP};
 use crate::task::{Checkpoint, Progress, TaskItem, TaskState};

@@ -4,9 +4,10 @@
 //! at once plan each range once: the loser's transaction is cancelled and it moves on.
 
 use super::plan::{initial_offset, next_ranges, record_budget};
-use crate::datasource::{to_json, OffsetsItem, PlanItem};
 use crate::indexer::MessageWindow;
+use crate::item::to_json;
 use crate::keys::{datasource_pk, offsets_sk, plan_sk, GROUPING_SK};
+use crate::layout::datasource::{OffsetsItem, PlanItem};
 use crate::task::{TaskId, TaskItem, TaskState};
 use sluice_format::offsets::OPEN_END;
 use sluice_format::spec::DatasourceSpec;

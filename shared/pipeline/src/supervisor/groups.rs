@@ -6,7 +6,7 @@
 
 use super::group::{Group, Starts, TopicReads};
 use super::{SupervisorError, SupervisorOptions};
-use crate::datasource::{OffsetsItem, PlanItem};
+use crate::layout::datasource::{OffsetsItem, PlanItem};
 use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
 use futures::StreamExt;

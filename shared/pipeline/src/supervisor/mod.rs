@@ -40,8 +40,8 @@ pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNI
 pub use pass::{offset_at, run_pass, supervise, DatasourcePass};
 pub use plan::{initial_offset, next_ranges, record_budget};
 
-use crate::datasource::DatasourceError;
 use crate::invoker::InvokeError;
+use crate::item::DatasourceError;
 pub use crate::layout::datasource::{StatsItem, TopicOffsets};
 use crate::task::{TaskItem, TaskState};
 use sluice_kafka::ReadError;

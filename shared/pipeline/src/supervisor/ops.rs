@@ -4,9 +4,11 @@
 use super::autoscale::{read_item, simulate, AutoscalerStatus};
 use super::regroup::{self, Grouping};
 use super::{queryable_offsets, StatsItem, SupervisorError, TopicOffsets};
-use crate::datasource::{self, parse_body, query_groups, to_json, OffsetsItem, PlanItem, SpecItem, SupervisorState};
+use crate::datasource;
 use crate::indexer::MeterTotals;
+use crate::item::{parse_body, query_groups, to_json};
 use crate::keys::{datasource_pk, offsets_sk, plan_sk, OFFSETS_PREFIX, STATS_SK};
+use crate::layout::datasource::{OffsetsItem, PlanItem, SpecItem, SupervisorState};
 use crate::layout::grouping::{first_epoch, partition_group, GroupingItem};
 use crate::task::TaskItem;
 use serde::Serialize;

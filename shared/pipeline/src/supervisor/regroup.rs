@@ -21,8 +21,9 @@
 
 use super::group::Group;
 use super::SupervisorError;
-use crate::datasource::{parse_body, query_groups, to_json, OffsetsItem, PlanItem};
+use crate::item::{parse_body, query_groups, to_json};
 use crate::keys::{datasource_pk, offsets_sk, plan_sk, GROUPING_SK, OFFSETS_PREFIX, PLAN_PREFIX};
+use crate::layout::datasource::{OffsetsItem, PlanItem};
 use crate::layout::grouping::{GroupingChange, GroupingItem, GroupingSnapshot, MAX_PATTERN_TOPICS};
 use crate::task::TaskItem;
 use sluice_format::meters::MeterTotals;

@@ -6,7 +6,7 @@
 pub mod load;
 pub use load::{load_compaction_config, load_compaction_value, CompactionConfig, LoadedCompaction};
 
-use crate::datasource::{parse_body, to_json, DatasourceError};
+use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{catalog_sk, CATALOG_PREFIX, COMPACTION_PK};
 use crate::layout::coordinator::CompactionItem;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};

@@ -7,7 +7,7 @@
 //! below the counter knows its segments are marked and the ones it replaced are gone.
 
 use super::{abandon, ReplaceError, ReplaceItem, ReplaceState, MAX_REPLACE_RUN_MS};
-use crate::datasource::parse_body;
+use crate::item::parse_body;
 use crate::keys::{datasource_pk, replace_sk, REPLACE_PREFIX};
 use crate::timeline::{mark_visible, read_records, SegmentRecord};
 use sluice_store::metadata::{Condition, MetaError, MetadataStore};

@@ -18,7 +18,7 @@ mod written;
 pub use cleanup::clean_up;
 pub use written::{give_up, newer_version};
 
-use crate::datasource::{parse_body, to_json, DatasourceError};
+use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{datasource_pk, guard_sk, replace_sk, GUARD_PREFIX, REPLACE_COUNTER_SK};
 pub use crate::layout::replace::{
     GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState, MAX_GUARDS, MAX_REPLACED,

@@ -6,7 +6,7 @@
 pub mod load;
 pub use load::{load_rules, retained, LoadedRules, RetentionRule, MAX_RULES};
 
-use crate::datasource::{parse_body, to_json, DatasourceError};
+use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{catalog_sk, CATALOG_PREFIX, RULES_PK};
 use crate::layout::coordinator::RulesItem;
 use sluice_format::spec::datasource_name_problem;
