@@ -3,7 +3,9 @@
 //! one attempt; the row meters and the message-time window are its parts.
 
 mod failure;
+mod handover;
 mod ingest;
+mod lease;
 mod outcome;
 mod realtime;
 mod run;

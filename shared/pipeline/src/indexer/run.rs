@@ -23,12 +23,14 @@
 //! positions, never the reader's later ones.
 
 use super::failure::Failure;
+use super::handover::{persist_merge_upload, persist_spill, HandedOver, Upload};
+use super::lease::{claim, renew, renewing, Claim, Claimed};
 use super::realtime::{closing, records_read, CloseReason, Realtime};
-use super::spill::{persist_merge_upload, persist_spill, spill_bound, HandedOver, Spill, Upload};
+use super::spill::{spill_bound, Spill};
 use super::{IndexerError, Ingester, RowMeters, StageTimes, TaskOptions, TaskOutcome, TaskReport};
 use crate::function_memory_mb;
 use crate::item::{to_json, DatasourceError};
-use crate::task::{Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES};
+use crate::task::{Checkpoint, HydrantRef, Progress, TaskId, TaskState, CHECKPOINT_ITEM_BYTES};
 use sluice_format::index::IncrementalIndex;
 use sluice_format::offsets::OPEN_END;
 use sluice_format::spec::{load_spec_value, DatasourceSpec, TuningSettings};
@@ -45,12 +47,6 @@ use std::time::{Duration, Instant};
 /// Items one checkpoint may be written as: ten of at most [`CHECKPOINT_ITEM_BYTES`] stay under
 /// a transaction's 4 MB.
 const MAX_CHECKPOINT_PARTS: usize = 10;
-
-/// The claimed task: its item as this attempt wrote it and the version that fences it.
-struct Claim {
-    item: TaskItem,
-    version: u64,
-}
 
 /// Runs one attempt of task `id`: claims it, resumes from its checkpoints, reads the rest of
 /// its ranges into hydrants, and returns when it is complete, the deadline nears, or another
@@ -99,98 +95,6 @@ pub async fn run_task(
             attempt.release(TaskState::Incomplete, e.to_string()).await;
             Err(*e)
         }
-    }
-}
-
-enum Claimed {
-    Now(Claim),
-    Done(TaskItem),
-    /// Held by another attempt; `version`: the item's, when the lease can be watched.
-    Busy {
-        attempt: u32,
-        lease_expires_ms: Option<i64>,
-        version: Option<u64>,
-    },
-}
-
-/// Claims the task. A task held by another attempt is watched for up to one lease: a live
-/// attempt renews its lease every quarter of it (the item's version moves: busy), a dead one
-/// lets it lapse and this attempt takes over, so a crash stalls a task for one lease, not
-/// for the dead attempt's whole time budget.
-async fn claim(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> Result<Claimed, IndexerError> {
-    let watch_until = Instant::now() + options.lease + options.heartbeat();
-    let mut watched: Option<u64> = None;
-    loop {
-        match claim_once(meta, id, options).await? {
-            Claimed::Busy { attempt, lease_expires_ms: Some(expires), version: Some(version) }
-                if watched.is_none_or(|v| v == version) && Instant::now() < watch_until =>
-            {
-                let left = expires - now_ms();
-                if left > options.lease.as_millis() as i64 {
-                    // A longer lease than this attempt's: not one it can outwait.
-                    return Ok(Claimed::Busy { attempt, lease_expires_ms: Some(expires), version: None });
-                }
-                watched = Some(version);
-                // Polled every quarter heartbeat: a live holder is seen within about one.
-                let wait = Duration::from_millis(left.max(0) as u64 + 20).min(options.heartbeat() / 4);
-                tokio::time::sleep(wait).await;
-            }
-            claimed => return Ok(claimed),
-        }
-    }
-}
-
-async fn claim_once(meta: &dyn MetadataStore, id: &TaskId, options: &TaskOptions) -> Result<Claimed, IndexerError> {
-    let metadata = |source| IndexerError::Metadata { id: id.clone(), source };
-    let item =
-        meta.get(&id.pk(), &id.sk()).await.map_err(metadata)?.ok_or_else(|| IndexerError::TaskNotFound(id.clone()))?;
-    let mut task: TaskItem = serde_json::from_value(item.body.clone()).map_err(|e| IndexerError::Corrupt {
-        id: id.clone(),
-        sk: id.sk(),
-        reason: e.to_string(),
-    })?;
-    match task.claim(now_ms(), options.lease.as_millis() as i64) {
-        Ok(()) => {}
-        Err(ClaimRefused::Done) => return Ok(Claimed::Done(task)),
-        Err(ClaimRefused::Failed(reason)) => return Err(IndexerError::TaskFailed { id: id.clone(), reason }),
-        Err(ClaimRefused::GaveUp(reason)) => {
-            // The item now says failed, with the reason: written fenced like a claim.
-            let failed = Item::new(id.pk(), id.sk(), to_json(&task));
-            return match meta.put(failed, Condition::Version(item.version)).await {
-                Ok(_) => {
-                    tracing::error!(task = %id, reason, "the task failed: too many attempts without progress");
-                    Err(IndexerError::TaskFailed { id: id.clone(), reason })
-                }
-                Err(MetaError::ConditionFailed { .. }) => {
-                    Ok(Claimed::Busy { attempt: task.attempt, lease_expires_ms: None, version: None })
-                }
-                Err(e) => Err(metadata(e)),
-            };
-        }
-        Err(ClaimRefused::Busy { attempt, lease_expires_ms }) => {
-            return Ok(Claimed::Busy { attempt, lease_expires_ms, version: Some(item.version) })
-        }
-    }
-    let body = serde_json::to_value(&task).map_err(|e| IndexerError::Corrupt {
-        id: id.clone(),
-        sk: id.sk(),
-        reason: e.to_string(),
-    })?;
-    let version = item.version;
-    match meta.put(Item { body, ..item }, Condition::Version(version)).await {
-        Ok(version) => {
-            tracing::info!(task = %id, attempt = task.attempt, "claimed");
-            Ok(Claimed::Now(Claim { item: task, version }))
-        }
-        Err(MetaError::ConditionFailed { current, .. }) => {
-            let current: Option<TaskItem> = current.and_then(|c| serde_json::from_value(c.body).ok());
-            Ok(Claimed::Busy {
-                attempt: current.as_ref().map_or(0, |c| c.attempt),
-                lease_expires_ms: current.and_then(|c| c.lease_expires_ms),
-                version: None,
-            })
-        }
-        Err(e) => Err(metadata(e)),
     }
 }
 
@@ -625,57 +529,6 @@ fn ops_result(result: Result<(), MetaError>, id: &TaskId, attempt: u32) -> Resul
         }
         Err(MetaError::Invalid(reason)) => Err(Failure::Fatal(format!("the checkpoint cannot be written: {reason}"))),
         Err(source) => Err(Failure::Retryable(Box::new(IndexerError::Metadata { id: id.clone(), source }))),
-    }
-}
-
-/// Runs `work` while renewing the claim's lease every heartbeat. A renewal refused means
-/// another attempt took the task over: `LeaseLost`, and `work` is dropped.
-async fn renewing<T>(
-    meta: &dyn MetadataStore,
-    id: &TaskId,
-    claim: &mut Claim,
-    options: &TaskOptions,
-    work: impl Future<Output = T>,
-) -> Result<T, Failure> {
-    tokio::pin!(work);
-    let every = options.heartbeat();
-    let mut next = tokio::time::Instant::now() + every;
-    loop {
-        tokio::select! {
-            out = &mut work => return Ok(out),
-            () = tokio::time::sleep_until(next) => {
-                renew(meta, id, claim, options).await?;
-                next = tokio::time::Instant::now() + every;
-            }
-        }
-    }
-}
-
-/// One heartbeat: the lease renewed, fenced like every write of the attempt.
-async fn renew(meta: &dyn MetadataStore, id: &TaskId, claim: &mut Claim, options: &TaskOptions) -> Result<(), Failure> {
-    let mut task = claim.item.clone();
-    task.renew(now_ms(), options.lease.as_millis() as i64);
-    let body = to_json(&task);
-    match meta.put(Item::new(id.pk(), id.sk(), body.clone()), Condition::Version(claim.version)).await {
-        Ok(version) => {
-            *claim = Claim { item: task, version };
-            Ok(())
-        }
-        Err(MetaError::ConditionFailed { .. }) => {
-            tracing::warn!(task = %id, attempt = task.attempt, "lease lost: another attempt holds the task");
-            Err(Failure::LeaseLost)
-        }
-        Err(e) => {
-            // The write may have happened: if the item is this heartbeat's, go on from it.
-            // Otherwise the lease has three quarters left and the next heartbeat tries again.
-            tracing::warn!(task = %id, error = %e, "heartbeat not written");
-            if let Ok(Some(current)) = meta.get(&id.pk(), &id.sk()).await {
-                if current.body == body {
-                    *claim = Claim { item: task, version: current.version };
-                }
-            }
-            Ok(())
-        }
     }
 }
 
