@@ -7,7 +7,7 @@
 # Sizes above this machine's cores are skipped. Prints, per size, the speed pass (one persist
 # per task) and a pass persisting every 16 MiB (persists beside reading): rows/s, GB-seconds
 # per million rows, and dollars per billion rows at the x86_64 and arm64 GB-second prices of
-# `functions/cli/src/bench/prices.rs` (arm64 at the speed measured here: Graviton's is not).
+# `bench/src/prices.rs` (arm64 at the speed measured here: Graviton's is not).
 #
 #   bench/memory_sweep.sh [SIZES_MB...]      (default: 512 1024 1769 2654 3538)
 set -euo pipefail
@@ -21,8 +21,8 @@ if [[ ! -w $cgroups ]]; then
 fi
 cargo build --release -p sluice --locked >&2
 sluice="${CARGO_TARGET_DIR:-$PWD/target}/release/sluice"
-x86=$(sed -n 's/^pub const LAMBDA_X86_64_GB_SECOND: f64 = \([0-9_.]*\);/\1/p' functions/cli/src/bench/prices.rs | tr -d _)
-arm=$(sed -n 's/^pub const LAMBDA_ARM64_GB_SECOND: f64 = \([0-9_.]*\);/\1/p' functions/cli/src/bench/prices.rs | tr -d _)
+x86=$(sed -n 's/^pub const LAMBDA_X86_64_GB_SECOND: f64 = \([0-9_.]*\);/\1/p' bench/src/prices.rs | tr -d _)
+arm=$(sed -n 's/^pub const LAMBDA_ARM64_GB_SECOND: f64 = \([0-9_.]*\);/\1/p' bench/src/prices.rs | tr -d _)
 cores=$(nproc)
 work=$(mktemp -d)
 group="$cgroups/sluice-sweep-$$"

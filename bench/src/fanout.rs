@@ -12,12 +12,11 @@
 
 use super::publish::publish_segment;
 use super::query::{build_files, queries, BenchQuery};
-use crate::backends::{BackendArgs, Backends};
-use crate::workers::WorkerArgs;
+use super::{Host, Stores};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value};
-use sluice_broker::{run_query, FanOut};
+use sluice_broker::run_query;
 use sluice_format::time::Interval;
 use sluice_pipeline::task::TaskId;
 use sluice_query::SegmentCache;
@@ -75,21 +74,21 @@ struct Timed {
 }
 
 /// Runs `bench fanout`.
-pub fn run(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
+pub fn run(args: FanoutArgs, host: &dyn Host) -> Result<()> {
     if args.workers.is_empty() || args.workers.contains(&0) {
         bail!("--workers: expected worker counts above 0");
     }
     // The one function's engine runs on this many threads, as each worker's does.
     rayon::ThreadPoolBuilder::new().num_threads(args.worker_threads.max(1)).build_global()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(measure(args, backends))
+    runtime.block_on(measure(args, host))
 }
 
-async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
+async fn measure(args: FanoutArgs, host: &dyn Host) -> Result<()> {
     let scratch = tempfile::tempdir()?;
     let work = args.work_dir.clone().unwrap_or_else(|| scratch.path().to_path_buf());
-    let b = backends.open().await?;
-    let storage = backends.storage_url()?;
+    let b = host.stores().await?;
+    let storage = b.storage_url.clone();
     let sample = args.sample.clone().unwrap_or_else(super::default_sample);
     let stamp = chrono::Utc::now().format("%Y%m%d%H%M%S").to_string();
     let large = format!("wikipedia_fanout_{stamp}");
@@ -139,7 +138,7 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
     }
     let mut seconds = Vec::new();
     for &n in &args.workers {
-        let fanout = start_workers(n, args.worker_threads, &storage, &work.join(format!("workers-{n}"))).await?;
+        let fanout = host.start_workers(n, args.worker_threads, &storage, &work.join(format!("workers-{n}"))).await?;
         let mut second = Seconds::default();
         // The broker's own cache, as the api function's: here it keeps the timeline.
         let kept = broker_cache(&format!("broker-{n}"));
@@ -165,7 +164,7 @@ async fn measure(args: FanoutArgs, backends: &BackendArgs) -> Result<()> {
     let (alone, want) =
         timed(args.repeat, || run_query(b.meta.as_ref(), b.store.as_ref(), Some(&small_cache), None, &small_query))
             .await?;
-    let mut deployed = start_workers(1, args.worker_threads, &storage, &work.join("workers-small")).await?;
+    let mut deployed = host.start_workers(1, args.worker_threads, &storage, &work.join("workers-small")).await?;
     let threshold = sluice_broker::FanOut::new(deployed.invoker.clone(), 1).min_bytes;
     deployed.min_bytes = threshold;
     let (kept, got) = timed(args.repeat, || {
@@ -197,11 +196,6 @@ struct Small {
     kept: f64,
     forced: f64,
     threshold: u64,
-}
-
-async fn start_workers(n: u16, threads: usize, storage: &str, cache: &Path) -> Result<FanOut> {
-    let args = WorkerArgs { workers: n, worker_threads: Some(threads), fanout_min_mb: 0, partial_cache_mb: Some(0) };
-    args.start(storage, cache).await?.context("workers started")
 }
 
 /// The median and best of `repeat` runs in ms, and the last answer.
@@ -248,7 +242,7 @@ struct Seconds {
 /// Builds `rows` rows of segments, uploads them and publishes their records (visible, one
 /// version) under `datasource`: their count and bytes.
 async fn publish(
-    b: &Backends,
+    b: &Stores,
     datasource: &str,
     sample: &Path,
     rows: usize,

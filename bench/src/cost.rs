@@ -307,7 +307,7 @@ impl CostModel {
             #[command(flatten)]
             cost: CostArgs,
         }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut args = Cli::parse_from(["cost"]).cost;
         args.report = root.join(&args.report);
         args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn the_documented_table_is_recomputed_from_the_committed_benchmark_reports() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let readme = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
         let table = markdown(&CostModel::committed());
         let (begin, end) = ("<!-- cost-table:begin -->\n", "<!-- cost-table:end -->");
@@ -450,7 +450,7 @@ mod tests {
 
     #[test]
     fn a_spilling_task_is_priced_from_a_measured_task_of_the_size_priced() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
         let read = |name: &str| read_report(&dir.join(name)).expect(name);
         let (one, spilled, sized) = (read("pipeline.json"), read("pipeline-8p.json"), read("pipeline-2m.json"));
         let model = CostModel::committed();

@@ -58,7 +58,7 @@ async fn measure(args: BatchArgs) -> Result<()> {
     allow_in_process(Some(&input), None);
     let meta: Arc<dyn MetadataStore> = open_metadata(&format!("file://{}", dir.path().join("meta").display())).await?;
     let store: Arc<dyn ObjectStore> = open_store(&format!("file://{}", dir.path().join("store").display())).await?;
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/specs");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/specs");
     let supervisor: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{root}/wikipedia-kafka-supervisor.json"))?)?;
     sluice_pipeline::datasource::submit(meta.as_ref(), supervisor, now_ms()).await?;

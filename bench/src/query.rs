@@ -340,7 +340,7 @@ fn run_peers(
         list.iter().map(|q| (q.name.to_string(), json!({"duckdb": q.duckdb, "chdb": q.chdb}))).collect();
     let sql_path = dir.join("queries.json");
     std::fs::write(&sql_path, Value::Object(sql).to_string())?;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/query_peers.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../bench/query_peers.py");
     let out = std::process::Command::new(python)
         .arg(script)
         .arg(&rows_path)

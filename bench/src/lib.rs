@@ -1,5 +1,8 @@
-//! `sluice bench`: the figures of `docs/benchmarks.md`, measured on Druid's Wikipedia sample
-//! repeated with shifted times (dictionaries keep the sample's realistic sizes).
+//! Sluice's benchmarks, run by `sluice bench`: the figures of `docs/benchmarks.md`, measured on
+//! Druid's Wikipedia sample repeated with shifted times (dictionaries keep the sample's
+//! realistic sizes). The command parses the arguments ([`BenchCommand`]) and hands over what
+//! only it has ([`Host`]: the stores it was given, and query workers as processes of its
+//! binary); everything else is here.
 
 mod avro_rows;
 mod batch;
@@ -30,8 +33,12 @@ mod throughput;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Subcommand;
+use sluice_broker::FanOut;
+use sluice_store::metadata::MetadataStore;
+use sluice_store::storage::ObjectStore;
 use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use cost::CostArgs;
@@ -40,7 +47,7 @@ pub use query::QueryArgs;
 pub use rig::PipelineArgs;
 pub use segment::SegmentArgs;
 
-pub(crate) const TUTORIAL_SPEC: &str = include_str!("../../../../data/specs/wikipedia-kafka-supervisor.json");
+pub(crate) const TUTORIAL_SPEC: &str = include_str!("../../data/specs/wikipedia-kafka-supervisor.json");
 const DAY_MS: i64 = 86_400_000;
 /// Each copy of the sample is shifted by this much, wrapped within its day.
 const SHIFT_MS: i64 = 37 * 60_000;
@@ -77,8 +84,28 @@ pub enum BenchCommand {
     Batch(batch::BatchArgs),
 }
 
+/// The stores a benchmark works on.
+pub struct Stores {
+    /// Metadata store.
+    pub meta: Arc<dyn MetadataStore>,
+    /// Deep storage.
+    pub store: Arc<dyn ObjectStore>,
+    /// Deep storage's URL, as query workers open it.
+    pub storage_url: String,
+}
+
+/// What the command running a benchmark provides.
+#[async_trait::async_trait]
+pub trait Host: Sync {
+    /// Opens the stores the command was given (`--metadata`, `--storage`).
+    async fn stores(&self) -> Result<Stores>;
+    /// Starts `n` query workers of `threads` threads each on `storage`, their caches and logs
+    /// under `dir`, without partial caches.
+    async fn start_workers(&self, n: u16, threads: usize, storage: &str, dir: &Path) -> Result<FanOut>;
+}
+
 /// Runs a benchmark command.
-pub fn run(command: BenchCommand, backends: &crate::backends::BackendArgs) -> Result<()> {
+pub fn run(command: BenchCommand, host: &dyn Host) -> Result<()> {
     match command {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
@@ -88,14 +115,14 @@ pub fn run(command: BenchCommand, backends: &crate::backends::BackendArgs) -> Re
         }
         BenchCommand::Query(args) => query::run(args),
         BenchCommand::Fragments(args) => fragments::run(args),
-        BenchCommand::Fanout(args) => fanout::run(args, backends),
+        BenchCommand::Fanout(args) => fanout::run(args, host),
         BenchCommand::Spike(args) => spike::run(args),
         BenchCommand::Batch(args) => batch::run(args),
     }
 }
 
 fn default_sample() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/wikiticker-2015-09-12-sampled.json.gz"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/wikiticker-2015-09-12-sampled.json.gz"))
 }
 
 /// Druid's Wikipedia sample, parsed once.

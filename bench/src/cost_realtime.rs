@@ -146,13 +146,13 @@ mod tests {
     use super::*;
 
     fn report(name: &str) -> PipelineReport {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results").join(name);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results").join(name);
         serde_json::from_str(&std::fs::read_to_string(path).expect("report")).expect("a pipeline report")
     }
 
     #[test]
     fn the_documented_real_time_table_is_recomputed_from_the_committed_reports() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let doc = std::fs::read_to_string(root.join("docs/benchmarks.md")).expect("docs/benchmarks.md");
         let planned = CostModel::committed();
         let table: Vec<String> = ["pipeline-realtime.json", "pipeline-realtime-5s.json"]
