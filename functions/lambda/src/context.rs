@@ -57,7 +57,7 @@ impl FunctionContext {
             .map_err(|e| FunctionError::Configuration(format!("{STORAGE_ENV}: {e}")))?;
         let starts_tasks = function.invokes.iter().any(|f| matches!(*f, "indexer" | "merger"));
         let invoker: Option<Arc<dyn TaskInvoker>> = if starts_tasks {
-            Some(Arc::new(LambdaInvoker::from_env().await.map_err(FunctionError::Configuration)?))
+            Some(Arc::new(LambdaInvoker::from_env().await.map_err(|e| FunctionError::Configuration(e.to_string()))?))
         } else {
             None
         };

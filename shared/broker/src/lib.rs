@@ -91,19 +91,40 @@ impl FanOut {
     /// A fan-out through `invoker` set by [`MAX_WORKERS_ENV`] (default 100), [`MIN_BYTES_ENV`]
     /// and [`BATCH_BYTES_ENV`] (defaults of [`FanOut::new`]); a value that is not a whole
     /// number is refused naming its variable.
-    pub fn from_env(invoker: Arc<dyn WorkerInvoker>) -> Result<Self, String> {
-        let read = |name: &str| -> Result<Option<u64>, String> {
+    pub fn from_env(invoker: Arc<dyn WorkerInvoker>) -> Result<Self, BadSetting> {
+        let read = |name: &'static str| -> Result<Option<u64>, BadSetting> {
             match std::env::var(name).ok().filter(|v| !v.is_empty()) {
                 None => Ok(None),
-                Some(v) => v.parse().map(Some).map_err(|e| format!("{name}={v:?}: {e}")),
+                Some(value) => value.parse().map(Some).map_err(|e: std::num::ParseIntError| BadSetting {
+                    name,
+                    value,
+                    reason: e.to_string(),
+                }),
             }
         };
         let max = read(MAX_WORKERS_ENV)?.unwrap_or(100);
-        let mut f = Self::new(invoker, usize::try_from(max).map_err(|e| format!("{MAX_WORKERS_ENV}: {e}"))?);
+        let workers = usize::try_from(max).map_err(|e| BadSetting {
+            name: MAX_WORKERS_ENV,
+            value: max.to_string(),
+            reason: e.to_string(),
+        })?;
+        let mut f = Self::new(invoker, workers);
         f.min_bytes = read(MIN_BYTES_ENV)?.unwrap_or(f.min_bytes);
         f.batch_bytes = read(BATCH_BYTES_ENV)?.unwrap_or(f.batch_bytes).max(1);
         Ok(f)
     }
+}
+
+/// A fan-out setting of the environment that is not a whole number (of the right size).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}={value:?}: {reason}")]
+pub struct BadSetting {
+    /// The variable.
+    pub name: &'static str,
+    /// Its value.
+    pub value: String,
+    /// Why it is refused.
+    pub reason: String,
 }
 
 /// A query's answer and how it was computed.

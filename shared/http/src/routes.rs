@@ -306,15 +306,20 @@ pub enum Routes {
     Writes,
 }
 
+/// A routes name that is none of `all`, `reads` and `writes`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: expected all, reads or writes")]
+pub struct UnknownRoutes(pub String);
+
 impl Routes {
     /// Routes from the name the api function's `SLUICE_API_ROUTES` gives: `all` (or nothing),
     /// `reads` or `writes`.
-    pub fn from_name(name: Option<&str>) -> Result<Self, String> {
+    pub fn from_name(name: Option<&str>) -> Result<Self, UnknownRoutes> {
         match name.unwrap_or("all") {
             "all" | "" => Ok(Routes::All),
             "reads" => Ok(Routes::Reads),
             "writes" => Ok(Routes::Writes),
-            other => Err(format!("{other:?}: expected all, reads or writes")),
+            other => Err(UnknownRoutes(other.to_string())),
         }
     }
 

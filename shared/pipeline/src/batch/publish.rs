@@ -96,7 +96,7 @@ pub async fn publish_batch(
     let g = batch.spec.granularity.segment_granularity;
     let wanted = match interval_chunks(&batch) {
         Ok(chunks) => chunks,
-        Err(why) => return fail(meta, store, &task, version, why, meters, now_ms).await,
+        Err(why) => return fail(meta, store, &task, version, why.to_string(), meters, now_ms).await,
     };
     // Each chunk's hydrants, from every split; chunks outside `intervals` are thrown away.
     let mut chunks: BTreeMap<Interval, Vec<(&SplitItem, u64, &BatchHydrant)>> = BTreeMap::new();
@@ -123,7 +123,7 @@ pub async fn publish_batch(
     } else {
         match overwritten(&visible, &covered).and_then(|r| guarded_within_limits(r, &covered)) {
             Ok(replaced) => replaced,
-            Err(why) => return fail(meta, store, &task, version, why, meters, now_ms).await,
+            Err(why) => return fail(meta, store, &task, version, why.to_string(), meters, now_ms).await,
         }
     };
     let in_chunks = visible.iter().filter(|s| covered.iter().any(|c| overlaps(c, &s.interval)));
@@ -192,8 +192,46 @@ pub async fn publish_batch(
     }
 }
 
+/// Why a task's segments cannot be published as its spec asks: the task fails with it, having
+/// published nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unpublishable {
+    /// `granularitySpec.intervals` cover more chunks than a task may.
+    #[error("granularitySpec.intervals cover over {MAX_INTERVAL_CHUNKS} time chunks")]
+    TooManyChunks,
+    /// A visible segment reaches past the chunks the overwrite covers.
+    #[error(
+        "segment {sk} ({interval}) reaches past the chunks this overwrite covers: overwrite with the \
+         datasource's segmentGranularity, or compact it to this task's first"
+    )]
+    ReachesPast {
+        /// The segment's sort key.
+        sk: String,
+        /// Its interval.
+        interval: Interval,
+    },
+    /// The overwrite would replace more segments, or segments starting at more instants, than
+    /// one replace may.
+    #[error(
+        "an overwrite replaces at most {MAX_REPLACED} segments starting at {MAX_GUARDS} instants, not {segments} \
+         at {starts}: cut the task's intervals into smaller tasks"
+    )]
+    TooManyReplaced {
+        /// Segments it would replace.
+        segments: usize,
+        /// Their start times.
+        starts: usize,
+    },
+    /// The guards of the overwrite's publish would not fit one transaction.
+    #[error(
+        "an overwrite covers at most {MAX_GUARDS} time chunks and segment start times, not {0}: cut the task's \
+         intervals into smaller tasks"
+    )]
+    TooManyGuards(usize),
+}
+
 /// The chunks of `granularitySpec.intervals` (`None`: no intervals, every chunk is kept).
-fn interval_chunks(batch: &BatchSpec) -> Result<Option<BTreeSet<Interval>>, String> {
+fn interval_chunks(batch: &BatchSpec) -> Result<Option<BTreeSet<Interval>>, Unpublishable> {
     if batch.intervals.is_empty() {
         return Ok(None);
     }
@@ -205,7 +243,7 @@ fn interval_chunks(batch: &BatchSpec) -> Result<Option<BTreeSet<Interval>>, Stri
             let chunk = g.bucket(t);
             out.insert(chunk);
             if out.len() > MAX_INTERVAL_CHUNKS {
-                return Err(format!("granularitySpec.intervals cover over {MAX_INTERVAL_CHUNKS} time chunks"));
+                return Err(Unpublishable::TooManyChunks);
             }
             t = chunk.end;
         }
@@ -220,33 +258,21 @@ fn overlaps(a: &Interval, b: &Interval) -> bool {
 /// The visible segments an overwrite of `covered` replaces: every one overlapping a covered
 /// chunk, each wholly within the covered chunks (a segment reaching past them would lose the
 /// rows outside).
-fn overwritten(visible: &[SegmentRecord], covered: &BTreeSet<Interval>) -> Result<Vec<SegmentRecord>, String> {
+fn overwritten(visible: &[SegmentRecord], covered: &BTreeSet<Interval>) -> Result<Vec<SegmentRecord>, Unpublishable> {
     let mut out = Vec::new();
     for s in visible.iter().filter(|s| covered.iter().any(|c| overlaps(c, &s.interval))) {
         let mut t = s.interval.start;
         while t < s.interval.end {
             match covered.iter().find(|c| c.start <= t && t < c.end) {
                 Some(c) => t = c.end,
-                None => {
-                    return Err(format!(
-                        "segment {} ({}) reaches past the chunks this overwrite covers: overwrite with the \
-                         datasource's segmentGranularity, or compact it to this task's first",
-                        s.sk(),
-                        s.interval
-                    ))
-                }
+                None => return Err(Unpublishable::ReachesPast { sk: s.sk(), interval: s.interval }),
             }
         }
         out.push(s.clone());
     }
     let starts: BTreeSet<i64> = out.iter().map(|s| s.interval.start).collect();
     if out.len() > MAX_REPLACED || starts.len() > MAX_GUARDS {
-        return Err(format!(
-            "an overwrite replaces at most {MAX_REPLACED} segments starting at {MAX_GUARDS} instants, not {} at {}: \
-             cut the task's intervals into smaller tasks",
-            out.len(),
-            starts.len()
-        ));
+        return Err(Unpublishable::TooManyReplaced { segments: out.len(), starts: starts.len() });
     }
     Ok(out)
 }
@@ -256,15 +282,11 @@ fn overwritten(visible: &[SegmentRecord], covered: &BTreeSet<Interval>) -> Resul
 fn guarded_within_limits(
     replaced: Vec<SegmentRecord>,
     covered: &BTreeSet<Interval>,
-) -> Result<Vec<SegmentRecord>, String> {
+) -> Result<Vec<SegmentRecord>, Unpublishable> {
     let mut starts: BTreeSet<i64> = replaced.iter().map(|s| s.interval.start).collect();
     starts.extend(covered.iter().map(|c| c.start));
     if starts.len() > MAX_GUARDS {
-        return Err(format!(
-            "an overwrite covers at most {MAX_GUARDS} time chunks and segment start times, not {}: cut the task's \
-             intervals into smaller tasks",
-            starts.len()
-        ));
+        return Err(Unpublishable::TooManyGuards(starts.len()));
     }
     Ok(replaced)
 }
@@ -425,5 +447,40 @@ impl Writer<'_> {
             }
             Err(e) => Write::Error(e.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: i64 = 3_600_000;
+
+    fn segment(start: i64, end: i64, partition: u32) -> SegmentRecord {
+        serde_json::from_value(serde_json::json!({
+            "interval": {"start": start, "end": end}, "version": "v1", "partition": partition, "key": "k",
+            "numRows": 1, "numBytes": 1, "dimensions": [], "metrics": [], "merge": "m", "visible": true
+        }))
+        .expect("a segment record")
+    }
+
+    fn hours(range: std::ops::Range<i64>) -> BTreeSet<Interval> {
+        range.map(|h| Interval { start: h * HOUR, end: (h + 1) * HOUR }).collect()
+    }
+
+    #[test]
+    fn an_overwrite_replaces_the_segments_within_its_chunks_and_refuses_one_reaching_past() {
+        let visible = vec![segment(0, HOUR, 0), segment(HOUR, 2 * HOUR, 0), segment(5 * HOUR, 6 * HOUR, 0)];
+        let replaced = overwritten(&visible, &hours(0..2)).expect("within");
+        assert_eq!(replaced.iter().map(|s| s.interval.start / HOUR).collect::<Vec<_>>(), vec![0, 1]);
+        let day = vec![segment(0, 24 * HOUR, 0)];
+        let refused = overwritten(&day, &hours(5..6)).expect_err("a day's segment reaches past hour 5");
+        assert!(matches!(&refused, Unpublishable::ReachesPast { interval, .. } if interval.end == 24 * HOUR));
+        assert!(refused.to_string().contains("reaches past the chunks this overwrite covers"), "{refused}");
+        let many: Vec<SegmentRecord> = (0..=MAX_GUARDS as i64).map(|h| segment(h * HOUR, (h + 1) * HOUR, 0)).collect();
+        let refused = overwritten(&many, &hours(0..MAX_GUARDS as i64 + 1)).expect_err("too many start times");
+        assert_eq!(refused, Unpublishable::TooManyReplaced { segments: MAX_GUARDS + 1, starts: MAX_GUARDS + 1 });
+        let refused = guarded_within_limits(Vec::new(), &hours(0..MAX_GUARDS as i64 + 1)).expect_err("guards");
+        assert_eq!(refused, Unpublishable::TooManyGuards(MAX_GUARDS + 1));
     }
 }

@@ -24,6 +24,11 @@ pub const INDEXER_FUNCTION_ENV: &str = "SLUICE_INDEXER_FUNCTION";
 /// Environment variable naming the merger function.
 pub const MERGER_FUNCTION_ENV: &str = "SLUICE_MERGER_FUNCTION";
 
+/// A function the invoker needs is not named in the environment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} is not set: it names the function to invoke")]
+pub struct UnsetFunction(pub &'static str);
+
 impl LambdaInvoker {
     /// An invoker with an SDK client and the two function names (or ARNs).
     pub fn new(client: aws_sdk_lambda::Client, indexer_function: &str, merger_function: &str) -> Self {
@@ -32,9 +37,8 @@ impl LambdaInvoker {
 
     /// An invoker configured from the environment: the AWS SDK's usual variables and
     /// [`INDEXER_FUNCTION_ENV`], [`MERGER_FUNCTION_ENV`].
-    pub async fn from_env() -> Result<Self, String> {
-        let name =
-            |var: &str| std::env::var(var).map_err(|_| format!("{var} is not set: it names the function to invoke"));
+    pub async fn from_env() -> Result<Self, UnsetFunction> {
+        let name = |var: &'static str| std::env::var(var).map_err(|_| UnsetFunction(var));
         let (indexer, merger) = (name(INDEXER_FUNCTION_ENV)?, name(MERGER_FUNCTION_ENV)?);
         let config = sluice_store::aws::load_config(INVOKE_READ_TIMEOUT).await;
         Ok(Self::new(aws_sdk_lambda::Client::new(&config), &indexer, &merger))
