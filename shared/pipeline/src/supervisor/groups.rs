@@ -6,6 +6,8 @@
 
 use super::group::{Group, Starts, TopicReads};
 use super::{SupervisorError, SupervisorOptions};
+use crate::item::{parse_body, query_groups};
+use crate::keys::{OFFSETS_PREFIX, PLAN_PREFIX};
 use crate::layout::datasource::{OffsetsItem, PlanItem};
 use crate::layout::grouping::GroupingItem;
 use crate::task::{TaskId, TaskItem, TaskState};
@@ -131,4 +133,39 @@ async fn pass_group(ctx: &PassContext<'_>, input: GroupInput) -> Result<GroupPas
     }
     out.tasks = tasks;
     Ok(out)
+}
+
+/// Each group's partitions (per topic, partition modulo the grouping's `taskCount`), items and
+/// tasks; and the tasks of groups that no longer have partitions, kept as they are.
+pub(super) async fn group_inputs(
+    meta: &dyn MetadataStore,
+    name: &str,
+    marks: &BTreeMap<String, BTreeMap<i32, Watermarks>>,
+    grouping: &GroupingItem,
+) -> Result<(Vec<GroupInput>, Vec<(TaskItem, u64)>), SupervisorError> {
+    let mut by_partitions: BTreeMap<u32, (usize, Vec<i32>)> = BTreeMap::new();
+    for (t, topic) in grouping.topic_names().into_iter().enumerate() {
+        for &p in marks.get(topic).into_iter().flat_map(|m| m.keys()) {
+            by_partitions.entry(grouping.group_of(t, p)).or_insert_with(|| (t, Vec::new())).1.push(p);
+        }
+    }
+    let mut plans: BTreeMap<u32, (PlanItem, u64)> = query_groups(meta, name, PLAN_PREFIX).await?;
+    let mut offsets: BTreeMap<u32, (OffsetsItem, u64)> = query_groups(meta, name, OFFSETS_PREFIX).await?;
+    let mut by_group: BTreeMap<u32, Vec<(TaskItem, u64)>> = BTreeMap::new();
+    for item in crate::task::group_task_items(meta, name, plans.keys().copied()).await? {
+        let task = parse_body::<TaskItem>(name, &item)?;
+        by_group.entry(task.id.group).or_default().push((task, item.version));
+    }
+    let inputs = by_partitions
+        .into_iter()
+        .map(|(g, (topic, parts))| GroupInput {
+            group: g,
+            topic,
+            partitions: parts,
+            plan: plans.remove(&g),
+            offsets: offsets.remove(&g),
+            tasks: by_group.remove(&g).unwrap_or_default(),
+        })
+        .collect();
+    Ok((inputs, by_group.into_values().flatten().collect()))
 }

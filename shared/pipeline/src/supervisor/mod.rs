@@ -30,14 +30,19 @@ mod cleanup;
 mod group;
 mod groups;
 mod ops;
+mod outcome;
 mod pass;
 mod plan;
 mod regroup;
+mod stats;
+mod step;
+mod watermarks;
 
 pub use crate::layout::autoscaler::AutoscalerItem;
 pub use autoscale::{read_item as read_autoscaler, simulate as simulate_autoscaler, AutoscalerStatus};
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
-pub use pass::{offset_at, run_pass, supervise, DatasourcePass};
+pub use outcome::{offset_at, DatasourcePass};
+pub use pass::{run_pass, supervise};
 pub use plan::{initial_offset, next_ranges, record_budget};
 
 use crate::invoker::InvokeError;
