@@ -16,6 +16,50 @@ pub const NESTED_SEPARATOR: char = '\u{1f}';
 /// Longest path text accepted.
 pub const MAX_PATH_BYTES: usize = 4096;
 
+/// Why a JSON path could not be parsed, quoting it (cut).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonPathError {
+    /// Longer than [`MAX_PATH_BYTES`].
+    #[error("a JSON path is at most {MAX_PATH_BYTES} bytes")]
+    TooLong,
+    /// Does not start with `$`.
+    #[error("JSON path {path:?}: must start with $")]
+    NoRoot {
+        /// The path, cut.
+        path: String,
+    },
+    /// A `.` with no field name after it.
+    #[error("JSON path {path:?}: empty field name")]
+    EmptyField {
+        /// The path, cut.
+        path: String,
+    },
+    /// A quote or bracket that is not closed.
+    #[error("JSON path {path:?}: unclosed quote")]
+    Unclosed {
+        /// The path, cut.
+        path: String,
+    },
+    /// A quoted field not followed by `]`.
+    #[error("JSON path {path:?}: expected ] after a quoted field")]
+    QuotedField {
+        /// The path, cut.
+        path: String,
+    },
+    /// Brackets that hold neither a quoted field nor an array index.
+    #[error("JSON path {path:?}: expected an array index")]
+    Index {
+        /// The path, cut.
+        path: String,
+    },
+    /// A step that starts with neither `.` nor `[`.
+    #[error("JSON path {path:?}: expected . or [")]
+    Step {
+        /// The path, cut.
+        path: String,
+    },
+}
+
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
@@ -32,12 +76,12 @@ pub struct JsonPath(pub Vec<Step>);
 impl JsonPath {
     /// Parses Druid's JSONPath subset; `$.` alone reads as the root, as Druid's `JSON_KEYS`
     /// examples write it.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, JsonPathError> {
         if text.len() > MAX_PATH_BYTES {
-            return Err(format!("a JSON path is at most {MAX_PATH_BYTES} bytes"));
+            return Err(JsonPathError::TooLong);
         }
-        let bad = |why: &str| format!("JSON path {:?}: {why}", crate::text::excerpt(text, 80));
-        let rest = text.strip_prefix('$').ok_or_else(|| bad("must start with $"))?;
+        let path = || crate::text::excerpt(text, 80).into_owned();
+        let rest = text.strip_prefix('$').ok_or_else(|| JsonPathError::NoRoot { path: path() })?;
         if rest == "." {
             return Ok(JsonPath::default());
         }
@@ -50,34 +94,39 @@ impl JsonPath {
                     let end = rest[i + 1..].find(['.', '[']).map_or(rest.len(), |e| i + 1 + e);
                     let name = &rest[i + 1..end];
                     if name.is_empty() {
-                        return Err(bad("empty field name"));
+                        return Err(JsonPathError::EmptyField { path: path() });
                     }
                     steps.push(Step::Field(name.to_string()));
                     i = end;
                 }
                 b'[' => {
                     let close = |quote: char, from: usize| {
-                        rest[from..].find(quote).map(|e| from + e).ok_or_else(|| bad("unclosed quote"))
+                        rest[from..]
+                            .find(quote)
+                            .map(|e| from + e)
+                            .ok_or_else(|| JsonPathError::Unclosed { path: path() })
                     };
                     match bytes.get(i + 1) {
                         Some(&q @ (b'\'' | b'"')) => {
                             let end = close(q as char, i + 2)?;
                             if bytes.get(end + 1) != Some(&b']') {
-                                return Err(bad("expected ] after a quoted field"));
+                                return Err(JsonPathError::QuotedField { path: path() });
                             }
                             steps.push(Step::Field(rest[i + 2..end].to_string()));
                             i = end + 2;
                         }
                         _ => {
                             let end = close(']', i + 1)?;
-                            let index =
-                                rest[i + 1..end].trim().parse::<usize>().map_err(|_| bad("expected an array index"))?;
+                            let index = rest[i + 1..end]
+                                .trim()
+                                .parse::<usize>()
+                                .map_err(|_| JsonPathError::Index { path: path() })?;
                             steps.push(Step::Index(index));
                             i = end + 1;
                         }
                     }
                 }
-                _ => return Err(bad("expected . or [")),
+                _ => return Err(JsonPathError::Step { path: path() }),
             }
         }
         Ok(JsonPath(steps))
@@ -183,6 +232,21 @@ pub fn paths(doc: &Json) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn errors_quote_the_path() {
+        let e = |text: &str| JsonPath::parse(text).expect_err(text).to_string();
+        assert_eq!(e("a.b"), "JSON path \"a.b\": must start with $");
+        assert_eq!(e("$..a"), "JSON path \"$..a\": empty field name");
+        assert_eq!(e("$['a"), "JSON path \"$['a\": unclosed quote");
+        assert_eq!(e("$['a'x"), "JSON path \"$['a'x\": expected ] after a quoted field");
+        assert_eq!(e("$[x]"), "JSON path \"$[x]\": expected an array index");
+        assert_eq!(e("$x"), "JSON path \"$x\": expected . or [");
+        assert_eq!(
+            e(&format!("${}", ".a".repeat(MAX_PATH_BYTES))),
+            format!("a JSON path is at most {MAX_PATH_BYTES} bytes")
+        );
+    }
 
     #[test]
     fn paths_parse_in_each_spelling_and_print_normalized() {

@@ -5,6 +5,45 @@ use crate::time::parse_iso_instant;
 use crate::value::Value;
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
+/// Why a timestamp format could not be parsed, or a value not read as a timestamp in it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimestampError {
+    /// A value that does not read as a timestamp in the format.
+    #[error("could not parse timestamp {value} as {format}")]
+    Unreadable {
+        /// The value, as printed.
+        value: String,
+        /// The format's name or Joda pattern.
+        format: String,
+    },
+    /// A Joda pattern without a date field.
+    #[error("timestamp pattern {pattern:?} has no date: expected a format name (iso, millis, posix, micro, nano, auto) or a Joda pattern such as yyyy-MM-dd HH:mm:ss")]
+    NoDate {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A quoted literal that a pattern reading timestamps does not close.
+    #[error("timestamp pattern {pattern:?} has an unterminated quote")]
+    UnterminatedQuote {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A time zone name (`z`), which chrono cannot read.
+    #[error("timestamp pattern {pattern:?}: time zone names (z) are not supported; use Z")]
+    ZoneName {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A pattern letter chrono cannot express.
+    #[error("timestamp pattern {pattern:?}: letter {letter:?} is not supported")]
+    Letter {
+        /// The pattern.
+        pattern: String,
+        /// The letter.
+        letter: char,
+    },
+}
+
 /// A parsed timestamp format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TimestampFormat {
@@ -37,7 +76,7 @@ pub enum TimestampFormat {
 
 impl TimestampFormat {
     /// Parses a format name or Joda pattern; the error says what is wrong.
-    pub fn parse(format: &str) -> Result<Self, String> {
+    pub fn parse(format: &str) -> Result<Self, TimestampError> {
         Ok(match format {
             "auto" => TimestampFormat::Auto,
             "iso" => TimestampFormat::Iso,
@@ -51,8 +90,8 @@ impl TimestampFormat {
     }
 
     /// Reads a timestamp in milliseconds from a field value.
-    pub fn read(&self, value: &Value) -> Result<i64, String> {
-        let bad = || format!("could not parse timestamp {value} as {}", self.name());
+    pub fn read(&self, value: &Value) -> Result<i64, TimestampError> {
+        let bad = || TimestampError::Unreadable { value: value.to_string(), format: self.name().to_string() };
         let number = || -> Option<f64> {
             match value {
                 Value::Long(v) => Some(*v as f64),
@@ -61,7 +100,7 @@ impl TimestampFormat {
                 _ => None,
             }
         };
-        let scaled = |divisor: f64| -> Result<i64, String> {
+        let scaled = |divisor: f64| -> Result<i64, TimestampError> {
             if let Value::Long(v) = value {
                 if divisor == 1.0 {
                     return Ok(*v);
@@ -132,10 +171,10 @@ fn is_integer(s: &str) -> bool {
 }
 
 /// Translates a Joda-Time pattern into a chrono format string.
-fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, String> {
+fn joda_to_chrono(joda: &str) -> Result<TimestampFormat, TimestampError> {
     let pattern = joda_pattern(joda)?;
     if !pattern.has_date {
-        return Err(format!("timestamp pattern {joda:?} has no date: expected a format name (iso, millis, posix, micro, nano, auto) or a Joda pattern such as yyyy-MM-dd HH:mm:ss"));
+        return Err(TimestampError::NoDate { pattern: joda.to_string() });
     }
     Ok(TimestampFormat::Pattern {
         joda: joda.to_string(),
@@ -160,17 +199,17 @@ pub struct JodaPattern {
 
 /// Translates a Joda-Time pattern (`yyyy-MM-dd HH:mm:ss`, quoted literals) into a chrono
 /// format string; a letter chrono cannot express is an error naming it.
-pub fn joda_pattern(joda: &str) -> Result<JodaPattern, String> {
+pub fn joda_pattern(joda: &str) -> Result<JodaPattern, TimestampError> {
     pattern_of(joda, false)
 }
 
 /// [`joda_pattern`] for writing times: a numeric field of one letter (`H`, `d`, `M`, ...) is
 /// written without padding, as Joda writes it.
-pub fn joda_output_pattern(joda: &str) -> Result<JodaPattern, String> {
+pub fn joda_output_pattern(joda: &str) -> Result<JodaPattern, TimestampError> {
     pattern_of(joda, true)
 }
 
-fn pattern_of(joda: &str, output: bool) -> Result<JodaPattern, String> {
+fn pattern_of(joda: &str, output: bool) -> Result<JodaPattern, TimestampError> {
     let chars: Vec<char> = joda.chars().collect();
     let mut out = String::new();
     let (mut zoned, mut has_time, mut has_date) = (false, false, false);
@@ -183,7 +222,7 @@ fn pattern_of(joda: &str, output: bool) -> Result<JodaPattern, String> {
             let close = match chars[i + 1..].iter().position(|&q| q == '\'') {
                 Some(close) => close,
                 None if output => chars.len() - i - 1,
-                None => return Err(format!("timestamp pattern {joda:?} has an unterminated quote")),
+                None => return Err(TimestampError::UnterminatedQuote { pattern: joda.to_string() }),
             };
             let literal: String = chars[i + 1..i + 1 + close].iter().collect();
             out.push_str(&if literal.is_empty() { "'".to_string() } else { literal.replace('%', "%%") });
@@ -219,11 +258,9 @@ fn pattern_of(joda: &str, output: bool) -> Result<JodaPattern, String> {
             ('E', _) => "%A",
             ('Z', 1) => "%z",
             ('Z', _) => "%:z",
-            ('z', _) => {
-                return Err(format!("timestamp pattern {joda:?}: time zone names (z) are not supported; use Z"))
-            }
+            ('z', _) => return Err(TimestampError::ZoneName { pattern: joda.to_string() }),
             (c, _) if c.is_ascii_alphabetic() => {
-                return Err(format!("timestamp pattern {joda:?}: letter {c:?} is not supported"))
+                return Err(TimestampError::Letter { pattern: joda.to_string(), letter: c })
             }
             _ => {
                 for _ in 0..n {
@@ -261,7 +298,7 @@ fn pattern_of(joda: &str, output: bool) -> Result<JodaPattern, String> {
 mod tests {
     use super::*;
 
-    fn read(format: &str, v: Value) -> Result<i64, String> {
+    fn read(format: &str, v: Value) -> Result<i64, TimestampError> {
         TimestampFormat::parse(format).expect("format").read(&v)
     }
 
@@ -295,5 +332,19 @@ mod tests {
         assert!(TimestampFormat::parse("HH:mm").is_err());
         assert!(TimestampFormat::parse("yyyy-MM-dd zzz").is_err());
         assert!(TimestampFormat::parse("yyyy'T").is_err());
+    }
+
+    #[test]
+    fn errors_print_the_pattern_or_value_at_fault() {
+        let e = |f: &str| TimestampFormat::parse(f).expect_err(f).to_string();
+        assert_eq!(e("HH:mm"), "timestamp pattern \"HH:mm\" has no date: expected a format name (iso, millis, posix, micro, nano, auto) or a Joda pattern such as yyyy-MM-dd HH:mm:ss");
+        assert_eq!(
+            e("yyyy-MM-dd zzz"),
+            "timestamp pattern \"yyyy-MM-dd zzz\": time zone names (z) are not supported; use Z"
+        );
+        assert_eq!(e("yyyy'T"), "timestamp pattern \"yyyy'T\" has an unterminated quote");
+        assert_eq!(e("yyyy q"), "timestamp pattern \"yyyy q\": letter 'q' is not supported");
+        let unread = read("iso", Value::String("soon".into())).expect_err("soon").to_string();
+        assert_eq!(unread, format!("could not parse timestamp {} as iso", Value::String("soon".into())));
     }
 }

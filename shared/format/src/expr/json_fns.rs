@@ -3,7 +3,7 @@
 //! argument reads as a JSON string, a multi-value list as an array.
 
 use super::JsonFunction;
-use crate::json_path::{self, JsonPath};
+use crate::json_path::{self, JsonPath, JsonPathError};
 use crate::value::Value;
 use std::sync::Arc;
 
@@ -68,9 +68,20 @@ pub fn eval(f: &JsonFunction, args: &[Value]) -> Value {
     }
 }
 
+/// Why a JSON function's path argument could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathArgError {
+    /// The argument is not a string literal.
+    #[error("needs a JSON path literal")]
+    NotLiteral,
+    /// The literal is not a valid path.
+    #[error(transparent)]
+    Path(#[from] JsonPathError),
+}
+
 /// The path a JSON function names in its argument `i`, parsed once.
-pub fn path(text: Option<&str>) -> Result<JsonPath, String> {
-    JsonPath::parse(text.ok_or("needs a JSON path literal")?)
+pub fn path(text: Option<&str>) -> Result<JsonPath, PathArgError> {
+    Ok(JsonPath::parse(text.ok_or(PathArgError::NotLiteral)?)?)
 }
 
 #[cfg(test)]

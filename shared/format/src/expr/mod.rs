@@ -10,8 +10,10 @@ mod time_fns;
 
 pub use eval::eval;
 pub use json_fns::json_value;
+pub use json_fns::PathArgError;
 pub use parse::{parse, parse_with, MAX_DEPTH, MAX_TERMS};
-pub use time_fns::{time_zone, TimeFormat, TimeUnit};
+pub use string_fns::FormatPatternError;
+pub use time_fns::{time_zone, TimeFormat, TimeFormatError, TimeUnit, UnknownTimeUnit, UnknownTimeZone};
 
 /// An error in an expression's text, naming the expression and what was expected.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -31,7 +31,7 @@ pub fn parse_with(
     resolve: &mut dyn FnMut(&str) -> usize,
     lookups: &dyn Fn(&str) -> Option<Arc<KeyedTable>>,
 ) -> Result<Expr, ExprError> {
-    let tokens = tokenize(text).map_err(|reason| ExprError::new(text, reason))?;
+    let tokens = tokenize(text).map_err(|reason| ExprError::new(text, reason.to_string()))?;
     let mut parser = Parser { tokens, pos: 0, resolve, lookups, text, nesting: 0 };
     let (expr, _) = parser.expr(0)?;
     let values = parser.tokens.iter().filter(|t| !matches!(t, Token::LParen | Token::RParen | Token::Comma)).count();
@@ -57,7 +57,42 @@ enum Token {
 
 const OPS: [&str; 16] = ["&&", "||", "<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%", "^", "!", "="];
 
-fn tokenize(text: &str) -> Result<Vec<Token>, String> {
+/// Why an expression's text could not be split into tokens.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum TokenError {
+    /// A number literal that does not parse.
+    #[error("bad number {literal:?}")]
+    Number {
+        /// The literal.
+        literal: String,
+    },
+    /// A character that starts no token.
+    #[error("unexpected character {character:?} at {at}")]
+    Character {
+        /// The character.
+        character: char,
+        /// Its byte offset.
+        at: usize,
+    },
+    /// A `\u` escape whose four hex digits are no character.
+    #[error("bad unicode escape \\u{hex} at {at}")]
+    UnicodeEscape {
+        /// The digits read.
+        hex: String,
+        /// Byte offset of the quoted text.
+        at: usize,
+    },
+    /// A quoted text that is not closed.
+    #[error("unterminated {quote} quote at {at}")]
+    Unterminated {
+        /// The quote character.
+        quote: char,
+        /// Byte offset of the opening quote.
+        at: usize,
+    },
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>, TokenError> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -86,7 +121,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             let lit = &text[start..i];
             let value = match lit.parse::<i64>() {
                 Ok(v) => Value::Long(v),
-                Err(_) => Value::Double(lit.parse::<f64>().map_err(|_| format!("bad number {lit:?}"))?),
+                Err(_) => {
+                    Value::Double(lit.parse::<f64>().map_err(|_| TokenError::Number { literal: lit.to_string() })?)
+                }
             };
             out.push(Token::Number(value));
         } else if c.is_alphabetic() || c == '_' || c == '$' {
@@ -99,13 +136,13 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             out.push(Token::Op(op));
             i += op.len();
         } else {
-            return Err(format!("unexpected character {c:?} at {i}"));
+            return Err(TokenError::Character { character: c, at: i });
         }
     }
     Ok(out)
 }
 
-fn quoted(text: &str, start: usize, quote: char) -> Result<(String, usize), String> {
+fn quoted(text: &str, start: usize, quote: char) -> Result<(String, usize), TokenError> {
     let mut s = String::new();
     let mut chars = text[start + 1..].char_indices();
     while let Some((j, c)) = chars.next() {
@@ -120,7 +157,7 @@ fn quoted(text: &str, start: usize, quote: char) -> Result<(String, usize), Stri
                         u32::from_str_radix(&hex, 16)
                             .ok()
                             .and_then(char::from_u32)
-                            .ok_or_else(|| format!("bad unicode escape \\u{hex} at {start}"))?
+                            .ok_or(TokenError::UnicodeEscape { hex, at: start })?
                     }
                     other => other,
                 });
@@ -131,7 +168,7 @@ fn quoted(text: &str, start: usize, quote: char) -> Result<(String, usize), Stri
             s.push(c);
         }
     }
-    Err(format!("unterminated {quote} quote at {start}"))
+    Err(TokenError::Unterminated { quote, at: start })
 }
 
 struct Parser<'a> {
@@ -334,15 +371,16 @@ impl Parser<'_> {
             "timestamp_format" => {
                 arity(1, 3)?;
                 let (pattern, zone) = (self.literal(name, &args, 1)?, self.literal(name, &args, 2)?);
-                let format = TimeFormat::new(pattern.as_deref(), zone.as_deref()).map_err(|e| self.error(e))?;
+                let format =
+                    TimeFormat::new(pattern.as_deref(), zone.as_deref()).map_err(|e| self.error(e.to_string()))?;
                 Function::TimestampFormat(Box::new(format))
             }
             "timestamp_extract" => {
                 arity(2, 3)?;
                 let unit = self.literal(name, &args, 1)?.ok_or_else(|| self.error(format!("{name} needs a unit")))?;
-                let unit = TimeUnit::parse(&unit).map_err(|e| self.error(e))?;
+                let unit = TimeUnit::parse(&unit).map_err(|e| self.error(e.to_string()))?;
                 let zone = self.literal(name, &args, 2)?.map(|z| super::time_zone(&z)).transpose();
-                Function::TimestampExtract(unit, zone.map_err(|e| self.error(e))?.map(Box::new))
+                Function::TimestampExtract(unit, zone.map_err(|e| self.error(e.to_string()))?.map(Box::new))
             }
             "timestamp_floor" => {
                 arity(2, 4)?;
@@ -388,7 +426,8 @@ impl Parser<'_> {
                 arity(1, 3)?;
                 let format = match self.literal(name, &args, 1)? {
                     Some(pattern) => {
-                        let format = crate::timestamp::TimestampFormat::parse(&pattern).map_err(|e| self.error(e))?;
+                        let format = crate::timestamp::TimestampFormat::parse(&pattern)
+                            .map_err(|e| self.error(e.to_string()))?;
                         Some(Box::new(format))
                     }
                     None => None,
@@ -477,7 +516,7 @@ impl Parser<'_> {
                 let pattern =
                     self.literal(name, &args, 0)?.ok_or_else(|| self.error("format needs a pattern".into()))?;
                 Function::Text(TextFunction::Format(
-                    super::string_fns::format_parts(&pattern).map_err(|e| self.error(e))?,
+                    super::string_fns::format_parts(&pattern).map_err(|e| self.error(e.to_string()))?,
                 ))
             }
             "parse_json" | "try_parse_json" => (arity(1, 1)?, Function::Json(JsonFunction::Parse)).1,
@@ -520,6 +559,15 @@ mod tests {
     }
 
     #[test]
+    fn token_errors_name_the_text_at_fault() {
+        let e = |text: &str| tokenize(text).expect_err(text).to_string();
+        assert_eq!(e("1.2.3"), "bad number \"1.2.3\"");
+        assert_eq!(e("a # b"), "unexpected character '#' at 2");
+        assert_eq!(e("'\\uzzzz'"), "bad unicode escape \\uzzzz at 0");
+        assert_eq!(e("x + 'abc"), "unterminated ' quote at 4");
+    }
+
+    #[test]
     fn deep_nesting_is_refused_by_name_instead_of_overflowing_the_stack() {
         let n = 100_000;
         for text in [
@@ -540,7 +588,9 @@ mod tests {
     fn expressions_as_deep_as_the_limit_parse_and_evaluate() {
         let longest = vec!["1"; MAX_DEPTH].join("+");
         let expr = parsed(&longest).expect("at the limit");
-        assert_eq!(super::super::eval(&expr, &[], 0), Value::Long(MAX_DEPTH as i64));
+        // Through the `expr` module's export, as callers reach the evaluator.
+        use crate::expr;
+        assert_eq!(expr::eval(&expr, &[], 0), Value::Long(MAX_DEPTH as i64));
         let nested = format!("{}1{}", "(".repeat(MAX_DEPTH - 1), ")".repeat(MAX_DEPTH - 1));
         assert_eq!(parsed(&nested).expect("nested"), Expr::Literal(Value::Long(1)));
         assert!(parsed(&(longest + "+1")).is_err(), "one level over the limit");

@@ -69,8 +69,22 @@ pub enum FormatPart {
     Integer,
 }
 
+/// Why a `format` pattern could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatPatternError {
+    /// A conversion other than `%s`, `%d` and `%%`.
+    #[error("format conversion %{conversion} is not supported: use %s, %d or %%")]
+    Conversion {
+        /// The character after `%`.
+        conversion: char,
+    },
+    /// A `%` at the end of the pattern.
+    #[error("format pattern ends with %")]
+    TrailingPercent,
+}
+
 /// Reads a `format` pattern: `%s`, `%d` and `%%`; any other conversion is refused by name.
-pub fn format_parts(pattern: &str) -> Result<Vec<FormatPart>, String> {
+pub fn format_parts(pattern: &str) -> Result<Vec<FormatPart>, FormatPatternError> {
     let mut parts = Vec::new();
     let mut text = String::new();
     let mut chars = pattern.chars();
@@ -87,8 +101,8 @@ pub fn format_parts(pattern: &str) -> Result<Vec<FormatPart>, String> {
                 }
                 parts.push(if k == 's' { FormatPart::Value } else { FormatPart::Integer });
             }
-            Some(other) => return Err(format!("format conversion %{other} is not supported: use %s, %d or %%")),
-            None => return Err("format pattern ends with %".into()),
+            Some(other) => return Err(FormatPatternError::Conversion { conversion: other }),
+            None => return Err(FormatPatternError::TrailingPercent),
         }
     }
     if !text.is_empty() {

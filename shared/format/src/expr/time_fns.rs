@@ -5,6 +5,33 @@ use crate::value::Value;
 use chrono::{DateTime, Datelike, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
+/// A time zone name that is not an IANA zone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown time zone {zone:?}")]
+pub struct UnknownTimeZone {
+    /// The name, cut.
+    pub zone: String,
+}
+
+/// A `timestamp_extract` unit that is not one Druid names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unit {unit:?}: expected EPOCH, MILLISECOND, SECOND, MINUTE, HOUR, DAY, DOW, ISODOW, DOY, WEEK, MONTH, QUARTER, YEAR, ISOYEAR, DECADE or CENTURY")]
+pub struct UnknownTimeUnit {
+    /// The unit, cut.
+    pub unit: String,
+}
+
+/// Why the pattern or time zone of `timestamp_format` could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeFormatError {
+    /// The pattern is not a Joda pattern chrono can write.
+    #[error(transparent)]
+    Pattern(#[from] crate::timestamp::TimestampError),
+    /// The time zone is unknown.
+    #[error(transparent)]
+    Zone(#[from] UnknownTimeZone),
+}
+
 /// How `timestamp_format` prints: a Joda pattern (ISO 8601 by default) in a time zone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeFormat {
@@ -16,7 +43,7 @@ pub struct TimeFormat {
 
 impl TimeFormat {
     /// A format from the pattern and time zone arguments as written.
-    pub fn new(pattern: Option<&str>, zone: Option<&str>) -> Result<Self, String> {
+    pub fn new(pattern: Option<&str>, zone: Option<&str>) -> Result<Self, TimeFormatError> {
         let pattern = match pattern {
             None => None,
             Some(joda) => Some(crate::timestamp::joda_output_pattern(joda)?.chrono),
@@ -53,8 +80,8 @@ where
 }
 
 /// Reads an IANA time zone name (`America/New_York`, `UTC`).
-pub fn time_zone(name: &str) -> Result<Tz, String> {
-    name.parse::<Tz>().map_err(|_| format!("unknown time zone {:?}", crate::text::excerpt(name, 60)))
+pub fn time_zone(name: &str) -> Result<Tz, UnknownTimeZone> {
+    name.parse::<Tz>().map_err(|_| UnknownTimeZone { zone: crate::text::excerpt(name, 60).into_owned() })
 }
 
 /// A field `timestamp_extract` reads, as Druid names them.
@@ -94,7 +121,7 @@ pub enum TimeUnit {
 
 impl TimeUnit {
     /// The unit of a name (case-insensitive), as Druid's `TIME_EXTRACT` spells them.
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, UnknownTimeUnit> {
         Ok(match name.to_ascii_uppercase().as_str() {
             "EPOCH" => TimeUnit::Epoch,
             "MILLISECOND" => TimeUnit::Millisecond,
@@ -111,10 +138,7 @@ impl TimeUnit {
             "ISOYEAR" => TimeUnit::IsoYear,
             "DECADE" => TimeUnit::Decade,
             "CENTURY" => TimeUnit::Century,
-            _ => return Err(format!(
-                "unit {:?}: expected EPOCH, MILLISECOND, SECOND, MINUTE, HOUR, DAY, DOW, ISODOW, DOY, WEEK, MONTH, QUARTER, YEAR, ISOYEAR, DECADE or CENTURY",
-                crate::text::excerpt(name, 40)
-            )),
+            _ => return Err(UnknownTimeUnit { unit: crate::text::excerpt(name, 40).into_owned() }),
         })
     }
 
@@ -167,7 +191,7 @@ mod tests {
         let ny = TimeFormat::new(Some("yyyy-MM-dd HH"), Some("America/New_York")).expect("zoned");
         assert_eq!(ny.format(T), Value::String("2015-09-11 20".into()));
         assert!(TimeFormat::new(Some("yyyy-qq"), None).is_err());
-        assert!(TimeFormat::new(None, Some("Mars/Base")).expect_err("zone").contains("Mars/Base"));
+        assert!(TimeFormat::new(None, Some("Mars/Base")).expect_err("zone").to_string().contains("Mars/Base"));
     }
 
     #[test]

@@ -206,7 +206,7 @@ impl RecordParser {
             names: Vec::new(),
             slots: hashbrown::HashMap::default(),
             ts_slot: 0,
-            ts_format: TimestampFormat::parse(&spec.timestamp.format)?,
+            ts_format: TimestampFormat::parse(&spec.timestamp.format).map_err(|e| e.to_string())?,
             missing_ts: match &spec.timestamp.missing_value {
                 None => None,
                 Some(serde_json::Value::Number(n)) => n.as_i64(),
@@ -606,7 +606,7 @@ impl RecordParser {
             }
         }
         let mut time = match self.scratch.get(self.ts_slot).filter(|v| !v.is_null()) {
-            Some(ts) => self.ts_format.read(ts).map_err(ParseError::new)?,
+            Some(ts) => self.ts_format.read(ts).map_err(|e| ParseError::new(e.to_string()))?,
             None => match self.missing_ts {
                 Some(t) => t,
                 None => return Err(ParseError::new(format!("missing timestamp field {:?}", self.names[self.ts_slot]))),

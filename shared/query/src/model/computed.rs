@@ -253,7 +253,7 @@ impl NestedField {
             return Err("useJqSyntax is not supported: give the path as JSONPath ($.a.b)".into());
         }
         let path = match (&self.path, &self.path_parts) {
-            (Some(p), _) => JsonPath::parse(p)?,
+            (Some(p), _) => JsonPath::parse(p).map_err(|e| e.to_string())?,
             (None, Some(parts)) => JsonPath(
                 parts
                     .iter()

@@ -251,7 +251,7 @@ impl Scope<'_> {
             Expr::Extract { field, expr, .. } => {
                 let t = self.time_arg(expr)?;
                 let unit = field.to_string().to_ascii_uppercase();
-                sluice_format::expr::TimeUnit::parse(&unit).map_err(SqlError::Unsupported)?;
+                sluice_format::expr::TimeUnit::parse(&unit).map_err(|e| SqlError::Unsupported(e.to_string()))?;
                 let zone = self.zone_arg();
                 Ok(Scalar::computed(format!("timestamp_extract({}, '{unit}'{zone})", t.expr), SqlType::Bigint))
             }

@@ -37,7 +37,7 @@ pub(super) fn parser(
 /// Checks the timestamp format and the value used when a record has none.
 pub(super) fn check_timestamp(timestamp: &TimestampSpec, f: At) -> Result<(), SpecError> {
     crate::timestamp::TimestampFormat::parse(&timestamp.format)
-        .map_err(|m| SpecError::field(f("dataSchema.timestampSpec.format"), m))?;
+        .map_err(|m| SpecError::field(f("dataSchema.timestampSpec.format"), m.to_string()))?;
     if let Some(missing) = &timestamp.missing_value {
         let ok = match missing {
             serde_json::Value::String(s) => parse_iso_instant(s).is_ok(),
