@@ -14,6 +14,41 @@ pub enum Codec {
     Zstd = 2,
 }
 
+/// Why a block did not decompress to the size the format recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum DecompressError {
+    /// An uncompressed block of another size than recorded.
+    #[error("stored block holds {found} bytes, expected {expected}")]
+    StoredSize {
+        /// Bytes the block holds.
+        found: usize,
+        /// Bytes recorded.
+        expected: usize,
+    },
+    /// An LZ4 block that does not decode.
+    #[error("lz4: {0}")]
+    Lz4(#[source] lz4_flex::block::DecompressError),
+    /// An LZ4 block that decodes to another size than recorded.
+    #[error("lz4 block decompressed to {found} bytes, expected {expected}")]
+    Lz4Size {
+        /// Bytes it decoded to.
+        found: usize,
+        /// Bytes recorded.
+        expected: usize,
+    },
+    /// A zstd frame that does not decode.
+    #[error("zstd: {0}")]
+    Zstd(#[source] std::io::Error),
+    /// A zstd frame that decodes to another size than recorded.
+    #[error("zstd block decompressed to {found} bytes, expected {expected}")]
+    ZstdSize {
+        /// Bytes it decoded to.
+        found: usize,
+        /// Bytes recorded.
+        expected: usize,
+    },
+}
+
 /// zstd level used for segments: the library default, balanced for write speed.
 const ZSTD_LEVEL: i32 = 3;
 
@@ -41,26 +76,26 @@ impl Codec {
     /// Decompresses a block whose uncompressed size the format recorded as `len`; the size
     /// was bounds-checked by the caller, so no allocation exceeds it. The error says why the
     /// block does not decode; the caller names the object and part.
-    pub fn decompress(self, data: &[u8], len: usize) -> Result<Vec<u8>, String> {
+    pub fn decompress(self, data: &[u8], len: usize) -> Result<Vec<u8>, DecompressError> {
         match self {
             Codec::None => {
                 if data.len() != len {
-                    return Err(format!("stored block holds {} bytes, expected {len}", data.len()));
+                    return Err(DecompressError::StoredSize { found: data.len(), expected: len });
                 }
                 Ok(data.to_vec())
             }
             Codec::Lz4 => {
                 // Into a fresh buffer of `len` bytes that is not zeroed first.
-                let out = lz4_flex::block::decompress(data, len).map_err(|e| format!("lz4: {e}"))?;
+                let out = lz4_flex::block::decompress(data, len).map_err(DecompressError::Lz4)?;
                 if out.len() != len {
-                    return Err(format!("lz4 block decompressed to {} bytes, expected {len}", out.len()));
+                    return Err(DecompressError::Lz4Size { found: out.len(), expected: len });
                 }
                 Ok(out)
             }
             Codec::Zstd => {
-                let out = zstd::bulk::decompress(data, len).map_err(|e| format!("zstd: {e}"))?;
+                let out = zstd::bulk::decompress(data, len).map_err(DecompressError::Zstd)?;
                 if out.len() != len {
-                    return Err(format!("zstd block decompressed to {} bytes, expected {len}", out.len()));
+                    return Err(DecompressError::ZstdSize { found: out.len(), expected: len });
                 }
                 Ok(out)
             }
@@ -77,9 +112,9 @@ mod tests {
         let data: Vec<u8> = (0..10_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
         for codec in [Codec::None, Codec::Lz4, Codec::Zstd] {
             let block = codec.compress(&data);
-            assert_eq!(codec.decompress(&block, data.len()).as_deref(), Ok(&data[..]), "{codec:?}");
-            let short = codec.decompress(&block, data.len() - 1).expect_err("a block larger than recorded");
-            let long = codec.decompress(&block, data.len() + 1).expect_err("a block smaller than recorded");
+            assert_eq!(codec.decompress(&block, data.len()).expect("decodes"), data, "{codec:?}");
+            let short = codec.decompress(&block, data.len() - 1).expect_err("a block larger than recorded").to_string();
+            let long = codec.decompress(&block, data.len() + 1).expect_err("a block smaller than recorded").to_string();
             assert!(!short.is_empty() && !long.is_empty(), "{codec:?}: {short}; {long}");
         }
         let mut corrupt = Codec::Lz4.compress(&data);

@@ -335,7 +335,7 @@ impl Filter {
                 let search = query.compile().map_err(|reason| FilterError::Pattern {
                     column: crate::text::excerpt(dimension, QUOTED_CHARS).into_owned(),
                     pattern: String::new(),
-                    reason,
+                    reason: reason.to_string(),
                 })?;
                 RowFilter::Search(resolve(dimension), search)
             }

@@ -7,6 +7,17 @@ use serde::{Deserialize, Serialize};
 /// Longest `regex` or `like` pattern (and search pattern) accepted, in characters.
 pub const MAX_PATTERN_CHARS: usize = 10_000;
 
+/// Why a search spec did not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// A pattern longer than [`MAX_PATTERN_CHARS`].
+    #[error("search pattern longer than {MAX_PATTERN_CHARS} characters")]
+    TooLong,
+    /// A pattern that is not a regular expression, or too large compiled.
+    #[error(transparent)]
+    Regex(#[from] regex::Error),
+}
+
 /// A search query spec, as Druid writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -57,7 +68,7 @@ pub enum Search {
 
 impl SearchSpec {
     /// The spec compiled; a bad pattern is named.
-    pub fn compile(&self) -> Result<Search, String> {
+    pub fn compile(&self) -> Result<Search, SearchError> {
         let contains = |needles: &[String], case_sensitive: bool| Search::Contains {
             needles: needles.iter().map(|n| if case_sensitive { n.clone() } else { n.to_lowercase() }).collect(),
             case_sensitive,
@@ -68,9 +79,9 @@ impl SearchSpec {
             SearchSpec::Fragment { values, case_sensitive } => contains(values, *case_sensitive),
             SearchSpec::Regex { pattern } => {
                 if pattern.chars().count() > MAX_PATTERN_CHARS {
-                    return Err(format!("search pattern longer than {} characters", MAX_PATTERN_CHARS));
+                    return Err(SearchError::TooLong);
                 }
-                let re = regex::RegexBuilder::new(pattern).size_limit(1 << 20).build().map_err(|e| e.to_string())?;
+                let re = regex::RegexBuilder::new(pattern).size_limit(1 << 20).build()?;
                 Search::Regex(re)
             }
         })

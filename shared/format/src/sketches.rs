@@ -42,18 +42,38 @@ impl std::fmt::Debug for Theta {
     }
 }
 
+/// Why a sketch's size was refused or its bytes not read.
+#[derive(Debug, thiserror::Error)]
+pub enum SketchError {
+    /// A theta `size` that is not a power of 2 from 32 to 2^26.
+    #[error("size {size} must be a power of 2 from 32 to 67108864")]
+    ThetaSize {
+        /// The size given.
+        size: u32,
+    },
+    /// A quantiles `k` that is not a power of 2 from 2 to 32,768.
+    #[error("k {k} must be a power of 2 from 2 to 32768")]
+    QuantilesK {
+        /// The `k` given.
+        k: u16,
+    },
+    /// Bytes that are not a sketch's serialization.
+    #[error(transparent)]
+    Bytes(#[from] datasketches::error::Error),
+}
+
 /// log2 of a theta `size` (a power of two, 32 to 2^26).
-pub fn theta_lg_k(size: u32) -> Result<u8, String> {
+pub fn theta_lg_k(size: u32) -> Result<u8, SketchError> {
     if !size.is_power_of_two() || !(32..=1 << 26).contains(&size) {
-        return Err(format!("size {size} must be a power of 2 from 32 to 67108864"));
+        return Err(SketchError::ThetaSize { size });
     }
     Ok(size.trailing_zeros() as u8)
 }
 
 /// Checks a quantiles `k` as Druid does: a power of 2 from 2 to 32,768.
-pub fn check_quantiles_k(k: u16) -> Result<(), String> {
+pub fn check_quantiles_k(k: u16) -> Result<(), SketchError> {
     if !k.is_power_of_two() || k < 2 {
-        return Err(format!("k {k} must be a power of 2 from 2 to 32768"));
+        return Err(SketchError::QuantilesK { k });
     }
     Ok(())
 }
@@ -200,8 +220,8 @@ impl Theta {
     }
 
     /// A sketch read from its serialization (of any size: it keeps `lg_k` for later unions).
-    pub fn from_bytes(bytes: &[u8], lg_k: u8) -> Result<Self, String> {
-        let compact = CompactThetaSketch::deserialize_with_seed(bytes, SEED).map_err(|e| e.to_string())?;
+    pub fn from_bytes(bytes: &[u8], lg_k: u8) -> Result<Self, SketchError> {
+        let compact = CompactThetaSketch::deserialize_with_seed(bytes, SEED)?;
         Ok(Theta::of_compact(compact, lg_k))
     }
 
@@ -395,8 +415,8 @@ impl Quantiles {
     }
 
     /// A sketch read from its serialization.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, String> {
-        Ok(Quantiles { sketch: KllSketch::deserialize(bytes).map_err(|e| e.to_string())? })
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, SketchError> {
+        Ok(Quantiles { sketch: KllSketch::deserialize(bytes)? })
     }
 
     /// Bytes it holds, roughly.

@@ -484,7 +484,7 @@ fn check_sketch_spec(spec: &AggregatorSpec, at: &str) -> Result<(), QueryError> 
         AggregatorSpec::ThetaSketch(t) => {
             if let Some(size) = t.size {
                 if let Err(e) = sluice_format::sketches::theta_lg_k(size) {
-                    return bad("size", e);
+                    return bad("size", e.to_string());
                 }
             }
             if t.error_bounds_std_dev.is_some() {
@@ -497,7 +497,7 @@ fn check_sketch_spec(spec: &AggregatorSpec, at: &str) -> Result<(), QueryError> 
         AggregatorSpec::QuantilesSketch(q) => {
             if let Some(k) = q.k {
                 if let Err(e) = sluice_format::sketches::check_quantiles_k(k) {
-                    return bad("k", e);
+                    return bad("k", e.to_string());
                 }
             }
         }

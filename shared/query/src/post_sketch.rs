@@ -38,7 +38,7 @@ pub fn check(
             }
             if let Some(size) = size {
                 if let Err(e) = theta_lg_k(*size) {
-                    return bad("size", e);
+                    return bad("size", e.to_string());
                 }
             }
             if fields.len() < 2 || fields.len() > MAX_SET_OP_FIELDS {

@@ -20,7 +20,7 @@ pub const MAX_SEARCH_VALUES: usize = 1_000_000;
 
 /// Runs a search query.
 pub fn run(q: &SearchQuery, segments: &[QuerySegment]) -> Result<Value, QueryError> {
-    let search = q.query.compile().map_err(|e| QueryError::invalid("query", e))?;
+    let search = q.query.compile().map_err(|e| QueryError::invalid("query", e.to_string()))?;
     let intervals = &q.intervals.0;
     // (bucket, dimension's output name, value) -> rows.
     let mut counts: BTreeMap<(i64, String, String), u64> = BTreeMap::new();

@@ -66,7 +66,7 @@ pub(super) fn path_columns(
         distinct.dedup();
         let mut dictionary = StoredDictionary::with_capacity(distinct.len(), distinct.iter().map(|s| s.len()).sum());
         for v in &distinct {
-            dictionary.push(v).map_err(|e| FormatError::new("incremental index", e))?;
+            dictionary.push(v).map_err(|e| FormatError::new("incremental index", e.to_string()))?;
         }
         let ids = (values.iter())
             .map(|(doc, v)| (*doc, distinct.binary_search(&v.as_str()).map_or(0, |i| i as u32 + 1)))

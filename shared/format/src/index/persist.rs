@@ -98,7 +98,9 @@ impl IncrementalIndex {
                     let bytes = by_value.iter().map(|&id| values[id as usize].len()).sum();
                     let mut dictionary = StoredDictionary::with_capacity(by_value.len(), bytes);
                     for &id in &by_value {
-                        dictionary.push(&values[id as usize]).map_err(|e| FormatError::new("incremental index", e))?;
+                        dictionary
+                            .push(&values[id as usize])
+                            .map_err(|e| FormatError::new("incremental index", e.to_string()))?;
                     }
                     (dictionary, Sorted::Str { codes, combos })
                 }

@@ -2,7 +2,7 @@
 //! dictionaries (a k-way merge of the inputs' sorted dictionaries).
 
 use super::MergeError;
-use crate::segment::{sort_prefix, ColumnType, Segment, StoredDictionary};
+use crate::segment::{sort_prefix, ColumnType, DictionaryTooLarge, Segment, StoredDictionary};
 use crate::spec::MultiValueHandling;
 use std::collections::HashMap;
 
@@ -117,7 +117,9 @@ pub fn keeps_bitmaps(inputs: &[Segment], name: &str) -> bool {
 /// K-way merges sorted dictionaries into their sorted union, returning it with each input's
 /// table from local id (0 null, k value k-1) to merged code; fails when the union would pass
 /// 4 GiB.
-pub fn merge_dictionaries(locals: &[StoredDictionary]) -> Result<(StoredDictionary, Vec<Vec<u32>>), String> {
+pub fn merge_dictionaries(
+    locals: &[StoredDictionary],
+) -> Result<(StoredDictionary, Vec<Vec<u32>>), DictionaryTooLarge> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut tables: Vec<Vec<u32>> = locals

@@ -309,18 +309,19 @@ impl Metric<'_> {
             }
             Values::Bytes(v) => {
                 let bytes = v.get(row)?;
-                let bad = |e: String| FormatError::new("segment", format!("row {row}: bad sketch: {e}"));
+                let bad =
+                    |e: &dyn std::fmt::Display| FormatError::new("segment", format!("row {row}: bad sketch: {e}"));
                 if self.kind == MetricKind::HllSketch {
-                    let sketch = datasketches::hll::HllSketch::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
+                    let sketch = datasketches::hll::HllSketch::deserialize(bytes).map_err(|e| bad(&e))?;
                     MetricCell::Sketch(Box::new(sketch))
                 } else if self.kind == MetricKind::ThetaSketch {
                     let lg_k = match self.op {
                         crate::aggregate::AggOp::Theta { lg_k } => lg_k,
                         _ => 14,
                     };
-                    MetricCell::Theta(Box::new(crate::sketches::Theta::from_bytes(bytes, lg_k).map_err(bad)?))
+                    MetricCell::Theta(Box::new(crate::sketches::Theta::from_bytes(bytes, lg_k).map_err(|e| bad(&e))?))
                 } else if self.kind == MetricKind::QuantilesSketch {
-                    MetricCell::Quantiles(Box::new(crate::sketches::Quantiles::from_bytes(bytes).map_err(bad)?))
+                    MetricCell::Quantiles(Box::new(crate::sketches::Quantiles::from_bytes(bytes).map_err(|e| bad(&e))?))
                 } else {
                     let s = std::str::from_utf8(bytes)
                         .map_err(|_| FormatError::new("segment", format!("row {row}: string value is not UTF-8")))?;

@@ -5,6 +5,11 @@
 use super::parts::{BytesBlock, BytesPart};
 use super::FormatError;
 
+/// A dictionary whose values would pass 4 GiB.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a dictionary of more than 4 GiB of values")]
+pub struct DictionaryTooLarge;
+
 /// A stored dictionary: its values, ascending, as slices of one string.
 #[derive(Debug, Default)]
 pub struct StoredDictionary {
@@ -51,10 +56,9 @@ impl StoredDictionary {
 
     /// Appends `value`, which sorts after every value before it (checked in debug builds).
     /// Fails when the values would pass 4 GiB.
-    pub fn push(&mut self, value: &str) -> Result<(), String> {
+    pub fn push(&mut self, value: &str) -> Result<(), DictionaryTooLarge> {
         debug_assert!(self.last().is_none_or(|last| last < value), "dictionary values must ascend");
-        let end = u32::try_from(self.text.len() + value.len())
-            .map_err(|_| "a dictionary of more than 4 GiB of values".to_string())?;
+        let end = u32::try_from(self.text.len() + value.len()).map_err(|_| DictionaryTooLarge)?;
         self.text.push_str(value);
         self.ends.push(end);
         Ok(())

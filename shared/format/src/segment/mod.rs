@@ -14,7 +14,7 @@ mod writer;
 
 pub use crate::codec::Codec;
 pub(crate) use dictionary::sort_prefix;
-pub use dictionary::StoredDictionary;
+pub use dictionary::{DictionaryTooLarge, StoredDictionary};
 pub use directory::{
     ColumnEntry, ColumnType, Directory, NestedPath, FORMAT_VERSION, NESTED_SEPARATOR, OLDEST_FORMAT_VERSION,
 };

@@ -52,7 +52,7 @@ impl LegacyParser {
     pub fn input_format(&self) -> Result<InputFormat, (&'static str, String)> {
         let flatten_spec = self.parse_spec.flatten_spec.clone();
         match self.kind.as_str() {
-            "string" | "map" => self.parse_spec.input_format().map_err(|m| ("parseSpec.format", m)),
+            "string" | "map" => self.parse_spec.input_format().map_err(|m| ("parseSpec.format", m.to_string())),
             "avro_stream" => match &self.avro_bytes_decoder {
                 Some(decoder) => Ok(InputFormat::AvroStream {
                     avro_bytes_decoder: decoder.clone(),
@@ -118,9 +118,17 @@ fn default_format() -> String {
     "json".to_string()
 }
 
+/// A legacy `parseSpec.format` that Sluice does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("parseSpec format {format:?} is not supported: use json, csv or tsv")]
+pub struct UnsupportedParseFormat {
+    /// The format given.
+    pub format: String,
+}
+
 impl ParseSpec {
     /// The input format equivalent to this legacy parse spec.
-    pub fn input_format(&self) -> Result<InputFormat, String> {
+    pub fn input_format(&self) -> Result<InputFormat, UnsupportedParseFormat> {
         match self.format.as_str() {
             "json" => Ok(InputFormat::Json {
                 flatten_spec: self.flatten_spec.clone(),
@@ -135,7 +143,7 @@ impl ParseSpec {
                 self.has_header_row,
                 self.skip_header_rows,
             )),
-            other => Err(format!("parseSpec format {other:?} is not supported: use json, csv or tsv")),
+            other => Err(UnsupportedParseFormat { format: other.to_string() }),
         }
     }
 }

@@ -19,14 +19,15 @@ pub use aggregator::{AggregatorSpec, MetricKind};
 pub use batch::{load_batch_value, BatchSpec, InputSource, LoadedBatch, SplitHint};
 pub use data_schema::{
     DimensionSchema, DimensionType, GranularitySpec, MultiValueHandling, TimestampSpec, TransformSpec,
+    UnsupportedParseFormat,
 };
 pub use input_format::{
     AvroBytesDecoder, HeaderEncoding, HeaderFormat, InputFormat, KafkaColumns, ProtoBytesDecoder, RegistrySettings,
 };
 pub use resolve::{
     datasource_name_problem, is_internal_topic, topic_name_problem, Compression, DatasourceSpec, IoSettings,
-    RealtimeConfig, SluiceConfig, TopicPattern, TopicSource, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
-    DEFAULT_MAX_ROWS_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
+    RealtimeConfig, SluiceConfig, TopicPattern, TopicPatternError, TopicSource, TuningSettings,
+    DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_ROWS_IN_MEMORY, MAX_DATASOURCE_BYTES, MAX_PATTERN_CHARS, MAX_TOPIC_CHARS,
 };
 pub use secrets::{is_secret, redacted_spec, urls_redacted};
 pub use tuning::{DEFAULT_MAX_ROWS_PER_SEGMENT, DEFAULT_MAX_TOTAL_ROWS};

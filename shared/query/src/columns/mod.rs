@@ -458,7 +458,7 @@ impl<'s> SegmentColumns<'s> {
         distinct.dedup();
         let mut stored = StoredDictionary::with_capacity(distinct.len(), distinct.iter().map(|s| s.len()).sum());
         for v in &distinct {
-            stored.push(v).map_err(|e| QueryError::invalid("dataSource", e))?;
+            stored.push(v).map_err(|e| QueryError::invalid("dataSource", e.to_string()))?;
         }
         let remap: Vec<u32> = (per_id.iter())
             .map(|v| match v {

@@ -114,28 +114,74 @@ fn put_varint(out: &mut Vec<u8>, mut v: u32) {
     out.push(v as u8);
 }
 
+/// Why a front-coded block does not decode; the caller names the object, part and block.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum FrontCodedError {
+    /// A length's varint runs past the block.
+    #[error("a length runs past the block")]
+    LengthPastBlock,
+    /// A length's varint takes more than 5 bytes.
+    #[error("a length takes more than 5 bytes")]
+    LengthBytes,
+    /// A length that does not fit 32 bits.
+    #[error("length {length} does not fit 32 bits")]
+    LengthWidth {
+        /// The length read.
+        length: u64,
+    },
+    /// A value sharing more bytes than the value before it has.
+    #[error("value {value} shares {shared} bytes with a value of {previous}")]
+    Shared {
+        /// The value's index in the block.
+        value: usize,
+        /// Bytes it shares.
+        shared: usize,
+        /// Bytes of the value before it.
+        previous: usize,
+    },
+    /// A value whose bytes run past the block.
+    #[error("value {value}'s {bytes} bytes run past the block")]
+    ValuePastBlock {
+        /// The value's index in the block.
+        value: usize,
+        /// Its own bytes.
+        bytes: usize,
+    },
+    /// Values of more than [`MAX_BLOCK_BYTES`] bytes.
+    #[error("values of more than {MAX_BLOCK_BYTES} bytes")]
+    TooLarge,
+    /// Bytes left after the block's values.
+    #[error("{bytes} bytes after its {values} values")]
+    Trailing {
+        /// Bytes left.
+        bytes: usize,
+        /// Values the block holds.
+        values: usize,
+    },
+}
+
 /// Reads an unsigned LEB128 varint of at most 5 bytes at `*at`, moving `*at` past it.
 #[inline]
-fn varint(raw: &[u8], at: &mut usize) -> Result<u32, String> {
+fn varint(raw: &[u8], at: &mut usize) -> Result<u32, FrontCodedError> {
     if let Some(&b) = raw.get(*at).filter(|&&b| b < 0x80) {
         *at += 1;
         return Ok(b.into());
     }
     let mut v = 0u64;
     for k in 0..5 {
-        let b = *raw.get(*at).ok_or("a length runs past the block")?;
+        let b = *raw.get(*at).ok_or(FrontCodedError::LengthPastBlock)?;
         *at += 1;
         v |= u64::from(b & 0x7f) << (7 * k);
         if b & 0x80 == 0 {
-            return u32::try_from(v).map_err(|_| format!("length {v} does not fit 32 bits"));
+            return u32::try_from(v).map_err(|_| FrontCodedError::LengthWidth { length: v });
         }
     }
-    Err("a length takes more than 5 bytes".into())
+    Err(FrontCodedError::LengthBytes)
 }
 
 /// Decodes a front-coded block of `n` values: their offsets (from 0) and bytes, at most
 /// [`MAX_BLOCK_BYTES`] of them.
-fn front_decoded(raw: &[u8], n: usize) -> Result<(Vec<u32>, Vec<u8>), String> {
+fn front_decoded(raw: &[u8], n: usize) -> Result<(Vec<u32>, Vec<u8>), FrontCodedError> {
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0u32);
     // Blocks close at 64 KiB of values: room for that, or for twice the stored bytes.
@@ -144,13 +190,13 @@ fn front_decoded(raw: &[u8], n: usize) -> Result<(Vec<u32>, Vec<u8>), String> {
     for j in 0..n {
         let (shared, rest) = (varint(raw, &mut at)? as usize, varint(raw, &mut at)? as usize);
         if shared > previous.len() {
-            return Err(format!("value {j} shares {shared} bytes with a value of {}", previous.len()));
+            return Err(FrontCodedError::Shared { value: j, shared, previous: previous.len() });
         }
         if rest > raw.len() - at {
-            return Err(format!("value {j}'s {rest} bytes run past the block"));
+            return Err(FrontCodedError::ValuePastBlock { value: j, bytes: rest });
         }
         if values.len() + shared + rest > MAX_BLOCK_BYTES {
-            return Err(format!("values of more than {MAX_BLOCK_BYTES} bytes"));
+            return Err(FrontCodedError::TooLarge);
         }
         let start = values.len();
         values.extend_from_within(previous.start..previous.start + shared);
@@ -160,7 +206,7 @@ fn front_decoded(raw: &[u8], n: usize) -> Result<(Vec<u32>, Vec<u8>), String> {
         offsets.push(values.len() as u32);
     }
     if at != raw.len() {
-        return Err(format!("{} bytes after its {n} values", raw.len() - at));
+        return Err(FrontCodedError::Trailing { bytes: raw.len() - at, values: n });
     }
     Ok((offsets, values))
 }

@@ -22,9 +22,9 @@ pub(super) fn resolve_io(
     }
     let source = match (&io.topic, &io.topic_pattern) {
         (Some(_), Some(_)) => return Err(SpecError::field(f("topicPattern"), "give topic or topicPattern, not both")),
-        (None, Some(pattern)) => {
-            TopicSource::Pattern(TopicPattern::new(pattern).map_err(|e| SpecError::field(f("topicPattern"), e))?)
-        }
+        (None, Some(pattern)) => TopicSource::Pattern(
+            TopicPattern::new(pattern).map_err(|e| SpecError::field(f("topicPattern"), e.to_string()))?,
+        ),
         (topic, None) => {
             let topic = topic.clone().unwrap_or_default();
             if let Some(problem) = topic_name_problem(&topic) {

@@ -13,7 +13,7 @@ pub use settings::{
     Compression, DatasourceSpec, IoSettings, RealtimeConfig, SluiceConfig, TuningSettings, DEFAULT_MAX_BYTES_IN_MEMORY,
     DEFAULT_MAX_ROWS_IN_MEMORY,
 };
-pub use topics::{is_internal_topic, TopicPattern, TopicSource, MAX_PATTERN_CHARS};
+pub use topics::{is_internal_topic, TopicPattern, TopicPatternError, TopicSource, MAX_PATTERN_CHARS};
 
 use super::{SpecError, SpecWarning, SupervisorSpecJson};
 use crate::time::Period;

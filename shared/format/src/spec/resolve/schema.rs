@@ -287,7 +287,7 @@ fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Res
         }
         ThetaSketch(t) => {
             if let Some(size) = t.size {
-                crate::sketches::theta_lg_k(size).map_err(|e| SpecError::field(at("size"), e))?;
+                crate::sketches::theta_lg_k(size).map_err(|e| SpecError::field(at("size"), e.to_string()))?;
             }
             if t.is_input_theta_sketch == Some(true) {
                 return Err(SpecError::field(
@@ -301,7 +301,7 @@ fn validate_aggregator(agg: &AggregatorSpec, at: &dyn Fn(&str) -> String) -> Res
         }
         QuantilesSketch(q) => {
             if let Some(k) = q.k {
-                crate::sketches::check_quantiles_k(k).map_err(|e| SpecError::field(at("k"), e))?;
+                crate::sketches::check_quantiles_k(k).map_err(|e| SpecError::field(at("k"), e.to_string()))?;
             }
         }
         Count { .. } => {}

@@ -44,6 +44,20 @@ impl TopicSource {
     }
 }
 
+/// Why a `topicPattern` was refused; the message follows the field's name.
+#[derive(Debug, thiserror::Error)]
+pub enum TopicPatternError {
+    /// An empty pattern.
+    #[error("must not be empty")]
+    Empty,
+    /// A pattern longer than [`MAX_PATTERN_CHARS`].
+    #[error("is longer than {MAX_PATTERN_CHARS} characters")]
+    TooLong,
+    /// Not a regular expression, or too large once compiled.
+    #[error("is not a regular expression: {0}")]
+    Regex(#[source] regex::Error),
+}
+
 /// A `topicPattern`, compiled to match whole topic names.
 #[derive(Debug, Clone)]
 pub struct TopicPattern {
@@ -60,18 +74,18 @@ impl PartialEq for TopicPattern {
 impl TopicPattern {
     /// Compiles `text`; refused when empty, longer than [`MAX_PATTERN_CHARS`], not a regular
     /// expression, or too large once compiled.
-    pub fn new(text: &str) -> Result<Self, String> {
+    pub fn new(text: &str) -> Result<Self, TopicPatternError> {
         if text.is_empty() {
-            return Err("must not be empty".into());
+            return Err(TopicPatternError::Empty);
         }
         if text.chars().count() > MAX_PATTERN_CHARS {
-            return Err(format!("is longer than {MAX_PATTERN_CHARS} characters"));
+            return Err(TopicPatternError::TooLong);
         }
         let regex = RegexBuilder::new(&format!("^(?:{text})$"))
             .size_limit(PATTERN_SIZE_LIMIT)
             .nest_limit(64)
             .build()
-            .map_err(|e| format!("is not a regular expression: {e}"))?;
+            .map_err(TopicPatternError::Regex)?;
         Ok(Self { text: text.into(), regex })
     }
 
@@ -148,7 +162,7 @@ mod tests {
     #[test]
     fn hostile_patterns_are_refused() {
         assert!(TopicPattern::new("").is_err());
-        assert!(TopicPattern::new("(").expect_err("syntax").contains("not a regular expression"));
+        assert!(TopicPattern::new("(").expect_err("syntax").to_string().contains("not a regular expression"));
         assert!(TopicPattern::new(&"a".repeat(MAX_PATTERN_CHARS + 1)).is_err());
         let huge = "(a{1000}){1000}";
         assert!(TopicPattern::new(huge).is_err(), "compiled size is bounded");
