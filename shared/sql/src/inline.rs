@@ -181,7 +181,7 @@ pub fn segment(columns: &[Column], rows: &[Vec<Value>]) -> Result<Option<QuerySe
     }});
     let internal = |e: String| SqlError::Query(sluice_query::QueryError::Source(format!("inline rows: {e}")));
     let spec = sluice_format::spec::load_spec(&spec.to_string()).map_err(|e| internal(e.to_string()))?.spec;
-    let mut parser = RecordParser::new(&spec).map_err(internal)?;
+    let mut parser = RecordParser::new(&spec).map_err(|e| internal(e.to_string()))?;
     let config = IndexConfig::from_spec(&spec);
     let mut index: Option<IncrementalIndex> = None;
     let mut out = Vec::new();

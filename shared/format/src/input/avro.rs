@@ -19,6 +19,63 @@ use std::sync::Arc;
 /// Nesting of records, arrays, maps and unions a datum may have.
 const MAX_DEPTH: usize = 64;
 
+/// Why an Avro schema was refused, or a datum not converted to JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum AvroError {
+    /// A schema that does not parse or whose names do not resolve.
+    #[error("invalid Avro schema: {0}")]
+    InvalidSchema(#[source] apache_avro::Error),
+    /// A named type that refers to itself.
+    #[error("the Avro schema's type {name} refers to itself, which is not supported")]
+    Recursive {
+        /// The type's name.
+        name: String,
+    },
+    /// A schema naming a type it does not define.
+    #[error("the Avro schema refers to an unknown type {name}")]
+    UnknownSchemaType {
+        /// The type's name.
+        name: String,
+    },
+    /// A datum nesting deeper than the limit.
+    #[error("the Avro datum nests deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    /// A datum of a named type the writer schema does not define.
+    #[error("unknown Avro type {name}")]
+    UnknownType {
+        /// The type's name.
+        name: String,
+    },
+    /// A value of a kind (`union`, `array`, `map`, `record`, `decimal`) whose schema is of
+    /// another kind.
+    #[error("an Avro {kind} without its schema")]
+    WithoutSchema {
+        /// The value's kind.
+        kind: &'static str,
+    },
+    /// A union value naming a branch its schema does not have.
+    #[error("Avro union branch {branch} is out of range")]
+    UnionBranch {
+        /// The branch.
+        branch: u32,
+    },
+    /// A decimal whose bytes cannot be had.
+    #[error("Avro decimal: {0}")]
+    Decimal(#[source] apache_avro::Error),
+    /// A decimal wider than 128 bits.
+    #[error("Avro decimal of {bytes} bytes is wider than 128 bits")]
+    DecimalWidth {
+        /// Its bytes.
+        bytes: usize,
+    },
+    /// A record value that converts to something other than an object.
+    #[error("the value is not a record but {value}")]
+    NotRecord {
+        /// The value, as JSON.
+        value: String,
+    },
+}
+
 /// A writer schema with its named types, and the schemas it references (the registry's
 /// schema references: named types defined in other subjects).
 struct WriterSchema {
@@ -46,13 +103,13 @@ impl HeaderBuilder for NoHeader {
 }
 
 impl WriterSchema {
-    fn parse(text: &str) -> Result<Self, String> {
+    fn parse(text: &str) -> Result<Self, AvroError> {
         Self::parse_with(text, &[])
     }
 
     /// The schema `text` whose named types may be defined in `references` (schema texts).
-    fn parse_with(text: &str, references: &[&str]) -> Result<Self, String> {
-        let invalid = |e: apache_avro::Error| format!("invalid Avro schema: {e}");
+    fn parse_with(text: &str, references: &[&str]) -> Result<Self, AvroError> {
+        let invalid = AvroError::InvalidSchema;
         let (schema, referenced) = if references.is_empty() {
             (Schema::parse_str(text).map_err(invalid)?, Vec::new())
         } else {
@@ -83,18 +140,18 @@ impl WriterSchema {
         schema: &'a Schema,
         open: &mut Vec<&'a Name>,
         done: &mut std::collections::HashSet<&'a Name>,
-    ) -> Result<(), String> {
+    ) -> Result<(), AvroError> {
         match schema {
             Schema::Ref { name } => {
                 if open.contains(&name) {
-                    return Err(format!("the Avro schema's type {name} refers to itself, which is not supported"));
+                    return Err(AvroError::Recursive { name: name.to_string() });
                 }
                 if done.contains(name) {
                     return Ok(());
                 }
                 match self.names.get(name) {
                     Some(s) => self.refuse_recursion(s, open, done),
-                    None => Err(format!("the Avro schema refers to an unknown type {name}")),
+                    None => Err(AvroError::UnknownSchemaType { name: name.to_string() }),
                 }
             }
             Schema::Record(r) => {
@@ -128,7 +185,7 @@ pub(super) struct AvroDecoder {
 
 impl AvroDecoder {
     /// A decoder with the writer schema `schema` (Avro JSON) for every record.
-    pub fn inline(schema: &serde_json::Value, binary_as_string: bool) -> Result<Self, String> {
+    pub fn inline(schema: &serde_json::Value, binary_as_string: bool) -> Result<Self, AvroError> {
         bound_allocations();
         let writer = WriterSchema::parse(&schema.to_string())?;
         Ok(Self { source: Source::Inline(Arc::new(writer)), binary_as_string })
@@ -145,7 +202,7 @@ impl AvroDecoder {
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Json, DecodeError> {
         let (writer, value) = self.read(bytes)?;
         let convert = Convert { writer: &writer, binary_as_string: self.binary_as_string };
-        convert.json(value, &writer.schema, 0).map_err(DecodeError::Unparseable)
+        convert.json(value, &writer.schema, 0).map_err(|e| DecodeError::Unparseable(e.to_string()))
     }
 
     /// One record's fields, in its schema's order.
@@ -157,14 +214,14 @@ impl AvroDecoder {
                 .into_iter()
                 .zip(&r.fields)
                 .map(|((name, v), f)| Ok((name, convert.json(v, &f.schema, 1)?)))
-                .collect::<Result<_, String>>(),
+                .collect::<Result<_, AvroError>>(),
             (other, schema) => match convert.json(other, schema, 0) {
                 Ok(Json::Object(fields)) => Ok(fields.into_iter().collect()),
-                Ok(other) => Err(format!("the value is not a record but {other}")),
+                Ok(other) => Err(AvroError::NotRecord { value: other.to_string() }),
                 Err(e) => Err(e),
             },
         };
-        fields.map_err(DecodeError::Unparseable)
+        fields.map_err(|e| DecodeError::Unparseable(e.to_string()))
     }
 
     /// One datum and its writer schema.
@@ -211,12 +268,14 @@ struct Convert<'a> {
 }
 
 impl Convert<'_> {
-    fn json(&self, value: Avro, schema: &Schema, depth: usize) -> Result<Json, String> {
+    fn json(&self, value: Avro, schema: &Schema, depth: usize) -> Result<Json, AvroError> {
         if depth > MAX_DEPTH {
-            return Err(format!("the Avro datum nests deeper than {MAX_DEPTH} levels"));
+            return Err(AvroError::TooDeep);
         }
         let schema = match schema {
-            Schema::Ref { name } => self.writer.names.get(name).ok_or_else(|| format!("unknown Avro type {name}"))?,
+            Schema::Ref { name } => {
+                self.writer.names.get(name).ok_or_else(|| AvroError::UnknownType { name: name.to_string() })?
+            }
             s => s,
         };
         let number = |f: f64| Number::from_f64(f).map_or(Json::Null, Json::Number);
@@ -238,17 +297,16 @@ impl Convert<'_> {
             Avro::String(s) | Avro::Enum(_, s) => Json::String(s),
             Avro::Uuid(u) => Json::String(u.to_string()),
             Avro::Union(i, v) => {
-                let Schema::Union(u) = schema else { return Err("an Avro union without its schema".into()) };
-                let branch =
-                    u.variants().get(i as usize).ok_or_else(|| format!("Avro union branch {i} is out of range"))?;
+                let Schema::Union(u) = schema else { return Err(AvroError::WithoutSchema { kind: "union" }) };
+                let branch = u.variants().get(i as usize).ok_or(AvroError::UnionBranch { branch: i })?;
                 self.json(*v, branch, depth + 1)?
             }
             Avro::Array(items) => {
-                let Schema::Array(a) = schema else { return Err("an Avro array without its schema".into()) };
+                let Schema::Array(a) = schema else { return Err(AvroError::WithoutSchema { kind: "array" }) };
                 Json::Array(items.into_iter().map(|v| self.json(v, &a.items, depth + 1)).collect::<Result<_, _>>()?)
             }
             Avro::Map(entries) => {
-                let Schema::Map(m) = schema else { return Err("an Avro map without its schema".into()) };
+                let Schema::Map(m) = schema else { return Err(AvroError::WithoutSchema { kind: "map" }) };
                 let mut sorted: Vec<(String, Avro)> = entries.into_iter().collect();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 let mut out = Map::new();
@@ -258,7 +316,7 @@ impl Convert<'_> {
                 Json::Object(out)
             }
             Avro::Record(fields) => {
-                let Schema::Record(r) = schema else { return Err("an Avro record without its schema".into()) };
+                let Schema::Record(r) = schema else { return Err(AvroError::WithoutSchema { kind: "record" }) };
                 let mut out = Map::new();
                 for ((name, v), f) in fields.into_iter().zip(&r.fields) {
                     out.insert(name, self.json(v, &f.schema, depth + 1)?);
@@ -266,8 +324,8 @@ impl Convert<'_> {
                 Json::Object(out)
             }
             Avro::Decimal(d) => {
-                let Schema::Decimal(s) = schema else { return Err("an Avro decimal without its schema".into()) };
-                let bytes = Vec::<u8>::try_from(&d).map_err(|e| format!("Avro decimal: {e}"))?;
+                let Schema::Decimal(s) = schema else { return Err(AvroError::WithoutSchema { kind: "decimal" }) };
+                let bytes = Vec::<u8>::try_from(&d).map_err(AvroError::Decimal)?;
                 number(unscaled(&bytes)? / 10f64.powi(s.scale as i32))
             }
             Avro::BigDecimal(d) => d.to_string().parse::<f64>().map_or(Json::Null, number),
@@ -287,9 +345,9 @@ impl Convert<'_> {
 }
 
 /// A decimal's unscaled value: big-endian two's complement, up to 16 bytes.
-fn unscaled(bytes: &[u8]) -> Result<f64, String> {
+fn unscaled(bytes: &[u8]) -> Result<f64, AvroError> {
     if bytes.len() > 16 {
-        return Err(format!("Avro decimal of {} bytes is wider than 128 bits", bytes.len()));
+        return Err(AvroError::DecimalWidth { bytes: bytes.len() });
     }
     let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
     let mut wide = [if negative { 0xff } else { 0 }; 16];

@@ -143,7 +143,8 @@ fn fetch(registry: &dyn SchemaRegistry, at: SchemaAt<'_>, serialized: bool) -> R
 /// unusable, so that it is not fetched again for every record naming it.
 #[derive(Debug)]
 pub(super) struct SchemaCache<T> {
-    entries: std::collections::HashMap<u32, Result<T, String>>,
+    /// Each id's schema, or why it is unparseable.
+    entries: std::collections::HashMap<u32, Result<T, DecodeError>>,
     capacity: usize,
 }
 
@@ -157,16 +158,15 @@ impl<T: Clone> SchemaCache<T> {
     pub fn get(&mut self, id: u32, fetch: impl FnOnce() -> Result<T, DecodeError>) -> Result<T, DecodeError> {
         if !self.entries.contains_key(&id) {
             let made = match fetch() {
-                Err(DecodeError::Unavailable(e)) => return Err(DecodeError::Unavailable(e)),
-                Err(DecodeError::Unparseable(e)) => Err(e),
-                Ok(schema) => Ok(schema),
+                Err(unavailable @ DecodeError::Unavailable(_)) => return Err(unavailable),
+                made => made,
             };
             if self.entries.len() >= self.capacity {
                 self.entries.clear();
             }
             self.entries.insert(id, made);
         }
-        self.entries[&id].clone().map_err(DecodeError::Unparseable)
+        self.entries[&id].clone()
     }
 }
 

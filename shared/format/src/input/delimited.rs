@@ -4,6 +4,20 @@ use super::ParseError;
 use crate::spec::input_format::Delimited;
 use crate::value::Value;
 
+/// Why a CSV or TSV format's settings were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DelimitedError {
+    /// A delimiter of more than one byte.
+    #[error("delimiter {delimiter:?} must be one byte")]
+    Delimiter {
+        /// The delimiter given.
+        delimiter: String,
+    },
+    /// Neither `columns` nor `findColumnsFromHeader`.
+    #[error("csv/tsv input needs columns or findColumnsFromHeader")]
+    NoColumns,
+}
+
 /// Decodes delimited lines into field values, tracking header state across records.
 #[derive(Debug)]
 pub struct DelimitedDecoder {
@@ -17,15 +31,15 @@ pub struct DelimitedDecoder {
 
 impl DelimitedDecoder {
     /// Builds a decoder; `columns` or `findColumnsFromHeader` must be given.
-    pub fn new(d: &Delimited, default_delimiter: u8) -> Result<Self, String> {
+    pub fn new(d: &Delimited, default_delimiter: u8) -> Result<Self, DelimitedError> {
         let delimiter = match d.delimiter.as_deref() {
             None => default_delimiter,
             Some(s) if s.len() == 1 => s.as_bytes()[0],
-            Some(s) => return Err(format!("delimiter {s:?} must be one byte")),
+            Some(s) => return Err(DelimitedError::Delimiter { delimiter: s.to_string() }),
         };
         let columns = d.columns.clone().unwrap_or_default();
         if columns.is_empty() && !d.find_columns_from_header {
-            return Err("csv/tsv input needs columns or findColumnsFromHeader".into());
+            return Err(DelimitedError::NoColumns);
         }
         Ok(Self {
             columns,

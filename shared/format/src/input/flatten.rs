@@ -3,6 +3,53 @@
 
 use crate::spec::input_format::FlattenSpec;
 
+/// Why a `flattenSpec` did not compile, naming the field type or path at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlattenError {
+    /// A field type other than `root` and `path`.
+    #[error("flatten field type {kind:?} is not supported")]
+    FieldType {
+        /// The type given.
+        kind: String,
+    },
+    /// A path that does not start with `$`.
+    #[error("JSONPath {path:?}: must start with $")]
+    NoRoot {
+        /// The path.
+        path: String,
+    },
+    /// A deep scan (`..`), which is not read.
+    #[error("JSONPath {path:?}: deep scan (..) is not supported")]
+    DeepScan {
+        /// The path.
+        path: String,
+    },
+    /// A `.` with no member name after it.
+    #[error("JSONPath {path:?}: empty member name")]
+    EmptyMember {
+        /// The path.
+        path: String,
+    },
+    /// A `[` without its `]`.
+    #[error("JSONPath {path:?}: missing ]")]
+    MissingBracket {
+        /// The path.
+        path: String,
+    },
+    /// Brackets holding neither an index, `*` nor a quoted name.
+    #[error("JSONPath {path:?}: expected an index, '*' or a quoted name in []")]
+    Bracket {
+        /// The path.
+        path: String,
+    },
+    /// A step that starts with neither `.` nor `[`.
+    #[error("JSONPath {path:?}: expected . or [")]
+    Step {
+        /// The path.
+        path: String,
+    },
+}
+
 /// One step of a JSONPath.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
@@ -25,13 +72,13 @@ pub struct Flattener {
 
 impl Flattener {
     /// Compiles a flatten spec; the error names the bad path.
-    pub fn new(spec: &FlattenSpec) -> Result<Self, String> {
+    pub fn new(spec: &FlattenSpec) -> Result<Self, FlattenError> {
         let mut fields = Vec::new();
         for f in &spec.fields {
             let steps = match f.kind.as_str() {
                 "root" => vec![Step::Key(f.expr.clone().unwrap_or_else(|| f.name.clone()))],
                 "path" => parse_path(f.expr.as_deref().unwrap_or("$"))?,
-                other => return Err(format!("flatten field type {other:?} is not supported")),
+                other => return Err(FlattenError::FieldType { kind: other.to_string() }),
             };
             fields.push((f.name.clone(), steps));
         }
@@ -92,9 +139,9 @@ pub fn select(root: &serde_json::Value, steps: &[Step]) -> serde_json::Value {
 }
 
 /// Parses the JSONPath subset.
-pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
-    let bad = |why: &str| format!("JSONPath {path:?}: {why}");
-    let rest = path.trim().strip_prefix('$').ok_or_else(|| bad("must start with $"))?;
+pub fn parse_path(path: &str) -> Result<Vec<Step>, FlattenError> {
+    let text = || path.to_string();
+    let rest = path.trim().strip_prefix('$').ok_or_else(|| FlattenError::NoRoot { path: text() })?;
     let mut steps = Vec::new();
     let chars: Vec<char> = rest.chars().collect();
     let mut i = 0;
@@ -102,7 +149,7 @@ pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
         match chars[i] {
             '.' => {
                 if chars.get(i + 1) == Some(&'.') {
-                    return Err(bad("deep scan (..) is not supported"));
+                    return Err(FlattenError::DeepScan { path: text() });
                 }
                 let start = i + 1;
                 let mut end = start;
@@ -111,13 +158,17 @@ pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                 }
                 let name: String = chars[start..end].iter().collect();
                 if name.is_empty() {
-                    return Err(bad("empty member name"));
+                    return Err(FlattenError::EmptyMember { path: text() });
                 }
                 steps.push(if name == "*" { Step::Wildcard } else { Step::Key(name) });
                 i = end;
             }
             '[' => {
-                let close = chars[i..].iter().position(|&c| c == ']').ok_or_else(|| bad("missing ]"))? + i;
+                let close = chars[i..]
+                    .iter()
+                    .position(|&c| c == ']')
+                    .ok_or_else(|| FlattenError::MissingBracket { path: text() })?
+                    + i;
                 let inner: String = chars[i + 1..close].iter().collect();
                 let inner = inner.trim();
                 if inner == "*" {
@@ -127,13 +178,11 @@ pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                 } else if let Some(q) = inner.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
                     steps.push(Step::Key(q.to_string()));
                 } else {
-                    steps.push(Step::Index(
-                        inner.parse().map_err(|_| bad("expected an index, '*' or a quoted name in []"))?,
-                    ));
+                    steps.push(Step::Index(inner.parse().map_err(|_| FlattenError::Bracket { path: text() })?));
                 }
                 i = close + 1;
             }
-            _ => return Err(bad("expected . or [")),
+            _ => return Err(FlattenError::Step { path: text() }),
         }
     }
     Ok(steps)

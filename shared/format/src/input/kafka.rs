@@ -3,9 +3,9 @@
 //! Druid takes it; an Avro or Protobuf key's first field, or the key itself when it is not a
 //! record) and its headers decoded as strings under `headerColumnPrefix`.
 
-use super::binary::{BinaryDecoder, FormatSources};
+use super::binary::{BinaryDecoder, BinaryFormatError, FormatSources};
 use super::confluent::DecodeError;
-use super::delimited::DelimitedDecoder;
+use super::delimited::{DelimitedDecoder, DelimitedError};
 use super::ParseError;
 use crate::spec::{InputFormat, KafkaColumns};
 use crate::value::Value;
@@ -21,6 +21,20 @@ pub struct KafkaMeta<'a> {
     pub key: Option<&'a [u8]>,
     /// The record's headers in order: name and value (`None`: a null value).
     pub headers: &'a [(&'a str, Option<&'a [u8]>)],
+}
+
+/// Why the `kafka` format's `keyFormat` was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFormatError {
+    /// A CSV or TSV key format's settings.
+    #[error(transparent)]
+    Delimited(#[from] DelimitedError),
+    /// A `kafka` format as the key's.
+    #[error("keyFormat: a kafka format cannot nest another")]
+    Nested,
+    /// An Avro or Protobuf key format's decoder.
+    #[error(transparent)]
+    Binary(#[from] BinaryFormatError),
 }
 
 /// How a key becomes its column's value.
@@ -42,13 +56,13 @@ pub(super) struct KafkaInput {
 }
 
 impl KafkaInput {
-    pub fn new(columns: KafkaColumns, sources: &FormatSources) -> Result<Self, String> {
+    pub fn new(columns: KafkaColumns, sources: &FormatSources) -> Result<Self, KeyFormatError> {
         let key = match columns.key.as_ref().map(|(_, f)| f) {
             None => None,
             Some(InputFormat::Json { .. }) => Some(KeyDecoder::Json),
             Some(InputFormat::Csv(d)) => Some(KeyDecoder::Delimited(DelimitedDecoder::new(d, b',')?)),
             Some(InputFormat::Tsv(d)) => Some(KeyDecoder::Delimited(DelimitedDecoder::new(d, b'\t')?)),
-            Some(InputFormat::Kafka { .. }) => return Err("keyFormat: a kafka format cannot nest another".into()),
+            Some(InputFormat::Kafka { .. }) => return Err(KeyFormatError::Nested),
             Some(format @ (InputFormat::AvroStream { .. } | InputFormat::Protobuf { .. })) => {
                 BinaryDecoder::for_format(format, sources, "ioConfig.inputFormat.keyFormat")?.map(KeyDecoder::Binary)
             }

@@ -16,16 +16,19 @@ use crate::expr::{self, Expr};
 use crate::filter::RowFilter;
 use crate::row::{DimValue, Row, Spare};
 use crate::spec::{AggregatorSpec, DatasourceSpec, DimensionType, InputFormat, MultiValueHandling};
-use crate::timestamp::TimestampFormat;
+use crate::timestamp::{TimestampError, TimestampFormat};
 use crate::value::Value;
+pub use avro::AvroError;
 use binary::BinaryDecoder;
-pub use binary::FormatSources;
+pub use binary::{BinaryFormatError, FormatSources};
 use confluent::DecodeError;
 pub use confluent::{RegisteredSchema, RegistryError, SchemaAt, SchemaReference, SchemaRegistry, MAX_SCHEMA_BYTES};
 use delimited::DelimitedDecoder;
-use flatten::Flattener;
+pub use delimited::DelimitedError;
+use flatten::{FlattenError, Flattener};
 use kafka::KafkaInput;
-pub use kafka::KafkaMeta;
+pub use kafka::{KafkaMeta, KeyFormatError};
+pub use protobuf::ProtobufError;
 use std::collections::HashSet;
 use std::sync::Arc;
 use values::{dim_value, metric_value};
@@ -53,6 +56,47 @@ impl ParseError {
     fn new(reason: impl Into<String>) -> Self {
         Self { reason: reason.into(), retry: false }
     }
+}
+
+/// Why a [`RecordParser`] could not be built for a spec, naming the part of the spec at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordParserError {
+    /// `timestampSpec.format` is not a format.
+    #[error(transparent)]
+    Timestamp(#[from] TimestampError),
+    /// `timestampSpec.missingValue` is neither a number nor a time text.
+    #[error("timestampSpec.missingValue {value} is not an instant")]
+    MissingValue {
+        /// The value, as JSON.
+        value: String,
+    },
+    /// `timestampSpec.missingValue` is a text that is not a time.
+    #[error(transparent)]
+    MissingTime(#[from] crate::time::TimeError),
+    /// A metric's or transform's expression.
+    #[error(transparent)]
+    Expr(#[from] crate::expr::ExprError),
+    /// The transform's filter.
+    #[error(transparent)]
+    Filter(#[from] crate::filter::FilterError),
+    /// The format's `flattenSpec`.
+    #[error(transparent)]
+    Flatten(#[from] FlattenError),
+    /// A CSV or TSV format's settings.
+    #[error(transparent)]
+    Delimited(#[from] DelimitedError),
+    /// An Avro or Protobuf format's decoder.
+    #[error(transparent)]
+    Binary(#[from] BinaryFormatError),
+    /// The `kafka` format's `keyFormat`.
+    #[error(transparent)]
+    KeyFormat(#[from] KeyFormatError),
+    /// A `kafka` format as the value's format.
+    #[error("nested kafka inputFormat")]
+    NestedKafka,
+    /// A format taken for a binary one that is not.
+    #[error("not a binary inputFormat")]
+    NotBinary,
 }
 
 /// The outcome of one row of a record.
@@ -173,13 +217,13 @@ impl RecordParser {
     /// Builds a parser for a resolved spec; the error names the part of the spec at fault. A
     /// spec reading schemas from a registry or a descriptor file needs
     /// [`RecordParser::with_sources`].
-    pub fn new(spec: &DatasourceSpec) -> Result<Self, String> {
+    pub fn new(spec: &DatasourceSpec) -> Result<Self, RecordParserError> {
         Self::with_sources(spec, SchemaSources::default())
     }
 
     /// Checks that `spec` makes a parser (its formats, flattening, transforms and filter), as a
     /// submission does, with the descriptor sets of `sources`; no schema registry is asked.
-    pub fn check(spec: &DatasourceSpec, mut sources: SchemaSources) -> Result<(), String> {
+    pub fn check(spec: &DatasourceSpec, mut sources: SchemaSources) -> Result<(), RecordParserError> {
         #[derive(Debug)]
         struct NotAsked;
         impl SchemaRegistry for NotAsked {
@@ -195,25 +239,26 @@ impl RecordParser {
 
     /// Builds a parser whose writer schemas (of the value, and of the key) come from
     /// `registry` (the spec's `schema_registry` decoders).
-    pub fn with_registry(spec: &DatasourceSpec, registry: Option<Arc<dyn SchemaRegistry>>) -> Result<Self, String> {
+    pub fn with_registry(
+        spec: &DatasourceSpec,
+        registry: Option<Arc<dyn SchemaRegistry>>,
+    ) -> Result<Self, RecordParserError> {
         let sources = FormatSources { registry, descriptor_set: None };
         Self::with_sources(spec, SchemaSources { value: sources.clone(), key: sources })
     }
 
     /// Builds a parser whose schemas come from `sources`.
-    pub fn with_sources(spec: &DatasourceSpec, sources: SchemaSources) -> Result<Self, String> {
+    pub fn with_sources(spec: &DatasourceSpec, sources: SchemaSources) -> Result<Self, RecordParserError> {
         let mut p = RecordParser {
             names: Vec::new(),
             slots: hashbrown::HashMap::default(),
             ts_slot: 0,
-            ts_format: TimestampFormat::parse(&spec.timestamp.format).map_err(|e| e.to_string())?,
+            ts_format: TimestampFormat::parse(&spec.timestamp.format)?,
             missing_ts: match &spec.timestamp.missing_value {
                 None => None,
                 Some(serde_json::Value::Number(n)) => n.as_i64(),
-                Some(serde_json::Value::String(s)) => {
-                    Some(crate::time::parse_iso_instant(s).map_err(|e| e.to_string())?)
-                }
-                Some(other) => return Err(format!("timestampSpec.missingValue {other} is not an instant")),
+                Some(serde_json::Value::String(s)) => Some(crate::time::parse_iso_instant(s)?),
+                Some(other) => return Err(RecordParserError::MissingValue { value: other.to_string() }),
             },
             decoder: Decoder::Json(None),
             dims: Vec::new(),
@@ -270,14 +315,14 @@ impl RecordParser {
                     None,
                 ) => {
                     let text = a.expression.clone().unwrap_or_default();
-                    MetricInput::Expr(expr::parse(&text, &mut |name| p.slot(name)).map_err(|e| e.to_string())?)
+                    MetricInput::Expr(expr::parse(&text, &mut |name| p.slot(name))?)
                 }
                 (_, None) => MetricInput::None,
             };
             p.metrics.push((input, agg.metric_kind(), agg.name().to_string()));
         }
         for t in &spec.transform.transforms {
-            let e = expr::parse(&t.expression, &mut |name| p.slot(name)).map_err(|e| e.to_string())?;
+            let e = expr::parse(&t.expression, &mut |name| p.slot(name))?;
             let target = if t.name == "__time" { Target::Time } else { Target::Slot(p.slot(&t.name)) };
             if let Target::Slot(slot) = target {
                 if p.discover && !p.not_dimensions.contains(&t.name) && !p.dims.iter().any(|d| d.name == t.name) {
@@ -294,7 +339,7 @@ impl RecordParser {
             p.transforms.push((target, e));
         }
         if let Some(f) = &spec.transform.filter {
-            p.filter = Some(f.compile(&mut |name| p.slot(name)).map_err(|e| e.to_string())?);
+            p.filter = Some(f.compile(&mut |name| p.slot(name))?);
         }
         p.decoder = match spec.input_format.value_format() {
             InputFormat::Json { flatten_spec, .. } => {
@@ -302,12 +347,12 @@ impl RecordParser {
             }
             InputFormat::Csv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b',')?),
             InputFormat::Tsv(d) => Decoder::Delimited(DelimitedDecoder::new(d, b'\t')?),
-            InputFormat::Kafka { .. } => return Err("nested kafka inputFormat".into()),
+            InputFormat::Kafka { .. } => return Err(RecordParserError::NestedKafka),
             format @ (InputFormat::AvroStream { flatten_spec, .. } | InputFormat::Protobuf { flatten_spec, .. }) => {
                 let flattener = flatten_spec.as_ref().map(Flattener::new).transpose()?;
                 match BinaryDecoder::for_format(format, &sources.value, "ioConfig.inputFormat")? {
                     Some(decoder) => Decoder::Binary(decoder, flattener),
-                    None => return Err("not a binary inputFormat".into()),
+                    None => return Err(RecordParserError::NotBinary),
                 }
             }
         };

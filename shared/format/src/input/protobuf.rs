@@ -24,6 +24,94 @@ use std::sync::Arc;
 /// Nesting of messages, lists and maps a value may have.
 const MAX_DEPTH: usize = 64;
 
+/// Why a descriptor set was refused, or a message not converted to JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtobufError {
+    /// Bytes that are not a serialized `FileDescriptorSet`.
+    #[error("not a Protobuf descriptor set: {0}")]
+    NotDescriptorSet(#[source] prost::DecodeError),
+    /// A descriptor set without files.
+    #[error("the descriptor set holds no files")]
+    NoFiles,
+    /// A descriptor set whose files do not resolve.
+    #[error("invalid Protobuf descriptor set: {0}")]
+    InvalidSet(#[source] prost_reflect::DescriptorError),
+    /// A descriptor set without message types.
+    #[error("the descriptor set defines no message type")]
+    NoMessageTypes,
+    /// A descriptor set without the message type named.
+    #[error("the descriptor set has no message type {name:?}")]
+    NoMessageType {
+        /// The type named.
+        name: String,
+    },
+    /// Message indexes that name no message type of the schema's file.
+    #[error("no message type at indexes {indexes:?} of {file}")]
+    NoMessageAt {
+        /// The indexes.
+        indexes: Vec<usize>,
+        /// The file's name.
+        file: String,
+    },
+    /// A record value that converts to something other than an object.
+    #[error("the value is not a record but {value}")]
+    NotRecord {
+        /// The value, as JSON.
+        value: String,
+    },
+    /// A message nesting deeper than the limit.
+    #[error("the Protobuf message nests deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    /// A map field whose entry type is unknown.
+    #[error("a map without its entry type")]
+    MapEntry,
+    /// A list or map where a single value belongs.
+    #[error("a list or map where one value belongs")]
+    NotSingle,
+    /// A well-known type without one of its fields.
+    #[error("{message} without {field}")]
+    MissingField {
+        /// The message type's full name.
+        message: String,
+        /// The field.
+        field: String,
+    },
+    /// A `Timestamp` with negative nanos.
+    #[error("Timestamp nanos {nanos} is negative")]
+    NegativeNanos {
+        /// The nanos.
+        nanos: i32,
+    },
+    /// A `Timestamp` outside the times a row may have.
+    #[error("Timestamp {seconds}s {nanos}ns is out of range")]
+    TimestampRange {
+        /// The seconds.
+        seconds: i64,
+        /// The nanos.
+        nanos: u32,
+    },
+    /// A `Timestamp`'s or `Duration`'s nanos past a second.
+    #[error("nanos {nanos} is out of range")]
+    NanosRange {
+        /// The nanos.
+        nanos: i32,
+    },
+    /// An `Any` holding a type the schema does not define.
+    #[error("google.protobuf.Any holds {url:?}, a type the schema does not define")]
+    AnyType {
+        /// The `Any`'s type URL.
+        url: String,
+    },
+    /// An `Any` whose value does not decode as its type.
+    #[error("google.protobuf.Any of {url:?} does not decode: {source}")]
+    AnyDecode {
+        /// The `Any`'s type URL.
+        url: String,
+        /// Why it does not decode.
+        source: prost::DecodeError,
+    },
+}
+
 /// Where a record's message type comes from.
 #[derive(Debug)]
 enum Source {
@@ -44,26 +132,26 @@ pub(super) struct ProtobufDecoder {
 impl ProtobufDecoder {
     /// A decoder of messages of `message_type` (default: the first message of the set's first
     /// file that has one) from a serialized `FileDescriptorSet`.
-    pub fn descriptor_set(set: &[u8], message_type: Option<&str>) -> Result<Self, String> {
-        let set = FileDescriptorSet::decode(set).map_err(|e| format!("not a Protobuf descriptor set: {e}"))?;
+    pub fn descriptor_set(set: &[u8], message_type: Option<&str>) -> Result<Self, ProtobufError> {
+        let set = FileDescriptorSet::decode(set).map_err(ProtobufError::NotDescriptorSet)?;
         let names: Vec<String> = set.file.iter().map(|f| f.name().to_string()).collect();
         if names.is_empty() {
-            return Err("the descriptor set holds no files".into());
+            return Err(ProtobufError::NoFiles);
         }
         let mut pool = DescriptorPool::global();
         // The well-known types are built in: the set's own copies (protoc --include_imports) are
         // skipped rather than refused for differing in their source details.
         let files: Vec<FileDescriptorProto> =
             set.file.into_iter().filter(|f| pool.get_file_by_name(f.name()).is_none()).collect();
-        pool.add_file_descriptor_protos(files).map_err(|e| format!("invalid Protobuf descriptor set: {e}"))?;
+        pool.add_file_descriptor_protos(files).map_err(ProtobufError::InvalidSet)?;
         let user: Vec<FileDescriptor> = names.iter().filter_map(|n| pool.get_file_by_name(n)).collect();
         let message = match message_type {
             None => user.iter().find_map(|f| f.messages().next()),
             Some(name) => user.iter().flat_map(|f| f.messages()).find_map(|m| named(m, name, 0)),
         };
         let message = message.ok_or_else(|| match message_type {
-            None => "the descriptor set defines no message type".to_string(),
-            Some(name) => format!("the descriptor set has no message type {name:?}"),
+            None => ProtobufError::NoMessageTypes,
+            Some(name) => ProtobufError::NoMessageType { name: name.to_string() },
         })?;
         Ok(Self { source: Source::Fixed(message), indexes: Vec::new() })
     }
@@ -76,12 +164,12 @@ impl ProtobufDecoder {
 
     /// One value as JSON (an object).
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Json, DecodeError> {
-        Convert::message(self.read(bytes)?, 0).map_err(DecodeError::Unparseable)
+        Convert::message(self.read(bytes)?, 0).map_err(|e| DecodeError::Unparseable(e.to_string()))
     }
 
     /// One message's fields that are set, in field number order.
     pub fn decode_fields(&mut self, bytes: &[u8]) -> Result<Vec<(String, Json)>, DecodeError> {
-        Convert::fields(self.read(bytes)?).map_err(DecodeError::Unparseable)
+        Convert::fields(self.read(bytes)?).map_err(|e| DecodeError::Unparseable(e.to_string()))
     }
 
     /// One message.
@@ -118,8 +206,8 @@ fn named(message: MessageDescriptor, name: &str, depth: usize) -> Option<Message
 }
 
 /// The message type at `indexes`: the file's top-level message, then nested ones.
-fn indexed(file: &FileDescriptor, indexes: &[usize]) -> Result<MessageDescriptor, String> {
-    let missing = || format!("no message type at indexes {indexes:?} of {}", file.name());
+fn indexed(file: &FileDescriptor, indexes: &[usize]) -> Result<MessageDescriptor, ProtobufError> {
+    let missing = || ProtobufError::NoMessageAt { indexes: indexes.to_vec(), file: file.name().to_string() };
     let (first, rest) = indexes.split_first().ok_or_else(missing)?;
     let mut message = file.messages().nth(*first).ok_or_else(missing)?;
     for i in rest {
@@ -164,11 +252,11 @@ struct Convert;
 
 impl Convert {
     /// A record value's fields: its message's, unless it is a well-known type.
-    fn fields(mut message: DynamicMessage) -> Result<Vec<(String, Json)>, String> {
+    fn fields(mut message: DynamicMessage) -> Result<Vec<(String, Json)>, ProtobufError> {
         if message.descriptor().full_name().starts_with("google.protobuf.") {
             return match Self::message(message, 0)? {
                 Json::Object(fields) => Ok(fields.into_iter().collect()),
-                other => Err(format!("the value is not a record but {other}")),
+                other => Err(ProtobufError::NotRecord { value: other.to_string() }),
             };
         }
         message
@@ -177,9 +265,9 @@ impl Convert {
             .collect()
     }
 
-    fn message(mut message: DynamicMessage, depth: usize) -> Result<Json, String> {
+    fn message(mut message: DynamicMessage, depth: usize) -> Result<Json, ProtobufError> {
         if depth > MAX_DEPTH {
-            return Err(format!("the Protobuf message nests deeper than {MAX_DEPTH} levels"));
+            return Err(ProtobufError::TooDeep);
         }
         if let Some(local) = message.descriptor().full_name().strip_prefix("google.protobuf.") {
             if WELL_KNOWN.contains(&local) {
@@ -195,16 +283,14 @@ impl Convert {
     }
 
     /// A field's value: a list, a map (keys as strings, in key order) or a single value.
-    fn field(kind: &Kind, value: Proto, depth: usize) -> Result<Json, String> {
+    fn field(kind: &Kind, value: Proto, depth: usize) -> Result<Json, ProtobufError> {
         match value {
             Proto::List(items) => {
                 Ok(Json::Array(items.into_iter().map(|v| Self::single(kind, v, depth + 1)).collect::<Result<_, _>>()?))
             }
             Proto::Map(entries) => {
-                let value_kind = kind
-                    .as_message()
-                    .map(|m| m.map_entry_value_field().kind())
-                    .ok_or("a map without its entry type")?;
+                let value_kind =
+                    kind.as_message().map(|m| m.map_entry_value_field().kind()).ok_or(ProtobufError::MapEntry)?;
                 let mut sorted: Vec<_> = entries.into_iter().collect();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 let mut out = Map::new();
@@ -225,7 +311,7 @@ impl Convert {
         }
     }
 
-    fn single(kind: &Kind, value: Proto, depth: usize) -> Result<Json, String> {
+    fn single(kind: &Kind, value: Proto, depth: usize) -> Result<Json, ProtobufError> {
         let number = |f: f64| Number::from_f64(f).map_or(Json::Null, Json::Number);
         Ok(match value {
             Proto::Bool(b) => Json::Bool(b),
@@ -243,26 +329,29 @@ impl Convert {
                 None => Json::from(n),
             },
             Proto::Message(m) => Self::message(m, depth + 1)?,
-            Proto::List(_) | Proto::Map(_) => return Err("a list or map where one value belongs".into()),
+            Proto::List(_) | Proto::Map(_) => return Err(ProtobufError::NotSingle),
         })
     }
 
     /// The well-known types Druid converts to what their JSON form holds (`local` is the name
     /// within `google.protobuf`).
-    fn well_known(local: &str, mut message: DynamicMessage, depth: usize) -> Result<Json, String> {
+    fn well_known(local: &str, mut message: DynamicMessage, depth: usize) -> Result<Json, ProtobufError> {
         let desc = message.descriptor();
-        let mut take = |name: &str| -> Result<(Kind, Proto), String> {
-            let field = desc.get_field_by_name(name).ok_or_else(|| format!("{} without {name}", desc.full_name()))?;
+        let mut take = |name: &str| -> Result<(Kind, Proto), ProtobufError> {
+            let field = desc.get_field_by_name(name).ok_or_else(|| ProtobufError::MissingField {
+                message: desc.full_name().to_string(),
+                field: name.to_string(),
+            })?;
             let value = message.take_field(&field).unwrap_or_else(|| Proto::default_value_for_field(&field));
             Ok((field.kind(), value))
         };
         Ok(match local {
             "Timestamp" => {
                 let (seconds, nanos) = seconds_nanos(&mut take)?;
-                let nanos = u32::try_from(nanos).map_err(|_| format!("Timestamp nanos {nanos} is negative"))?;
+                let nanos = u32::try_from(nanos).map_err(|_| ProtobufError::NegativeNanos { nanos })?;
                 let time = chrono::DateTime::from_timestamp(seconds, nanos)
                     .filter(|t| (super::MIN_TIME..=super::MAX_TIME).contains(&t.timestamp_millis()))
-                    .ok_or_else(|| format!("Timestamp {seconds}s {nanos}ns is out of range"))?;
+                    .ok_or(ProtobufError::TimestampRange { seconds, nanos })?;
                 Json::String(time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
             }
             "Duration" => {
@@ -299,7 +388,7 @@ impl Convert {
 
     /// An `Any` as the JSON text of the message it holds with its `@type`, when the schema
     /// defines that type.
-    fn any(message: DynamicMessage, depth: usize) -> Result<Json, String> {
+    fn any(message: DynamicMessage, depth: usize) -> Result<Json, ProtobufError> {
         let url = message.get_field_by_name("type_url").and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         let value = message.get_field_by_name("value").and_then(|v| v.as_bytes().cloned()).unwrap_or_default();
         let type_name = url.rsplit('/').next().unwrap_or_default();
@@ -307,9 +396,9 @@ impl Convert {
             .descriptor()
             .parent_pool()
             .get_message_by_name(type_name)
-            .ok_or_else(|| format!("google.protobuf.Any holds {url:?}, a type the schema does not define"))?;
+            .ok_or_else(|| ProtobufError::AnyType { url: url.clone() })?;
         let decoded = DynamicMessage::decode(inner, value)
-            .map_err(|e| format!("google.protobuf.Any of {url:?} does not decode: {e}"))?;
+            .map_err(|source| ProtobufError::AnyDecode { url: url.clone(), source })?;
         let mut out = Map::new();
         out.insert("@type".into(), Json::String(url));
         match Self::message(decoded, depth + 1)? {
@@ -343,11 +432,13 @@ const WELL_KNOWN: [&str; 16] = [
 ];
 
 /// A `Timestamp`'s or `Duration`'s seconds and nanos.
-fn seconds_nanos(take: &mut impl FnMut(&str) -> Result<(Kind, Proto), String>) -> Result<(i64, i32), String> {
+fn seconds_nanos(
+    take: &mut impl FnMut(&str) -> Result<(Kind, Proto), ProtobufError>,
+) -> Result<(i64, i32), ProtobufError> {
     let seconds = take("seconds")?.1.as_i64().unwrap_or(0);
     let nanos = take("nanos")?.1.as_i32().unwrap_or(0);
     if !(-999_999_999..=999_999_999).contains(&nanos) {
-        return Err(format!("nanos {nanos} is out of range"));
+        return Err(ProtobufError::NanosRange { nanos });
     }
     Ok((seconds, nanos))
 }

@@ -77,7 +77,7 @@ impl Ingester {
     ) -> Result<Self, String> {
         let t: &TuningSettings = &spec.tuning;
         Ok(Self {
-            parser: RecordParser::with_sources(spec, sources)?,
+            parser: RecordParser::with_sources(spec, sources).map_err(|e| e.to_string())?,
             config: IndexConfig::from_spec(spec),
             window,
             max_rows: t.max_rows_in_memory.max(1),
