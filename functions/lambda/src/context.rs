@@ -72,7 +72,8 @@ impl FunctionContext {
         let secret = std::env::var(KAFKA_SECRET_ENV).ok().filter(|v| !v.is_empty());
         if let (true, Some(arn)) = (function.reads_kafka, secret) {
             let properties = kafka_secret(&arn).await?;
-            sluice_kafka::set_deployment_properties(properties).map_err(FunctionError::Configuration)?;
+            sluice_kafka::set_deployment_properties(properties)
+                .map_err(|e| FunctionError::Configuration(e.to_string()))?;
         }
         Ok(Self { meta, store, invoker })
     }

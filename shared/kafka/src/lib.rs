@@ -18,10 +18,12 @@ mod topic;
 pub use group::{commit_datasource_offsets, consumer_group, GroupCommitError, CONSUMER_GROUP_PREFIX};
 pub use reader::{read_ranges, Flow, RangeReader, Stop};
 pub use record_time::{record_times, MAX_TIMED_PARTITIONS, RECORD_TIME_WAIT};
-pub use registry::{allow_local_registries, HttpSchemaRegistry, LOCAL_ENV as REGISTRY_LOCAL_ENV};
+pub use registry::{
+    allow_local_registries, HttpSchemaRegistry, RegistrySettingsError, LOCAL_ENV as REGISTRY_LOCAL_ENV,
+};
 pub use settings::{
-    is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, KafkaDeployment, BROKERS_ENV,
-    PREFETCH_KBYTES,
+    is_connection_property, is_secret, set_deployment_properties, ConsumerSettings, KafkaDeployment, SettingsError,
+    BROKERS_ENV, PREFETCH_KBYTES,
 };
 pub use topic::{matching_watermarks, partition_watermarks, Watermarks};
 

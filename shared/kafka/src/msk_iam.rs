@@ -17,6 +17,26 @@ pub const TOKEN_LIFETIME: Duration = Duration::from_secs(900);
 /// The user agent Sluice's tokens carry (a query parameter after the signature).
 pub const USER_AGENT: &str = concat!("sluice/", env!("CARGO_PKG_VERSION"));
 
+/// Why an MSK IAM token could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum MskIamError {
+    /// No AWS credentials in the environment.
+    #[error("MSK IAM needs AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")]
+    NoCredentials,
+    /// The signing parameters were refused.
+    #[error("MSK IAM signing parameters: {0}")]
+    Parameters(#[source] v4::signing_params::BuildError),
+    /// The request to sign was refused.
+    #[error("MSK IAM request: {0}")]
+    Request(#[source] aws_sigv4::http_request::SigningError),
+    /// The request could not be signed.
+    #[error("MSK IAM signing: {0}")]
+    Signing(#[source] aws_sigv4::http_request::SigningError),
+    /// The signing time is before the epoch.
+    #[error(transparent)]
+    Clock(#[from] std::time::SystemTimeError),
+}
+
 /// AWS credentials (the function's role: the Lambda runtime sets them in the environment).
 #[derive(Clone)]
 pub struct AwsCredentials {
@@ -36,13 +56,13 @@ impl std::fmt::Debug for AwsCredentials {
 
 impl AwsCredentials {
     /// The credentials of `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, MskIamError> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         match (var("AWS_ACCESS_KEY_ID"), var("AWS_SECRET_ACCESS_KEY")) {
             (Some(access_key_id), Some(secret_access_key)) => {
                 Ok(Self { access_key_id, secret_access_key, session_token: var("AWS_SESSION_TOKEN") })
             }
-            _ => Err("MSK IAM needs AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".into()),
+            _ => Err(MskIamError::NoCredentials),
         }
     }
 }
@@ -53,7 +73,7 @@ pub fn auth_token(
     credentials: &AwsCredentials,
     at: SystemTime,
     user_agent: &str,
-) -> Result<(String, i64), String> {
+) -> Result<(String, i64), MskIamError> {
     let identity = Credentials::new(
         &credentials.access_key_id,
         &credentials.secret_access_key,
@@ -72,13 +92,13 @@ pub fn auth_token(
         .time(at)
         .settings(settings)
         .build()
-        .map_err(|e| format!("MSK IAM signing parameters: {e}"))?
+        .map_err(MskIamError::Parameters)?
         .into();
     let endpoint = format!("https://kafka.{region}.amazonaws.com/");
     let url = format!("{endpoint}?Action=kafka-cluster%3AConnect");
     let request = SignableRequest::new("GET", &url, std::iter::empty(), SignableBody::Bytes(&[]))
-        .map_err(|e| format!("MSK IAM request: {e}"))?;
-    let (instructions, _) = sign(request, &params).map_err(|e| format!("MSK IAM signing: {e}"))?.into_parts();
+        .map_err(MskIamError::Request)?;
+    let (instructions, _) = sign(request, &params).map_err(MskIamError::Signing)?.into_parts();
     let (_, signed) = instructions.into_parts();
     // In the order AWS's signers write them: the action, the signing parameters, the
     // signature, then the user agent (not signed).
@@ -101,7 +121,7 @@ pub fn auth_token(
     let encoded: Vec<String> = query.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
     let presigned = format!("{endpoint}?{}", encoded.join("&"));
     let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(presigned);
-    let signed_at = at.duration_since(UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs() as i64;
+    let signed_at = at.duration_since(UNIX_EPOCH)?.as_secs() as i64;
     Ok((token, (signed_at + TOKEN_LIFETIME.as_secs() as i64) * 1000))
 }
 

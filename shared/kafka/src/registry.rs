@@ -122,6 +122,72 @@ impl Resolver for CheckedResolver {
     }
 }
 
+/// Why a `schema_registry` decoder's settings were refused, naming the URL (without its user
+/// info or query) or header at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistrySettingsError {
+    /// Neither `url` nor `urls`.
+    #[error("schema_registry decoder: give url or urls")]
+    NoUrl,
+    /// More URLs than a decoder may name.
+    #[error("schema_registry decoder: {count} urls, at most {MAX_URLS}")]
+    TooManyUrls {
+        /// URLs given.
+        count: usize,
+    },
+    /// More headers than a decoder may set.
+    #[error("schema_registry decoder: headers: more than {MAX_HEADERS}")]
+    TooManyHeaders,
+    /// A `basic.auth.credentials.source` other than `USER_INFO`.
+    #[error("schema_registry config: basic.auth.credentials.source {given:?} is not supported: use USER_INFO")]
+    CredentialsSource {
+        /// The source given, cut.
+        given: String,
+    },
+    /// A URL that does not parse.
+    #[error("schema_registry decoder: {url:?} is not a URL")]
+    NotUrl {
+        /// The URL as shown.
+        url: String,
+    },
+    /// A URL that is not http(s).
+    #[error("schema_registry decoder: {url:?}: only http and https URLs are asked")]
+    Scheme {
+        /// The URL as shown.
+        url: String,
+    },
+    /// A URL without a host.
+    #[error("schema_registry decoder: {url:?} names no host")]
+    NoHost {
+        /// The URL as shown.
+        url: String,
+    },
+    /// A URL of a local address, where those are refused.
+    #[error("schema_registry decoder: {url:?} is a loopback or link-local address, which this deployment does not ask (allow local registries with {LOCAL_ENV}=true)")]
+    Local {
+        /// The URL as shown.
+        url: String,
+    },
+    /// A header name or value longer than a header may be.
+    #[error("schema_registry decoder: headers.{header}: longer than {MAX_HEADER_BYTES} bytes")]
+    HeaderTooLong {
+        /// The header's name, cut.
+        header: String,
+    },
+    /// A header a spec may not set.
+    #[error("schema_registry decoder: headers.{header}: a spec may not set this header")]
+    ReservedHeader {
+        /// The header's name, cut.
+        header: String,
+    },
+    /// A header that is not valid HTTP.
+    #[error("schema_registry decoder: headers.{header}: not a valid HTTP header")]
+    InvalidHeader {
+        /// The header's name, cut.
+        header: String,
+    },
+}
+
 /// A schema registry reached over HTTP.
 pub struct HttpSchemaRegistry {
     urls: Vec<String>,
@@ -142,12 +208,12 @@ impl HttpSchemaRegistry {
     /// The registry a `schema_registry` decoder's settings name, refused when a URL or header
     /// could send the request somewhere a registry should not be. Local addresses are refused
     /// unless the process allows them ([`LOCAL_ENV`]).
-    pub fn new(settings: &RegistrySettings) -> Result<Self, String> {
+    pub fn new(settings: &RegistrySettings) -> Result<Self, RegistrySettingsError> {
         Self::reaching(settings, local_allowed())
     }
 
     /// [`HttpSchemaRegistry::new`], with local addresses allowed or not by `allow_local`.
-    pub fn reaching(settings: &RegistrySettings, allow_local: bool) -> Result<Self, String> {
+    pub fn reaching(settings: &RegistrySettings, allow_local: bool) -> Result<Self, RegistrySettingsError> {
         let RegistrySettings { url, urls, config, headers, .. } = settings;
         let urls: Vec<String> = url
             .iter()
@@ -156,10 +222,10 @@ impl HttpSchemaRegistry {
             .filter(|u| !u.is_empty())
             .collect();
         if urls.is_empty() {
-            return Err("schema_registry decoder: give url or urls".into());
+            return Err(RegistrySettingsError::NoUrl);
         }
         if urls.len() > MAX_URLS {
-            return Err(format!("schema_registry decoder: {} urls, at most {MAX_URLS}", urls.len()));
+            return Err(RegistrySettingsError::TooManyUrls { count: urls.len() });
         }
         let shown: Vec<String> = urls.iter().map(|u| urls_redacted(u)).collect();
         for (u, shown) in urls.iter().zip(&shown) {
@@ -167,7 +233,7 @@ impl HttpSchemaRegistry {
         }
         let spec_headers = headers.iter().flatten();
         if spec_headers.clone().count() > MAX_HEADERS {
-            return Err(format!("schema_registry decoder: headers: more than {MAX_HEADERS}"));
+            return Err(RegistrySettingsError::TooManyHeaders);
         }
         let mut all = Vec::new();
         for (k, v) in spec_headers {
@@ -177,10 +243,8 @@ impl HttpSchemaRegistry {
         let setting = |name: &str| config.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str());
         match (setting("basic.auth.credentials.source"), setting("basic.auth.user.info")) {
             (Some(source), _) if !source.eq_ignore_ascii_case("USER_INFO") => {
-                let source = sluice_format::text::excerpt(source, 40);
-                return Err(format!(
-                    "schema_registry config: basic.auth.credentials.source {source:?} is not supported: use USER_INFO"
-                ));
+                let given = sluice_format::text::excerpt(source, 40).into_owned();
+                return Err(RegistrySettingsError::CredentialsSource { given });
             }
             (_, Some(user_info)) => {
                 let encoded = base64::engine::general_purpose::STANDARD.encode(user_info);
@@ -291,15 +355,15 @@ impl SchemaRegistry for HttpSchemaRegistry {
 }
 
 /// Refuses a URL that is not http(s), or whose host is a local address when those are refused.
-fn check_url(url: &str, shown: &str, allow_local: bool) -> Result<(), String> {
-    let uri: ureq::http::Uri = url.parse().map_err(|_| format!("schema_registry decoder: {shown:?} is not a URL"))?;
+fn check_url(url: &str, shown: &str, allow_local: bool) -> Result<(), RegistrySettingsError> {
+    let uri: ureq::http::Uri = url.parse().map_err(|_| RegistrySettingsError::NotUrl { url: shown.to_string() })?;
     match uri.scheme_str() {
         Some("http" | "https") => {}
-        _ => return Err(format!("schema_registry decoder: {shown:?}: only http and https URLs are asked")),
+        _ => return Err(RegistrySettingsError::Scheme { url: shown.to_string() }),
     }
     let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
     if host.is_empty() {
-        return Err(format!("schema_registry decoder: {shown:?} names no host"));
+        return Err(RegistrySettingsError::NoHost { url: shown.to_string() });
     }
     let name = host.trim_end_matches('.').to_ascii_lowercase();
     // Hosts of digits and dots that are not dotted quads (127.1, 2130706433, 0x7f.1) are
@@ -314,26 +378,23 @@ fn check_url(url: &str, shown: &str, allow_local: bool) -> Result<(), String> {
         Err(_) => numeric || name == "localhost" || name.ends_with(".localhost"),
     };
     if local && !allow_local {
-        return Err(format!(
-            "schema_registry decoder: {shown:?} is a loopback or link-local address, which this deployment does not \
-             ask (allow local registries with {LOCAL_ENV}=true)"
-        ));
+        return Err(RegistrySettingsError::Local { url: shown.to_string() });
     }
     Ok(())
 }
 
 /// Refuses a header that would change where or how a request goes, or is too large.
-fn check_header(name: &str, value: &str) -> Result<(), String> {
-    let shown = sluice_format::text::excerpt(name, 60);
+fn check_header(name: &str, value: &str) -> Result<(), RegistrySettingsError> {
+    let header = || sluice_format::text::excerpt(name, 60).into_owned();
     if name.len() > MAX_HEADER_BYTES || value.len() > MAX_HEADER_BYTES {
-        return Err(format!("schema_registry decoder: headers.{shown}: longer than {MAX_HEADER_BYTES} bytes"));
+        return Err(RegistrySettingsError::HeaderTooLong { header: header() });
     }
     if RESERVED_HEADERS.iter().any(|r| name.eq_ignore_ascii_case(r)) {
-        return Err(format!("schema_registry decoder: headers.{shown}: a spec may not set this header"));
+        return Err(RegistrySettingsError::ReservedHeader { header: header() });
     }
     if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() || ureq::http::HeaderValue::from_str(value).is_err()
     {
-        return Err(format!("schema_registry decoder: headers.{shown}: not a valid HTTP header"));
+        return Err(RegistrySettingsError::InvalidHeader { header: header() });
     }
     Ok(())
 }
@@ -397,7 +458,9 @@ mod tests {
             HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), true).expect(url);
         }
         for url in ["file:///etc/passwd", "gopher://reg:70/", "reg:8081"] {
-            let e = HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), true).expect_err(url);
+            let e = HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": url})), true)
+                .expect_err(url)
+                .to_string();
             assert!(
                 e.contains("only http and https") || e.contains("is not a URL") || e.contains("names no host"),
                 "{e}"
@@ -411,14 +474,16 @@ mod tests {
                 &settings(serde_json::json!({"url": "http://reg", "headers": {header: "x"}})),
                 false,
             )
-            .expect_err(header);
+            .expect_err(header)
+            .to_string();
             assert!(e.contains(&format!("headers.{header}")), "{e}");
         }
         let many: serde_json::Map<String, serde_json::Value> =
             (0..=MAX_HEADERS).map(|i| (format!("X-{i}"), "v".into())).collect();
         let e =
             HttpSchemaRegistry::reaching(&settings(serde_json::json!({"url": "http://reg", "headers": many})), false)
-                .expect_err("too many headers");
+                .expect_err("too many headers")
+                .to_string();
         assert!(e.contains("more than 32"), "{e}");
     }
 

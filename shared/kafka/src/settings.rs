@@ -32,6 +32,56 @@ pub fn is_connection_property(key: &str) -> bool {
         )
 }
 
+/// Why consumer settings, or the deployment's properties, were refused. A message names the
+/// property at fault, never a value the spec holds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// The deployment's properties do not name `bootstrap.servers`.
+    #[error("the deployment's Kafka properties must name bootstrap.servers: the brokers its credentials are for")]
+    NoDeploymentBrokers,
+    /// The deployment's properties were set before.
+    #[error("deployment consumer properties are already set")]
+    AlreadySet,
+    /// A spec naming brokers the deployment does not.
+    #[error("consumerProperties.{key}: this deployment reads Kafka only at the brokers it names ({BROKERS_ENV}, the template's KafkaBootstrapServers), and the spec names others")]
+    OtherBrokers {
+        /// The property (`bootstrap.servers`, `metadata.broker.list`).
+        key: &'static str,
+    },
+    /// A spec setting a connection property the deployment's secret owns.
+    #[error("consumerProperties.{key}: this deployment configures Kafka (its secret), so a spec may not set where or how Sluice connects; remove {key:?} from the spec")]
+    DeploymentOwned {
+        /// The property, cut.
+        key: String,
+    },
+    /// `sluice.msk.iam` with a SASL mechanism other than OAUTHBEARER.
+    #[error(
+        "consumerProperties.sluice.msk.iam: MSK IAM authenticates with sasl.mechanism OAUTHBEARER (or AWS_MSK_IAM)"
+    )]
+    MskMechanism,
+    /// `sluice.msk.iam` neither `true` nor `false`.
+    #[error("consumerProperties.sluice.msk.iam: {value:?} is not true or false")]
+    MskFlag {
+        /// The value given.
+        value: String,
+    },
+    /// MSK IAM asked for where the deployment does not fix the brokers.
+    #[error("consumerProperties.{key}: MSK IAM signs a token with this deployment's AWS credentials, so the deployment must name the brokers it is for: set {BROKERS_ENV} (the template's KafkaBootstrapServers) or a Kafka secret")]
+    MskBrokers {
+        /// The property asking for it.
+        key: &'static str,
+    },
+    /// MSK IAM over a transport that does not check the brokers.
+    #[error("consumerProperties.{key}: an MSK IAM token travels only over TLS that checks the brokers' certificates and names (SASL_SSL); remove {key:?} from the spec")]
+    MskTransport {
+        /// The property that weakens it.
+        key: &'static str,
+    },
+    /// MSK IAM without a region.
+    #[error("MSK IAM needs the cluster's region: set consumerProperties.sluice.msk.region")]
+    MskRegion,
+}
+
 /// Bound of the records librdkafka prefetches for one reader, over all its partitions, in KiB
 /// (unless the spec sets `queued.max.messages.kbytes`, which is per partition).
 pub const PREFETCH_KBYTES: u64 = 16 * 1024;
@@ -44,13 +94,11 @@ static DEPLOYMENT_PROPERTIES: std::sync::OnceLock<BTreeMap<String, String>> = st
 
 /// Sets the deployment's consumer properties, once per process (later calls are refused). They
 /// must name `bootstrap.servers`: the brokers the credentials are for.
-pub fn set_deployment_properties(properties: BTreeMap<String, String>) -> Result<(), String> {
+pub fn set_deployment_properties(properties: BTreeMap<String, String>) -> Result<(), SettingsError> {
     if properties.get("bootstrap.servers").is_none_or(|b| b.trim().is_empty()) {
-        return Err(
-            "the deployment's Kafka properties must name bootstrap.servers: the brokers its credentials are for".into(),
-        );
+        return Err(SettingsError::NoDeploymentBrokers);
     }
-    DEPLOYMENT_PROPERTIES.set(properties).map_err(|_| "deployment consumer properties are already set".to_string())
+    DEPLOYMENT_PROPERTIES.set(properties).map_err(|_| SettingsError::AlreadySet)
 }
 
 /// The brokers the deployment reads Kafka at (`host:port`, comma-separated; the template's
@@ -81,14 +129,11 @@ fn broker_set(list: &str) -> BTreeSet<String> {
 
 /// Checks that the brokers a spec names are among the deployment's. The error names the
 /// property, never a value.
-fn check_brokers(spec: &BTreeMap<String, String>, allowed: &BTreeSet<String>) -> Result<(), String> {
+fn check_brokers(spec: &BTreeMap<String, String>, allowed: &BTreeSet<String>) -> Result<(), SettingsError> {
     for key in ["bootstrap.servers", "metadata.broker.list"] {
         if let Some(list) = spec.get(key) {
             if !broker_set(list).is_subset(allowed) {
-                return Err(format!(
-                    "consumerProperties.{key}: this deployment reads Kafka only at the brokers it names \
-                     ({BROKERS_ENV}, the template's KafkaBootstrapServers), and the spec names others"
-                ));
+                return Err(SettingsError::OtherBrokers { key });
             }
         }
     }
@@ -101,15 +146,11 @@ fn check_brokers(spec: &BTreeMap<String, String>, allowed: &BTreeSet<String>) ->
 fn check_against_deployment(
     spec: &BTreeMap<String, String>,
     deployment: &BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> Result<(), SettingsError> {
     match spec.iter().find(|(k, v)| is_connection_property(k) && deployment.get(k.as_str()) != Some(v)) {
         Some((key, _)) => {
             // A property name from the spec, cut; never a value.
-            let key = sluice_format::text::excerpt(key, 100);
-            Err(format!(
-                "consumerProperties.{key}: this deployment configures Kafka (its secret), so a spec may not set \
-                 where or how Sluice connects; remove {key:?} from the spec"
-            ))
+            Err(SettingsError::DeploymentOwned { key: sluice_format::text::excerpt(key, 100).into_owned() })
         }
         None => Ok(()),
     }
@@ -126,7 +167,7 @@ pub struct ConsumerSettings {
 impl ConsumerSettings {
     /// Settings from `consumerProperties` (`bootstrap.servers` is required by the spec loader),
     /// under this process's deployment ([`KafkaDeployment::of_process`]).
-    pub fn new(properties: &BTreeMap<String, String>) -> Result<Self, String> {
+    pub fn new(properties: &BTreeMap<String, String>) -> Result<Self, SettingsError> {
         Self::under(properties, &KafkaDeployment::of_process())
     }
 
@@ -134,7 +175,10 @@ impl ConsumerSettings {
     /// Kafka; refused when the spec sets a connection property the deployment owns, names
     /// brokers the deployment does not, or asks for MSK IAM tokens when the deployment does
     /// not fix the brokers they would be sent to.
-    pub fn under(properties: &BTreeMap<String, String>, deployment: &KafkaDeployment<'_>) -> Result<Self, String> {
+    pub fn under(
+        properties: &BTreeMap<String, String>,
+        deployment: &KafkaDeployment<'_>,
+    ) -> Result<Self, SettingsError> {
         let mut properties = properties.clone();
         if let Some(brokers) = &deployment.brokers {
             check_brokers(&properties, brokers)?;
@@ -223,29 +267,21 @@ fn msk_iam(
     properties: &mut BTreeMap<String, String>,
     brokers_fixed: bool,
     transport_fixed: bool,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, SettingsError> {
     let key = ["sasl.mechanism", "sasl.mechanisms"].into_iter().find(|k| properties.contains_key(*k));
     let mechanism = key.and_then(|k| properties.get(k)).map(|m| m.trim().to_ascii_uppercase());
     let flag = properties.get("sluice.msk.iam").map(|v| v.trim().to_ascii_lowercase());
     let enabled = match (mechanism.as_deref(), flag.as_deref()) {
         (Some("AWS_MSK_IAM"), None | Some("true")) | (Some("OAUTHBEARER"), Some("true")) => true,
         (_, None | Some("false")) => false,
-        (_, Some("true")) => return Err(
-            "consumerProperties.sluice.msk.iam: MSK IAM authenticates with sasl.mechanism OAUTHBEARER (or AWS_MSK_IAM)"
-                .into(),
-        ),
-        (_, Some(other)) => return Err(format!("consumerProperties.sluice.msk.iam: {other:?} is not true or false")),
+        (_, Some("true")) => return Err(SettingsError::MskMechanism),
+        (_, Some(other)) => return Err(SettingsError::MskFlag { value: other.to_string() }),
     };
     if !enabled {
         return Ok(None);
     }
     if !brokers_fixed {
-        return Err(format!(
-            "consumerProperties.{}: MSK IAM signs a token with this deployment's AWS credentials, so the deployment \
-             must name the brokers it is for: set {BROKERS_ENV} (the template's KafkaBootstrapServers) or a Kafka \
-             secret",
-            key.unwrap_or("sluice.msk.iam")
-        ));
+        return Err(SettingsError::MskBrokers { key: key.unwrap_or("sluice.msk.iam") });
     }
     if let Some(k) = key {
         properties.insert(k.to_string(), "OAUTHBEARER".into());
@@ -259,10 +295,7 @@ fn msk_iam(
             ("ssl.endpoint.identification.algorithm", is("ssl.endpoint.identification.algorithm", "none")),
         ];
         if let Some((key, _)) = weakened.iter().find(|(_, weak)| *weak) {
-            return Err(format!(
-                "consumerProperties.{key}: an MSK IAM token travels only over TLS that checks the brokers' \
-                 certificates and names (SASL_SSL); remove {key:?} from the spec"
-            ));
+            return Err(SettingsError::MskTransport { key });
         }
     }
     let from_brokers = properties.get("bootstrap.servers").and_then(|b| {
@@ -280,7 +313,7 @@ fn msk_iam(
         .filter(|r| !r.trim().is_empty());
     match region {
         Some(r) => Ok(Some(r.trim().to_string())),
-        None => Err("MSK IAM needs the cluster's region: set consumerProperties.sluice.msk.region".into()),
+        None => Err(SettingsError::MskRegion),
     }
 }
 
@@ -327,7 +360,8 @@ mod tests {
             ("ssl.endpoint.identification.algorithm", "none"),
         ] {
             let e = settings(&[("bootstrap.servers", serverless), ("sasl.mechanism", "AWS_MSK_IAM"), (key, value)])
-                .expect_err(key);
+                .expect_err(key)
+                .to_string();
             assert!(e.starts_with(&format!("consumerProperties.{key}: ")), "{e}");
         }
         // The deployment's secret may say how (a listener in a test, say).
@@ -352,7 +386,8 @@ mod tests {
         let s = settings(&[("bootstrap.servers", brokers), ("sasl.mechanism", "OAUTHBEARER")]).expect("oidc");
         assert_eq!(s.msk_iam_region(), None);
         let e = settings(&[("bootstrap.servers", brokers), ("sasl.mechanism", "PLAIN"), ("sluice.msk.iam", "true")])
-            .expect_err("flag without OAUTHBEARER");
+            .expect_err("flag without OAUTHBEARER")
+            .to_string();
         assert!(e.contains("sasl.mechanism OAUTHBEARER"), "{e}");
         assert!(is_connection_property("sluice.msk.region"));
     }
@@ -439,7 +474,7 @@ mod tests {
             ("enable.ssl.certificate.verification", "false"),
             ("sasl.mechanism", "PLAIN"),
         ] {
-            let err = ConsumerSettings::under(&spec(&[(key, value)]), &deployment).expect_err(key);
+            let err = ConsumerSettings::under(&spec(&[(key, value)]), &deployment).expect_err(key).to_string();
             assert!(err.starts_with(&format!("consumerProperties.{key}: ")) && !err.contains(value), "{err}");
         }
         let local = ConsumerSettings::under(&spec(&[("security.protocol", "SSL")]), &KafkaDeployment::default())
@@ -463,15 +498,16 @@ mod tests {
             ("bootstrap.servers", "attacker.example:9098"),
             ("bootstrap.servers", "b-1.c.kafka.eu-west-3.amazonaws.com:9098,attacker.example:9098"),
         ] {
-            let e = ConsumerSettings::under(&iam(brokers), &deployment).expect_err(brokers);
+            let e = ConsumerSettings::under(&iam(brokers), &deployment).expect_err(brokers).to_string();
             assert!(e.starts_with(&format!("consumerProperties.{key}: ")) && !e.contains("attacker"), "{e}");
         }
         let listed = spec(&[("bootstrap.servers", msk), ("metadata.broker.list", "attacker.example:9092")]);
-        let e = ConsumerSettings::under(&listed, &deployment).expect_err("another list");
+        let e = ConsumerSettings::under(&listed, &deployment).expect_err("another list").to_string();
         assert!(e.starts_with("consumerProperties.metadata.broker.list: "), "{e}");
         // Without brokers fixed by the deployment, no token is signed for whatever a spec names.
         let e = ConsumerSettings::under(&iam("attacker.example:9098"), &KafkaDeployment::default())
-            .expect_err("MSK IAM without the deployment's brokers");
+            .expect_err("MSK IAM without the deployment's brokers")
+            .to_string();
         assert!(e.starts_with("consumerProperties.sasl.mechanism: ") && e.contains(BROKERS_ENV), "{e}");
         assert!(!e.contains("attacker"), "{e}");
         // A spec without MSK IAM and without deployment brokers is a local run's own business.

@@ -58,7 +58,7 @@ pub async fn submit(
     // Refused now rather than at the first pass: a spec may not set where or how Sluice
     // connects when the deployment configures Kafka (its secret).
     sluice_kafka::ConsumerSettings::new(&loaded.spec.io.consumer_properties)
-        .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
+        .map_err(|e| DatasourceError::InvalidSpec { datasource: name.clone(), reason: e.to_string() })?;
     // A spec the indexers could not parse records with is refused here, not at every task.
     crate::schemas::schema_sources(&loaded.spec, &crate::schemas::descriptor_dir())
         .await

@@ -135,7 +135,9 @@ pub async fn schema_sources(spec: &DatasourceSpec, descriptors: &DescriptorDir) 
 
 fn format_sources(format: &InputFormat, descriptors: &DescriptorDir, at: &str) -> Result<FormatSources, String> {
     let registry = match format.registry() {
-        Some(settings) => Some(Arc::new(HttpSchemaRegistry::new(settings)?) as Arc<dyn SchemaRegistry>),
+        Some(settings) => {
+            Some(Arc::new(HttpSchemaRegistry::new(settings).map_err(|e| e.to_string())?) as Arc<dyn SchemaRegistry>)
+        }
         None => None,
     };
     let descriptor_set = match format {

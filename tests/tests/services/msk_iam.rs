@@ -104,7 +104,7 @@ async fn no_token_reaches_a_broker_the_deployment_does_not_name() {
         (elsewhere, "consumerProperties.bootstrap.servers"),
         (sluice_kafka::KafkaDeployment::default(), "consumerProperties.sasl.mechanism"),
     ] {
-        let err = sluice_kafka::ConsumerSettings::under(&properties, &deployment).expect_err("refused");
+        let err = sluice_kafka::ConsumerSettings::under(&properties, &deployment).expect_err("refused").to_string();
         assert!(err.starts_with(key) && !err.contains(&listener.address), "{err}");
     }
 }

@@ -543,7 +543,7 @@ async fn open_reader(
         reset_automatically: spec.tuning.reset_offset_automatically,
         use_earliest: spec.io.use_earliest_offset,
     };
-    let settings = ConsumerSettings::new(&spec.io.consumer_properties).map_err(Failure::Fatal)?;
+    let settings = ConsumerSettings::new(&spec.io.consumer_properties).map_err(|e| Failure::Fatal(e.to_string()))?;
     let topic = topic.to_string();
     let opened = tokio::task::spawn_blocking(move || RangeReader::open(&settings, &topic, &ranges, policy))
         .await

@@ -39,7 +39,7 @@ pub(super) async fn step(
         .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?
         .spec;
     let settings = ConsumerSettings::new(&spec.io.consumer_properties)
-        .map_err(|reason| SupervisorError::Invalid { datasource: name.into(), reason })?;
+        .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?;
     crate::task::refuse_earlier_layout(meta, name).await?;
     let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.source).await? else {
         return Ok((pass, false));
