@@ -59,7 +59,7 @@ pub(super) fn without_bitmaps(plans: &[DimPlan], names: &[String]) -> Vec<DimPla
 }
 
 pub(super) fn parse_all(spec: &DatasourceSpec, records: &[Vec<u8>]) -> Result<(Vec<Row>, RecordParser)> {
-    let mut parser = RecordParser::new(spec).map_err(|e| anyhow!(e))?;
+    let mut parser = RecordParser::new(spec).map_err(|e| anyhow!(e.to_string()))?;
     let mut rows = Vec::with_capacity(records.len());
     let mut out = Vec::with_capacity(2);
     for r in records {

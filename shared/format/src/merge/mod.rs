@@ -17,9 +17,7 @@ pub use reindex::{reindex, Reindex};
 
 use crate::aggregate::Aggregator;
 use crate::segment::access::Columns;
-use crate::segment::{
-    ColumnType, DictionaryTooLarge, DimLayout, FormatError, Segment, SegmentLayout, StoredDictionary,
-};
+use crate::segment::{ColumnType, DimLayout, FormatError, Segment, SegmentLayout, StoredDictionary};
 use crate::spec::{Compression, DimensionType};
 use crate::time::Interval;
 use std::sync::Arc;
@@ -37,14 +35,6 @@ pub enum MergeError {
         object: String,
         /// Why.
         reason: String,
-    },
-    /// The merged dictionary of a column would pass 4 GiB.
-    #[error("cannot merge {object}: {source}")]
-    Dictionary {
-        /// The first input.
-        object: String,
-        /// The limit passed.
-        source: DictionaryTooLarge,
     },
     /// No inputs.
     #[error("nothing to merge")]
@@ -125,7 +115,7 @@ pub fn merge_into(inputs: &[Segment], interval: Interval, options: &MergeOptions
             .map(|s| if s.column(name).is_some() { s.stored_dictionary(name) } else { Ok(Default::default()) })
             .collect::<Result<_, _>>()?;
         let (dictionary, tables) = schema::merge_dictionaries(&locals)
-            .map_err(|source| MergeError::Dictionary { object: first.object().into(), source })?;
+            .map_err(|e| MergeError::Incompatible { object: first.object().into(), reason: e.to_string() })?;
         dictionaries.push(dictionary);
         for (i, table) in tables.into_iter().enumerate() {
             remaps[i].push(table);
