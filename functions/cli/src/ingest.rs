@@ -13,7 +13,7 @@ use sluice_format::spec::{load_spec, Compression};
 use sluice_format::time::format_iso;
 use sluice_format::window::MessageWindow;
 use sluice_kafka::{Flow, Record};
-use sluice_pipeline::indexer::Ingester;
+use sluice_pipeline::indexer::{Ingester, IngesterError};
 use sluice_pipeline::schemas::{descriptor_dir, read_schema_sources};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -89,6 +89,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
     let tuning = &spec.tuning;
     let meters = RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions);
     let mut ingester = read_schema_sources(&spec, &descriptor_dir())
+        .map_err(IngesterError::from)
         .and_then(|sources| Ingester::with_sources(&spec, sources, MessageWindow::default(), meters))
         .map_err(|e| anyhow!("spec {}: {e}", args.spec.display()))?;
     let started = Instant::now();

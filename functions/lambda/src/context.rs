@@ -65,9 +65,9 @@ impl FunctionContext {
         // cannot see (a layer attached to the indexers alone) must not stop them.
         if function.env.contains(&DESCRIPTOR_DIR_ENV) {
             let descriptors = std::env::var(DESCRIPTOR_DIR_ENV).ok();
-            let descriptors =
-                DescriptorDir::from_setting(descriptors.as_deref()).map_err(FunctionError::Configuration)?;
-            set_descriptor_dir(descriptors).map_err(FunctionError::Configuration)?;
+            let descriptors = DescriptorDir::from_setting(descriptors.as_deref())
+                .map_err(|e| FunctionError::Configuration(e.to_string()))?;
+            set_descriptor_dir(descriptors).map_err(|e| FunctionError::Configuration(e.to_string()))?;
         }
         let secret = std::env::var(KAFKA_SECRET_ENV).ok().filter(|v| !v.is_empty());
         if let (true, Some(arn)) = (function.reads_kafka, secret) {

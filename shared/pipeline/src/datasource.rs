@@ -62,6 +62,7 @@ pub async fn submit(
     // A spec the indexers could not parse records with is refused here, not at every task.
     crate::schemas::schema_sources(&loaded.spec, &crate::schemas::descriptor_dir())
         .await
+        .map_err(|e| e.to_string())
         .and_then(|sources| sluice_format::input::RecordParser::check(&loaded.spec, sources).map_err(|e| e.to_string()))
         .map_err(|reason| DatasourceError::InvalidSpec { datasource: name.clone(), reason })?;
     let (dimensions, metrics) = schema(&loaded.spec);

@@ -21,6 +21,97 @@ pub const DESCRIPTOR_DIR_ENV: &str = "SLUICE_DESCRIPTOR_DIR";
 /// Largest descriptor set file read: 16 MiB.
 pub const MAX_DESCRIPTOR_SET_BYTES: u64 = 16 << 20;
 
+/// Why the deployment's descriptor directory, or a descriptor set file a spec names, is
+/// refused. `at` is the spec field; no error holds a file's bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum DescriptorError {
+    /// The directory cannot be resolved.
+    #[error("{DESCRIPTOR_DIR_ENV} {dir:?}: {source}")]
+    Dir {
+        /// The directory as given.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The directory is not one.
+    #[error("{DESCRIPTOR_DIR_ENV} {dir:?} is not a directory")]
+    NotADirectory {
+        /// The directory as given.
+        dir: PathBuf,
+    },
+    /// The directory was already set to another one.
+    #[error("{DESCRIPTOR_DIR_ENV}: the descriptor directory is already set to another one")]
+    AlreadySet,
+    /// A URL of another scheme than `file`.
+    #[error(
+        "{at}: {scheme}:// descriptors are not supported: give a file path, or the set inline (type inline, descriptorString)"
+    )]
+    Scheme {
+        /// The spec field.
+        at: String,
+        /// The URL's scheme.
+        scheme: String,
+    },
+    /// No directory is configured.
+    #[error(
+        "{at} {path:?}: descriptor files are refused: {DESCRIPTOR_DIR_ENV} names no directory to read them from (or give the set inline: type inline, descriptorString)"
+    )]
+    NoDirectory {
+        /// The spec field.
+        at: String,
+        /// The file as named.
+        path: String,
+    },
+    /// The file resolves outside the directory.
+    #[error("{at} {path:?} is not inside the directory {DESCRIPTOR_DIR_ENV} names")]
+    Outside {
+        /// The spec field.
+        at: String,
+        /// The file as named.
+        path: String,
+    },
+    /// Not a regular file (a FIFO or a device is never opened).
+    #[error("{at} {path:?} is not a regular file")]
+    NotAFile {
+        /// The spec field.
+        at: String,
+        /// The file as named.
+        path: String,
+    },
+    /// Larger than [`MAX_DESCRIPTOR_SET_BYTES`].
+    #[error("{at} {path:?} is larger than {MAX_DESCRIPTOR_SET_BYTES} bytes")]
+    TooLarge {
+        /// The spec field.
+        at: String,
+        /// The file as named.
+        path: String,
+    },
+    /// The file cannot be resolved or read.
+    #[error("{at} {path:?}: {source}")]
+    Io {
+        /// The spec field.
+        at: String,
+        /// The file as named.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Why the schemas a spec's formats read from cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// A descriptor set file is refused.
+    #[error(transparent)]
+    Descriptor(#[from] DescriptorError),
+    /// A schema registry's settings are refused.
+    #[error(transparent)]
+    Registry(#[from] sluice_kafka::RegistrySettingsError),
+    /// The thread reading them panicked.
+    #[error("reading the spec's schemas failed: {0}")]
+    Panicked(String),
+}
+
 /// The directory descriptor set files may be read from, resolved; none refuses every file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DescriptorDir {
@@ -34,16 +125,16 @@ impl DescriptorDir {
     }
 
     /// Descriptor set files under `dir`, which must be a directory (resolved now).
-    pub fn new(dir: &Path) -> Result<Self, String> {
-        let resolved = dir.canonicalize().map_err(|e| format!("{DESCRIPTOR_DIR_ENV} {dir:?}: {e}"))?;
+    pub fn new(dir: &Path) -> Result<Self, DescriptorError> {
+        let resolved = dir.canonicalize().map_err(|source| DescriptorError::Dir { dir: dir.into(), source })?;
         if !resolved.is_dir() {
-            return Err(format!("{DESCRIPTOR_DIR_ENV} {dir:?} is not a directory"));
+            return Err(DescriptorError::NotADirectory { dir: dir.into() });
         }
         Ok(Self { dir: Some(resolved) })
     }
 
     /// The directory named by [`DESCRIPTOR_DIR_ENV`]'s value (unset or empty: none).
-    pub fn from_setting(value: Option<&str>) -> Result<Self, String> {
+    pub fn from_setting(value: Option<&str>) -> Result<Self, DescriptorError> {
         match value.filter(|v| !v.is_empty()) {
             None => Ok(Self::none()),
             Some(dir) => Self::new(Path::new(dir)),
@@ -53,43 +144,46 @@ impl DescriptorDir {
     /// Reads the descriptor set file `descriptor` names (blocking: call it off the async
     /// threads); `at` is the spec field, named in every error (which never holds the file's
     /// bytes).
-    pub fn read(&self, descriptor: &str, at: &str) -> Result<Vec<u8>, String> {
+    pub fn read(&self, descriptor: &str, at: &str) -> Result<Vec<u8>, DescriptorError> {
         let path = match descriptor.split_once("://") {
             None => descriptor,
             Some(("file", rest)) => rest,
-            Some((scheme, _)) => {
-                return Err(format!(
-                    "{at}: {scheme}:// descriptors are not supported: give a file path, or the set inline (type inline, descriptorString)"
-                ))
-            }
+            Some((scheme, _)) => return Err(DescriptorError::Scheme { at: at.into(), scheme: scheme.into() }),
+        };
+        let named = || (at.to_string(), path.to_string());
+        let io = |source| {
+            let (at, path) = named();
+            DescriptorError::Io { at, path, source }
         };
         let Some(dir) = &self.dir else {
-            return Err(format!(
-                "{at} {path:?}: descriptor files are refused: {DESCRIPTOR_DIR_ENV} names no directory to read them from (or give the set inline: type inline, descriptorString)"
-            ));
+            let (at, path) = named();
+            return Err(DescriptorError::NoDirectory { at, path });
         };
-        let resolved = dir.join(path).canonicalize().map_err(|e| format!("{at} {path:?}: {e}"))?;
+        let resolved = dir.join(path).canonicalize().map_err(io)?;
         if !resolved.starts_with(dir) {
-            return Err(format!("{at} {path:?} is not inside the directory {DESCRIPTOR_DIR_ENV} names"));
+            let (at, path) = named();
+            return Err(DescriptorError::Outside { at, path });
         }
         // Checked before opening: opening a FIFO waits for a writer, and a device may never end.
         let regular = |m: &std::fs::Metadata| {
+            let (at, path) = named();
             if !m.is_file() {
-                Err(format!("{at} {path:?} is not a regular file"))
+                Err(DescriptorError::NotAFile { at, path })
             } else if m.len() > MAX_DESCRIPTOR_SET_BYTES {
-                Err(format!("{at} {path:?} is larger than {MAX_DESCRIPTOR_SET_BYTES} bytes"))
+                Err(DescriptorError::TooLarge { at, path })
             } else {
                 Ok(())
             }
         };
-        regular(&std::fs::metadata(&resolved).map_err(|e| format!("{at} {path:?}: {e}"))?)?;
-        let file = std::fs::File::open(&resolved).map_err(|e| format!("{at} {path:?}: {e}"))?;
+        regular(&std::fs::metadata(&resolved).map_err(io)?)?;
+        let file = std::fs::File::open(&resolved).map_err(io)?;
         // The file opened is checked again, in case another took its place meanwhile.
-        regular(&file.metadata().map_err(|e| format!("{at} {path:?}: {e}"))?)?;
+        regular(&file.metadata().map_err(io)?)?;
         let mut bytes = Vec::new();
-        file.take(MAX_DESCRIPTOR_SET_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("{at} {path:?}: {e}"))?;
+        file.take(MAX_DESCRIPTOR_SET_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
         if bytes.len() as u64 > MAX_DESCRIPTOR_SET_BYTES {
-            return Err(format!("{at} {path:?} is larger than {MAX_DESCRIPTOR_SET_BYTES} bytes"));
+            let (at, path) = named();
+            return Err(DescriptorError::TooLarge { at, path });
         }
         Ok(bytes)
     }
@@ -100,10 +194,10 @@ static DEPLOYMENT_DESCRIPTOR_DIR: OnceLock<DescriptorDir> = OnceLock::new();
 /// Sets the deployment's descriptor directory, read by the binaries once from
 /// [`DESCRIPTOR_DIR_ENV`] as they start (setting another one later is an error). Submissions
 /// and tasks use it; until it is set, descriptor files are refused.
-pub fn set_descriptor_dir(dir: DescriptorDir) -> Result<(), String> {
+pub fn set_descriptor_dir(dir: DescriptorDir) -> Result<(), DescriptorError> {
     match DEPLOYMENT_DESCRIPTOR_DIR.get_or_init(|| dir.clone()) {
         set if *set == dir => Ok(()),
-        _ => Err(format!("{DESCRIPTOR_DIR_ENV}: the descriptor directory is already set to another one")),
+        _ => Err(DescriptorError::AlreadySet),
     }
 }
 
@@ -114,7 +208,7 @@ pub fn descriptor_dir() -> DescriptorDir {
 
 /// The registry clients and descriptor sets `spec`'s value and key formats need, descriptor
 /// files read from `descriptors` (blocking: see [`schema_sources`] for async callers).
-pub fn read_schema_sources(spec: &DatasourceSpec, descriptors: &DescriptorDir) -> Result<SchemaSources, String> {
+pub fn read_schema_sources(spec: &DatasourceSpec, descriptors: &DescriptorDir) -> Result<SchemaSources, SchemaError> {
     let key = spec.input_format.kafka_columns().and_then(|c| c.key).map(|(_, format)| format);
     Ok(SchemaSources {
         value: format_sources(spec.input_format.value_format(), descriptors, "ioConfig.inputFormat")?,
@@ -126,18 +220,16 @@ pub fn read_schema_sources(spec: &DatasourceSpec, descriptors: &DescriptorDir) -
 }
 
 /// [`read_schema_sources`] on a blocking thread, so that no file is read on the async threads.
-pub async fn schema_sources(spec: &DatasourceSpec, descriptors: &DescriptorDir) -> Result<SchemaSources, String> {
+pub async fn schema_sources(spec: &DatasourceSpec, descriptors: &DescriptorDir) -> Result<SchemaSources, SchemaError> {
     let (spec, descriptors) = (spec.clone(), descriptors.clone());
     tokio::task::spawn_blocking(move || read_schema_sources(&spec, &descriptors))
         .await
-        .map_err(|e| format!("reading the spec's schemas failed: {e}"))?
+        .map_err(|e| SchemaError::Panicked(e.to_string()))?
 }
 
-fn format_sources(format: &InputFormat, descriptors: &DescriptorDir, at: &str) -> Result<FormatSources, String> {
+fn format_sources(format: &InputFormat, descriptors: &DescriptorDir, at: &str) -> Result<FormatSources, SchemaError> {
     let registry = match format.registry() {
-        Some(settings) => {
-            Some(Arc::new(HttpSchemaRegistry::new(settings).map_err(|e| e.to_string())?) as Arc<dyn SchemaRegistry>)
-        }
+        Some(settings) => Some(Arc::new(HttpSchemaRegistry::new(settings)?) as Arc<dyn SchemaRegistry>),
         None => None,
     };
     let descriptor_set = match format {
@@ -172,7 +264,7 @@ mod tests {
     fn read_promptly(dir: &DescriptorDir, descriptor: &str) -> Result<Vec<u8>, String> {
         let (dir, descriptor) = (dir.clone(), descriptor.to_string());
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(dir.read(&descriptor, AT)));
+        std::thread::spawn(move || tx.send(dir.read(&descriptor, AT).map_err(|e| e.to_string())));
         rx.recv_timeout(Duration::from_secs(5)).expect("the read did not end within 5 s")
     }
 
@@ -196,7 +288,7 @@ mod tests {
         let e = read_promptly(&DescriptorDir::none(), &path).expect_err("no directory");
         assert!(e.starts_with(AT) && e.contains(DESCRIPTOR_DIR_ENV), "{e}");
         assert_eq!(DescriptorDir::from_setting(Some("")).expect("empty"), DescriptorDir::none());
-        assert!(DescriptorDir::from_setting(Some(&path)).expect_err("a file").contains("not a directory"));
+        assert!(DescriptorDir::from_setting(Some(&path)).expect_err("a file").to_string().contains("not a directory"));
     }
 
     #[test]

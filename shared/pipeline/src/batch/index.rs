@@ -9,7 +9,7 @@ use super::access::BatchAccess;
 use super::read::{open_piece, Buckets};
 use super::status::{load_spec, load_task};
 use super::BatchError;
-use crate::indexer::{Ingester, MessageWindow, RowMeters};
+use crate::indexer::{Ingester, IngesterError, MessageWindow, RowMeters};
 use crate::item::{parse_body, to_json};
 use crate::keys::{batch_hydrant_key, batch_pk, split_sk};
 use crate::schemas::{descriptor_dir, read_schema_sources};
@@ -223,8 +223,9 @@ impl Run<'_> {
             max: batch.intervals.iter().map(|i| i.end - 1).max(),
         };
         let mut ingester = read_schema_sources(spec, &descriptor_dir())
+            .map_err(IngesterError::from)
             .and_then(|sources| Ingester::with_sources(spec, sources, window, meters))
-            .map_err(Stop::Fail)?;
+            .map_err(|e| Stop::Fail(e.to_string()))?;
         let inline = match &batch.input {
             sluice_format::spec::InputSource::Inline { data } => data.as_str(),
             _ => "",

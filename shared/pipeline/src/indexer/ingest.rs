@@ -58,11 +58,22 @@ pub struct Ingester {
     pub fatal: Option<TooManyParseExceptions>,
 }
 
+/// Why an ingester cannot be built for a spec.
+#[derive(Debug, thiserror::Error)]
+pub enum IngesterError {
+    /// The schemas its formats read from cannot be had.
+    #[error(transparent)]
+    Schemas(#[from] crate::schemas::SchemaError),
+    /// Its records cannot be parsed as the spec says.
+    #[error(transparent)]
+    Parser(#[from] sluice_format::input::RecordParserError),
+}
+
 impl Ingester {
     /// An ingester for `spec`, throwing away rows outside `window`, going on from `meters`; a
     /// Protobuf `file` decoder is refused (its descriptor set is read by the caller: see
     /// [`Ingester::with_sources`]).
-    pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, String> {
+    pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, IngesterError> {
         let sources = crate::schemas::read_schema_sources(spec, &crate::schemas::DescriptorDir::none())?;
         Self::with_sources(spec, sources, window, meters)
     }
@@ -74,10 +85,10 @@ impl Ingester {
         sources: SchemaSources,
         window: MessageWindow,
         meters: RowMeters,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, IngesterError> {
         let t: &TuningSettings = &spec.tuning;
         Ok(Self {
-            parser: RecordParser::with_sources(spec, sources).map_err(|e| e.to_string())?,
+            parser: RecordParser::with_sources(spec, sources)?,
             config: IndexConfig::from_spec(spec),
             window,
             max_rows: t.max_rows_in_memory.max(1),

@@ -13,7 +13,7 @@ mod spill;
 #[cfg(test)]
 pub(crate) mod test_hydrants;
 
-pub use ingest::Ingester;
+pub use ingest::{Ingester, IngesterError};
 pub use outcome::{IndexerError, StageTimes, TaskOptions, TaskOutcome, TaskReport, LEASE};
 pub use run::run_task;
 pub use sluice_format::meters::{MeterTotals, ParseException, RowMeters, TooManyParseExceptions};

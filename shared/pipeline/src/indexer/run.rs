@@ -180,7 +180,7 @@ impl<'a> Attempt<'a> {
         self.spill = Spill::new(spill_bound(function_memory_mb(), tuning.max_bytes_in_memory));
         let ingester = match crate::schemas::schema_sources(&spec, &crate::schemas::descriptor_dir()).await {
             Ok(sources) => Ingester::with_sources(&spec, sources, self.claim.item.window, meters),
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
         .map_err(|e| Failure::Fatal(format!("the task's spec is invalid: {e}")))?;
         let opening = Instant::now();
