@@ -17,13 +17,32 @@ pub const CACHE_ENV: &str = "SLUICE_CACHE";
 /// Megabytes of partial results the worker keeps in memory (default 256; 0 keeps none).
 pub const PARTIAL_CACHE_ENV: &str = "SLUICE_QUERY_PARTIAL_CACHE_MB";
 
+/// Why the worker of this process's environment cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerSettingsError {
+    /// No deep storage is named.
+    #[error("{STORAGE_ENV} is not set")]
+    NoStorage,
+    /// The deep storage named cannot be opened.
+    #[error("{STORAGE_ENV}: {0}")]
+    Storage(#[from] sluice_store::storage::StorageError),
+    /// The partial cache's size is not a whole number of megabytes.
+    #[error("{PARTIAL_CACHE_ENV}={value:?}: {source}")]
+    PartialCache {
+        /// The value given.
+        value: String,
+        /// Why it is refused.
+        source: std::num::ParseIntError,
+    },
+}
+
 /// The worker of this process's environment.
-pub async fn worker_from_env() -> Result<Worker, String> {
-    let url = std::env::var(STORAGE_ENV).ok().filter(|v| !v.is_empty()).ok_or(format!("{STORAGE_ENV} is not set"))?;
-    let store = sluice_store::storage::open_store(&url).await.map_err(|e| format!("{STORAGE_ENV}: {e}"))?;
+pub async fn worker_from_env() -> Result<Worker, WorkerSettingsError> {
+    let url = std::env::var(STORAGE_ENV).ok().filter(|v| !v.is_empty()).ok_or(WorkerSettingsError::NoStorage)?;
+    let store = sluice_store::storage::open_store(&url).await?;
     let mut cache = SegmentCache::new(std::env::var(CACHE_ENV).unwrap_or_else(|_| "/tmp/sluice-cache".into()));
     if let Some(mb) = std::env::var(PARTIAL_CACHE_ENV).ok().filter(|v| !v.is_empty()) {
-        let mb: u64 = mb.parse().map_err(|e| format!("{PARTIAL_CACHE_ENV}={mb:?}: {e}"))?;
+        let mb: u64 = mb.parse().map_err(|source| WorkerSettingsError::PartialCache { value: mb.clone(), source })?;
         cache = cache.with_partials_limit(mb << 20);
     }
     let worker = Worker::new(store, cache);

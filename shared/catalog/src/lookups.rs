@@ -152,10 +152,18 @@ impl LookupSpec {
     }
 }
 
+/// A tier or lookup name that cannot name one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} name must be 1 to {MAX_NAME_BYTES} bytes without control characters")]
+pub struct BadName {
+    /// What it names: `tier` or `lookup`.
+    pub what: &'static str,
+}
+
 /// Refuses a tier or lookup name that cannot name one (empty, too long, control characters).
-pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+pub fn check_name(what: &'static str, name: &str) -> Result<(), BadName> {
     if name.is_empty() || name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control) {
-        return Err(format!("{what} name must be 1 to {MAX_NAME_BYTES} bytes without control characters"));
+        return Err(BadName { what });
     }
     Ok(())
 }
@@ -229,11 +237,11 @@ pub async fn put_all(
     let mut new = 0;
     for (tier, name, spec) in updates {
         let invalid = |reason: String| LookupError::Invalid { tier: tier.clone(), name: name.clone(), reason };
-        check_name("tier", tier).map_err(invalid)?;
+        check_name("tier", tier).map_err(|e| invalid(e.to_string()))?;
         if tier.contains('#') {
             return Err(invalid("a tier name may not hold '#'".into()));
         }
-        check_name("lookup", name).map_err(invalid)?;
+        check_name("lookup", name).map_err(|e| invalid(e.to_string()))?;
         let condition = match item(meta, tier, name).await? {
             Some((current, _)) if spec.version <= current.version => {
                 return Err(LookupError::NotNewer {
