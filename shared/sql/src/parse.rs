@@ -214,8 +214,24 @@ fn bind(query: &mut sqlparser::ast::Query, parameters: &[Parameter]) -> Result<(
     }
 }
 
+/// A parameter whose value its type cannot hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum MismatchedParameter {
+    /// A value of another kind than its type.
+    #[error("a {ty} value cannot be {value}")]
+    Kind {
+        /// The parameter's type, shortened.
+        ty: String,
+        /// Its value.
+        value: serde_json::Value,
+    },
+    /// A TIMESTAMP given as a number that is not whole milliseconds.
+    #[error("a TIMESTAMP number must be milliseconds")]
+    TimestampMillis,
+}
+
 /// The SQL literal of a parameter.
-fn literal(p: &Parameter) -> Result<Expr, String> {
+fn literal(p: &Parameter) -> Result<Expr, MismatchedParameter> {
     let value = |v: Value| Expr::Value(ValueWithSpan { value: v, span: sqlparser::tokenizer::Span::empty() });
     let ty = p.ty.to_ascii_uppercase();
     Ok(match (&p.value, ty.as_str()) {
@@ -234,11 +250,11 @@ fn literal(p: &Parameter) -> Result<Expr, String> {
             "BIGINT" | "INTEGER" | "SMALLINT" | "TINYINT" | "DOUBLE" | "FLOAT" | "REAL" | "DECIMAL",
         ) => value(Value::Number(n.to_string(), false)),
         (serde_json::Value::Number(n), "TIMESTAMP") => {
-            let ms = n.as_i64().ok_or("a TIMESTAMP number must be milliseconds")?;
+            let ms = n.as_i64().ok_or(MismatchedParameter::TimestampMillis)?;
             Expr::Function(millis_call(ms))
         }
         (serde_json::Value::Bool(b), "BOOLEAN") => value(Value::Boolean(*b)),
-        (v, _) => return Err(format!("a {} value cannot be {v}", crate::short(&p.ty))),
+        (v, _) => return Err(MismatchedParameter::Kind { ty: crate::short(&p.ty).to_string(), value: v.clone() }),
     })
 }
 

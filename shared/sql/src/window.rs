@@ -118,8 +118,16 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
     }
 }
 
+/// A window function whose frames would visit more rows than [`MAX_WINDOW_WORK`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a window {function} visits more than {MAX_WINDOW_WORK} rows")]
+pub struct TooMuchWork {
+    /// The functions: `SUM or AVG`, `MIN or MAX`.
+    pub function: &'static str,
+}
+
 /// The value of `call` for each of `rows`, in row order.
-pub fn compute(rows: &[Vec<Value>], call: &Call) -> Result<Vec<Value>, String> {
+pub fn compute(rows: &[Vec<Value>], call: &Call) -> Result<Vec<Value>, TooMuchWork> {
     let cell = |r: usize, c: usize| rows[r].get(c).unwrap_or(&Value::Null);
     let mut order: Vec<usize> = (0..rows.len()).collect();
     let key_order = |a: &usize, b: &usize| {
@@ -162,7 +170,7 @@ fn partition(
     rows: &[Vec<Value>],
     peers: &dyn Fn(usize, usize) -> bool,
     out: &mut [Value],
-) -> Result<(), String> {
+) -> Result<(), TooMuchWork> {
     let n = part.len();
     // Each row's peer group: the first and one past the last index of its equal keys.
     let mut group = vec![(0, 0); n];
@@ -250,7 +258,7 @@ fn framed(
     group: &[(usize, usize)],
     arg: &dyn Fn(usize) -> Value,
     set: &mut dyn FnMut(usize, Value),
-) -> Result<(), String> {
+) -> Result<(), TooMuchWork> {
     let values: Vec<Value> = (0..n).map(arg).collect();
     let integral = values.iter().all(|v| v.is_null() || v.as_i64().is_some());
     // Prefix sums of the values and of the non-null count.
@@ -286,7 +294,7 @@ fn framed(
                 } else {
                     work += (b - a) as u64;
                     if work > MAX_WINDOW_WORK {
-                        return Err(format!("a window SUM or AVG visits more than {MAX_WINDOW_WORK} rows"));
+                        return Err(TooMuchWork { function: "SUM or AVG" });
                     }
                     values[a..b].iter().filter_map(Value::as_f64).sum()
                 };
@@ -302,7 +310,7 @@ fn framed(
             Function::Min | Function::Max => {
                 work += (b - a) as u64;
                 if work > MAX_WINDOW_WORK {
-                    return Err(format!("a window MIN or MAX visits more than {MAX_WINDOW_WORK} rows"));
+                    return Err(TooMuchWork { function: "MIN or MAX" });
                 }
                 let want = if call.function == Function::Min { Ordering::Less } else { Ordering::Greater };
                 values[a..b].iter().filter(|v| !v.is_null()).fold(Value::Null, |best, v| {
