@@ -37,25 +37,40 @@ impl QueryAggregator {
 
 /// Druid's `cardinality` aggregator of one column: the distinct values' estimate from an HLL
 /// sketch of Druid's default size (about 1.6% error, as Druid's own collector).
-fn cardinality(v: &serde_json::Value) -> Result<AggregatorSpec, String> {
-    let name = v.get("name").and_then(|n| n.as_str()).ok_or("cardinality needs \"name\"")?;
-    let fields = v.get("fields").and_then(|f| f.as_array()).ok_or("cardinality needs \"fields\"")?;
+fn cardinality(v: &serde_json::Value) -> Result<AggregatorSpec, CardinalityError> {
+    let name = v.get("name").and_then(|n| n.as_str()).ok_or(CardinalityError::Missing("cardinality needs \"name\""))?;
+    let fields =
+        v.get("fields").and_then(|f| f.as_array()).ok_or(CardinalityError::Missing("cardinality needs \"fields\""))?;
     let field = match fields.as_slice() {
         [serde_json::Value::String(s)] => s.clone(),
-        [serde_json::Value::Object(o)] if o.get("extractionFn").is_none() => {
-            o.get("dimension").and_then(|d| d.as_str()).ok_or("a cardinality field needs \"dimension\"")?.to_string()
-        }
-        [_] => {
-            return Err("cardinality over an extraction dimension spec is not supported: use a virtual column".into())
-        }
-        _ => return Err(
-            "cardinality over several fields is not supported: give one field (a virtual column may combine several)"
-                .into(),
-        ),
+        [serde_json::Value::Object(o)] if o.get("extractionFn").is_none() => o
+            .get("dimension")
+            .and_then(|d| d.as_str())
+            .ok_or(CardinalityError::Missing("a cardinality field needs \"dimension\""))?
+            .to_string(),
+        [_] => return Err(CardinalityError::Extraction),
+        _ => return Err(CardinalityError::SeveralFields),
     };
     let round = v.get("round").and_then(|r| r.as_bool()).unwrap_or(false);
     let spec = serde_json::json!({"type": "HLLSketchBuild", "name": name, "fieldName": field, "round": round});
-    serde_json::from_value(spec).map_err(|e| e.to_string())
+    Ok(serde_json::from_value(spec)?)
+}
+
+/// A `cardinality` aggregator Sluice cannot compute.
+#[derive(Debug, thiserror::Error)]
+enum CardinalityError {
+    /// A field it needs is missing.
+    #[error("{0}")]
+    Missing(&'static str),
+    /// Over a dimension spec with an extraction.
+    #[error("cardinality over an extraction dimension spec is not supported: use a virtual column")]
+    Extraction,
+    /// Over several fields.
+    #[error("cardinality over several fields is not supported: give one field (a virtual column may combine several)")]
+    SeveralFields,
+    /// The sketch it becomes does not read.
+    #[error(transparent)]
+    Sketch(#[from] serde_json::Error),
 }
 
 impl<'de> Deserialize<'de> for QueryAggregator {

@@ -49,7 +49,7 @@ fn check_one(p: &PostAggregator, known: &[&str], at: &str) -> Result<(), QueryEr
         }
         PostAggregator::Constant { .. } => {}
         PostAggregator::Expression { expression, .. } => {
-            parsed(expression).map_err(|e| QueryError::invalid(format!("{at}.expression"), e))?;
+            parsed(expression).map_err(|e| QueryError::invalid(format!("{at}.expression"), e.to_string()))?;
         }
         PostAggregator::DoubleGreatest(e)
         | PostAggregator::LongGreatest(e)
@@ -79,7 +79,7 @@ type Parsed = std::rc::Rc<(Expr, Vec<String>)>;
 
 /// An expression post-aggregator's text parsed, with the names it reads; each text is parsed
 /// once per thread.
-fn parsed(expression: &str) -> Result<Parsed, String> {
+fn parsed(expression: &str) -> Result<Parsed, sluice_format::expr::ExprError> {
     thread_local! {
         static PARSED: std::cell::RefCell<HashMap<String, Parsed>> = Default::default();
     }
@@ -92,8 +92,7 @@ fn parsed(expression: &str) -> Result<Parsed, String> {
             names.push(field.to_string());
             names.len() - 1
         })
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let p = std::rc::Rc::new((e, names));
     // A lookup is bound when the text is parsed: such an expression is parsed per query.
     if expression.contains("lookup") {

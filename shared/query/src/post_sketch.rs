@@ -68,13 +68,13 @@ pub fn check(
             check_field(field, &format!("{at}.field"))
         }
         PostAggregator::ToCdf { field, split_points, .. } => {
-            increasing(split_points).or_else(|e| bad("splitPoints", e))?;
+            increasing(split_points).or_else(|e| bad("splitPoints", e.to_string()))?;
             check_field(field, &format!("{at}.field"))
         }
         PostAggregator::ToHistogram { field, split_points, num_bins, .. } => {
             match (split_points, num_bins) {
                 (Some(_), Some(_)) => return bad("numBins", "cannot accept both splitPoints and numBins".into()),
-                (Some(points), None) => increasing(points).or_else(|e| bad("splitPoints", e))?,
+                (Some(points), None) => increasing(points).or_else(|e| bad("splitPoints", e.to_string()))?,
                 (None, Some(n)) if *n < 2 || *n > 10_000 => return bad("numBins", format!("{n}: expected 2 to 10000")),
                 _ => {}
             }
@@ -85,12 +85,23 @@ pub fn check(
     }
 }
 
-fn increasing(points: &[f64]) -> Result<(), String> {
+/// Split points a histogram or CDF cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum SplitPointsError {
+    /// More than [`MAX_POINTS`].
+    #[error("{0} split points: at most {MAX_POINTS}")]
+    TooMany(usize),
+    /// Not finite, or not increasing.
+    #[error("split points must be finite and increasing")]
+    NotIncreasing,
+}
+
+fn increasing(points: &[f64]) -> Result<(), SplitPointsError> {
     if points.len() > MAX_POINTS {
-        return Err(format!("{} split points: at most {MAX_POINTS}", points.len()));
+        return Err(SplitPointsError::TooMany(points.len()));
     }
     if points.iter().any(|p| !p.is_finite()) || points.windows(2).any(|w| w[0] >= w[1]) {
-        return Err("split points must be finite and increasing".into());
+        return Err(SplitPointsError::NotIncreasing);
     }
     Ok(())
 }
