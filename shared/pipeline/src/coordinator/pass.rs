@@ -51,7 +51,7 @@ pub struct CompactOptions {
 }
 
 impl CompactOptions {
-    /// Defaults at `now_ms`: the supervisor's cleanup grace, no deadline.
+    /// Defaults at `now_ms`: the cleanup grace of finished tasks, no deadline.
     pub fn at(now_ms: i64) -> Self {
         CompactOptions { now_ms, grace_ms: crate::task::DEFAULT_CLEANUP_GRACE_MS, deadline: None }
     }
