@@ -13,8 +13,8 @@ use sluice_format::spec::{load_spec, Compression};
 use sluice_format::time::format_iso;
 use sluice_format::window::MessageWindow;
 use sluice_kafka::{Flow, Record};
-use sluice_pipeline::indexer::{Ingester, IngesterError};
-use sluice_pipeline::schemas::{descriptor_dir, read_schema_sources};
+use sluice_pipeline::indexer::Ingester;
+use sluice_pipeline::schemas::descriptor_dir;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -88,9 +88,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
     let spec = loaded.spec;
     let tuning = &spec.tuning;
     let meters = RowMeters::new(tuning.max_saved_parse_exceptions, tuning.max_parse_exceptions);
-    let mut ingester = read_schema_sources(&spec, &descriptor_dir())
-        .map_err(IngesterError::from)
-        .and_then(|sources| Ingester::with_sources(&spec, sources, MessageWindow::default(), meters))
+    let mut ingester = Ingester::new(&spec, &descriptor_dir(), MessageWindow::default(), meters)
         .map_err(|e| anyhow!("spec {}: {e}", args.spec.display()))?;
     let started = Instant::now();
     let mut hydrants: BTreeMap<i64, Vec<Segment>> = BTreeMap::new();

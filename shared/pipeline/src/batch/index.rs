@@ -9,10 +9,10 @@ use super::access::BatchAccess;
 use super::read::{open_piece, Buckets};
 use super::status::{load_spec, load_task};
 use super::BatchError;
-use crate::indexer::{Ingester, IngesterError, MessageWindow, RowMeters};
+use crate::indexer::{Ingester, MessageWindow, RowMeters};
 use crate::item::{parse_body, to_json};
 use crate::keys::{batch_hydrant_key, batch_pk, split_sk};
-use crate::schemas::{descriptor_dir, read_schema_sources};
+use crate::schemas::descriptor_dir;
 use sluice_format::meters::MeterTotals;
 use sluice_format::spec::batch::BatchSpec;
 use sluice_kafka::{Flow, Record};
@@ -222,10 +222,8 @@ impl Run<'_> {
             min: batch.intervals.iter().map(|i| i.start).min(),
             max: batch.intervals.iter().map(|i| i.end - 1).max(),
         };
-        let mut ingester = read_schema_sources(spec, &descriptor_dir())
-            .map_err(IngesterError::from)
-            .and_then(|sources| Ingester::with_sources(spec, sources, window, meters))
-            .map_err(|e| Stop::Fail(e.to_string()))?;
+        let mut ingester =
+            Ingester::new(spec, &descriptor_dir(), window, meters).map_err(|e| Stop::Fail(e.to_string()))?;
         let inline = match &batch.input {
             sluice_format::spec::InputSource::Inline { data } => data.as_str(),
             _ => "",

@@ -6,6 +6,7 @@
 //! and hands them over to be persisted.
 
 use super::{MessageWindow, RowMeters, TooManyParseExceptions};
+use crate::schemas::DescriptorDir;
 use sluice_format::index::{IncrementalIndex, IndexConfig};
 use sluice_format::input::{KafkaMeta, ParseError, Parsed, RecordParser, SchemaSources};
 use sluice_format::row::Spare;
@@ -70,11 +71,17 @@ pub enum IngesterError {
 }
 
 impl Ingester {
-    /// An ingester for `spec`, throwing away rows outside `window`, going on from `meters`; a
-    /// Protobuf `file` decoder is refused (its descriptor set is read by the caller: see
+    /// An ingester for `spec`, throwing away rows outside `window`, going on from `meters`; its
+    /// Protobuf `file` decoders read their descriptor sets from `descriptors` (blocking: on the
+    /// async threads, read them with [`crate::schemas::schema_sources`] and call
     /// [`Ingester::with_sources`]).
-    pub fn new(spec: &DatasourceSpec, window: MessageWindow, meters: RowMeters) -> Result<Self, IngesterError> {
-        let sources = crate::schemas::read_schema_sources(spec, &crate::schemas::DescriptorDir::none())?;
+    pub fn new(
+        spec: &DatasourceSpec,
+        descriptors: &DescriptorDir,
+        window: MessageWindow,
+        meters: RowMeters,
+    ) -> Result<Self, IngesterError> {
+        let sources = crate::schemas::read_schema_sources(spec, descriptors)?;
         Self::with_sources(spec, sources, window, meters)
     }
 
@@ -225,7 +232,9 @@ mod tests {
     #[test]
     fn counts_every_outcome_and_indexes_rows_per_chunk() {
         let window = MessageWindow { min: Some(1_000), max: None };
-        let mut ing = Ingester::new(&spec(serde_json::json!({})), window, RowMeters::new(10, 100)).expect("ingester");
+        let mut ing =
+            Ingester::new(&spec(serde_json::json!({})), &DescriptorDir::none(), window, RowMeters::new(10, 100))
+                .expect("ingester");
         let hour = 3_600_000;
         ing.ingest(record(0, br#"{"ts": 5000, "page": "a", "added": 1}"#)).expect("row");
         ing.ingest(record(1, br#"{"ts": 5000, "page": "b", "added": "x"}"#)).expect("row with error");
@@ -250,7 +259,9 @@ mod tests {
     #[test]
     fn pauses_at_max_rows_in_memory_and_fails_past_max_parse_exceptions() {
         let tuning = serde_json::json!({"maxRowsInMemory": 2, "maxParseExceptions": 1});
-        let mut ing = Ingester::new(&spec(tuning), MessageWindow::default(), RowMeters::new(10, 1)).expect("ingester");
+        let mut ing =
+            Ingester::new(&spec(tuning), &DescriptorDir::none(), MessageWindow::default(), RowMeters::new(10, 1))
+                .expect("ingester");
         assert_eq!(ing.ingest(record(0, br#"{"ts": 1, "page": "a"}"#)), Ok(Flow::Continue));
         assert_eq!(ing.ingest(record(1, br#"{"ts": 2, "page": "a"}"#)), Ok(Flow::Pause));
         ing.take_indexes();

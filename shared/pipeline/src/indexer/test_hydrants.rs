@@ -20,7 +20,8 @@ pub(crate) fn spec(tuning: serde_json::Value) -> DatasourceSpec {
 
 /// The indexes of rows at `times` (ms), one per hour they fall in; row `n` has page `p<n>`.
 pub(crate) fn indexes(spec: &DatasourceSpec, times: &[i64]) -> Vec<IncrementalIndex> {
-    let mut ingester = Ingester::new(spec, MessageWindow::default(), RowMeters::new(0, 0)).expect("ingester");
+    let none = crate::schemas::DescriptorDir::none();
+    let mut ingester = Ingester::new(spec, &none, MessageWindow::default(), RowMeters::new(0, 0)).expect("ingester");
     for (n, ts) in times.iter().enumerate() {
         let payload = format!(r#"{{"ts": {ts}, "page": "p{n}", "added": 1}}"#);
         ingester.ingest(Record::value(0, n as i64, Some(payload.as_bytes()), None)).expect("row");
