@@ -30,7 +30,7 @@ use super::cost_figures::Figures;
 use super::cost_hydrants::{indexer_core_secs, ExtraHydrants, ExtraPersists, TaskShape, MAX_ROWS_PER_SEGMENT};
 use super::cost_supervisor::SupervisorModel;
 use super::prices;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use sluice_format::spec::{DEFAULT_MAX_ROWS_IN_MEMORY, DEFAULT_MAX_TOTAL_ROWS};
 use sluice_pipeline::indexer::SPILL_BYTES;
@@ -270,8 +270,8 @@ impl CostModel {
             indexer,
             merger: FunctionModel::fit((&t.functions.merger, t.rows), (&s.functions.merger, s.rows)),
             supervisor: SupervisorModel::fit(&passes),
-            persists: ExtraPersists::fit(r, runs.spilled, runs.sized, &indexer.secs).map_err(|e| anyhow!(e))?,
-            hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed, runs.segmented).map_err(|e| anyhow!(e))?,
+            persists: ExtraPersists::fit(r, runs.spilled, runs.sized, &indexer.secs)?,
+            hydrants: ExtraHydrants::fit(runs.spilled, runs.checkpointed, runs.segmented)?,
             rows_per_persist,
             rows_per_checkpoint: MAX_ROWS_PER_SEGMENT.min(max_total_rows).min(spill_rows(t)),
             druid_rows_per_task: r.indexer_only_rows_per_sec,
@@ -432,6 +432,7 @@ pub fn markdown(model: &CostModel) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost_hydrants::FitError;
 
     #[test]
     fn the_documented_table_is_recomputed_from_the_committed_benchmark_reports() {
@@ -459,7 +460,7 @@ mod tests {
         // A run that merged no spill, or only persists of 10,000 rows, does not price it.
         for wrong in [&one, &spilled] {
             let e = ExtraPersists::fit(&one, &spilled, wrong, &base).expect_err("not of the size priced");
-            assert!(e.contains("sized run"), "{e}");
+            assert!(matches!(e, FitError::NoSizedSpill { .. }), "{e}");
         }
         // The sized task itself is priced at its stages summed (when they cost more per row
         // than the base fit, as its larger indexes and its persists and merge do).

@@ -93,6 +93,46 @@ pub(super) fn indexer_core_secs(t: &Throughput) -> f64 {
     indexer_stage_secs(t) + t.stages.spill_merge / t.tasks.max(1) as f64
 }
 
+/// Why the committed runs do not fit a persist's or a hydrant's cost.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    /// Two runs whose tasks did the thing priced too nearly as often.
+    #[error("the runs' tasks {what} {a} and {b} {unit} each: not enough apart to fit {cost} cost")]
+    TooClose {
+        /// What the tasks did (`persisted`).
+        what: &'static str,
+        /// Its unit (`times`).
+        unit: &'static str,
+        /// The cost fitted (`a persist's`).
+        cost: &'static str,
+        /// Per task in the first run.
+        a: f64,
+        /// Per task in the second run.
+        b: f64,
+    },
+    /// The sized run merged no spill of persists of the priced size.
+    #[error(
+        "the sized run's tasks persisted {persists} times into {hydrants} hydrants, {rows_per_persist:.0} rows \
+         each: no spill of persists of {MIN_SIZED_PERSIST_ROWS} rows or more was merged"
+    )]
+    NoSizedSpill {
+        /// Persists of the run's tasks.
+        persists: u64,
+        /// Hydrants they checkpointed.
+        hydrants: u64,
+        /// Rows per persist.
+        rows_per_persist: f64,
+    },
+    /// The segmented run did not publish each hydrant as its own segment.
+    #[error("the segmented run published {segments} segments of {hydrants} hydrants: not one each")]
+    NotOneEach {
+        /// Segments published.
+        segments: u64,
+        /// Hydrants checkpointed.
+        hydrants: u64,
+    },
+}
+
 impl ExtraPersists {
     /// From `one` (tasks persisting once, whose indexer the `base` fit is), `spilled` (the
     /// same tasks persisting several times, checkpointing once) and `sized` (a task of the
@@ -102,23 +142,21 @@ impl ExtraPersists {
         spilled: &PipelineReport,
         sized: &PipelineReport,
         base: &Fit,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FitError> {
         let (a, b, c) = (&one.throughput, &spilled.throughput, &sized.throughput);
         let more = per_task(persists(b), b) - per_task(persists(a), a);
         if more < 1.0 {
-            return Err(format!(
-                "the runs' tasks persisted {} and {} times each: not enough apart to fit a persist's cost",
-                per_task(persists(a), a),
-                per_task(persists(b), b)
-            ));
+            return Err(FitError::TooClose {
+                what: "persisted",
+                unit: "times",
+                cost: "a persist's",
+                a: per_task(persists(a), a),
+                b: per_task(persists(b), b),
+            });
         }
         let rows_per_persist = c.rows as f64 / persists(c).max(1) as f64;
         if c.persists <= c.hydrants || c.stages.spill_merge <= 0.0 || rows_per_persist < MIN_SIZED_PERSIST_ROWS {
-            return Err(format!(
-                "the sized run's tasks persisted {} times into {} hydrants, {rows_per_persist:.0} rows each: \
-                 no spill of persists of {MIN_SIZED_PERSIST_ROWS} rows or more was merged",
-                c.persists, c.hydrants
-            ));
+            return Err(FitError::NoSizedSpill { persists: c.persists, hydrants: c.hydrants, rows_per_persist });
         }
         let rows_per_task = c.rows as f64 / c.tasks.max(1) as f64;
         Ok(ExtraPersists {
@@ -137,15 +175,15 @@ impl ExtraHydrants {
         spilled: &PipelineReport,
         checkpointed: &PipelineReport,
         segmented: &PipelineReport,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FitError> {
         let a = &spilled.throughput;
         let (merged, per_hydrant) = Delta::between(a, &checkpointed.throughput)?;
         let (as_segments, _) = Delta::between(a, &segmented.throughput)?;
         if segmented.throughput.segments != segmented.throughput.hydrants {
-            return Err(format!(
-                "the segmented run published {} segments of {} hydrants: not one each",
-                segmented.throughput.segments, segmented.throughput.hydrants
-            ));
+            return Err(FitError::NotOneEach {
+                segments: segmented.throughput.segments,
+                hydrants: segmented.throughput.hydrants,
+            });
         }
         let merger_secs_per_row = |t: &Throughput| t.functions.merger.secs / t.rows.max(1) as f64;
         let b = &checkpointed.throughput;
@@ -166,14 +204,16 @@ struct Delta {
 
 impl Delta {
     /// From `a` to `b`, and the indexer's seconds per hydrant (its stages summed, merges aside).
-    fn between(a: &Throughput, b: &Throughput) -> Result<(Self, f64), String> {
+    fn between(a: &Throughput, b: &Throughput) -> Result<(Self, f64), FitError> {
         let more = per_task(b.hydrants, b) - per_task(a.hydrants, a);
         if more < 1.0 {
-            return Err(format!(
-                "the runs' tasks checkpointed {} and {} hydrants each: not enough apart to fit a hydrant's cost",
-                per_task(a.hydrants, a),
-                per_task(b.hydrants, b)
-            ));
+            return Err(FitError::TooClose {
+                what: "checkpointed",
+                unit: "hydrants",
+                cost: "a hydrant's",
+                a: per_task(a.hydrants, a),
+                b: per_task(b.hydrants, b),
+            });
         }
         let delta = |f: fn(&sluice_report::Functions) -> &sluice_report::FunctionUse| {
             let (x, y) = (Figures::of(f(&a.functions), a.tasks as f64), Figures::of(f(&b.functions), b.tasks as f64));

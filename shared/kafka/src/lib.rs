@@ -16,7 +16,7 @@ mod settings;
 mod topic;
 
 pub use group::{commit_datasource_offsets, consumer_group, GroupCommitError, CONSUMER_GROUP_PREFIX};
-pub use reader::{read_ranges, Flow, RangeReader, Stop};
+pub use reader::{read_ranges, Flow, HandlerError, RangeReader, Stop};
 pub use record_time::{record_times, MAX_TIMED_PARTITIONS, RECORD_TIME_WAIT};
 pub use registry::{
     allow_local_registries, HttpSchemaRegistry, RegistrySettingsError, LOCAL_ENV as REGISTRY_LOCAL_ENV,
@@ -184,14 +184,14 @@ pub enum ReadError {
         reason: String,
     },
     /// The handler refused a record.
-    #[error("record at partition {partition} offset {offset}: {reason}")]
+    #[error("record at partition {partition} offset {offset}: {source}")]
     Handler {
         /// Partition.
         partition: i32,
         /// Offset.
         offset: i64,
         /// The handler's error.
-        reason: String,
+        source: HandlerError,
     },
     /// A malformed request.
     #[error("invalid offset range: {0}")]

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 /// Records between two readings of the clock (deadline and stall checks).
 const CLOCK_EVERY: u32 = 64;
 
+/// Why a handler refused a record: its own error, carried by [`ReadError::Handler`].
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
+
 /// What the handler wants after a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
@@ -154,7 +157,7 @@ impl RangeReader {
     pub fn read(
         &mut self,
         deadline: Option<Instant>,
-        mut handler: impl FnMut(Record<'_>) -> Result<Flow, String>,
+        mut handler: impl FnMut(Record<'_>) -> Result<Flow, HandlerError>,
     ) -> Result<Stop, ReadError> {
         let Some(consumer) = self.consumer.as_ref() else { return Ok(Stop::Complete) };
         // The clock is read on idle polls and every CLOCK_EVERY records, not per record.
@@ -182,7 +185,7 @@ impl RangeReader {
                     if o < end && o >= next {
                         let record = Record::of(&m);
                         flow =
-                            handler(record).map_err(|reason| ReadError::Handler { partition: p, offset: o, reason })?;
+                            handler(record).map_err(|source| ReadError::Handler { partition: p, offset: o, source })?;
                         self.delivered += 1;
                         self.positions.insert(p, o + 1);
                     }
@@ -261,7 +264,7 @@ pub fn read_ranges(
     ranges: &[OffsetRange],
     policy: ResetPolicy,
     deadline: Option<Instant>,
-    mut handler: impl FnMut(Record<'_>) -> Result<(), String>,
+    mut handler: impl FnMut(Record<'_>) -> Result<(), HandlerError>,
 ) -> Result<ReadOutcome, ReadError> {
     let mut reader = RangeReader::open(settings, topic, ranges, policy)?;
     reader.read(deadline, |r| handler(r).map(|()| Flow::Continue))?;

@@ -271,13 +271,13 @@ impl WireState {
     }
 
     /// The states of `template`'s aggregator for `n` groups, or why they cannot be.
-    fn into_accumulator(self, template: &Accumulator, n: usize) -> Result<Accumulator, String> {
+    fn into_accumulator(self, template: &Accumulator, n: usize) -> Result<Accumulator, StateError> {
         let mut acc = template.fresh();
-        let count = |len: usize, what: &str| {
+        let count = |len: usize, what: &'static str| {
             if len == n {
                 Ok(())
             } else {
-                Err(format!("{len} {what} for {n} groups"))
+                Err(StateError::Count { len, what, groups: n })
             }
         };
         match (&mut acc.state, self) {
@@ -285,7 +285,7 @@ impl WireState {
                 count(v.0.len(), "values")?;
                 count(s.0.len(), "flags")?;
                 if *op == sluice_format::aggregate::AggOp::Count && s.0.contains(&false) {
-                    return Err("a count without a value".into());
+                    return Err(StateError::CountWithoutValue);
                 }
                 (*vals, *seen) = (v.0, s.0);
             }
@@ -296,14 +296,14 @@ impl WireState {
                     count(e.0.len(), "exact sums")?;
                 }
                 if e.0.iter().any(|x| x.0.len() > ExactSum::MAX_PARTIALS) {
-                    return Err("an exact sum holds more partials than a double's range allows".into());
+                    return Err(StateError::ExactSumTooLong);
                 }
                 let e: Vec<ExactSum> = e.0.into_iter().map(|x| ExactSum::from_partials(x.0)).collect();
                 // A sum's rounded value is its exact one's: the one read depends on no merge.
                 for (i, x) in e.iter().enumerate().filter(|(_, x)| !x.is_empty()) {
                     let rounded = if *float { x.value() as f32 as f64 } else { x.value() };
                     if rounded.to_bits() != v.0[i].to_bits() && !(rounded.is_nan() && v.0[i].is_nan()) {
-                        return Err(format!("group {i}: a sum of {} whose exact value is {rounded}", v.0[i]));
+                        return Err(StateError::InexactSum { group: i, sum: v.0[i], exact: rounded });
                     }
                 }
                 (*vals, *seen, *exact) = (v.0, s.0, e);
@@ -316,35 +316,60 @@ impl WireState {
             (State::Sketch { lg_k, unions, .. }, WireState::Sketch { unions: u }) => {
                 count(u.0.len(), "sketches")?;
                 let lg_k = *lg_k;
-                *unions = u
-                    .0
-                    .into_iter()
-                    .map(|b| {
-                        b.map(|b| {
-                            let sketch = HllSketch::deserialize(&b).map_err(|e| format!("a damaged sketch: {e}"))?;
-                            let mut union = super::aggregator::new_union(lg_k);
-                            union.update(&sketch);
-                            Ok::<_, String>(union)
+                *unions =
+                    u.0.into_iter()
+                        .map(|b| {
+                            b.map(|b| {
+                                let sketch = HllSketch::deserialize(&b).map_err(StateError::Hll)?;
+                                let mut union = super::aggregator::new_union(lg_k);
+                                union.update(&sketch);
+                                Ok::<_, StateError>(union)
+                            })
+                            .transpose()
                         })
-                        .transpose()
-                    })
-                    .collect::<Result<_, _>>()?;
+                        .collect::<Result<_, _>>()?;
             }
             (State::Cells { agg, cells, .. }, WireState::Cells { cells: c }) => {
                 count(c.0.len(), "sketches")?;
-                let read = |b: &[u8]| -> Result<MetricCell, String> {
+                let read = |b: &[u8]| -> Result<MetricCell, StateError> {
                     match agg.op {
                         AggOp::Theta { lg_k } => Theta::from_bytes(b, lg_k).map(|t| MetricCell::Theta(Box::new(t))),
                         _ => Quantiles::from_bytes(b).map(|q| MetricCell::Quantiles(Box::new(q))),
                     }
-                    .map_err(|e| format!("a damaged sketch: {e}"))
+                    .map_err(StateError::Sketch)
                 };
                 *cells = c.0.iter().map(|b| read(b)).collect::<Result<_, _>>()?;
             }
-            _ => return Err("states of another kind of aggregator".into()),
+            _ => return Err(StateError::OtherKind),
         }
         Ok(acc)
     }
+}
+
+/// Why an aggregator's states in a partial do not fit the query's aggregator.
+#[derive(Debug, thiserror::Error)]
+enum StateError {
+    /// Not one state per group.
+    #[error("{len} {what} for {groups} groups")]
+    Count { len: usize, what: &'static str, groups: usize },
+    /// A count's group without a value.
+    #[error("a count without a value")]
+    CountWithoutValue,
+    /// An exact sum longer than any sum of doubles can be.
+    #[error("an exact sum holds more partials than a double's range allows")]
+    ExactSumTooLong,
+    /// A rounded sum that is not its exact sum's.
+    #[error("group {group}: a sum of {sum} whose exact value is {exact}")]
+    InexactSum { group: usize, sum: f64, exact: f64 },
+    /// An HLL sketch that does not read.
+    #[error("a damaged sketch: {0}")]
+    Hll(datasketches::error::Error),
+    /// A theta or quantiles sketch that does not read.
+    #[error("a damaged sketch: {0}")]
+    Sketch(sluice_format::sketches::SketchError),
+    /// States of another aggregator than the query's.
+    #[error("states of another kind of aggregator")]
+    OtherKind,
 }
 
 impl WireScalar {

@@ -24,11 +24,14 @@ const CHECK_EVERY: u64 = 64;
 pub const MAX_CHUNKS_IN_MEMORY: usize = 1_000;
 
 /// Why a record stopped ingestion.
-enum Stopped {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Stopped {
     /// Past `maxParseExceptions`: the task fails.
+    #[error(transparent)]
     Fatal(TooManyParseExceptions),
-    /// It cannot be parsed now: the read is retried.
-    Retry(String),
+    /// It cannot be parsed now (its schema unavailable): the read is retried.
+    #[error(transparent)]
+    Retry(ParseError),
 }
 
 impl From<TooManyParseExceptions> for Stopped {
@@ -126,15 +129,14 @@ impl Ingester {
     /// the error in `fatal`) past `maxParseExceptions`.
     /// A record that cannot be parsed now (its Avro schema unavailable) fails the read
     /// without `fatal`: the attempt is retried from its last checkpoint, the record uncounted.
-    pub fn ingest(&mut self, record: Record<'_>) -> Result<Flow, String> {
+    pub fn ingest(&mut self, record: Record<'_>) -> Result<Flow, Stopped> {
         match self.ingest_record(record) {
             Ok(()) => Ok(if self.must_persist() { Flow::Pause } else { Flow::Continue }),
-            Err(Stopped::Retry(reason)) => Err(reason),
             Err(Stopped::Fatal(e)) => {
-                let message = e.to_string();
-                self.fatal = Some(e);
-                Err(message)
+                self.fatal = Some(e.clone());
+                Err(Stopped::Fatal(e))
             }
+            Err(retry) => Err(retry),
         }
     }
 
@@ -174,7 +176,7 @@ impl Ingester {
                 Ok(Parsed::Filtered) => self.meters.thrown_away(),
                 Ok(Parsed::Skipped) => {}
                 // The buffer goes with the failed read: the next record allocates another.
-                Err(e) if e.retry => return Err(Stopped::Retry(e.reason)),
+                Err(e) if e.retry => return Err(Stopped::Retry(e)),
                 Err(e) => self.meters.unparseable(p, o, e.reason)?,
             }
         }

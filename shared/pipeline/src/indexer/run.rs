@@ -569,7 +569,7 @@ async fn read_step(
             if cancel.load(Ordering::Relaxed) {
                 return Ok(Flow::Pause);
             }
-            ingester.ingest(r)
+            Ok(ingester.ingest(r)?)
         });
         let indexes = if stop.is_ok() { ingester.take_indexes() } else { Vec::new() };
         Step { reader, ingester, stop, indexes, read_index: started.elapsed() }

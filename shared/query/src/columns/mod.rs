@@ -307,8 +307,9 @@ impl<'s> SegmentColumns<'s> {
             VirtualColumn::Expression { name, expression, output_type } => (name, expression, output_type),
             VirtualColumn::Joined(j) => return self.joined(j),
             VirtualColumn::NestedField(n) => {
-                let (path, cast) =
-                    n.resolved().map_err(|e| QueryError::invalid(format!("virtualColumns.{}", n.output_name), e))?;
+                let (path, cast) = n
+                    .resolved()
+                    .map_err(|e| QueryError::invalid(format!("virtualColumns.{}", n.output_name), e.to_string()))?;
                 return self.nested(&n.column_name, &path, cast);
             }
         };

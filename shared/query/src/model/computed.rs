@@ -242,18 +242,35 @@ pub enum PathPart {
     },
 }
 
+/// Why a `nested-field` virtual column's path or type cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum NestedFieldError {
+    /// `useJqSyntax`, which is not read.
+    #[error("useJqSyntax is not supported: give the path as JSONPath ($.a.b)")]
+    JqSyntax,
+    /// Neither `path` nor `pathParts`.
+    #[error("give path or pathParts")]
+    NoPath,
+    /// The path does not parse.
+    #[error(transparent)]
+    Path(#[from] sluice_format::json_path::JsonPathError),
+    /// A type values cannot be cast to.
+    #[error("expectedType {0:?} is not one of STRING, LONG, DOUBLE")]
+    ExpectedType(String),
+}
+
 impl NestedField {
     /// The path and the type values are cast to, checked.
     pub fn resolved(
         &self,
-    ) -> Result<(sluice_format::json_path::JsonPath, Option<sluice_format::expr::CastType>), String> {
+    ) -> Result<(sluice_format::json_path::JsonPath, Option<sluice_format::expr::CastType>), NestedFieldError> {
         use sluice_format::expr::CastType;
         use sluice_format::json_path::{JsonPath, Step};
         if self.use_jq_syntax == Some(true) {
-            return Err("useJqSyntax is not supported: give the path as JSONPath ($.a.b)".into());
+            return Err(NestedFieldError::JqSyntax);
         }
         let path = match (&self.path, &self.path_parts) {
-            (Some(p), _) => JsonPath::parse(p).map_err(|e| e.to_string())?,
+            (Some(p), _) => JsonPath::parse(p)?,
             (None, Some(parts)) => JsonPath(
                 parts
                     .iter()
@@ -263,13 +280,15 @@ impl NestedField {
                     })
                     .collect(),
             ),
-            (None, None) => return Err("give path or pathParts".into()),
+            (None, None) => return Err(NestedFieldError::NoPath),
         };
         let cast = match self.expected_type.as_deref().map(str::to_ascii_uppercase).as_deref() {
             None | Some("STRING") => None,
             Some("LONG") => Some(CastType::Long),
             Some("DOUBLE") | Some("FLOAT") => Some(CastType::Double),
-            Some(other) => return Err(format!("expectedType {other:?} is not one of STRING, LONG, DOUBLE")),
+            Some(other) => {
+                return Err(NestedFieldError::ExpectedType(sluice_format::text::excerpt(other, 40).into_owned()))
+            }
         };
         Ok((path, cast))
     }

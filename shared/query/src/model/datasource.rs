@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 use sluice_format::expr::{BinaryOp, Expr};
 use sluice_format::filter::Filter;
 use sluice_format::lookup::{KeyedTable, Lookups};
+use sluice_format::text::excerpt;
 use sluice_format::value::Value;
 use std::sync::Arc;
 
@@ -174,57 +175,126 @@ impl<'de> Deserialize<'de> for DataSource {
 
 const EXPECTED: &str = "expected a table name, {\"type\": \"table\", \"name\": ...} or {\"type\": \"join\", ...}";
 
+/// Why a `dataSource` cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DataSourceError {
+    /// Not a table, a table object or a join.
+    #[error("{EXPECTED}")]
+    NotATable,
+    /// A datasource type not read on the left of a native query.
+    #[error(
+        "dataSource type {0:?} is not supported on the left of a native query ({EXPECTED}); \
+         SQL reads a lookup as lookup.<name> and runs subqueries"
+    )]
+    LeftType(String),
+    /// A datasource type not read on the right of a join.
+    #[error("dataSource type {0:?} on the right of a join is not supported: expected lookup or inline")]
+    RightType(String),
+    /// More joins than the bound.
+    #[error("more than {MAX_JOINS} joins")]
+    TooManyJoins,
+    /// A field the form needs is absent (or not of the form it needs).
+    #[error("{form} needs {field}")]
+    Needs {
+        /// The form (`a join`).
+        form: &'static str,
+        /// The field and what it holds.
+        field: &'static str,
+    },
+    /// A `rightPrefix` that is empty or a prefix of `__time`.
+    #[error("join rightPrefix {0:?} must be non-empty and not a prefix of __time")]
+    RightPrefix(String),
+    /// A join type not run here.
+    #[error("joinType {0} is not supported: a right side held in memory joins LEFT or INNER")]
+    JoinType(&'static str),
+    /// No join type, or not one of Druid's.
+    #[error("joinType: expected \"LEFT\" or \"INNER\"")]
+    NoJoinType,
+    /// The right side of a `query` type, which native queries do not run.
+    #[error(
+        "a join's right side of type \"query\" is not run by native queries yet: SQL runs it \
+         (JOIN (SELECT ...)), or give its rows as an \"inline\" datasource"
+    )]
+    QueryOnTheRight,
+    /// The join condition does not parse.
+    #[error("join condition: {0}")]
+    ConditionSyntax(sluice_format::expr::ExprError),
+    /// A condition that is not equalities between the sides.
+    #[error(
+        "join condition {condition:?}: expected equalities (joined by &&, at most {MAX_JOIN_KEYS}) each between \
+         an expression of the left side and a column of the right side (\"{prefix}...\"); other conditions are \
+         not supported"
+    )]
+    Condition {
+        /// The condition, cut to a readable length.
+        condition: String,
+        /// The right side's prefix.
+        prefix: String,
+    },
+    /// The condition names a right column the right side does not have.
+    #[error("join condition {condition:?}: the right side has no column {column:?}")]
+    NoRightColumn {
+        /// The condition, cut to a readable length.
+        condition: String,
+        /// The column, cut to a readable length.
+        column: String,
+    },
+    /// A lookup joined on another column than its key `k`.
+    #[error("join condition {0:?}: a lookup is joined on its one key column \"k\"")]
+    LookupKey(String),
+    /// The inline rows do not make a table keyed by the condition's column.
+    #[error("the join's inline rows: {0}")]
+    InlineRows(sluice_format::lookup::KeyedError),
+}
+
 /// The table at the left of `value`, its joins pushed rightmost first.
-fn read(value: &Json, joins: &mut Vec<Join>) -> Result<String, String> {
+fn read(value: &Json, joins: &mut Vec<Join>) -> Result<String, DataSourceError> {
     match value {
         Json::String(s) => Ok(s.clone()),
         Json::Object(o) => match o.get("type").and_then(Json::as_str) {
             Some("table") => match o.get("name") {
                 Some(Json::String(name)) => Ok(name.clone()),
-                _ => Err(EXPECTED.into()),
+                _ => Err(DataSourceError::NotATable),
             },
             Some("join") => {
                 if joins.len() >= MAX_JOINS {
-                    return Err(format!("more than {MAX_JOINS} joins"));
+                    return Err(DataSourceError::TooManyJoins);
                 }
                 joins.push(join(o)?);
-                read(o.get("left").ok_or("a join needs \"left\"")?, joins)
+                read(o.get("left").ok_or(DataSourceError::Needs { form: "a join", field: "\"left\"" })?, joins)
             }
-            Some(kind) => Err(format!(
-                "dataSource type {:?} is not supported on the left of a native query ({EXPECTED}); \
-                 SQL reads a lookup as lookup.<name> and runs subqueries",
-                sluice_format::text::excerpt(kind, 40)
-            )),
-            None => Err(EXPECTED.into()),
+            Some(kind) => Err(DataSourceError::LeftType(excerpt(kind, 40).into_owned())),
+            None => Err(DataSourceError::NotATable),
         },
-        _ => Err(EXPECTED.into()),
+        _ => Err(DataSourceError::NotATable),
     }
 }
 
-fn join(o: &serde_json::Map<String, Json>) -> Result<Join, String> {
+fn join(o: &serde_json::Map<String, Json>) -> Result<Join, DataSourceError> {
     let prefix = match o.get("rightPrefix") {
         Some(Json::String(p)) if !p.is_empty() && !"__time".starts_with(p.as_str()) => p.clone(),
-        Some(Json::String(p)) => {
-            return Err(format!("join rightPrefix {:?} must be non-empty and not a prefix of __time", p))
-        }
-        _ => return Err("a join needs \"rightPrefix\"".into()),
+        Some(Json::String(p)) => return Err(DataSourceError::RightPrefix(excerpt(p, 40).into_owned())),
+        _ => return Err(DataSourceError::Needs { form: "a join", field: "\"rightPrefix\"" }),
     };
     let kind = match o.get("joinType").and_then(Json::as_str) {
         Some("LEFT") => JoinKind::Left,
         Some("INNER") => JoinKind::Inner,
-        Some(other @ ("RIGHT" | "FULL")) => {
-            return Err(format!("joinType {other} is not supported: a right side held in memory joins LEFT or INNER"))
-        }
-        _ => return Err("joinType: expected \"LEFT\" or \"INNER\"".into()),
+        Some("RIGHT") => return Err(DataSourceError::JoinType("RIGHT")),
+        Some("FULL") => return Err(DataSourceError::JoinType("FULL")),
+        _ => return Err(DataSourceError::NoJoinType),
     };
-    let (right, right_columns) = right_side(o.get("right").ok_or("a join needs \"right\"")?)?;
-    let condition = o.get("condition").and_then(Json::as_str).ok_or("a join needs a \"condition\" expression")?;
+    let (right, right_columns) =
+        right_side(o.get("right").ok_or(DataSourceError::Needs { form: "a join", field: "\"right\"" })?)?;
+    let condition = o
+        .get("condition")
+        .and_then(Json::as_str)
+        .ok_or(DataSourceError::Needs { form: "a join", field: "a \"condition\" expression" })?;
     let (key, right_keys) = condition_parts(condition, &prefix)?;
     if let Some(missing) = right_keys.iter().find(|k| !right_columns.contains(k)) {
-        return Err(format!(
-            "join condition {condition:?}: the right side has no column {:?}",
-            sluice_format::text::excerpt(missing, 80)
-        ));
+        return Err(DataSourceError::NoRightColumn {
+            condition: excerpt(condition, 120).into_owned(),
+            column: excerpt(missing, 80).into_owned(),
+        });
     }
     let right_key = match right_keys.as_slice() {
         [one] => one.clone(),
@@ -232,7 +302,7 @@ fn join(o: &serde_json::Map<String, Json>) -> Result<Join, String> {
     };
     let right = match right {
         RightRows::Lookup(_) if right_keys.len() > 1 => {
-            return Err(format!("join condition {condition:?}: a lookup is joined on its one key column \"k\""))
+            return Err(DataSourceError::LookupKey(excerpt(condition, 120).into_owned()))
         }
         RightRows::Lookup(name) => JoinRight::Lookup(name),
         RightRows::Inline(mut columns, mut rows) => {
@@ -246,11 +316,13 @@ fn join(o: &serde_json::Map<String, Json>) -> Result<Join, String> {
                 }
                 columns.push(COMPOSITE_KEY.to_string());
             }
-            JoinRight::Inline(KeyedTable::from_rows("inline", columns, &right_key, rows).map_err(|e| e.to_string())?)
+            JoinRight::Inline(
+                KeyedTable::from_rows("inline", columns, &right_key, rows).map_err(DataSourceError::InlineRows)?,
+            )
         }
     };
     if matches!(right, JoinRight::Lookup(_)) && right_key != "k" {
-        return Err(format!("join condition {condition:?}: a lookup is joined on its key column \"k\""));
+        return Err(DataSourceError::LookupKey(excerpt(condition, 120).into_owned()));
     }
     Ok(Join { right, right_columns, prefix, key: Arc::new(key), right_key, kind })
 }
@@ -260,19 +332,22 @@ enum RightRows {
     Inline(Vec<String>, Vec<Vec<Value>>),
 }
 
-fn right_side(value: &Json) -> Result<(RightRows, Vec<String>), String> {
+fn right_side(value: &Json) -> Result<(RightRows, Vec<String>), DataSourceError> {
     let kind = value.get("type").and_then(Json::as_str);
     match kind {
         Some("lookup") => match value.get("lookup") {
             Some(Json::String(name)) => Ok((RightRows::Lookup(name.clone()), vec!["k".into(), "v".into()])),
-            _ => Err("a lookup datasource needs \"lookup\": the lookup's name".into()),
+            _ => Err(DataSourceError::Needs { form: "a lookup datasource", field: "\"lookup\": the lookup's name" }),
         },
         Some("inline") => {
             let columns: Vec<String> = match value.get("columnNames") {
                 Some(Json::Array(a)) => a.iter().map(|c| c.as_str().map(str::to_string)).collect::<Option<_>>(),
                 _ => None,
             }
-            .ok_or("an inline datasource needs \"columnNames\": a list of names")?;
+            .ok_or(DataSourceError::Needs {
+                form: "an inline datasource",
+                field: "\"columnNames\": a list of names",
+            })?;
             let rows = match value.get("rows") {
                 Some(Json::Array(rows)) => rows
                     .iter()
@@ -280,17 +355,15 @@ fn right_side(value: &Json) -> Result<(RightRows, Vec<String>), String> {
                     .collect::<Option<Vec<Vec<Value>>>>(),
                 _ => None,
             }
-            .ok_or("an inline datasource needs \"rows\": a list of lists of values")?;
+            .ok_or(DataSourceError::Needs {
+                form: "an inline datasource",
+                field: "\"rows\": a list of lists of values",
+            })?;
             Ok((RightRows::Inline(columns.clone(), rows), columns))
         }
-        Some("query") => Err("a join's right side of type \"query\" is not run by native queries yet: \
-             SQL runs it (JOIN (SELECT ...)), or give its rows as an \"inline\" datasource"
-            .into()),
-        Some(other) => Err(format!(
-            "dataSource type {:?} on the right of a join is not supported: expected lookup or inline",
-            sluice_format::text::excerpt(other, 40)
-        )),
-        None => Err("the right side of a join needs a \"type\"".into()),
+        Some("query") => Err(DataSourceError::QueryOnTheRight),
+        Some(other) => Err(DataSourceError::RightType(excerpt(other, 40).into_owned())),
+        None => Err(DataSourceError::Needs { form: "the right side of a join", field: "a \"type\"" }),
     }
 }
 
@@ -305,7 +378,7 @@ pub const MAX_JOIN_KEYS: usize = 16;
 /// The left key and the right key columns of `condition`: one equality such as
 /// `"x" == "j.k"`, or several joined by `&&` (the left key then the values of their left sides
 /// together, null when any is null).
-fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, Vec<String>), String> {
+fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, Vec<String>), DataSourceError> {
     let mut names: Vec<String> = Vec::new();
     let parsed = sluice_format::expr::parse(condition, &mut |field| {
         names.iter().position(|n| n == field).unwrap_or_else(|| {
@@ -313,14 +386,10 @@ fn condition_parts(condition: &str, prefix: &str) -> Result<(JoinKey, Vec<String
             names.len() - 1
         })
     })
-    .map_err(|e| format!("join condition: {e}"))?;
-    let unsupported = || {
-        format!(
-            "join condition {:?}: expected equalities (joined by &&, at most {MAX_JOIN_KEYS}) each between an \
-             expression of the left side and a column of the right side (\"{prefix}...\"); other conditions are \
-             not supported",
-            sluice_format::text::excerpt(condition, 120)
-        )
+    .map_err(DataSourceError::ConditionSyntax)?;
+    let unsupported = || DataSourceError::Condition {
+        condition: excerpt(condition, 120).into_owned(),
+        prefix: excerpt(prefix, 40).into_owned(),
     };
     let mut equalities = Vec::new();
     let mut stack = vec![parsed];
@@ -406,10 +475,7 @@ pub fn apply_joins(
             if virtuals.iter().any(|v| v.name() == c.name()) {
                 return Err(QueryError::invalid(
                     "dataSource",
-                    format!(
-                        "the join's column {:?} is also a virtual column",
-                        sluice_format::text::excerpt(c.name(), 80)
-                    ),
+                    format!("the join's column {:?} is also a virtual column", excerpt(c.name(), 80)),
                 ));
             }
         }

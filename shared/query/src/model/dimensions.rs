@@ -123,11 +123,24 @@ pub enum TopNMetric {
     },
 }
 
+/// Why a topN `metric` or a dimension `ordering` cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricSpecError {
+    /// Neither a name nor a metric spec object.
+    #[error("expected a metric name or {{\"type\": \"numeric\" | \"inverted\" | \"dimension\", ...}}")]
+    NotAMetric,
+    /// A `numeric` or `inverted` metric spec without its `metric`.
+    #[error("{0} topN metric needs \"metric\"")]
+    NoMetric(&'static str),
+    /// An ordering that is not Druid's.
+    #[error("ordering {0}: expected lexicographic, alphanumeric, numeric or strlen")]
+    Ordering(String),
+}
+
 impl<'de> Deserialize<'de> for TopNMetric {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        fn parse(v: serde_json::Value) -> Result<TopNMetric, String> {
-            let expected = "expected a metric name or {\"type\": \"numeric\" | \"inverted\" | \"dimension\", ...}";
+        fn parse(v: serde_json::Value) -> Result<TopNMetric, MetricSpecError> {
             match v {
                 serde_json::Value::String(s) => Ok(TopNMetric::Numeric(s)),
                 serde_json::Value::Object(mut o) => {
@@ -135,10 +148,10 @@ impl<'de> Deserialize<'de> for TopNMetric {
                     match kind.as_str() {
                         "numeric" => match o.remove("metric") {
                             Some(serde_json::Value::String(s)) => Ok(TopNMetric::Numeric(s)),
-                            _ => Err("numeric topN metric needs \"metric\": a name".into()),
+                            _ => Err(MetricSpecError::NoMetric("numeric")),
                         },
                         "inverted" => Ok(TopNMetric::Inverted(Box::new(parse(
-                            o.remove("metric").ok_or("inverted topN metric needs \"metric\"")?,
+                            o.remove("metric").ok_or(MetricSpecError::NoMetric("inverted"))?,
                         )?))),
                         "dimension" | "lexicographic" | "alphaNumeric" => {
                             let ordering = match (kind.as_str(), o.get("ordering")) {
@@ -149,10 +162,10 @@ impl<'de> Deserialize<'de> for TopNMetric {
                             let previous_stop = o.get("previousStop").and_then(|v| v.as_str()).map(str::to_string);
                             Ok(TopNMetric::Dimension { ordering, previous_stop })
                         }
-                        _ => Err(expected.into()),
+                        _ => Err(MetricSpecError::NotAMetric),
                     }
                 }
-                _ => Err(expected.into()),
+                _ => Err(MetricSpecError::NotAMetric),
             }
         }
         parse(serde_json::Value::deserialize(d)?).map_err(D::Error::custom)
@@ -174,7 +187,7 @@ pub enum DimensionOrder {
 }
 
 impl DimensionOrder {
-    fn parse(v: &serde_json::Value) -> Result<Self, String> {
+    fn parse(v: &serde_json::Value) -> Result<Self, MetricSpecError> {
         let name = match v {
             serde_json::Value::String(s) => s.as_str(),
             serde_json::Value::Object(o) => o.get("type").and_then(|t| t.as_str()).unwrap_or(""),
@@ -185,7 +198,7 @@ impl DimensionOrder {
             "alphanumeric" => Ok(DimensionOrder::Alphanumeric),
             "numeric" => Ok(DimensionOrder::Numeric),
             "strlen" => Ok(DimensionOrder::Strlen),
-            _ => Err(format!("ordering {v}: expected lexicographic, alphanumeric, numeric or strlen")),
+            _ => Err(MetricSpecError::Ordering(sluice_format::text::excerpt(&v.to_string(), 60).into_owned())),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! string column is computed once per dictionary value and filtered through its bitmaps.
 //! `javascript` and the others are refused by name.
 
+use super::extraction_error::ExtractionError;
 use super::{DimensionSpec, VirtualColumn};
 use crate::aggregator_spec::QueryAggregator;
 use serde_json::{Map, Value};
@@ -17,7 +18,7 @@ const MAX_CASCADE: usize = 16;
 const MAX_EXPRESSION_BYTES: usize = 64 << 10;
 
 /// The column of the values of `dimension` through extraction function `f`, named `name`.
-fn column(name: String, dimension: &str, f: &Value) -> Result<VirtualColumn, String> {
+fn column(name: String, dimension: &str, f: &Value) -> Result<VirtualColumn, ExtractionError> {
     if matches!(f.get("type").and_then(Value::as_str), Some("lookup" | "registeredLookup")) {
         let lookup = super::lookup_dimensions::extraction(f)?;
         return Ok(super::lookup_dimensions::looked_up(name, dimension, lookup));
@@ -28,12 +29,12 @@ fn column(name: String, dimension: &str, f: &Value) -> Result<VirtualColumn, Str
 
 /// Points the dimensions with an extraction function at virtual columns holding the values
 /// through it.
-pub fn fold_dimensions(dims: &mut [DimensionSpec], virtuals: &mut Vec<VirtualColumn>) -> Result<(), String> {
+pub fn fold_dimensions(dims: &mut [DimensionSpec], virtuals: &mut Vec<VirtualColumn>) -> Result<(), ExtractionError> {
     for d in dims {
         if let Some(f) = d.extraction.take() {
             let name = format!("__extraction{}:{}", virtuals.len(), d.output_name);
             virtuals.push(
-                column(name.clone(), &d.dimension, &f).map_err(|e| format!("dimension {:?}: {e}", d.output_name))?,
+                column(name.clone(), &d.dimension, &f).map_err(|e| e.at(format!("dimension {:?}", d.output_name)))?,
             );
             d.dimension = name;
         }
@@ -48,7 +49,7 @@ pub fn fold_filters(
     filter: Option<&mut Filter>,
     aggregators: &mut [QueryAggregator],
     virtuals: &mut Vec<VirtualColumn>,
-) -> Result<(), String> {
+) -> Result<(), ExtractionError> {
     if let Some(f) = filter {
         fold_filter(f, virtuals)?;
     }
@@ -75,9 +76,9 @@ pub fn fold_filters(
     Ok(())
 }
 
-fn fold_filter(filter: &mut Filter, virtuals: &mut Vec<VirtualColumn>) -> Result<(), String> {
+fn fold_filter(filter: &mut Filter, virtuals: &mut Vec<VirtualColumn>) -> Result<(), ExtractionError> {
     if let Filter::Interval { extraction_fn: Some(_), .. } = filter {
-        return Err("an interval filter with an extractionFn is not supported".into());
+        return Err(ExtractionError::Unsupported("an interval filter with an extractionFn is not supported"));
     }
     match filter {
         Filter::And { fields } | Filter::Or { fields } => {
@@ -89,7 +90,7 @@ fn fold_filter(filter: &mut Filter, virtuals: &mut Vec<VirtualColumn>) -> Result
                 if let Some(f) = extraction.take() {
                     let name = format!("__extraction{}:{dimension}", virtuals.len());
                     virtuals.push(
-                        column(name.clone(), dimension, &f).map_err(|e| format!("filter on {dimension:?}: {e}"))?,
+                        column(name.clone(), dimension, &f).map_err(|e| e.at(format!("filter on {dimension:?}")))?,
                     );
                     *dimension = name;
                 }
@@ -109,13 +110,14 @@ fn literal(s: &str) -> String {
 }
 
 /// The expression applying extraction function `f` to the value of expression `input`.
-pub fn expression(f: &Value, input: &str) -> Result<String, String> {
+pub fn expression(f: &Value, input: &str) -> Result<String, ExtractionError> {
     expression_at(f, input, 0)
 }
 
-fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String> {
-    let Value::Object(o) = f else { return Err("extractionFn: expected an object".into()) };
-    let kind = o.get("type").and_then(Value::as_str).ok_or("extractionFn needs a \"type\"")?;
+fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, ExtractionError> {
+    let Value::Object(o) = f else { return Err(ExtractionError::NotAnObject) };
+    let needs = |form, field| ExtractionError::Needs { form, field };
+    let kind = o.get("type").and_then(Value::as_str).ok_or(needs("extractionFn", "a \"type\""))?;
     let text = |k: &str| o.get(k).and_then(Value::as_str);
     let int = |k: &str| o.get(k).and_then(Value::as_i64);
     let flag = |k: &str| o.get(k).and_then(Value::as_bool).unwrap_or(false);
@@ -126,13 +128,13 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
         "substring" => {
             let index = int("index").unwrap_or(0);
             if index < 0 {
-                return Err("substring needs \"index\" >= 0".into());
+                return Err(ExtractionError::OutOfRange { form: "substring", expected: "\"index\" >= 0" });
             }
             let length = int("length").unwrap_or(-1);
             format!("if(strlen({input}) > {index}, substring({input}, {index}, {length}), null)")
         }
         "regex" => {
-            let pattern = text("expr").ok_or("a regex extractionFn needs \"expr\"")?;
+            let pattern = text("expr").ok_or(needs("a regex extractionFn", "\"expr\""))?;
             let index = int("index").unwrap_or(1).max(0);
             let missing = match (flag("replaceMissingValue"), text("replaceMissingValueWith")) {
                 (true, Some(r)) => literal(r),
@@ -142,19 +144,19 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
             format!("nvl(regexp_extract({input}, {}, {index}), {missing})", literal(pattern))
         }
         "partial" => {
-            let pattern = text("expr").ok_or("a partial extractionFn needs \"expr\"")?;
+            let pattern = text("expr").ok_or(needs("a partial extractionFn", "\"expr\""))?;
             format!("if(regexp_like({input}, {}), {input}, null)", literal(pattern))
         }
         "searchQuery" => {
-            let query = o.get("query").ok_or("a searchQuery extractionFn needs \"query\"")?;
+            let query = o.get("query").ok_or(needs("a searchQuery extractionFn", "\"query\""))?;
             format!("if({}, {input}, null)", search_test(query, input)?)
         }
         "timeFormat" => {
             if input != "__time" {
-                return Err("timeFormat applies to __time here".into());
+                return Err(ExtractionError::Unsupported("timeFormat applies to __time here"));
             }
             let zone = text("timeZone").unwrap_or("UTC");
-            sluice_format::expr::time_zone(zone).map_err(|e| format!("timeFormat timeZone: {e}"))?;
+            sluice_format::expr::time_zone(zone).map_err(ExtractionError::TimeZone)?;
             // The granularity buckets in its own zone (UTC when it names none), as Druid's does;
             // `asMillis` is about reading string input, which `__time` is not.
             let time = match o.get("granularity") {
@@ -176,57 +178,76 @@ fn expression_at(f: &Value, input: &str, depth: usize) -> Result<String, String>
             let size = o.get("size").and_then(Value::as_f64).unwrap_or(1.0);
             let offset = o.get("offset").and_then(Value::as_f64).unwrap_or(0.0);
             if !(size.is_finite() && size > 0.0 && offset.is_finite()) {
-                return Err("bucket needs a positive \"size\" and a finite \"offset\"".into());
+                return Err(ExtractionError::OutOfRange {
+                    form: "bucket",
+                    expected: "a positive \"size\" and a finite \"offset\"",
+                });
             }
             let bucket = format!("(floor((cast({input}, 'DOUBLE') - {offset:?}) / {size:?}) * {size:?} + {offset:?})");
             // A whole bucket is written without a fraction, as Druid writes it.
             format!("if(floor({bucket}) == {bucket}, cast({bucket}, 'LONG'), {bucket})")
         }
         "stringFormat" => {
-            let pattern = text("format").ok_or("a stringFormat extractionFn needs \"format\"")?;
+            let pattern = text("format").ok_or(needs("a stringFormat extractionFn", "\"format\""))?;
             let call = |value: &str| format!("format({}, {value})", literal(pattern));
             match text("nullHandling").unwrap_or("nullString") {
                 "nullString" => call(&format!("nvl({input}, 'null')")),
                 "emptyString" => call(&format!("nvl({input}, '')")),
                 "returnNull" => format!("if(isnull({input}), null, {})", call(input)),
-                other => return Err(format!("stringFormat nullHandling {other:?}: expected nullString, emptyString or returnNull")),
+                other => {
+                    return Err(ExtractionError::NotAChoice {
+                        field: "stringFormat nullHandling",
+                        value: sluice_format::text::excerpt(other, 40).into_owned(),
+                        expected: "nullString, emptyString or returnNull",
+                    })
+                }
             }
         }
         "cascade" => {
-            let fns = o.get("extractionFns").and_then(Value::as_array).ok_or("a cascade needs \"extractionFns\"")?;
+            let fns =
+                o.get("extractionFns").and_then(Value::as_array).ok_or(needs("a cascade", "\"extractionFns\""))?;
             if fns.len() > MAX_CASCADE || depth > MAX_CASCADE {
-                return Err(format!("a cascade chains at most {MAX_CASCADE} functions"));
+                return Err(ExtractionError::CascadeTooLong(MAX_CASCADE));
             }
             let mut out = input.to_string();
             for f in fns {
                 out = expression_at(f, &out, depth + 1)?;
                 if out.len() > MAX_EXPRESSION_BYTES {
-                    return Err(format!("the cascade's expression passes {MAX_EXPRESSION_BYTES} bytes"));
+                    return Err(ExtractionError::ExpressionTooLong(MAX_EXPRESSION_BYTES));
                 }
             }
             out
         }
         "registeredLookup" => {
-            let name = text("lookup").ok_or("a registeredLookup extractionFn needs \"lookup\"")?;
+            let name = text("lookup").ok_or(needs("a registeredLookup extractionFn", "\"lookup\""))?;
             lookup(o, input, name)?
         }
-        "lookup" => return Err("an inline lookup extractionFn inside a cascade is not supported: register the lookup".into()),
+        "lookup" => {
+            return Err(ExtractionError::Unsupported(
+                "an inline lookup extractionFn inside a cascade is not supported: register the lookup",
+            ))
+        }
         "identity" => input.to_string(),
-        "javascript" => return Err("javascript extraction functions are not supported (Druid disables JavaScript by default)".into()),
+        "javascript" => {
+            return Err(ExtractionError::Unsupported(
+                "javascript extraction functions are not supported (Druid disables JavaScript by default)",
+            ))
+        }
         other => {
-            return Err(format!(
-                "extractionFn type {:?} is not supported: expected substring, upper, lower, strlen, regex, partial, searchQuery, timeFormat, bucket, stringFormat, cascade, lookup or registeredLookup",
-                sluice_format::text::excerpt(other, 40)
+            return Err(ExtractionError::unknown_type(
+                other,
+                "substring, upper, lower, strlen, regex, partial, searchQuery, timeFormat, bucket, stringFormat, \
+                 cascade, lookup or registeredLookup",
             ))
         }
     })
 }
 
-fn lookup(o: &Map<String, Value>, input: &str, name: &str) -> Result<String, String> {
+fn lookup(o: &Map<String, Value>, input: &str, name: &str) -> Result<String, ExtractionError> {
     let retain = o.get("retainMissingValue").and_then(Value::as_bool).unwrap_or(false);
     let replace = o.get("replaceMissingValueWith").and_then(Value::as_str).filter(|s| !s.is_empty());
     Ok(match (retain, replace) {
-        (true, Some(_)) => return Err("retainMissingValue and replaceMissingValueWith cannot both be set".into()),
+        (true, Some(_)) => return Err(ExtractionError::MissingValueConflict),
         (true, None) => format!("nvl(lookup({input}, {}), {input})", literal(name)),
         (false, Some(r)) => format!("lookup({input}, {}, {})", literal(name), literal(r)),
         (false, None) => format!("lookup({input}, {})", literal(name)),
@@ -234,9 +255,9 @@ fn lookup(o: &Map<String, Value>, input: &str, name: &str) -> Result<String, Str
 }
 
 /// A search query spec as a boolean expression over `input`.
-fn search_test(query: &Value, input: &str) -> Result<String, String> {
+fn search_test(query: &Value, input: &str) -> Result<String, ExtractionError> {
     let spec: sluice_format::search::SearchSpec =
-        serde_json::from_value(query.clone()).map_err(|e| format!("search query: {e}"))?;
+        serde_json::from_value(query.clone()).map_err(ExtractionError::SearchQuery)?;
     use sluice_format::search::SearchSpec;
     let contains = |value: &str, case_sensitive: bool| {
         let f = if case_sensitive { "contains_string" } else { "icontains_string" };
@@ -258,8 +279,8 @@ fn search_test(query: &Value, input: &str) -> Result<String, String> {
 }
 
 /// The ISO period and zone a granularity buckets by (`None` for `all` and `none`).
-fn period_of(g: &Value) -> Result<Option<(String, Option<String>)>, String> {
-    let named = |name: &str| -> Result<Option<(String, Option<String>)>, String> {
+fn period_of(g: &Value) -> Result<Option<(String, Option<String>)>, ExtractionError> {
+    let named = |name: &str| -> Result<Option<(String, Option<String>)>, ExtractionError> {
         let period = match name.to_ascii_lowercase().as_str() {
             "all" | "none" => return Ok(None),
             "second" => "PT1S",
@@ -276,7 +297,9 @@ fn period_of(g: &Value) -> Result<Option<(String, Option<String>)>, String> {
             "month" => "P1M",
             "quarter" => "P3M",
             "year" => "P1Y",
-            other => return Err(format!("granularity {other:?} is not a Druid granularity name")),
+            other => {
+                return Err(ExtractionError::UnknownGranularity(sluice_format::text::excerpt(other, 40).into_owned()))
+            }
         };
         Ok(Some((period.to_string(), None)))
     };
@@ -285,20 +308,32 @@ fn period_of(g: &Value) -> Result<Option<(String, Option<String>)>, String> {
         Value::Object(o) => match o.get("type").and_then(Value::as_str) {
             Some("period") => {
                 if o.get("origin").is_some_and(|v| !v.is_null()) {
-                    return Err("a timeFormat granularity with an origin is not supported".into());
+                    return Err(ExtractionError::Unsupported(
+                        "a timeFormat granularity with an origin is not supported",
+                    ));
                 }
-                let period = o.get("period").and_then(Value::as_str).ok_or("a period granularity needs \"period\"")?;
+                let period = o
+                    .get("period")
+                    .and_then(Value::as_str)
+                    .ok_or(ExtractionError::Needs { form: "a period granularity", field: "\"period\"" })?;
                 Ok(Some((period.to_string(), o.get("timeZone").and_then(Value::as_str).map(str::to_string))))
             }
             Some("duration") => {
                 let ms = o.get("duration").and_then(Value::as_i64).filter(|ms| *ms > 0 && ms % 1000 == 0);
-                let ms = ms.ok_or("a timeFormat duration granularity must be whole seconds")?;
+                let ms = ms.ok_or(ExtractionError::OutOfRange {
+                    form: "a timeFormat duration granularity",
+                    expected: "a \"duration\" of whole seconds",
+                })?;
                 Ok(Some((format!("PT{}S", ms / 1000), None)))
             }
             Some(name) => named(name),
-            None => Err("a granularity object needs \"type\"".into()),
+            None => Err(ExtractionError::Needs { form: "a granularity object", field: "\"type\"" }),
         },
-        _ => Err("granularity: expected a name or an object".into()),
+        _ => Err(ExtractionError::NotAChoice {
+            field: "granularity",
+            value: sluice_format::text::excerpt(&g.to_string(), 40).into_owned(),
+            expected: "a name or an object",
+        }),
     }
 }
 
@@ -335,7 +370,8 @@ mod tests {
         assert_eq!(run(json!({"type": "bucket", "size": 2.5}), &x, V::Long(5), 0), V::Long(5), "a whole bucket");
         let deep = json!({"type": "cascade", "extractionFns": vec![json!({"type": "searchQuery",
             "query": {"type": "fragment", "values": ["a", "b", "c"]}}); 16]});
-        assert!(expression(&deep, &x).is_err_and(|e| e.contains("bytes")), "refused before it is built");
+        let refusal = expression(&deep, &x).expect_err("refused before it is built");
+        assert!(matches!(refusal, ExtractionError::ExpressionTooLong(_)), "{refusal}");
         let format = json!({"type": "stringFormat", "format": "ns:%s", "nullHandling": "returnNull"});
         assert_eq!(run(format.clone(), &x, s("Main"), 0), s("ns:Main"));
         assert_eq!(run(format, &x, V::Null, 0), V::Null);

@@ -5,6 +5,7 @@
 //! as any other column.
 
 use super::datasource::{JoinKey, JoinRight, JoinedColumn, Missing};
+use super::extraction_error::ExtractionError;
 use super::{DimensionSpec, VirtualColumn};
 use serde_json::{Map, Value};
 use sluice_format::expr::Expr;
@@ -21,65 +22,67 @@ pub struct DimensionLookup {
 }
 
 /// Reads the lookup of a `lookup` dimension spec (`o` is the spec's object).
-pub fn lookup_spec(o: &Map<String, Value>) -> Result<DimensionLookup, String> {
+pub fn lookup_spec(o: &Map<String, Value>) -> Result<DimensionLookup, ExtractionError> {
     let right = match (o.get("name"), o.get("lookup")) {
         (Some(Value::String(name)), None) => JoinRight::Lookup(name.clone()),
         (None, Some(map)) => JoinRight::Inline(inline_map(map)?),
         _ => {
-            return Err(
-                "a lookup dimension spec needs either \"name\" (a registered lookup) or \"lookup\" (a map)".into()
-            )
+            return Err(ExtractionError::Needs {
+                form: "a lookup dimension spec",
+                field: "either \"name\" (a registered lookup) or \"lookup\" (a map)",
+            })
         }
     };
     Ok(DimensionLookup { right, missing: missing(o)? })
 }
 
 /// Reads an `extractionFn` that is a lookup; any other is refused by name.
-pub fn extraction(f: &Value) -> Result<DimensionLookup, String> {
+pub fn extraction(f: &Value) -> Result<DimensionLookup, ExtractionError> {
     let Value::Object(o) = f else {
-        return Err("extractionFn: expected an object".into());
+        return Err(ExtractionError::NotAnObject);
     };
     let right = match o.get("type").and_then(Value::as_str) {
         Some("registeredLookup") => match o.get("lookup") {
             Some(Value::String(name)) => JoinRight::Lookup(name.clone()),
-            _ => return Err("a registeredLookup extractionFn needs \"lookup\": a lookup's name".into()),
+            _ => {
+                return Err(ExtractionError::Needs {
+                    form: "a registeredLookup extractionFn",
+                    field: "\"lookup\": a lookup's name",
+                })
+            }
         },
-        Some("lookup") => {
-            JoinRight::Inline(inline_map(o.get("lookup").ok_or("a lookup extractionFn needs \"lookup\"")?)?)
-        }
-        Some(other) => {
-            return Err(format!(
-                "extractionFn type {:?} is not supported: only registeredLookup and lookup are",
-                sluice_format::text::excerpt(other, 40)
-            ))
-        }
-        None => return Err("extractionFn needs a \"type\"".into()),
+        Some("lookup") => JoinRight::Inline(inline_map(
+            o.get("lookup").ok_or(ExtractionError::Needs { form: "a lookup extractionFn", field: "\"lookup\"" })?,
+        )?),
+        Some(other) => return Err(ExtractionError::unknown_type(other, "registeredLookup or lookup")),
+        None => return Err(ExtractionError::Needs { form: "extractionFn", field: "a \"type\"" }),
     };
     Ok(DimensionLookup { right, missing: missing(o)? })
 }
 
-fn inline_map(v: &Value) -> Result<Arc<KeyedTable>, String> {
+fn inline_map(v: &Value) -> Result<Arc<KeyedTable>, ExtractionError> {
     if v.get("type").and_then(Value::as_str) != Some("map") {
-        return Err("an inline lookup must be {\"type\": \"map\", \"map\": {...}}".into());
+        return Err(ExtractionError::Needs { form: "an inline lookup", field: "{\"type\": \"map\", \"map\": {...}}" });
     }
     let Some(Value::Object(map)) = v.get("map") else {
-        return Err("an inline lookup needs \"map\": an object of strings".into());
+        return Err(ExtractionError::Needs { form: "an inline lookup", field: "\"map\": an object of strings" });
     };
     use sluice_format::value::Value as Cell;
     let mut keyed = Vec::with_capacity(map.len());
     for (k, v) in map {
-        let v = v.as_str().ok_or_else(|| format!("the inline lookup's value of {k:?} is not a string"))?;
+        let v =
+            v.as_str().ok_or_else(|| ExtractionError::NotAString(sluice_format::text::excerpt(k, 80).into_owned()))?;
         keyed.push(vec![Cell::String(k.clone()), Cell::String(v.to_string())]);
     }
     // Named by its content, so that equal maps share cached partials and others do not.
-    KeyedTable::from_rows("inline", vec!["k".into(), "v".into()], "k", keyed).map_err(|e| e.to_string())
+    KeyedTable::from_rows("inline", vec!["k".into(), "v".into()], "k", keyed).map_err(ExtractionError::InlineMap)
 }
 
-fn missing(o: &Map<String, Value>) -> Result<Missing, String> {
+fn missing(o: &Map<String, Value>) -> Result<Missing, ExtractionError> {
     let retain = o.get("retainMissingValue").and_then(Value::as_bool).unwrap_or(false);
     let replace = o.get("replaceMissingValueWith").and_then(Value::as_str).filter(|s| !s.is_empty());
     match (retain, replace) {
-        (true, Some(_)) => Err("retainMissingValue and replaceMissingValueWith cannot both be set".into()),
+        (true, Some(_)) => Err(ExtractionError::MissingValueConflict),
         (true, None) => Ok(Missing::Retain),
         (false, Some(r)) => Ok(Missing::Replace(r.to_string())),
         (false, None) => Ok(Missing::Null),

@@ -5,15 +5,19 @@
 mod computed;
 mod datasource;
 mod dimensions;
+mod extraction_error;
 mod extractions;
 mod group_clauses;
 mod lookup_dimensions;
 mod read_columns;
 mod search_query;
 
-pub use computed::{PostAggregator, VirtualColumn};
-pub use datasource::{DataSource, Join, JoinKey, JoinKind, JoinRight, JoinedColumn, Missing, MAX_JOINS};
-pub use dimensions::{DimensionOrder, DimensionSpec, OutputType, TopNMetric};
+pub use computed::{NestedFieldError, PostAggregator, VirtualColumn};
+pub use datasource::{
+    DataSource, DataSourceError, Join, JoinKey, JoinKind, JoinRight, JoinedColumn, Missing, MAX_JOINS,
+};
+pub use dimensions::{DimensionOrder, DimensionSpec, MetricSpecError, OutputType, TopNMetric};
+pub use extraction_error::ExtractionError;
 pub use group_clauses::{Having, LimitSpec, OrderByColumn};
 pub use lookup_dimensions::DimensionLookup;
 pub use search_query::SearchQuery;
@@ -111,7 +115,7 @@ impl Query {
     /// Folds the datasource's joins into the query's virtual columns and filter
     /// ([`datasource::apply_joins`]); a query type that reads no rows refuses joins.
     pub(crate) fn apply_joins(&mut self) -> Result<(), QueryError> {
-        let invalid = |e: String| QueryError::invalid("extractionFn", e);
+        let invalid = |e: ExtractionError| QueryError::invalid("extractionFn", e.to_string());
         match self {
             Query::Timeseries(q) => {
                 let c = &mut q.common;
