@@ -12,20 +12,25 @@
 //! body does not name it, from the golden datasource, group and batch task) must be the key the
 //! file holds. A change to a body or a key that breaks reading an old item fails here; a
 //! deliberate change adds the old shape as a new file with its reading.
+//!
+//! Between them, the items as this release writes them hold every state and kind of a body (a
+//! task's states, a replace's kinds, a split's input sources, ...): a variant added to one of
+//! these enums fails to compile here until it is listed, and then fails until an item holds it.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sluice_format::summary::{ColumnSummary, DoubleSummary, LongSummary, StringSummary};
 use sluice_layout::autoscaler::AutoscalerItem;
-use sluice_layout::batch::{BatchIdItem, BatchSpecItem, BatchTaskItem, SplitItem};
+use sluice_layout::batch::{BatchIdItem, BatchSpecItem, BatchState, BatchTaskItem, PieceSource, SplitItem, SplitState};
 use sluice_layout::coordinator::{CompactionItem, RulesItem};
-use sluice_layout::datasource::{OffsetsItem, PlanItem, SpecItem, SpecVersion, StatsItem};
+use sluice_layout::datasource::{OffsetsItem, PlanItem, SpecItem, SpecVersion, StatsItem, SupervisorState};
 use sluice_layout::grouping::GroupingItem;
 use sluice_layout::keys::{self, datasource_pk};
 use sluice_layout::lookup::LookupItem;
-use sluice_layout::replace::{GuardItem, ReplaceCounter, ReplaceItem};
+use sluice_layout::replace::{GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState};
 use sluice_layout::report::TaskReport;
-use sluice_layout::task::{Checkpoint, TaskId, TaskItem};
+use sluice_layout::task::{Checkpoint, TaskId, TaskItem, TaskState};
 use sluice_layout::timeline::{ChunkItem, SegmentRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -171,4 +176,93 @@ fn an_item_an_earlier_release_cannot_have_written_fails_to_read() {
     let mut bad = Golden { pk: plan.pk, sk: plan.sk, body: plan.body, reads_as: None };
     bad.body.as_object_mut().expect("a plan item is an object").remove("nextStart");
     assert!(kinds["plan"](&bad).is_err());
+}
+
+/// The values of `$enum`'s variants as items spell them. The match is exhaustive: a variant
+/// added to the enum fails to compile here until it is listed (and so checked below).
+macro_rules! variants {
+    ($enum:ident: $($variant:ident),+) => {{
+        let _every = |v: $enum| match v {
+            $($enum::$variant)|+ => (),
+        };
+        vec![$(serde_json::to_value($enum::$variant).expect("a variant writes")),+]
+    }};
+}
+
+/// The `type` of each variant of an internally tagged enum, as items spell it.
+fn tags<T: Serialize>(every: &[T]) -> Vec<Value> {
+    every.iter().map(|v| serde_json::to_value(v).expect("a variant writes")["type"].clone()).collect()
+}
+
+/// Where a piece of input is: every kind.
+fn piece_sources() -> Vec<Value> {
+    let every = [
+        PieceSource::Inline,
+        PieceSource::Local { path: String::new() },
+        PieceSource::S3 { bucket: String::new(), key: String::new() },
+    ];
+    // Exhaustive: a kind added fails to compile here until it is listed above.
+    let _every = |p: &PieceSource| match p {
+        PieceSource::Inline | PieceSource::Local { .. } | PieceSource::S3 { .. } => (),
+    };
+    tags(&every)
+}
+
+/// What a segment's summary says of a column: every kind.
+fn column_summaries() -> Vec<Value> {
+    let every = [
+        ColumnSummary::String(StringSummary::default()),
+        ColumnSummary::Long(LongSummary::default()),
+        ColumnSummary::Double(DoubleSummary::default()),
+        ColumnSummary::Other,
+    ];
+    // Exhaustive: a kind added fails to compile here until it is listed above.
+    let _every = |c: &ColumnSummary| match c {
+        ColumnSummary::String(_) | ColumnSummary::Long(_) | ColumnSummary::Double(_) | ColumnSummary::Other => (),
+    };
+    tags(&every)
+}
+
+/// The values at `path` in `value`; `*` is every element of an array or value of an object.
+fn values_at<'a>(value: &'a Value, path: &[&str]) -> Vec<&'a Value> {
+    match path.split_first() {
+        None => vec![value],
+        Some((&"*", rest)) => match value {
+            Value::Array(items) => items.iter().flat_map(|v| values_at(v, rest)).collect(),
+            Value::Object(fields) => fields.values().flat_map(|v| values_at(v, rest)).collect(),
+            _ => Vec::new(),
+        },
+        Some((field, rest)) => value.get(*field).map_or_else(Vec::new, |v| values_at(v, rest)),
+    }
+}
+
+#[test]
+fn every_state_and_kind_is_in_an_item_as_this_release_writes_it() {
+    // A report is of a finished task only: published or failed.
+    let finished = [TaskState::Published, TaskState::Failed].map(|s| serde_json::to_value(s).expect("a state writes"));
+    let cases: Vec<(&str, &[&str], Vec<Value>)> = vec![
+        ("spec", &["state"], variants!(SupervisorState: Running, Suspended, Terminated)),
+        ("task", &["state"], variants!(TaskState: Planned, Running, Incomplete, Complete, Published, Failed)),
+        ("report", &["state"], finished.to_vec()),
+        ("replace", &["kind"], variants!(ReplaceKind: Compact, Drop, Append, Overwrite)),
+        ("replace", &["state"], variants!(ReplaceState: Running, Published, Abandoned)),
+        ("batch-task", &["state"], variants!(BatchState: Running, Published, Failed)),
+        ("split", &["state"], variants!(SplitState: Pending, Running, Done, Failed)),
+        ("split", &["pieces", "*", "source", "type"], piece_sources()),
+        ("segment", &["summary", "columns", "*", "type"], column_summaries()),
+    ];
+    for (folder, path, wanted) in cases {
+        let written = |f: &PathBuf| f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("written"));
+        let bodies: Vec<Value> = files(&items_dir().join(folder))
+            .iter()
+            .filter(|f| written(f))
+            .map(|f| {
+                serde_json::from_str::<Golden>(&std::fs::read_to_string(f).expect("read golden")).expect("JSON").body
+            })
+            .collect();
+        let seen: Vec<&Value> = bodies.iter().flat_map(|b| values_at(b, path)).collect();
+        for value in wanted {
+            assert!(seen.contains(&&value), "{folder}: no written item holds {value} at {}", path.join("."));
+        }
+    }
 }
