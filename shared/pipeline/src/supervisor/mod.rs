@@ -28,11 +28,11 @@
 mod autoscale;
 mod cleanup;
 mod group;
+mod grouping;
 mod groups;
 mod ops;
 mod outcome;
 mod pass;
-mod plan;
 mod regroup;
 mod stats;
 mod step;
@@ -40,10 +40,10 @@ mod watermarks;
 
 pub use crate::layout::autoscaler::AutoscalerItem;
 pub use autoscale::{read_item as read_autoscaler, simulate as simulate_autoscaler, AutoscalerStatus};
+pub use group::{initial_offset, next_ranges, record_budget};
 pub use ops::{reset, reset_offsets, status, PartitionStatus, Status, RESET_WARNING};
 pub use outcome::{offset_at, DatasourcePass};
 pub use pass::{run_pass, supervise};
-pub use plan::{initial_offset, next_ranges, record_budget};
 
 use crate::invoker::InvokeError;
 use crate::item::DatasourceError;

@@ -2,7 +2,7 @@
 //! (suspend, resume and terminate are [`crate::datasource::set_state`]).
 
 use super::autoscale::{read_item, simulate, AutoscalerStatus};
-use super::regroup::{self, Grouping};
+use super::grouping::{self, Grouping};
 use super::{queryable_offsets, StatsItem, SupervisorError, TopicOffsets};
 use crate::datasource;
 use crate::indexer::MeterTotals;
@@ -81,7 +81,7 @@ pub async fn status(meta: &dyn MetadataStore, datasource: &str) -> Result<Status
         Some(item) => parse_body(datasource, &item)?,
         None => StatsItem::default(),
     };
-    let grouping = regroup::read(meta, datasource).await?.map(|g| g.item);
+    let grouping = grouping::read(meta, datasource).await?.map(|g| g.item);
     let epoch = grouping.as_ref().map_or(first_epoch(), |g| g.epoch);
     let mut committed = TopicOffsets::new();
     let mut totals = grouping.as_ref().map(|g| g.earlier_totals).unwrap_or_default();
@@ -162,7 +162,7 @@ async fn active_grouping(
     datasource: &str,
     spec_task_count: u32,
 ) -> Result<(Option<Grouping>, Fresh), SupervisorError> {
-    let grouping = regroup::read(meta, datasource).await?;
+    let grouping = grouping::read(meta, datasource).await?;
     if let Some(g) = &grouping {
         if g.item.change.as_ref().is_some_and(|c| c.snapshot.is_some()) {
             return Err(SupervisorError::Invalid {

@@ -5,6 +5,7 @@
 
 use super::autoscale;
 use super::cleanup::{clean_up, Handled};
+use super::grouping;
 use super::groups::{group_inputs, pass_groups, PassContext};
 use super::outcome::DatasourcePass;
 use super::regroup;
@@ -41,7 +42,7 @@ pub(super) async fn step(
     let settings = ConsumerSettings::new(&spec.io.consumer_properties)
         .map_err(|e| SupervisorError::Invalid { datasource: name.into(), reason: e.to_string() })?;
     crate::task::refuse_earlier_layout(meta, name).await?;
-    let Some(mut grouping) = regroup::load(meta, name, spec.io.task_count.max(1), &spec.io.source).await? else {
+    let Some(mut grouping) = grouping::load(meta, name, spec.io.task_count.max(1), &spec.io.source).await? else {
         return Ok((pass, false));
     };
     if grouping.item.change.as_ref().is_some_and(|c| c.snapshot.is_some()) {
@@ -52,7 +53,7 @@ pub(super) async fn step(
     let marks = topic_watermarks(name, &settings, &grouping.item).await?;
     pass.high = marks.iter().map(|(t, m)| (t.clone(), m.iter().map(|(p, w)| (*p, w.high)).collect())).collect();
     let found = marks.iter().map(|(t, m)| (t.clone(), m.keys().copied().collect())).collect();
-    if !regroup::record_topics(meta, name, &mut grouping, &found).await? {
+    if !grouping::record_topics(meta, name, &mut grouping, &found).await? {
         return Ok((pass, false));
     }
     let (inputs, mut tasks) = group_inputs(meta, name, &marks, &grouping.item).await?;
