@@ -12,7 +12,7 @@ use sluice_format::index::IndexConfig;
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec_value;
-use sluice_query::{execute, execute_cached, parse_query, PartialCache, Query, QuerySegment};
+use sluice_query::{execute, execute_within, parse_query, PartialCache, Query, QuerySegment};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -200,10 +200,10 @@ fn growing(list: &[BenchQuery], segments: &[QuerySegment], repeat: usize) -> Res
         let (mut grown, mut hits, mut misses) = (f64::INFINITY, 0, 0);
         for _ in 0..repeat.max(1) {
             let cache = std::sync::Arc::new(PartialCache::default());
-            execute_cached(&query, &segments[..old], deadline, 3_600_000, &cache)?;
+            execute_within(&query, &segments[..old], deadline, 3_600_000, Some(&cache))?;
             let before = cache.stats();
             let start = std::time::Instant::now();
-            let got = execute_cached(&query, segments, deadline, 3_600_000, &cache)?;
+            let got = execute_within(&query, segments, deadline, 3_600_000, Some(&cache))?;
             grown = grown.min(start.elapsed().as_secs_f64() * 1000.0);
             if got != want {
                 bail!("{}: the cached answer differs: {got} against {want}", q.name);
@@ -212,8 +212,9 @@ fn growing(list: &[BenchQuery], segments: &[QuerySegment], repeat: usize) -> Res
             (hits, misses) = (after.hits - before.hits, after.misses - before.misses);
         }
         let cache = std::sync::Arc::new(PartialCache::default());
-        execute_cached(&query, segments, deadline, 3_600_000, &cache)?;
-        let (again, _) = super::best(repeat, || Ok(execute_cached(&query, segments, deadline, 3_600_000, &cache)?))?;
+        execute_within(&query, segments, deadline, 3_600_000, Some(&cache))?;
+        let (again, _) =
+            super::best(repeat, || Ok(execute_within(&query, segments, deadline, 3_600_000, Some(&cache))?))?;
         out.push(Growth {
             query: q.name,
             uncached_ms: uncached.as_secs_f64() * 1000.0,

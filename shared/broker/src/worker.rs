@@ -15,7 +15,7 @@ use crate::protocol::{
 use crate::scatter::{gather, Scatter};
 use async_trait::async_trait;
 use futures::{FutureExt, StreamExt, TryStreamExt};
-use sluice_query::{parse_query, partial_cached, Partial, QueryError, QuerySegment, SegmentCache};
+use sluice_query::{parse_query, partial_within, Partial, QueryError, QuerySegment, SegmentCache};
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -261,7 +261,8 @@ impl Worker {
             let into = merged.take();
             merged = Some(
                 tokio::task::spawn_blocking(move || {
-                    let partial = without_partials(partial_cached(&query, &segments, deadline, timeout_ms, &partials))?;
+                    let partial =
+                        without_partials(partial_within(&query, &segments, deadline, timeout_ms, Some(&partials)))?;
                     // The chunk's segments are closed as soon as they are computed.
                     drop(segments);
                     match into {
@@ -284,7 +285,7 @@ impl Worker {
         );
         let partial = match merged {
             Some(partial) => partial,
-            None => without_partials(partial_cached(&query, &[], deadline, timeout_ms, &partials))?,
+            None => without_partials(partial_within(&query, &[], deadline, timeout_ms, Some(&partials)))?,
         };
         Ok((partial, cached))
     }

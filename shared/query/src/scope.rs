@@ -3,7 +3,7 @@
 //! work instead of running on after its caller gave up), the lookups it sees (one version
 //! each, bound to the query by its caller), and its filter leaves compiled once
 //! (a regular expression or LIKE pattern is compiled once per query, not once per segment).
-//! [`crate::execute`] and [`crate::execute_until`] open the scope on their thread; work the
+//! [`crate::execute`] and [`crate::execute_within`] open the scope on their thread; work the
 //! query hands to other threads takes it along ([`current`], [`enter`]). Outside a scope
 //! nothing is kept.
 

@@ -6,7 +6,7 @@
 
 use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::ranged::{read_parts, ReadPlan};
-use super::{execute_cached, execute_until, parse_query, PartialCache, Query, QueryError, QuerySegment};
+use super::{execute_within, parse_query, PartialCache, Query, QueryError, QuerySegment};
 use sluice_catalog::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
 use sluice_catalog::timeline::SegmentRecord;
 use sluice_catalog::timeline_cache::{queried_segments, TimelineCache};
@@ -462,12 +462,9 @@ pub async fn execute_records(
     let plan = ReadPlan::of(&query);
     let segments = open_records(store, cache, query.datasource(), records, plan.as_ref()).await?;
     let partials = cache.map(|c| c.partials.clone());
-    tokio::task::spawn_blocking(move || match partials {
-        Some(partials) => execute_cached(&query, &segments, deadline, timeout_ms, &partials),
-        None => execute_until(&query, &segments, deadline, timeout_ms),
-    })
-    .await
-    .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
+    tokio::task::spawn_blocking(move || execute_within(&query, &segments, deadline, timeout_ms, partials.as_ref()))
+        .await
+        .map_err(|e| QueryError::Source(format!("the query engine failed: {e}")))?
 }
 
 /// `work`'s outcome, or [`QueryError::Timeout`] after `timeout_ms`. An engine already running

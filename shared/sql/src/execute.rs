@@ -159,9 +159,8 @@ fn rows_into<'a>(
             }
             Input::Nothing | Input::Windowed(_) | Input::Union(_) => Arc::new(Vec::new()),
         };
-        let result = tokio::task::spawn_blocking(move || match partials {
-            Some(p) => sluice_query::execute_cached(&query, &segments, deadline.at, deadline.timeout_ms, &p),
-            None => sluice_query::execute_until(&query, &segments, deadline.at, deadline.timeout_ms),
+        let result = tokio::task::spawn_blocking(move || {
+            sluice_query::execute_within(&query, &segments, deadline.at, deadline.timeout_ms, partials.as_ref())
         })
         .await
         .map_err(|e| SqlError::Query(sluice_query::QueryError::Source(format!("the query engine failed: {e}"))))??;

@@ -76,7 +76,7 @@ fn a_repeated_query_computes_only_the_segments_new_since_its_last_run() {
     let cache = std::sync::Arc::new(sluice_query::PartialCache::default());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let cached = |segs: &[QuerySegment]| {
-        sluice_query::execute_cached(&query, segs, deadline, 60_000, &cache).expect("query runs")
+        sluice_query::execute_within(&query, segs, deadline, 60_000, Some(&cache)).expect("query runs")
     };
     // The datasource grows: the first run sees two thirds of its segments.
     let old = segments.len() * 2 / 3;
@@ -91,7 +91,7 @@ fn a_repeated_query_computes_only_the_segments_new_since_its_last_run() {
     let mut other = text.clone();
     other["filter"] = json!({"type": "selector", "dimension": "city", "value": "Oslo"});
     let other = parse_query(&other.to_string()).expect("parses");
-    sluice_query::execute_cached(&other, &segments, deadline, 60_000, &cache).expect("runs");
+    sluice_query::execute_within(&other, &segments, deadline, 60_000, Some(&cache)).expect("runs");
     assert_eq!(cache.stats().hits, second.hits);
 }
 

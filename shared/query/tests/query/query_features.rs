@@ -3,7 +3,7 @@
 //! having and limitSpec details, scan orders and formats, empty-bucket filling.
 
 use serde_json::{json, Value};
-use sluice_query::{execute, execute_until, parse_query, QueryError, QuerySegment};
+use sluice_query::{execute, execute_within, parse_query, QueryError, QuerySegment};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -226,9 +226,9 @@ fn a_query_past_its_deadline_stops_at_the_next_segment() {
             q["intervals"] = json!(["2020-01-01/2020-01-03"]);
         }
         let parsed = parse_query(&q.to_string()).expect("query parses");
-        let late = execute_until(&parsed, segments(), Instant::now(), 7);
+        let late = execute_within(&parsed, segments(), Instant::now(), 7, None);
         assert!(matches!(late, Err(QueryError::Timeout(7))), "{}: {late:?}", q["queryType"]);
-        let in_time = execute_until(&parsed, segments(), Instant::now() + Duration::from_secs(60), 60_000);
+        let in_time = execute_within(&parsed, segments(), Instant::now() + Duration::from_secs(60), 60_000, None);
         assert_eq!(in_time.expect("in time"), execute(&parsed, segments()).expect("runs"), "{}", q["queryType"]);
     }
 }
