@@ -1,3 +1,5 @@
+//! Unit tests of the incremental index: rollup, dictionaries, bitmaps and persists.
+
 use super::*;
 use crate::input::{Parsed, RecordParser};
 use crate::segment::Segment;

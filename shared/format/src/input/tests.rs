@@ -1,3 +1,6 @@
+//! Unit tests of record parsing: every input format, flattening, timestamps and the
+//! per-record errors.
+
 use super::*;
 use crate::row::DimValue;
 use crate::spec::load_spec_value;

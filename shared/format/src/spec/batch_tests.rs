@@ -1,3 +1,5 @@
+//! Unit tests of the batch ingestion spec: input sources, partitioning and what is refused.
+
 use super::*;
 use crate::spec::InputFormat;
 

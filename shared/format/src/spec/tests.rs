@@ -1,3 +1,5 @@
+//! Unit tests of the supervisor spec: loading, defaults and what is refused.
+
 use super::*;
 use crate::granularity::Granularity;
 

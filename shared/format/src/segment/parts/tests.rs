@@ -1,3 +1,5 @@
+//! Unit tests of the segment parts: each encoding written and read back.
+
 use super::*;
 
 #[test]
