@@ -100,32 +100,71 @@ fn cmp_dims(
     Ok(Ordering::Equal)
 }
 
-/// Computes the merged order of the inputs' rows (each input is sorted already).
+/// Whether input `a`'s next row comes before input `b`'s: by time, then dimensions, then input
+/// number (a total order, so the merged order does not depend on how the inputs are visited).
+fn before(
+    cols: &mut [Columns<'_>],
+    (time, row): (&[i64], &[usize]),
+    strings: &[bool],
+    a: usize,
+    b: usize,
+) -> Result<bool, Failed> {
+    Ok(match time[a].cmp(&time[b]) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        Ordering::Equal => match cmp_dims(cols, (a, row[a]), (b, row[b]), strings)? {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => a < b,
+        },
+    })
+}
+
+/// Restores the heap of inputs (each before its children) below `at`.
+fn sift_down(
+    heap: &mut [usize],
+    mut at: usize,
+    cols: &mut [Columns<'_>],
+    next: (&[i64], &[usize]),
+    strings: &[bool],
+) -> Result<(), Failed> {
+    loop {
+        let left = 2 * at + 1;
+        if left >= heap.len() {
+            return Ok(());
+        }
+        let right = left + 1;
+        let child =
+            if right < heap.len() && before(cols, next, strings, heap[right], heap[left])? { right } else { left };
+        if !before(cols, next, strings, heap[child], heap[at])? {
+            return Ok(());
+        }
+        heap.swap(child, at);
+        at = child;
+    }
+}
+
+/// Computes the merged order of the inputs' rows (each input is sorted already): a k-way merge
+/// through a heap of the inputs by their next row, so a row costs O(log k) comparisons however
+/// many inputs there are (and one or two while the same input keeps coming first, as inputs
+/// of consecutive time ranges do).
 pub fn merged_order(cols: &mut [Columns<'_>], strings: &[bool], rollup: bool) -> Result<MergedOrder, Failed> {
     let k = cols.len();
     let total: usize = cols.iter().map(|c| c.rows).sum();
     let mut row = vec![0usize; k];
     let mut time = vec![0i64; k];
-    let mut live: Vec<usize> = (0..k).filter(|&i| cols[i].rows > 0).collect();
-    for &i in &live {
+    let mut heap: Vec<usize> = (0..k).filter(|&i| cols[i].rows > 0).collect();
+    for &i in &heap {
         time[i] = cols[i].times.get(0).map_err(|e| (i, e))?;
+    }
+    for at in (0..heap.len() / 2).rev() {
+        sift_down(&mut heap, at, cols, (&time, &row), strings)?;
     }
     let mut entries = Vec::with_capacity(total);
     let mut starts = rollup.then(Vec::new);
     let mut prev: Vec<OwnedKey> = strings.iter().map(|_| OwnedKey::default()).collect();
     let mut prev_time = None;
-    while let Some(&first) = live.first() {
-        let mut best = first;
-        for &i in &live[1..] {
-            let earlier = match time[i].cmp(&time[best]) {
-                Ordering::Less => true,
-                Ordering::Greater => false,
-                Ordering::Equal => cmp_dims(cols, (i, row[i]), (best, row[best]), strings)? == Ordering::Less,
-            };
-            if earlier {
-                best = i;
-            }
-        }
+    while let Some(&best) = heap.first() {
         let r = row[best];
         entries.push(((best as u64) << ROW_BITS) | r as u64);
         if let Some(starts) = &mut starts {
@@ -149,8 +188,9 @@ pub fn merged_order(cols: &mut [Columns<'_>], strings: &[bool], rollup: bool) ->
         if row[best] < cols[best].rows {
             time[best] = cols[best].times.get(row[best]).map_err(|e| (best, e))?;
         } else {
-            live.retain(|&i| i != best);
+            heap.swap_remove(0);
         }
+        sift_down(&mut heap, 0, cols, (&time, &row), strings)?;
     }
     Ok(MergedOrder { entries, starts })
 }
