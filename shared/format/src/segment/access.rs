@@ -114,9 +114,15 @@ pub struct Codes<'a> {
     remap: Vec<u32>,
     max_id: i64,
     block: Vec<u32>,
-    raw: Vec<i64>,
     /// The row of the block's first code.
     first: usize,
+}
+
+thread_local! {
+    /// The ids of the block a [`Codes`] loads, before they are checked and mapped: one buffer
+    /// per thread, not one per column of every input (a merge of many small segments opens
+    /// thousands of them at once).
+    static RAW_IDS: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Codes<'_> {
@@ -135,20 +141,21 @@ impl Codes<'_> {
     #[cold]
     fn load(&mut self, row: usize) -> Result<(), FormatError> {
         self.block.clear();
-        let raw = &mut self.raw;
-        let first = load_block(&self.part, row, |b| self.part.long_block(b, raw))?;
-        for (j, &id) in self.raw.iter().enumerate() {
-            match checked(id, self.max_id, &self.remap, first + j) {
-                Ok(code) => self.block.push(code),
-                Err(e) => {
-                    // A block that failed to read is not read from again.
-                    self.block.clear();
-                    return Err(e);
+        RAW_IDS.with_borrow_mut(|raw| {
+            let first = load_block(&self.part, row, |b| self.part.long_block(b, raw))?;
+            for (j, &id) in raw.iter().enumerate() {
+                match checked(id, self.max_id, &self.remap, first + j) {
+                    Ok(code) => self.block.push(code),
+                    Err(e) => {
+                        // A block that failed to read is not read from again.
+                        self.block.clear();
+                        return Err(e);
+                    }
                 }
             }
-        }
-        self.first = first;
-        Ok(())
+            self.first = first;
+            Ok(())
+        })
     }
 }
 
@@ -370,7 +377,6 @@ impl<'a> Columns<'a> {
                             remap: remap.clone(),
                             max_id,
                             block: Vec::new(),
-                            raw: Vec::new(),
                             first: 0,
                         }),
                         Some(o) => Dim::Multi {
