@@ -23,7 +23,17 @@ pub fn execute_within(
     timeout_ms: u64,
     partials: Option<&Arc<PartialCache>>,
 ) -> Result<serde_json::Value, QueryError> {
-    let scoped = || scope::run(Some((deadline, timeout_ms)), query.source().lookups.clone(), || run(query, segments));
+    within(query, (deadline, timeout_ms), partials, || run(query, segments))
+}
+
+/// `work` in `query`'s scope with its deadline, through `partials` when given.
+fn within<T>(
+    query: &Query,
+    deadline: (Instant, u64),
+    partials: Option<&Arc<PartialCache>>,
+    work: impl FnOnce() -> T,
+) -> T {
+    let scoped = || scope::run(Some(deadline), query.source().lookups.clone(), work);
     match partials {
         Some(p) => partial_cache::enter(p.clone(), scoped),
         None => scoped(),
@@ -78,13 +88,7 @@ pub fn partial_within(
     timeout_ms: u64,
     partials: Option<&Arc<PartialCache>>,
 ) -> Result<Option<Partial>, QueryError> {
-    let scoped = || {
-        scope::run(Some((deadline, timeout_ms)), query.source().lookups.clone(), || partial_in_scope(query, segments))
-    };
-    match partials {
-        Some(p) => partial_cache::enter(p.clone(), scoped),
-        None => scoped(),
-    }
+    within(query, (deadline, timeout_ms), partials, || partial_in_scope(query, segments))
 }
 
 fn partial_in_scope(query: &Query, segments: &[QuerySegment]) -> Result<Option<Partial>, QueryError> {

@@ -38,9 +38,7 @@ impl Grouping {
             Err(e) => Err(e),
         }
     }
-}
 
-impl Grouping {
     /// Forgets the partitions of the epoch's first read (a reset): the next pass reads them
     /// again, and each starts where `useEarliestOffset` says. False when another writer won.
     pub async fn forget_initial_partitions(&mut self, meta: &dyn MetadataStore, name: &str) -> Result<bool, MetaError> {
