@@ -115,8 +115,10 @@ pub struct CompactReport {
 /// Why a pass stopped.
 pub type CompactError = ReplaceError;
 
-/// Applies `datasource`'s retention rules and compaction configuration until nothing is left
-/// to drop or compact (or [`MAX_ROUNDS`] rounds), then cleans up finished replaces.
+/// Applies `datasource`'s retention rules and compaction configuration, in rounds while a
+/// round leaves work it could not take (a chunk compacted in part, a span overlapping another)
+/// and made progress (at most [`MAX_ROUNDS`]), then cleans up finished replaces. Each round
+/// reads the timeline again; segments appended meanwhile wait for the next pass.
 pub async fn compact(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
@@ -141,38 +143,67 @@ pub async fn compact(
             segment_records(meta, datasource).await?.into_iter().filter(|(_, v)| *v).map(|(r, _)| r).collect();
         let (kept, doomed): (Vec<_>, Vec<_>) =
             visible.into_iter().partition(|s| retained(&rules, s.interval, options.now_ms));
-        let mut progress = false;
         for batch in batches(&doomed) {
             if drop_segments(meta, store, datasource, batch, &guards, &mut report, options).await? {
                 report.segments_dropped += batch.len() as u64;
-                progress = true;
             }
         }
         let (Some(config), Some(compression)) = (&config, compression) else { break };
         let round = Round { guards: &guards, config, compression, options };
-        for (span, segments) in units(config, &kept) {
+        let (units, mut left) = units(config, &kept);
+        let mut progress = false;
+        for (span, segments) in units {
             if options.past_deadline() {
                 report.skipped.push(format!("{datasource}: the pass reached its deadline; the next one goes on"));
-                break;
+                return Ok(finish(report, meta, store, datasource, options, started).await?);
             }
-            progress |= round.compact_chunk(meta, store, datasource, span, segments, &mut report).await?;
+            match round.compact_chunk(meta, store, datasource, span, segments, &mut report).await? {
+                Chunk::Untouched => {}
+                Chunk::Compacted { whole } => {
+                    progress = true;
+                    left |= !whole;
+                }
+            }
         }
-        if !progress {
+        if !(progress && left) {
             break;
         }
     }
+    finish(report, meta, store, datasource, options, started).await
+}
+
+/// Cleans up finished replaces and times the pass.
+async fn finish(
+    mut report: CompactReport,
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    datasource: &str,
+    options: &CompactOptions,
+    started: Instant,
+) -> Result<CompactReport, CompactError> {
     report.replaces_cleaned +=
         replace::clean_up(meta, store, datasource, options.now_ms, options.grace_ms).await? as u64;
     report.pass_secs = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
+/// What a round did to one chunk.
+enum Chunk {
+    /// Nothing: too few segments to gain, incompatible or corrupt ones, or a conflict.
+    Untouched,
+    /// Compacted: all its segments (`whole`) or as many as one compaction takes.
+    Compacted { whole: bool },
+}
+
 /// The chunks to compact, oldest first, each with the visible segments it is made of: a chunk
 /// awaiting compaction under its own interval; under the configuration's `segmentGranularity`,
 /// the coarser chunk holding it, made of every segment within it (finer chunks compacted into
 /// a coarser one), or for a chunk coarser than the granularity the span of the finer chunks it
-/// is cut into.
-fn units<'a>(config: &CompactionConfig, visible: &'a [SegmentRecord]) -> Vec<(Interval, Vec<&'a SegmentRecord>)> {
+/// is cut into. True beside them when spans were left for a later round.
+fn units<'a>(
+    config: &CompactionConfig,
+    visible: &'a [SegmentRecord],
+) -> (Vec<(Interval, Vec<&'a SegmentRecord>)>, bool) {
     let mut out: BTreeMap<Interval, Vec<&SegmentRecord>> = BTreeMap::new();
     for chunk in plan(config, visible).awaiting {
         let c = chunk.interval;
@@ -191,12 +222,15 @@ fn units<'a>(config: &CompactionConfig, visible: &'a [SegmentRecord]) -> Vec<(In
     // Overlapping spans (a chunk cut into finer ones, and one of those) would replace the same
     // segments and write the same chunks: one per round, the others in the next.
     let mut chosen: Vec<(Interval, Vec<&SegmentRecord>)> = Vec::new();
+    let mut deferred = false;
     for (span, segments) in out {
         if chosen.iter().all(|(c, _)| c.end <= span.start || span.end <= c.start) {
             chosen.push((span, segments));
+        } else {
+            deferred = true;
         }
     }
-    chosen
+    (chosen, deferred)
 }
 
 /// Records in groups one replace can take: at most [`MAX_REPLACED`] records starting at no
@@ -229,8 +263,7 @@ struct Round<'a> {
 }
 
 impl Round<'_> {
-    /// Compacts the smallest of a chunk's visible segments (as many as one compaction takes);
-    /// false when it did nothing (too few to gain, incompatible, corrupt, or a conflict).
+    /// Compacts the smallest of a chunk's visible segments (as many as one compaction takes).
     async fn compact_chunk(
         &self,
         meta: &dyn MetadataStore,
@@ -239,7 +272,7 @@ impl Round<'_> {
         interval: Interval,
         mut segments: Vec<&SegmentRecord>,
         report: &mut CompactReport,
-    ) -> Result<bool, CompactError> {
+    ) -> Result<Chunk, CompactError> {
         // Above every version in the span: its chunks may already hold this pass's segments
         // (a chunk compacted in parts), whose keys a new version must not repeat.
         let version = newer_version(self.options.now_ms, segments.iter().map(|s| s.version.as_str()));
@@ -250,6 +283,7 @@ impl Round<'_> {
         let (mut bytes, mut rows) = (0, 0);
         let mut starts = BTreeSet::new();
         let mut taken: Vec<SegmentRecord> = Vec::new();
+        let considered = segments.len();
         for s in segments.into_iter().take(MAX_REPLACED) {
             bytes += s.num_bytes;
             rows += s.num_rows;
@@ -266,13 +300,13 @@ impl Round<'_> {
         let restated = changes.is_some() && taken.iter().any(|s| s.compaction_state != changes);
         let fewer = rows.div_ceil(self.config.max_rows_per_segment).max(1) < taken.len() as u64;
         if !(fewer || regranulated || restated) {
-            return Ok(false);
+            return Ok(Chunk::Untouched);
         }
         let inputs = match fetch(store, &taken).await {
             Ok(inputs) => inputs,
             Err(Fetch::Corrupt(reason)) => {
                 report.skipped.push(format!("{datasource} {interval}: {reason}"));
-                return Ok(false);
+                return Ok(Chunk::Untouched);
             }
             Err(Fetch::Storage(object, source)) => return Err(ReplaceError::Storage { object, source }),
         };
@@ -284,11 +318,11 @@ impl Round<'_> {
             Ok(Ok(outputs)) => outputs,
             Ok(Err(e)) => {
                 report.skipped.push(format!("{datasource} {interval}: {e}"));
-                return Ok(false);
+                return Ok(Chunk::Untouched);
             }
             Err(e) => {
                 report.skipped.push(format!("{datasource} {interval}: merge panicked: {e}"));
-                return Ok(false);
+                return Ok(Chunk::Untouched);
             }
         };
         let mut intervals: Vec<Interval> = outputs.iter().map(|(i, _)| *i).collect();
@@ -313,7 +347,7 @@ impl Round<'_> {
                 Err(e) => {
                     give_up(meta, store, datasource, &begun, &written).await;
                     report.skipped.push(format!("{datasource} {chunk}: compacted segment: {e}"));
-                    return Ok(false);
+                    return Ok(Chunk::Untouched);
                 }
             };
             let wrote = async {
@@ -341,13 +375,14 @@ impl Round<'_> {
         let published =
             replace_publish(meta, store, datasource, &begun, &taken, &written, self.guards, self.options, report)
                 .await?;
-        if published {
-            report.chunks_compacted += 1;
-            report.segments_compacted += taken.len() as u64;
-            report.segments_written += written.len() as u64;
-            report.rows_compacted += rows;
+        if !published {
+            return Ok(Chunk::Untouched);
         }
-        Ok(published)
+        report.chunks_compacted += 1;
+        report.segments_compacted += taken.len() as u64;
+        report.segments_written += written.len() as u64;
+        report.rows_compacted += rows;
+        Ok(Chunk::Compacted { whole: taken.len() == considered })
     }
 }
 
@@ -530,18 +565,20 @@ mod tests {
         };
         // Day 0: hours 0 and 5 and the day's own segment; day 1: hour 30.
         let visible = vec![hourly(0, 0), hourly(0, 1), hourly(5, 0), daily(0), hourly(30, 0)];
-        let got: Vec<(Interval, usize)> =
-            units(&config("DAY"), &visible).into_iter().map(|(t, s)| (t, s.len())).collect();
+        let (got, deferred) = units(&config("DAY"), &visible);
+        assert!(!deferred, "nothing left for a later round");
+        let got: Vec<(Interval, usize)> = got.into_iter().map(|(t, s)| (t, s.len())).collect();
         let day = |d: i64| Interval::new(d * 24 * HOUR, (d + 1) * 24 * HOUR);
         assert_eq!(got, vec![(day(0), 4), (day(1), 1)], "every segment within its day, once per day");
         let coarse = [daily(0)];
-        let finer = units(&config("HOUR"), &coarse);
+        let (finer, _) = units(&config("HOUR"), &coarse);
         assert_eq!(finer.iter().map(|(t, s)| (*t, s.len())).collect::<Vec<_>>(), vec![(day(0), 1)], "cut by hour");
         assert_eq!(split_by(&config("HOUR"), day(0)), config("HOUR").segment_granularity);
         let overlapping = [daily(0), hourly(0, 0), hourly(0, 1)];
-        let one: Vec<(Interval, usize)> =
-            units(&config("HOUR"), &overlapping).into_iter().map(|(t, s)| (t, s.len())).collect();
+        let (one, deferred) = units(&config("HOUR"), &overlapping);
+        let one: Vec<(Interval, usize)> = one.into_iter().map(|(t, s)| (t, s.len())).collect();
         assert_eq!(one, vec![(Interval::new(0, HOUR), 2)], "the day is cut in the next round");
+        assert!(deferred, "and the round says so");
         assert_eq!(split_by(&config("DAY"), day(0)), None);
     }
 }
