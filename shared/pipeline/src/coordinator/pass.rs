@@ -155,7 +155,7 @@ pub async fn compact(
         for (span, segments) in units {
             if options.past_deadline() {
                 report.skipped.push(format!("{datasource}: the pass reached its deadline; the next one goes on"));
-                return Ok(finish(report, meta, store, datasource, options, started).await?);
+                return finish(report, meta, store, datasource, options, started).await;
             }
             match round.compact_chunk(meta, store, datasource, span, segments, &mut report).await? {
                 Chunk::Untouched => {}
