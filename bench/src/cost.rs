@@ -1,5 +1,6 @@
-//! `sluice bench cost`: the monthly AWS cost of Sluice at steady ingest rates, computed from a
-//! `bench pipeline` report, beside an always-on Druid ingestion cluster for the same rates.
+//! `sluice bench cost`: the monthly AWS cost of Sluice's ingestion at steady rates, computed
+//! from a `bench pipeline` report, beside Druid's Kafka tasks for the same rates; the whole
+//! deployment's bill follows (`cost_bill`).
 //!
 //! Every per-function figure (seconds, DynamoDB units, S3 requests) is fitted as
 //! `fixed per invocation + per row` from the report's two phases: the throughput phase (few
@@ -93,9 +94,33 @@ pub struct CostArgs {
     /// for each (checkpoints every second, every 5 seconds).
     #[arg(long, value_delimiter = ',', default_values = ["bench/results/pipeline-realtime.json", "bench/results/pipeline-realtime-5s.json"])]
     pub(super) realtime_reports: Vec<PathBuf>,
-    /// A `bench fragments --out` report: the cost of compacting every row once.
+    /// A `bench fragments --out` report of small segments (the default 1,440 a day): with
+    /// `--large-compaction-report`, compaction's cost per segment and per row.
     #[arg(long, default_value = "bench/results/compaction.json")]
     pub(super) compaction_report: PathBuf,
+    /// A `bench fragments --out` report of the same rows in larger segments (`--per-chunk 7`):
+    /// with `--compaction-report`, compaction's cost per segment and per row.
+    #[arg(long, default_value = "bench/results/compaction-57k.json")]
+    pub(super) large_compaction_report: PathBuf,
+    /// A `bench fanout` output: the query load's seconds per row (its one-function column).
+    #[arg(long, default_value = "bench/results/fanout-20m.txt")]
+    pub(super) fanout_report: PathBuf,
+    /// The whole bill's retention, days.
+    #[arg(long, default_value_t = 30.0)]
+    pub(super) retention_days: f64,
+    /// The whole bill's dashboard queries a minute.
+    #[arg(long, default_value_t = 10.0)]
+    pub(super) queries_per_minute: f64,
+    /// Minutes of the latest rows each dashboard query reads.
+    #[arg(long, default_value_t = 60.0)]
+    pub(super) query_window_minutes: f64,
+    /// Minutes between compaction passes (`CompactionScheduleExpression` in `template.yaml`).
+    #[arg(long, default_value_t = 60.0)]
+    pub(super) compaction_every_minutes: f64,
+    /// Hours of the latest rows compaction leaves as they are (`skipOffsetFromLatest`'s
+    /// default: P1D).
+    #[arg(long, default_value_t = 24.0)]
+    pub(super) skip_offset_hours: f64,
 }
 
 /// Reads a `bench pipeline --out` report.
@@ -105,6 +130,34 @@ pub(super) fn read_report(path: &std::path::Path) -> Result<PipelineReport> {
 }
 
 impl CostArgs {
+    /// The defaults, their paths under the repository root (the committed reports).
+    #[cfg(test)]
+    pub(super) fn committed() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            cost: CostArgs,
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut args = Cli::parse_from(["cost"]).cost;
+        for path in [
+            &mut args.report,
+            &mut args.persists_report,
+            &mut args.sized_report,
+            &mut args.checkpoints_report,
+            &mut args.segments_report,
+            &mut args.compaction_report,
+            &mut args.large_compaction_report,
+            &mut args.fanout_report,
+        ] {
+            *path = root.join(&path);
+        }
+        args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
+        args.realtime_reports = args.realtime_reports.iter().map(|p| root.join(p)).collect();
+        args
+    }
+
     /// The model of the reports named.
     pub(super) fn model(&self) -> Result<CostModel> {
         let scale = self.scale_reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>>>()?;
@@ -301,21 +354,7 @@ impl CostModel {
     /// The model of the committed reports (`bench/results`), as `bench cost` reads them.
     #[cfg(test)]
     pub(super) fn committed() -> Self {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Cli {
-            #[command(flatten)]
-            cost: CostArgs,
-        }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut args = Cli::parse_from(["cost"]).cost;
-        args.report = root.join(&args.report);
-        args.scale_reports = args.scale_reports.iter().map(|p| root.join(p)).collect();
-        args.persists_report = root.join(&args.persists_report);
-        args.sized_report = root.join(&args.sized_report);
-        args.checkpoints_report = root.join(&args.checkpoints_report);
-        args.segments_report = root.join(&args.segments_report);
-        args.model().expect("the committed reports")
+        CostArgs::committed().model().expect("the committed reports")
     }
 
     /// The monthly cost at `rate` rows/s.

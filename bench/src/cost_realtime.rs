@@ -39,7 +39,7 @@ const BUSY: f64 = 0.85;
 /// `ioConfig.taskDuration`'s default, seconds.
 const TASK_DURATION_SECS: f64 = 3600.0;
 /// `sluiceConfig.maxRecordsPerTask`'s default.
-const MAX_RECORDS_PER_TASK: f64 = 2_000_000.0;
+pub(super) const MAX_RECORDS_PER_TASK: f64 = 2_000_000.0;
 /// `sluiceConfig.taskTimeBudget`'s default, seconds: one invocation per group per budget.
 const TASK_BUDGET_SECS: f64 = 600.0;
 /// Seconds an indexer watching a live task runs before it sees a heartbeat (each pass watches

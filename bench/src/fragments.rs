@@ -29,7 +29,7 @@ use sluice_pipeline::task::TaskId;
 use sluice_pipeline::timeline::visible_segments;
 use sluice_query::QuerySegment;
 use sluice_report::Meters;
-use sluice_store::metadata::{open_metadata, MeteredMeta};
+use sluice_store::metadata::{open_metadata, MetadataStore, MeteredMeta};
 use sluice_store::storage::{open_store, MeteredStore};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,6 +75,22 @@ pub struct CompactionRun {
     pub merge_secs: f64,
     /// Requests and units of the pass.
     pub meters: Meters,
+    /// One read of the fragmented day's timeline (what a query or a pass reads first).
+    pub timeline: TimelineRead,
+    /// One read of the compacted day's timeline, its replaced records cleaned up.
+    pub compacted_timeline: TimelineRead,
+}
+
+/// One read of a datasource's visible segment records through metered embedded stores.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineRead {
+    /// Records read.
+    pub records: u64,
+    /// DynamoDB read units the read counts.
+    pub read_units: f64,
+    /// Seconds it took (reading the embedded store's files and parsing the records).
+    pub secs: f64,
 }
 
 /// Memory of the compactor function in `template.yaml`.
@@ -128,6 +144,15 @@ pub fn run(args: FragmentsArgs) -> Result<()> {
         run.meters.read_units,
         run.meters.write_units,
     );
+    for (when, t) in [("before", &run.timeline), ("after", &run.compacted_timeline)] {
+        println!(
+            "timeline read {when} the pass: {} records in {:.1} ms ({:.1} µs and {:.2} read units per record)",
+            t.records,
+            t.secs * 1e3,
+            t.secs * 1e6 / t.records.max(1) as f64,
+            t.read_units / t.records.max(1) as f64
+        );
+    }
     if let Some(out) = &args.out {
         std::fs::write(out, serde_json::to_string_pretty(&run)? + "\n")?;
     }
@@ -173,10 +198,15 @@ async fn compact_day(
         publish_segment(meta.as_ref(), store.as_ref(), datasource, at, object, Some(task)).await?;
         fragmented.push(segment_file(&files, &format!("fragment-{seq}"), *interval, bytes.clone())?);
     }
+    let timeline = read_timeline(meta.clone(), datasource).await?;
     let billing = Arc::new(Billing::default());
     let metered_meta = MeteredMeta::new(meta.clone(), billing.clone());
     let metered_store = MeteredStore::new(store.clone(), billing.clone());
     let report = compact(&metered_meta, &metered_store, datasource, &CompactOptions::at(now_ms())).await?;
+    // Once the grace has passed, a pass cleans up the replaced records: the timeline as it stays.
+    let after_grace = CompactOptions { grace_ms: 0, ..CompactOptions::at(now_ms()) };
+    compact(meta.as_ref(), store.as_ref(), datasource, &after_grace).await?;
+    let compacted_timeline = read_timeline(meta.clone(), datasource).await?;
     let mut compacted = Vec::new();
     for (i, r) in visible_segments(meta.as_ref(), datasource).await?.into_iter().enumerate() {
         let bytes = store.get(&r.key).await?.to_vec();
@@ -191,8 +221,20 @@ async fn compact_day(
         pass_secs: report.pass_secs,
         merge_secs: report.merge_secs,
         meters: billing.read(),
+        timeline,
+        compacted_timeline,
     };
     Ok((run, fragmented, compacted))
+}
+
+/// Reads `datasource`'s timeline once through a metered store: its records, units and seconds.
+async fn read_timeline(meta: Arc<dyn MetadataStore>, datasource: &str) -> Result<TimelineRead> {
+    let billing = Arc::new(Billing::default());
+    let metered = MeteredMeta::new(meta, billing.clone());
+    let started = std::time::Instant::now();
+    let records = visible_segments(&metered, datasource).await?.len() as u64;
+    let secs = started.elapsed().as_secs_f64();
+    Ok(TimelineRead { records, read_units: billing.read().read_units, secs })
 }
 
 fn segment_file(dir: &Path, name: &str, interval: Interval, bytes: Vec<u8>) -> Result<QuerySegment> {

@@ -8,7 +8,7 @@ mod avro_rows;
 mod batch;
 mod billing;
 mod cost;
-mod cost_compaction;
+mod cost_bill;
 mod cost_figures;
 mod cost_hydrants;
 mod cost_realtime;
@@ -64,8 +64,9 @@ pub enum BenchCommand {
     /// embedded backends: end-to-end rate beside the indexer-only rate, time per stage, peak
     /// memory, bytes per row, freshness and lag under steady production.
     Pipeline(PipelineArgs),
-    /// The monthly AWS cost at 1k to 1M rows/s from a `bench pipeline` report, beside an
-    /// always-on Druid ingestion cluster (Markdown).
+    /// The monthly AWS cost at 1k to 1M rows/s from `bench pipeline` reports, ingestion per
+    /// mode beside Druid's Kafka tasks, then the whole bill (ingestion, compaction, storage and
+    /// a query load) beside Druid's smallest production cluster (Markdown).
     Cost(CostArgs),
     /// Druid queries over the published segment format, single-threaded, beside DuckDB over
     /// Parquet and chdb over MergeTree.
@@ -111,7 +112,7 @@ pub fn run(command: BenchCommand, host: &dyn Host) -> Result<()> {
         BenchCommand::Indexer(args) => indexer::run(args),
         BenchCommand::Pipeline(args) => pipeline::run(args),
         BenchCommand::Cost(args) => {
-            cost::run(&args).and_then(|()| cost_realtime::run(&args)).and_then(|()| cost_compaction::run(&args))
+            cost::run(&args).and_then(|()| cost_realtime::run(&args)).and_then(|()| cost_bill::run(&args))
         }
         BenchCommand::Query(args) => query::run(args),
         BenchCommand::Fragments(args) => fragments::run(args),

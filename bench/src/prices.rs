@@ -27,7 +27,13 @@ pub const S3_THOUSAND_PUTS: f64 = 0.005;
 pub const S3_THOUSAND_GETS: f64 = 0.0004;
 /// EC2 m5.2xlarge (8 vCPU, 32 GiB), Linux: per hour.
 pub const M5_2XLARGE_HOUR: f64 = 0.384;
+/// EC2 i3.4xlarge (16 vCPU, 122 GiB, 2 x 1.9 TB NVMe), Linux: per hour.
+pub const I3_4XLARGE_HOUR: f64 = 1.248;
 /// RDS for PostgreSQL db.t3.medium, single-AZ: per hour.
 pub const RDS_T3_MEDIUM_HOUR: f64 = 0.072;
+/// The same, Multi-AZ: twice single-AZ (an assumption, `docs/druid-cluster.md`).
+pub const RDS_T3_MEDIUM_MULTI_AZ_HOUR: f64 = 2.0 * RDS_T3_MEDIUM_HOUR;
+/// S3 Standard storage, first 50 TB: per GB-month.
+pub const S3_GB_MONTH: f64 = 0.023;
 /// Hours in a month, as AWS's calculator counts them.
 pub const HOURS_PER_MONTH: f64 = 730.0;
