@@ -115,7 +115,7 @@ pub struct CostArgs {
     #[arg(long, default_value_t = 60.0)]
     pub(super) query_window_minutes: f64,
     /// Minutes between compaction passes (`CompactionScheduleExpression` in `template.yaml`).
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 30.0)]
     pub(super) compaction_every_minutes: f64,
     /// Hours of the latest rows compaction leaves as they are (`skipOffsetFromLatest`'s
     /// default: P1D).

@@ -5,7 +5,7 @@
 //! Sluice, at R rows/s in one mode (planned ranges or real-time tasks):
 //!
 //! - ingestion: the mode's table ([`super::cost`], [`super::cost_realtime`]);
-//! - compaction as the defaults run it (`skipOffsetFromLatest` P1D, a pass every hour):
+//! - compaction as the defaults run it (`skipOffsetFromLatest` P1D, a pass every 30 minutes):
 //!   every row compacted once, the compactor's seconds and requests fitted as `per segment x
 //!   segments + per row x rows` through two `bench fragments` runs (small and large
 //!   segments); the segments those the mode leaves (planned: a group's task per period, at most
@@ -14,8 +14,9 @@
 //! - storage: S3 Standard, the retention's rows at the bytes per row of a 2M-row segment;
 //! - queries: Q a minute, each over the last W of rows, the fan-out benchmark's topN,
 //!   timeseries and groupBy in equal parts (one warm function over 20M rows) on the query
-//!   worker's memory; each first reads the timeline (every record in retention, at the units and
-//!   seconds per record measured) unless the one it kept is current: with planned ranges at most
+//!   worker's memory, their summaries read for the records selected (once: they are kept); each
+//!   first reads the timeline (every record in retention, at the units and seconds per record
+//!   measured) unless the one it kept is current: with planned ranges at most
 //!   once per group's publish, with real-time tasks every query (that view is never kept).
 //!
 //! The timeline holds hourly chunks (`segmentGranularity` HOUR, an assumption): older than
@@ -213,15 +214,13 @@ impl Inputs {
         }
     }
 
-    /// One read of a timeline of `records`: read units and seconds, at the large run's figures
-    /// per record (its segments before compaction, and its compacted one).
+    /// One read of a timeline of `records`: read units and seconds, at the small run's figures
+    /// per record (1,440 records read at once; a record's size does not depend on its
+    /// segment's rows, its summary being an item of its own).
     fn timeline_read(&self, records: &Records) -> (f64, f64) {
-        let per = |t: &TimelineRead| {
-            let n = t.records.max(1) as f64;
-            (t.read_units / n, t.secs / n)
-        };
-        let ((cu, cs), (fu, fs)) = (per(&self.large.compacted_timeline), per(&self.large.timeline));
-        (records.compacted * cu + records.fresh * fu, records.compacted * cs + records.fresh * fs)
+        let (units, secs) = per_record(&self.small.timeline);
+        let n = records.compacted + records.fresh;
+        (n * units, n * secs)
     }
 
     /// Compaction's month for `rows` in `segments` a month (written into segments of
@@ -302,6 +301,12 @@ impl Inputs {
     }
 }
 
+/// Read units and seconds per record of a timeline's read.
+fn per_record(t: &TimelineRead) -> (f64, f64) {
+    let n = t.records.max(1) as f64;
+    (t.read_units / n, t.secs / n)
+}
+
 /// The mean seconds per row of the fan-out benchmark's topN, timeseries and groupBy in one
 /// function (its "one function" column, ms over the rows its header names).
 fn query_secs_per_row(fanout: &str) -> Result<f64> {
@@ -325,12 +330,10 @@ fn query_secs_per_row(fanout: &str) -> Result<f64> {
 
 /// The whole bill as Markdown: the load, the table, the retention's weight at the top rate.
 pub fn markdown(inputs: &Inputs, load: &Load) -> String {
-    let per = |t: &TimelineRead| (t.read_units / t.records.max(1) as f64, t.secs / t.records.max(1) as f64);
-    let ((units, secs), (fresh_units, fresh_secs)) =
-        (per(&inputs.large.compacted_timeline), per(&inputs.large.timeline));
+    let (units, secs) = per_record(&inputs.small.timeline);
     let Fit { fixed: segment, per_row: row } = secs_fit(inputs);
     let mut out = format!(
-        "The whole bill: {:.0} days kept; compaction every {:.0} minutes, skipping the latest {:.0} hours; {:.0} dashboard queries a minute, each over the last {:.0} minutes (topN, timeseries and groupBy: {:.1} ns per row, one core); compaction {:.2} ms per segment + {:.3} µs per row (one core); a timeline record {:.2} read units and {:.1} µs compacted, {:.2} and {:.1} µs before; {:.1} bytes per row stored. Druid: 3 masters and 2 query servers (m5.2xlarge), a Multi-AZ db.t3.medium, i3.4xlarge data servers.\n\n",
+        "The whole bill: {:.0} days kept; compaction every {:.0} minutes, skipping the latest {:.0} hours; {:.0} dashboard queries a minute, each over the last {:.0} minutes (topN, timeseries and groupBy: {:.1} ns per row, one core); compaction {:.2} ms per segment + {:.3} µs per row (one core); a timeline record {:.2} read units and {:.1} µs; {:.1} bytes per row stored. Druid: 3 masters and 2 query servers (m5.2xlarge), a Multi-AZ db.t3.medium, i3.4xlarge data servers.\n\n",
         load.retention_days,
         load.compaction_every_secs / 60.0,
         load.skip_secs / 3600.0,
@@ -341,8 +344,6 @@ pub fn markdown(inputs: &Inputs, load: &Load) -> String {
         row * 1e6,
         units,
         secs * 1e6,
-        fresh_units,
-        fresh_secs * 1e6,
         inputs.bytes_per_row
     );
     out.push_str("| rows/s | mode | ingestion | compaction | storage | queries | Sluice / month | Druid data servers | Druid / month | Sluice / Druid |\n");

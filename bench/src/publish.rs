@@ -3,10 +3,9 @@
 
 use anyhow::{Context, Result};
 use sluice_format::time::Interval;
-use sluice_pipeline::keys::datasource_pk;
 use sluice_pipeline::task::TaskId;
-use sluice_pipeline::timeline::{describe, SegmentRecord};
-use sluice_store::metadata::{Condition, Item, MetadataStore};
+use sluice_pipeline::timeline::{describe, put_record, SegmentRecord};
+use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 
 /// Uploads `bytes` as segment `partition` of `interval` in `version` and records it visible.
@@ -21,11 +20,6 @@ pub(super) async fn publish_segment(
     let record = describe(datasource, interval, version, partition, &bytes, (task, None), "bench")?;
     store.put_if_absent(&record.key, bytes).await.with_context(|| format!("upload {}", record.key))?;
     let published = SegmentRecord { visible: true, ..record };
-    meta.put(
-        Item::new(datasource_pk(datasource), published.sk(), serde_json::to_value(&published)?),
-        Condition::Absent,
-    )
-    .await
-    .with_context(|| format!("publish {}", published.key))?;
+    put_record(meta, datasource, &published).await.with_context(|| format!("publish {}", published.key))?;
     Ok(published)
 }

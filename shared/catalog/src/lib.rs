@@ -13,6 +13,8 @@
 //!                                                     while none of these items changed
 //!  lookup# + their objects           -> lookups       the lookups queries read (written here
 //!                                                     too: they are no part of ingestion)
+//!  sum#                              -> summary_cache  the summaries of the records a query
+//!                                                     selected, for pruning
 //! ```
 //!
 //! The [`timeline`] holds the visibility rule (through [`replace_view::ReplaceView`]), in this
@@ -25,6 +27,7 @@ pub mod datasource;
 pub mod lookups;
 pub mod replace_view;
 pub mod report;
+pub mod summary_cache;
 pub mod task;
 pub mod timeline;
 pub mod timeline_cache;

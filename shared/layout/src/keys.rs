@@ -60,6 +60,8 @@ pub const OFFSETS_PREFIX: &str = "offsets#";
 pub const TASK_PREFIX: &str = "task#";
 /// Sort key prefix of the segment records.
 pub const SEGMENT_PREFIX: &str = "seg#";
+/// Sort key prefix of the segment records' summaries (`sum#` and the rest of the record's key).
+pub const SUMMARY_PREFIX: &str = "sum#";
 /// Sort key of a datasource's next replace number.
 pub const REPLACE_COUNTER_SK: &str = "replaces";
 /// Sort key prefix of the replace items.
@@ -205,6 +207,11 @@ pub fn chunk_sk(start: i64) -> String {
 /// Sort key of a segment record.
 pub fn segment_sk(start: i64, version: &str, partition: u32) -> String {
     format!("{SEGMENT_PREFIX}{}#{version}#{partition:06}", sortable(start))
+}
+
+/// Sort key of the summary of the segment record whose sort key is `record_sk`.
+pub fn summary_sk(record_sk: &str) -> String {
+    format!("{SUMMARY_PREFIX}{}", record_sk.strip_prefix(SEGMENT_PREFIX).unwrap_or(record_sk))
 }
 
 /// Sort key of a replace item.

@@ -1,8 +1,8 @@
 //! The bodies of the segment timeline's items: `chunk#` (a time chunk's version and
-//! partition numbering) and `seg#` (one segment record, written by a task's merge or by a
-//! compaction).
+//! partition numbering), `seg#` (one segment record, written by a task's merge or by a
+//! compaction) and `sum#` (a record's summary, kept apart from it).
 
-use crate::keys::segment_sk;
+use crate::keys::{segment_sk, summary_sk};
 use crate::task::TaskId;
 use serde::{Deserialize, Serialize};
 use sluice_format::summary::SegmentSummary;
@@ -68,6 +68,49 @@ impl SegmentRecord {
     pub fn sk(&self) -> String {
         segment_sk(self.interval.start, &self.version, self.partition)
     }
+
+    /// The sort key of the record's summary item.
+    pub fn summary_sk(&self) -> String {
+        summary_sk(&self.sk())
+    }
+
+    /// The record as it is written, without its summary, and the summary as an item of its own.
+    pub fn split_summary(&self) -> (SegmentRecord, Option<SummaryItem>) {
+        let bare = SegmentRecord { summary: None, ..self.clone() };
+        let item = self.summary.clone().map(|summary| SummaryItem {
+            record: self.sk(),
+            key: self.key.clone(),
+            merge: self.merge.clone(),
+            summary: Some(summary),
+        });
+        (bare, item)
+    }
+}
+
+/// The body of a `sum#` item: a segment record's summary, kept apart from the record so that a
+/// timeline's read reads records of a few hundred bytes (DynamoDB bills a read by each item's
+/// whole size) and a query reads the summaries of the records its interval selected only. It
+/// names its record's sort key, object key and merge: a summary naming others is not the
+/// summary of the record under that key now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryItem {
+    /// The record's sort key.
+    pub record: String,
+    /// The record's object key.
+    pub key: String,
+    /// The record's merge.
+    pub merge: String,
+    /// The summary (`None`: one that does not read, which never keeps its record from reading).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sluice_format::summary::lenient")]
+    pub summary: Option<SegmentSummary>,
+}
+
+impl SummaryItem {
+    /// Whether this is the summary of `record`.
+    pub fn belongs_to(&self, record: &SegmentRecord) -> bool {
+        self.record == record.sk() && self.key == record.key && self.merge == record.merge
+    }
 }
 
 #[cfg(test)]
@@ -89,6 +132,22 @@ mod tests {
         let r: SegmentRecord = serde_json::from_value(record()).expect("an older record reads");
         assert_eq!(r.summary, None);
         assert!(serde_json::to_value(&r).expect("json").get("summary").is_none());
+    }
+
+    #[test]
+    fn a_record_is_written_without_its_summary_which_names_the_record() {
+        let mut r: SegmentRecord = serde_json::from_value(record()).expect("record");
+        let columns = [("page".to_string(), ColumnSummary::of_strings(["a"], false, &SummaryLimits::default()))];
+        r.summary = SegmentSummary::from_columns(2, columns.into_iter().collect(), &SummaryLimits::default());
+        let (bare, item) = r.split_summary();
+        assert_eq!(bare, SegmentRecord { summary: None, ..r.clone() });
+        let item = item.expect("a summary item");
+        assert_eq!((item.summary.as_ref(), r.summary_sk()), (r.summary.as_ref(), format!("sum#{}", &r.sk()[4..])));
+        assert!(item.belongs_to(&r));
+        // Another merge under the same key, or another record, is not its record.
+        assert!(!item.belongs_to(&SegmentRecord { merge: "other".into(), ..r.clone() }));
+        assert!(!item.belongs_to(&SegmentRecord { partition: 1, ..r.clone() }));
+        assert_eq!(SegmentRecord { summary: None, ..r }.split_summary().1, None);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use sluice_layout::lookup::LookupItem;
 use sluice_layout::replace::{GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState};
 use sluice_layout::report::TaskReport;
 use sluice_layout::task::{Checkpoint, TaskId, TaskItem, TaskState};
-use sluice_layout::timeline::{ChunkItem, SegmentRecord};
+use sluice_layout::timeline::{ChunkItem, SegmentRecord, SummaryItem};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -93,6 +93,7 @@ fn kinds() -> BTreeMap<&'static str, Reader> {
     k.insert("offsets", reader(|_: &OffsetsItem| ds(&keys::offsets_sk(0))));
     k.insert("chunk", reader(|c: &ChunkItem| ds(&keys::chunk_sk(c.interval.start))));
     k.insert("segment", reader(|r: &SegmentRecord| ds(&r.sk())));
+    k.insert("summary", reader(|s: &SummaryItem| ds(&keys::summary_sk(&s.record))));
     k.insert("replaces", reader(|_: &ReplaceCounter| ds(keys::REPLACE_COUNTER_SK)));
     k.insert("replace", reader(|r: &ReplaceItem| ds(&keys::replace_sk(r.id))));
     k.insert("guard", reader(|g: &GuardItem| ds(&keys::guard_sk(g.start))));
@@ -249,7 +250,7 @@ fn every_state_and_kind_is_in_an_item_as_this_release_writes_it() {
         ("batch-task", &["state"], variants!(BatchState: Running, Published, Failed)),
         ("split", &["state"], variants!(SplitState: Pending, Running, Done, Failed)),
         ("split", &["pieces", "*", "source", "type"], piece_sources()),
-        ("segment", &["summary", "columns", "*", "type"], column_summaries()),
+        ("summary", &["summary", "columns", "*", "type"], column_summaries()),
     ];
     for (folder, path, wanted) in cases {
         let written = |f: &PathBuf| f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("written"));

@@ -52,22 +52,52 @@ pub async fn allocate_partitions(
     ))))
 }
 
+/// Writes a new segment record (`Absent`): its summary first, as an item of its own (over one
+/// a deleted record of the same key may have left), then the record without it. A record
+/// whose summary item is missing or names another record reads without a summary.
+pub async fn put_record(meta: &dyn MetadataStore, datasource: &str, record: &SegmentRecord) -> Result<(), MetaError> {
+    let pk = datasource_pk(datasource);
+    let (bare, summary) = record.split_summary();
+    if let Some(summary) = summary {
+        meta.put(Item::new(&pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
+    }
+    meta.put(Item::new(pk, record.sk(), to_json(&bare)), Condition::Absent).await?;
+    Ok(())
+}
+
+/// Deletes a segment record, then its summary item.
+pub async fn delete_record(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    record: &SegmentRecord,
+) -> Result<(), MetaError> {
+    let pk = datasource_pk(datasource);
+    meta.delete(&pk, &record.sk(), Condition::None).await?;
+    meta.delete(&pk, &record.summary_sk(), Condition::None).await
+}
+
 /// Marks a segment record visible (after its task's or compaction's publish), if it still
-/// exists: `ConditionFailed` when it was deleted since it was read.
+/// exists: `ConditionFailed` when it was deleted since it was read. A record that carries its
+/// summary (as written, or read from an earlier release's item) is written without it, its
+/// summary as an item of its own.
 pub async fn mark_visible(
     meta: &dyn MetadataStore,
     datasource: &str,
     record: &SegmentRecord,
 ) -> Result<u64, MetaError> {
-    let marked = SegmentRecord { visible: true, ..record.clone() };
-    meta.put(Item::new(datasource_pk(datasource), record.sk(), to_json(&marked)), Condition::Exists).await
+    let pk = datasource_pk(datasource);
+    let (bare, summary) = SegmentRecord { visible: true, ..record.clone() }.split_summary();
+    let version = meta.put(Item::new(&pk, record.sk(), to_json(&bare)), Condition::Exists).await?;
+    if let Some(summary) = summary {
+        meta.put(Item::new(pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
+    }
+    Ok(version)
 }
 
 /// Deletes segments that were never visible (a lost race, a failed merge or compaction).
 pub async fn discard(meta: &dyn MetadataStore, store: &dyn ObjectStore, datasource: &str, written: &[SegmentRecord]) {
-    let pk = datasource_pk(datasource);
     for r in written {
-        if let Err(e) = meta.delete(&pk, &r.sk(), Condition::None).await {
+        if let Err(e) = delete_record(meta, datasource, r).await {
             tracing::warn!(segment = r.sk(), error = %e, "could not delete an unpublished segment record");
         }
         if let Err(e) = store.delete(&r.key).await {

@@ -8,10 +8,11 @@ use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::ranged::{read_parts, ReadPlan};
 use super::{execute_within, parse_query, PartialCache, Query, QueryError, QuerySegment};
 use sluice_catalog::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
+use sluice_catalog::summary_cache::SummaryCache;
 use sluice_catalog::timeline::SegmentRecord;
 use sluice_catalog::timeline_cache::{queried_segments, TimelineCache};
 use sluice_format::segment::Segment;
-use sluice_format::summary::SegmentPruner;
+use sluice_format::summary::{SegmentPruner, SegmentSummary};
 use sluice_format::time::{format_iso, Interval};
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
@@ -22,13 +23,15 @@ use std::time::SystemTime;
 
 /// Size a segment cache keeps by default: half of the api function's 4 GiB of `/tmp`.
 pub const DEFAULT_CACHE_BYTES: u64 = 2 << 30;
+/// Summary items read at once.
+const SUMMARY_READS_IN_FLIGHT: usize = 32;
 
 /// A folder of downloaded segments, keyed by object key, holding at most a number of bytes:
 /// past it, the segments used longest ago are deleted (a query that has one mapped keeps
 /// reading it: the file goes when the mapping does). Beside it, in memory, the segments kept
 /// open with what queries decoded from them ([`Opened`]), the partial results of segments
-/// ([`PartialCache`]), the datasources' visible timelines ([`TimelineCache`]) and the
-/// lookups' maps ([`LookupCache`]), shared by every clone.
+/// ([`PartialCache`]), the datasources' visible timelines ([`TimelineCache`]), the segments'
+/// summaries ([`SummaryCache`]) and the lookups' maps ([`LookupCache`]), shared by every clone.
 #[derive(Debug, Clone)]
 pub struct SegmentCache {
     dir: PathBuf,
@@ -36,6 +39,7 @@ pub struct SegmentCache {
     partials: Arc<PartialCache>,
     opened: Arc<Opened>,
     timelines: Arc<TimelineCache>,
+    summaries: Arc<SummaryCache>,
     lookups: Arc<LookupCache>,
     /// What the folder holds, as of the last walk plus the downloads since (unknown until the
     /// first download): the folder is walked only when this passes `max_bytes`.
@@ -57,6 +61,7 @@ impl SegmentCache {
             partials: Arc::default(),
             opened: Arc::new(Opened::new(DEFAULT_DECODED_BYTES)),
             timelines: Arc::default(),
+            summaries: Arc::default(),
             lookups: Arc::default(),
         }
     }
@@ -80,6 +85,11 @@ impl SegmentCache {
     /// The visible timelines kept beside the segments.
     pub fn timelines(&self) -> &Arc<TimelineCache> {
         &self.timelines
+    }
+
+    /// The segments' summaries kept between queries.
+    pub fn summaries(&self) -> &Arc<SummaryCache> {
+        &self.summaries
     }
 
     /// The lookups' maps kept between queries.
@@ -286,7 +296,7 @@ pub async fn visible_records(
         None => queried_segments(meta, datasource).await.map(Arc::new),
     }
     .map_err(|e| QueryError::Source(e.to_string()))?;
-    Ok(select_records(&records, intervals, pruner))
+    Ok(select_records(meta, cache, datasource, &records, intervals, pruner).await)
 }
 
 /// Runs `work` over what [`visible_records`] gives. With a kept timeline (read within
@@ -313,7 +323,7 @@ where
         let (records, pruning) = visible_records(meta, cache, datasource, intervals, pruner).await?;
         return work(records, pruning).await;
     };
-    let (records, pruning) = select_records(&kept, intervals, pruner);
+    let (records, pruning) = select_records(meta, cache, datasource, &kept, intervals, pruner).await;
     let current = c.timelines.segments(meta, datasource);
     let answer = work(records, pruning);
     let (current, answer) = match futures::future::select(Box::pin(current), Box::pin(answer)).await {
@@ -321,7 +331,7 @@ where
             let current = current.map_err(|e| QueryError::Source(e.to_string()))?;
             if !Arc::ptr_eq(&current, &kept) {
                 // Changed: the speculative work is dropped unfinished.
-                let (records, pruning) = select_records(&current, intervals, pruner);
+                let (records, pruning) = select_records(meta, cache, datasource, &current, intervals, pruner).await;
                 return work(records, pruning).await;
             }
             (current, answer.await)
@@ -333,29 +343,57 @@ where
     if Arc::ptr_eq(&current, &kept) {
         return answer;
     }
-    let (records, pruning) = select_records(&current, intervals, pruner);
+    let (records, pruning) = select_records(meta, cache, datasource, &current, intervals, pruner).await;
     work(records, pruning).await
 }
 
-/// The records of `records` overlapping `intervals` that `pruner` does not rule out.
-fn select_records(
+/// The records of `records` overlapping `intervals` that `pruner` does not rule out by their
+/// summaries, read for those records only (kept by `cache`). A summary that cannot be read
+/// rules nothing out.
+async fn select_records(
+    meta: &dyn MetadataStore,
+    cache: Option<&SegmentCache>,
+    datasource: &str,
     records: &[SegmentRecord],
     intervals: &[Interval],
     pruner: Option<&SegmentPruner>,
 ) -> (Vec<SegmentRecord>, Pruning) {
-    let mut out = Vec::new();
-    let mut pruning = Pruning::default();
-    for r in records.iter().filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end)) {
-        pruning.considered += 1;
-        if let (Some(p), Some(summary)) = (pruner, &r.summary) {
-            if !p.may_match(summary) {
-                pruning.skipped += 1;
-                continue;
-            }
+    use futures::StreamExt;
+    let overlapping: Vec<&SegmentRecord> = records
+        .iter()
+        .filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end))
+        .collect();
+    let mut pruning = Pruning { considered: overlapping.len(), skipped: 0 };
+    let Some(pruner) = pruner else {
+        return (overlapping.into_iter().cloned().collect(), pruning);
+    };
+    let own = SummaryCache::default();
+    let summaries = cache.map_or(&own, |c| c.summaries.as_ref());
+    // Collected first: a lazy map held across the await is not `Send` for every lifetime.
+    let reads: Vec<_> = overlapping.iter().map(|r| summary_of(summaries, meta, datasource, r)).collect();
+    let found: Vec<_> = futures::stream::iter(reads).buffered(SUMMARY_READS_IN_FLIGHT).collect().await;
+    let mut out = Vec::with_capacity(overlapping.len());
+    for (r, summary) in overlapping.into_iter().zip(found) {
+        if summary.is_some_and(|s| !pruner.may_match(&s)) {
+            pruning.skipped += 1;
+            continue;
         }
         out.push(r.clone());
     }
     (out, pruning)
+}
+
+/// The summary of `record`, `None` when it cannot be read (its segment is then not pruned).
+async fn summary_of(
+    summaries: &SummaryCache,
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    record: &SegmentRecord,
+) -> Option<Arc<SegmentSummary>> {
+    summaries.summary(meta, datasource, record).await.unwrap_or_else(|e| {
+        tracing::warn!(segment = record.sk(), error = %e, "could not read a segment's summary; it is not pruned");
+        None
+    })
 }
 
 /// Opens the segments of `records` (see [`load_segments`] for how).

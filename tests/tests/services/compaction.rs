@@ -11,7 +11,7 @@ use sluice_pipeline::coordinator;
 use sluice_pipeline::coordinator::config::submit;
 use sluice_pipeline::coordinator::replace::{self, ReplaceKind};
 use sluice_pipeline::coordinator::{compact, CompactOptions, CompactReport};
-use sluice_pipeline::keys::{datasource_pk, REPLACE_PREFIX, SEGMENT_PREFIX};
+use sluice_pipeline::keys::{datasource_pk, REPLACE_PREFIX, SEGMENT_PREFIX, SUMMARY_PREFIX};
 use sluice_pipeline::runner::run_until_caught_up;
 use sluice_pipeline::timeline::{describe, read_records, visible_segments};
 use sluice_store::metadata::{Condition, Intercepted, Item, MetadataStore};
@@ -79,6 +79,12 @@ async fn small_segments_are_replaced_and_cleaned_up_after_the_grace(b: Backends)
     }
     let pk = datasource_pk(&s.name);
     assert_eq!(meta.query(&pk, SEGMENT_PREFIX).await.expect("records").len(), 3, "only the compacted records");
+    // Each record without its summary, which is an item of its own, deleted with its record.
+    let records = read_records(meta, &s.name).await.expect("records");
+    assert!(records.iter().all(|r| r.summary.is_none()), "records are written without their summaries");
+    let summaries: Vec<String> =
+        meta.query(&pk, SUMMARY_PREFIX).await.expect("summaries").into_iter().map(|i| i.sk).collect();
+    assert_eq!(summaries, records.iter().map(|r| r.summary_sk()).collect::<Vec<_>>(), "one per record left");
     assert!(meta.query(&pk, REPLACE_PREFIX).await.expect("replaces").is_empty());
     assert!(read_records(meta, &s.name).await.expect("records").iter().all(|r| r.visible), "marked visible");
     assert_eq!(visible_values(meta, store, &s.name, "id").await, s.expected());

@@ -13,7 +13,7 @@ use crate::coordinator::replace::{
 };
 use crate::item::to_json;
 use crate::keys::{batch_hydrant_prefix, batch_pk, batch_task_sk, datasource_pk, split_sk};
-use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
+use crate::timeline::{describe, mark_visible, put_record, segment_records, SegmentRecord};
 use sluice_format::merge::{merge, MergeOptions};
 use sluice_format::meters::MeterTotals;
 use sluice_format::segment::Segment;
@@ -418,8 +418,7 @@ impl Writer<'_> {
                 Err(StorageError::AlreadyExists { .. }) => return Err(taken()),
                 Err(source) => return Err(BatchError::Storage { object: record.key.clone(), source }.into()),
             }
-            let item = Item::new(datasource_pk(ds), record.sk(), to_json(&record));
-            match self.meta.put(item, Condition::Absent).await {
+            match put_record(self.meta, ds, &record).await {
                 Ok(_) => {}
                 Err(MetaError::ConditionFailed { .. }) => return Err(taken()),
                 Err(e) => return Err(BatchError::from(e).into()),

@@ -15,15 +15,14 @@ use super::replace::{
 use super::rules::{self as retention, retained};
 use crate::datasource;
 use crate::item::DatasourceError;
-use crate::keys::datasource_pk;
-use crate::timeline::{describe, mark_visible, segment_records, SegmentRecord};
+use crate::timeline::{describe, mark_visible, put_record, segment_records, SegmentRecord};
 use serde::Serialize;
 use sluice_format::granularity::Granularity;
 use sluice_format::merge::{merge_into, reindex, MergeError, MergeOptions, Reindex};
 use sluice_format::segment::Segment;
 use sluice_format::spec::{load_spec_value, Compression};
 use sluice_format::time::{now_ms, Interval};
-use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
+use sluice_store::metadata::{MetaError, MetadataStore};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -361,8 +360,7 @@ impl Round<'_> {
                     .put_if_absent(&record.key, bytes)
                     .await
                     .map_err(|source| ReplaceError::Storage { object: record.key.clone(), source })?;
-                let item = Item::new(datasource_pk(datasource), record.sk(), crate::item::to_json(&record));
-                meta.put(item, Condition::Absent).await.map_err(DatasourceError::from)?;
+                put_record(meta, datasource, &record).await.map_err(DatasourceError::from)?;
                 Ok(())
             }
             .await;

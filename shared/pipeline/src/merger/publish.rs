@@ -6,7 +6,7 @@ use crate::item::{parse_body, to_json, DatasourceError};
 use crate::keys::{datasource_pk, offsets_sk};
 use crate::layout::datasource::OffsetsItem;
 use crate::task::{load_progress, HydrantRef, TaskId, TaskItem, TaskState};
-use crate::timeline::{allocate_partitions, describe, discard, mark_visible, SegmentRecord};
+use crate::timeline::{allocate_partitions, describe, discard, mark_visible, put_record, SegmentRecord};
 use bytes::Bytes;
 use sluice_format::merge::{merge, MergeError, MergeOptions};
 use sluice_format::segment::Segment;
@@ -285,8 +285,7 @@ impl SegmentOf<'_> {
             .put_if_absent(&record.key, bytes)
             .await
             .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
-        let item = Item::new(datasource_pk(&id.datasource), record.sk(), to_json(&record));
-        meta.put(item, Condition::Absent)
+        put_record(meta, &id.datasource, &record)
             .await
             .map_err(|e| MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) })?;
         Ok(record)

@@ -8,10 +8,10 @@
 
 use super::{SupervisorError, SupervisorOptions};
 use crate::item::{parse_body, to_json};
-use crate::keys::{datasource_pk, hydrant_task_prefix, report_sk};
+use crate::keys::{hydrant_task_prefix, report_sk};
 use crate::layout::report::{TaskReport, REPORTS_KEPT_PER_GROUP};
 use crate::task::{Checkpoint, Progress, TaskItem, TaskState};
-use crate::timeline::{mark_visible, read_records};
+use crate::timeline::{delete_record, mark_visible, read_records};
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
@@ -46,7 +46,6 @@ pub async fn clean_up(
     if due.is_empty() {
         return Ok(0);
     }
-    let pk = datasource_pk(datasource);
     let records = read_records(meta, datasource).await?;
     let mut cleaned = 0;
     for (task, version) in due {
@@ -65,7 +64,7 @@ pub async fn clean_up(
                 }
             } else {
                 store.delete(&r.key).await?;
-                meta.delete(&pk, &r.sk(), Condition::None).await?;
+                delete_record(meta, datasource, r).await?;
             }
         }
         let prefix = hydrant_task_prefix(&task.id.datasource, task.id.group, task.id.seq);

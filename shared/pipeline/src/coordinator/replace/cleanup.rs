@@ -9,7 +9,7 @@
 use super::{abandon, ReplaceError, ReplaceItem, ReplaceState, MAX_REPLACE_RUN_MS};
 use crate::item::parse_body;
 use crate::keys::{datasource_pk, replace_sk, REPLACE_PREFIX};
-use crate::timeline::{mark_visible, read_records, SegmentRecord};
+use crate::timeline::{delete_record, mark_visible, read_records, SegmentRecord};
 use sluice_store::metadata::{Condition, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::HashMap;
@@ -56,12 +56,12 @@ pub async fn clean_up(
             }
             for sk in &r.replaces {
                 if let Some(s) = records.get(sk) {
-                    delete_segment(meta, store, &pk, s).await?;
+                    delete_segment(meta, store, datasource, s).await?;
                 }
             }
         } else {
             for s in own {
-                delete_segment(meta, store, &pk, s).await?;
+                delete_segment(meta, store, datasource, s).await?;
             }
         }
         match meta.delete(&pk, &replace_sk(r.id), Condition::Version(version)).await {
@@ -73,14 +73,14 @@ pub async fn clean_up(
     Ok(cleaned)
 }
 
-/// Deletes a segment's object, then its record.
+/// Deletes a segment's object, then its record and summary.
 async fn delete_segment(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
-    pk: &str,
+    datasource: &str,
     s: &SegmentRecord,
 ) -> Result<(), ReplaceError> {
     store.delete(&s.key).await.map_err(|source| ReplaceError::Storage { object: s.key.clone(), source })?;
-    meta.delete(pk, &s.sk(), Condition::None).await?;
+    delete_record(meta, datasource, s).await?;
     Ok(())
 }
