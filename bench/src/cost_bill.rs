@@ -14,7 +14,8 @@
 //! - storage: S3 Standard, the retention's rows at the bytes per row of a 2M-row segment;
 //! - queries: Q a minute, each over the last W of rows, the fan-out benchmark's topN,
 //!   timeseries and groupBy in equal parts (one warm function over 20M rows) on the query
-//!   worker's memory, their summaries read for the records selected (once: they are kept); each
+//!   worker's memory, their summaries read for the records selected (once, then kept: not
+//!   priced); each
 //!   first reads the timeline (every record in retention, at the units and seconds per record
 //!   measured) unless the one it kept is current: with planned ranges at most
 //!   once per group's publish, with real-time tasks every query (that view is never kept).

@@ -20,6 +20,5 @@ pub(super) async fn publish_segment(
     let record = describe(datasource, interval, version, partition, &bytes, (task, None), "bench")?;
     store.put_if_absent(&record.key, bytes).await.with_context(|| format!("upload {}", record.key))?;
     let published = SegmentRecord { visible: true, ..record };
-    put_record(meta, datasource, &published).await.with_context(|| format!("publish {}", published.key))?;
-    Ok(published)
+    put_record(meta, datasource, &published).await.with_context(|| format!("publish {}", published.key))
 }

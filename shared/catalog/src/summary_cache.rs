@@ -1,9 +1,11 @@
 //! Segment summaries read for queries, kept between them. A record's summary is an item of its
 //! own (`sum#`, [`SummaryItem`]) read only for the records a query's interval selected, and
-//! only when its filter may prune them; a record an earlier release wrote carries it inline. A
-//! summary never changes under its record's key and merge (an item naming another record is
-//! not read as this one's), so one kept is current for as long as the record it was read for.
+//! only when its filter may prune them; a record an earlier release wrote carries it inline,
+//! and a real-time task's hydrant has none. A summary never changes under its record's object
+//! key (which names the datasource, chunk, version and partition) and merge, and an item naming
+//! another record is not read as this one's: one kept is current for as long as its record.
 
+use crate::timeline::REALTIME_VERSION;
 use sluice_format::summary::SegmentSummary;
 use sluice_layout::keys::datasource_pk;
 use sluice_layout::timeline::{SegmentRecord, SummaryItem};
@@ -14,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Summaries a cache keeps (each at most 16 KB); past it, it starts over.
 pub const MAX_KEPT_SUMMARIES: usize = 16_384;
 
-/// What a cache keeps of a record, by its sort key and merge: its summary, or that it has none.
+/// What a cache keeps of a record, by its object key and merge: its summary, or that it has none.
 type Kept = HashMap<(String, String), Option<Arc<SegmentSummary>>>;
 
 /// Summaries kept by record, shared by the queries of one process.
@@ -25,7 +27,8 @@ pub struct SummaryCache {
 
 impl SummaryCache {
     /// The summary of `record` of `datasource`: the one it carries, else its `sum#` item's,
-    /// read once (`None`: no item, one naming another record, or one that does not read).
+    /// read once (`None`: a hydrant's, no item, one naming another record, or one that does
+    /// not read).
     pub async fn summary(
         &self,
         meta: &dyn MetadataStore,
@@ -35,7 +38,10 @@ impl SummaryCache {
         if let Some(summary) = &record.summary {
             return Ok(Some(Arc::new(summary.clone())));
         }
-        let at = (record.sk(), record.merge.clone());
+        if record.version == REALTIME_VERSION {
+            return Ok(None);
+        }
+        let at = (record.key.clone(), record.merge.clone());
         if let Some(kept) = self.kept.lock().unwrap_or_else(PoisonError::into_inner).get(&at) {
             return Ok(kept.clone());
         }
@@ -72,9 +78,13 @@ mod tests {
     use sluice_store::metadata::{open_metadata, Condition, Item};
 
     fn record(merge: &str) -> SegmentRecord {
+        of("w", merge)
+    }
+
+    fn of(datasource: &str, merge: &str) -> SegmentRecord {
         let mut r: SegmentRecord = serde_json::from_value(json!({
             "interval": {"start": 0, "end": 3_600_000},
-            "version": "v1", "partition": 0, "key": "k", "numRows": 2, "numBytes": 10,
+            "version": "v1", "partition": 0, "key": format!("segments/{datasource}/k"), "numRows": 2, "numBytes": 10,
             "dimensions": ["page"], "metrics": [], "merge": merge, "visible": true
         }))
         .expect("record");
@@ -111,5 +121,18 @@ mod tests {
         meta.put(put(written.summary_sk(), json!({"record": 7})), Condition::None).await.expect("put");
         let third = record("m3").split_summary().0;
         assert_eq!(cache.summary(meta.as_ref(), "w", &third).await.expect("read"), None);
+        // Another datasource's record of the same sort key and merge is not the kept one's: its
+        // own item is read (here none).
+        let elsewhere = of("v", "m1").split_summary().0;
+        assert_eq!(elsewhere.sk(), bare.sk());
+        assert_eq!(cache.summary(meta.as_ref(), "v", &elsewhere).await.expect("read"), None);
+        // A hydrant has no summary item: none is read.
+        let hydrant = SegmentRecord { version: REALTIME_VERSION.into(), ..bare.clone() };
+        meta.delete(&datasource_pk("w"), &written.summary_sk(), Condition::None).await.expect("delete");
+        meta.put(put(hydrant.summary_sk(), serde_json::to_value(&item).expect("json")), Condition::None)
+            .await
+            .expect("put");
+        assert_eq!(cache.summary(meta.as_ref(), "w", &hydrant).await.expect("read"), None);
+        assert_eq!(cache.len(), 4, "the hydrant is not kept");
     }
 }

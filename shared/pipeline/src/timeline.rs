@@ -53,16 +53,20 @@ pub async fn allocate_partitions(
 }
 
 /// Writes a new segment record (`Absent`): its summary first, as an item of its own (over one
-/// a deleted record of the same key may have left), then the record without it. A record
-/// whose summary item is missing or names another record reads without a summary.
-pub async fn put_record(meta: &dyn MetadataStore, datasource: &str, record: &SegmentRecord) -> Result<(), MetaError> {
+/// a deleted record of the same key may have left), then the record without it, which it
+/// returns. A record whose summary item is missing or names another record reads without one.
+pub async fn put_record(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    record: &SegmentRecord,
+) -> Result<SegmentRecord, MetaError> {
     let pk = datasource_pk(datasource);
     let (bare, summary) = record.split_summary();
     if let Some(summary) = summary {
         meta.put(Item::new(&pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
     }
     meta.put(Item::new(pk, record.sk(), to_json(&bare)), Condition::Absent).await?;
-    Ok(())
+    Ok(bare)
 }
 
 /// Deletes a segment record, then its summary item.
@@ -77,9 +81,9 @@ pub async fn delete_record(
 }
 
 /// Marks a segment record visible (after its task's or compaction's publish), if it still
-/// exists: `ConditionFailed` when it was deleted since it was read. A record that carries its
-/// summary (as written, or read from an earlier release's item) is written without it, its
-/// summary as an item of its own.
+/// exists: `ConditionFailed` when it was deleted since it was read. A record an earlier release
+/// wrote with its summary inline is written without it, its summary first as an item of its
+/// own (left behind, naming its record, if the record was deleted meanwhile).
 pub async fn mark_visible(
     meta: &dyn MetadataStore,
     datasource: &str,
@@ -87,11 +91,10 @@ pub async fn mark_visible(
 ) -> Result<u64, MetaError> {
     let pk = datasource_pk(datasource);
     let (bare, summary) = SegmentRecord { visible: true, ..record.clone() }.split_summary();
-    let version = meta.put(Item::new(&pk, record.sk(), to_json(&bare)), Condition::Exists).await?;
     if let Some(summary) = summary {
-        meta.put(Item::new(pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
+        meta.put(Item::new(&pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
     }
-    Ok(version)
+    meta.put(Item::new(pk, record.sk(), to_json(&bare)), Condition::Exists).await
 }
 
 /// Deletes segments that were never visible (a lost race, a failed merge or compaction).

@@ -418,13 +418,13 @@ impl Writer<'_> {
                 Err(StorageError::AlreadyExists { .. }) => return Err(taken()),
                 Err(source) => return Err(BatchError::Storage { object: record.key.clone(), source }.into()),
             }
-            match put_record(self.meta, ds, &record).await {
-                Ok(_) => {}
+            let bare = match put_record(self.meta, ds, &record).await {
+                Ok(bare) => bare,
                 Err(MetaError::ConditionFailed { .. }) => return Err(taken()),
                 Err(e) => return Err(BatchError::from(e).into()),
-            }
-            rows += record.num_rows;
-            self.written.push(record);
+            };
+            rows += bare.num_rows;
+            self.written.push(bare);
         }
         Ok(rows)
     }

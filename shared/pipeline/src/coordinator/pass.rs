@@ -360,15 +360,16 @@ impl Round<'_> {
                     .put_if_absent(&record.key, bytes)
                     .await
                     .map_err(|source| ReplaceError::Storage { object: record.key.clone(), source })?;
-                put_record(meta, datasource, &record).await.map_err(DatasourceError::from)?;
-                Ok(())
+                put_record(meta, datasource, &record).await.map_err(|e| ReplaceError::from(DatasourceError::from(e)))
             }
             .await;
-            if let Err(e) = wrote {
-                give_up(meta, store, datasource, &begun, &written).await;
-                return Err(e);
+            match wrote {
+                Ok(bare) => written.push(bare),
+                Err(e) => {
+                    give_up(meta, store, datasource, &begun, &written).await;
+                    return Err(e);
+                }
             }
-            written.push(record);
         }
         let published =
             replace_publish(meta, store, datasource, &begun, &taken, &written, self.guards, self.options, report)

@@ -287,8 +287,7 @@ impl SegmentOf<'_> {
             .map_err(|source| MergerError::Storage { id: id.clone(), source: Box::new(source) })?;
         put_record(meta, &id.datasource, &record)
             .await
-            .map_err(|e| MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) })?;
-        Ok(record)
+            .map_err(|e| MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) })
     }
 }
 
