@@ -121,6 +121,9 @@ pub struct CostArgs {
     /// default: P1D).
     #[arg(long, default_value_t = 24.0)]
     pub(super) skip_offset_hours: f64,
+    /// Writes the whole bill's plot here (SVG; `docs/cost.svg` is the committed one).
+    #[arg(long)]
+    pub(super) plot: Option<PathBuf>,
 }
 
 /// Reads a `bench pipeline --out` report.

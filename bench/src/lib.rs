@@ -11,6 +11,7 @@ mod cost;
 mod cost_bill;
 mod cost_figures;
 mod cost_hydrants;
+mod cost_plot;
 mod cost_realtime;
 mod cost_supervisor;
 mod fanout;
@@ -111,9 +112,10 @@ pub fn run(command: BenchCommand, host: &dyn Host) -> Result<()> {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
         BenchCommand::Pipeline(args) => pipeline::run(args),
-        BenchCommand::Cost(args) => {
-            cost::run(&args).and_then(|()| cost_realtime::run(&args)).and_then(|()| cost_bill::run(&args))
-        }
+        BenchCommand::Cost(args) => cost::run(&args)
+            .and_then(|()| cost_realtime::run(&args))
+            .and_then(|()| cost_bill::run(&args))
+            .and_then(|()| cost_plot::run(&args)),
         BenchCommand::Query(args) => query::run(args),
         BenchCommand::Fragments(args) => fragments::run(args),
         BenchCommand::Fanout(args) => fanout::run(args, host),
