@@ -26,18 +26,15 @@ pub struct SummaryCache {
 }
 
 impl SummaryCache {
-    /// The summary of `record` of `datasource`: the one it carries, else its `sum#` item's,
-    /// read once (`None`: a hydrant's, no item, one naming another record, or one that does
-    /// not read).
+    /// The summary of `record` of `datasource` in its `sum#` item, read once (`None`: a
+    /// hydrant's, no item, one naming another record, or one that does not read). A record
+    /// that carries its summary inline (an earlier release's) is its caller's to read.
     pub async fn summary(
         &self,
         meta: &dyn MetadataStore,
         datasource: &str,
         record: &SegmentRecord,
     ) -> Result<Option<Arc<SegmentSummary>>, MetaError> {
-        if let Some(summary) = &record.summary {
-            return Ok(Some(Arc::new(summary.clone())));
-        }
         if record.version == REALTIME_VERSION {
             return Ok(None);
         }

@@ -60,12 +60,23 @@ pub async fn put_record(
     datasource: &str,
     record: &SegmentRecord,
 ) -> Result<SegmentRecord, MetaError> {
-    let pk = datasource_pk(datasource);
+    let bare = put_summary(meta, datasource, record).await?;
+    meta.put(Item::new(datasource_pk(datasource), record.sk(), to_json(&bare)), Condition::Absent).await?;
+    Ok(bare)
+}
+
+/// Writes `record`'s summary, if it carries one, as an item of its own; returns the record
+/// without it, as it is written.
+async fn put_summary(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    record: &SegmentRecord,
+) -> Result<SegmentRecord, MetaError> {
     let (bare, summary) = record.split_summary();
     if let Some(summary) = summary {
-        meta.put(Item::new(&pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
+        let item = Item::new(datasource_pk(datasource), record.summary_sk(), to_json(&summary));
+        meta.put(item, Condition::None).await?;
     }
-    meta.put(Item::new(pk, record.sk(), to_json(&bare)), Condition::Absent).await?;
     Ok(bare)
 }
 
@@ -89,12 +100,8 @@ pub async fn mark_visible(
     datasource: &str,
     record: &SegmentRecord,
 ) -> Result<u64, MetaError> {
-    let pk = datasource_pk(datasource);
-    let (bare, summary) = SegmentRecord { visible: true, ..record.clone() }.split_summary();
-    if let Some(summary) = summary {
-        meta.put(Item::new(&pk, record.summary_sk(), to_json(&summary)), Condition::None).await?;
-    }
-    meta.put(Item::new(pk, record.sk(), to_json(&bare)), Condition::Exists).await
+    let bare = put_summary(meta, datasource, &SegmentRecord { visible: true, ..record.clone() }).await?;
+    meta.put(Item::new(datasource_pk(datasource), record.sk(), to_json(&bare)), Condition::Exists).await
 }
 
 /// Deletes segments that were never visible (a lost race, a failed merge or compaction).

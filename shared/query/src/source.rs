@@ -373,8 +373,8 @@ async fn select_records(
     let reads: Vec<_> = overlapping.iter().map(|r| summary_of(summaries, meta, datasource, r)).collect();
     let found: Vec<_> = futures::stream::iter(reads).buffered(SUMMARY_READS_IN_FLIGHT).collect().await;
     let mut out = Vec::with_capacity(overlapping.len());
-    for (r, summary) in overlapping.into_iter().zip(found) {
-        if summary.is_some_and(|s| !pruner.may_match(&s)) {
+    for (r, read) in overlapping.into_iter().zip(found) {
+        if r.summary.as_ref().or(read.as_deref()).is_some_and(|s| !pruner.may_match(s)) {
             pruning.skipped += 1;
             continue;
         }
@@ -383,13 +383,17 @@ async fn select_records(
     (out, pruning)
 }
 
-/// The summary of `record`, `None` when it cannot be read (its segment is then not pruned).
+/// The summary item of `record` when it carries none inline, `None` when it cannot be read
+/// (its segment is then not pruned).
 async fn summary_of(
     summaries: &SummaryCache,
     meta: &dyn MetadataStore,
     datasource: &str,
     record: &SegmentRecord,
 ) -> Option<Arc<SegmentSummary>> {
+    if record.summary.is_some() {
+        return None;
+    }
     summaries.summary(meta, datasource, record).await.unwrap_or_else(|e| {
         tracing::warn!(segment = record.sk(), error = %e, "could not read a segment's summary; it is not pruned");
         None
