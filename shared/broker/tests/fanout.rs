@@ -417,7 +417,9 @@ async fn workers_read_the_lookups_at_the_versions_the_broker_bound() {
         .expect("created");
     let cache = LookupCache::default();
     let (bound, refs) =
-        lookups::load(meta.as_ref(), stored.store.as_ref(), &cache, DEFAULT_TIER, "countries").await.expect("loads");
+        lookups::load(meta.as_ref(), stored.store.as_ref(), &cache, DEFAULT_TIER, &["countries".to_string()].into())
+            .await
+            .expect("loads");
     // Replaced after the broker bound its versions: the workers still read v1.
     lookups::put(meta.as_ref(), stored.store.as_ref(), DEFAULT_TIER, "countries", &put("v2", "Francia"))
         .await

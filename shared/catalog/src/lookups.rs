@@ -19,7 +19,7 @@ use sluice_layout::keys::{lookup_key, lookup_sk, LOOKUPS_PK, LOOKUP_PREFIX};
 pub use sluice_layout::lookup::LookupItem;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The tier queries read: Druid's `druid.lookup.lookupTier` default.
@@ -32,8 +32,12 @@ pub const MAX_LOOKUP_BYTES: usize = 64 << 20;
 pub const MAX_NAME_BYTES: usize = 256;
 /// Most lookups in the metadata store.
 pub const MAX_LOOKUPS: usize = 10_000;
-/// Entries of maps a [`LookupCache`] keeps.
-pub const CACHED_ENTRIES: usize = 4_000_000;
+/// Bytes of maps a [`LookupCache`] keeps (their keys and values, and [`ENTRY_BYTES`] an entry).
+pub const CACHED_BYTES: usize = 512 << 20;
+/// Most bytes of the maps one query reads, counted as [`CACHED_BYTES`] are.
+pub const MAX_QUERY_LOOKUP_BYTES: usize = 256 << 20;
+/// Bytes an entry of a map held in memory takes besides its key and value.
+pub const ENTRY_BYTES: usize = 112;
 
 /// Errors of lookup operations.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +79,14 @@ pub enum LookupError {
         at: String,
         /// Why.
         reason: String,
+    },
+    /// The lookups a query names hold more than it may read.
+    #[error("the lookups the query names ({names}) hold more than {max} bytes in memory: name fewer")]
+    TooLarge {
+        /// The lookups read, in order, up to the one past the bound.
+        names: String,
+        /// The bound.
+        max: usize,
     },
     /// The metadata store failed.
     #[error(transparent)]
@@ -346,73 +358,143 @@ async fn read_object(
     Ok((name.to_string(), spec))
 }
 
-/// Maps read from deep storage by object key, kept while they hold at most
-/// [`CACHED_ENTRIES`] entries together (past it, emptied).
-#[derive(Debug, Default)]
+/// Maps read from deep storage by object key, each with the bytes it holds, kept while they
+/// hold at most [`CACHED_BYTES`] together (past it, emptied).
+#[derive(Debug)]
 pub struct LookupCache {
-    tables: Mutex<HashMap<String, Arc<KeyedTable>>>,
+    tables: Mutex<HashMap<String, (Arc<KeyedTable>, usize)>>,
+    capacity: usize,
+}
+
+impl Default for LookupCache {
+    fn default() -> Self {
+        Self::with_capacity(CACHED_BYTES)
+    }
 }
 
 impl LookupCache {
+    /// A cache keeping maps of at most `capacity` bytes together.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { tables: Mutex::default(), capacity }
+    }
+
+    /// Bytes of the maps kept.
+    pub fn num_bytes(&self) -> usize {
+        self.tables.lock().unwrap_or_else(PoisonError::into_inner).values().map(|(_, n)| n).sum()
+    }
+
+    /// The map in object `key` and the bytes it holds.
     async fn table(
         &self,
         store: &dyn ObjectStore,
         key: &str,
         item: Option<&LookupItem>,
-    ) -> Result<Arc<KeyedTable>, LookupError> {
+    ) -> Result<(Arc<KeyedTable>, usize), LookupError> {
         if let Some(hit) = self.tables.lock().unwrap_or_else(PoisonError::into_inner).get(key) {
             return Ok(hit.clone());
         }
         let (name, spec) = read_object(store, key, item).await?;
+        let num_bytes = spec.map.iter().map(|(k, v)| k.len() + v.len() + ENTRY_BYTES).sum::<usize>();
         // Versioned by its object, unique per write: a lookup deleted and written again at the
         // same version is another map, and cached partials must not mistake one for the other.
         let table = KeyedTable::lookup(&name, key, spec.map);
         let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
-        if tables.values().map(|t| t.len()).sum::<usize>() + table.len() > CACHED_ENTRIES {
+        if tables.values().map(|(_, n)| n).sum::<usize>() + num_bytes > self.capacity {
             tables.clear();
         }
-        tables.insert(key.to_string(), table.clone());
-        Ok(table)
+        tables.insert(key.to_string(), (table.clone(), num_bytes));
+        Ok((table, num_bytes))
     }
 }
 
-/// The lookups of `tier` that `text` (a query) names, as the query sees them now, and their
-/// refs for its workers: a query can only read a lookup whose name it holds.
+/// The lookups a query reads, counted against a bound ([`MAX_QUERY_LOOKUP_BYTES`]) as they
+/// are added.
+struct Read {
+    lookups: Lookups,
+    num_bytes: usize,
+    names: Vec<String>,
+    max: usize,
+}
+
+impl Read {
+    fn within(max: usize) -> Self {
+        Self { lookups: Lookups::new(), num_bytes: 0, names: Vec::new(), max }
+    }
+
+    fn add(&mut self, name: String, (table, num_bytes): (Arc<KeyedTable>, usize)) -> Result<(), LookupError> {
+        self.num_bytes = self.num_bytes.saturating_add(num_bytes);
+        self.names.push(name.clone());
+        if self.num_bytes > self.max {
+            let names = self.names.iter().map(|n| format!("{:?}", sluice_format::text::excerpt(n, 64)));
+            return Err(LookupError::TooLarge { names: names.collect::<Vec<_>>().join(", "), max: self.max });
+        }
+        self.lookups.insert(name, table);
+        Ok(())
+    }
+}
+
+/// The lookups of `tier` named in `names` (what a query's text could name a lookup with: see
+/// [`names_in_json`]), as the query sees them now, and their refs for its workers: a query
+/// reads only a lookup whose whole name it holds, and at most [`MAX_QUERY_LOOKUP_BYTES`].
 pub async fn load(
     meta: &dyn MetadataStore,
     store: &dyn ObjectStore,
     cache: &LookupCache,
     tier: &str,
-    text: &str,
+    names: &BTreeSet<String>,
 ) -> Result<(Arc<Lookups>, Vec<LookupRef>), LookupError> {
-    let mut lookups = Lookups::new();
+    let mut read = Read::within(MAX_QUERY_LOOKUP_BYTES);
     let mut refs = Vec::new();
-    for item in list(meta).await?.into_iter().filter(|i| i.tier == tier && text.contains(i.name.as_str())) {
+    if names.is_empty() {
+        return Ok((Arc::new(read.lookups), refs));
+    }
+    for item in list(meta).await?.into_iter().filter(|i| i.tier == tier && names.contains(&i.name)) {
         let table = cache.table(store, &item.key, Some(&item)).await?;
         refs.push(LookupRef { name: item.name.clone(), key: item.key.clone() });
-        lookups.insert(item.name, table);
+        read.add(item.name, table)?;
     }
-    Ok((Arc::new(lookups), refs))
+    Ok((Arc::new(read.lookups), refs))
 }
 
-/// The lookups `refs` name, as the query that handed them over sees them.
+/// The names a native query's JSON could read a lookup by: each of its strings whole (a
+/// `registeredLookup`, a lookup datasource or dimension spec) and each single-quoted literal
+/// inside one (an expression's `lookup(x, 'name')`).
+pub fn names_in_json(value: &Value) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                names.extend(s.split('\'').skip(1).step_by(2).map(str::to_string));
+                names.insert(s.clone());
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(fields) => stack.extend(fields.values()),
+            _ => {}
+        }
+    }
+    names
+}
+
+/// The lookups `refs` name, as the query that handed them over sees them, at most
+/// [`MAX_QUERY_LOOKUP_BYTES`].
 pub async fn load_refs(
     store: &dyn ObjectStore,
     cache: &LookupCache,
     refs: &[LookupRef],
 ) -> Result<Arc<Lookups>, LookupError> {
-    let mut lookups = Lookups::new();
+    let mut read = Read::within(MAX_QUERY_LOOKUP_BYTES);
     for r in refs.iter().take(MAX_LOOKUPS) {
         let table = cache.table(store, &r.key, None).await?;
-        if table.name() != r.name {
+        if table.0.name() != r.name {
             return Err(LookupError::Damaged {
                 at: format!("object {:?}", r.key),
-                reason: format!("holds lookup {:?}, not {:?}", table.name(), r.name),
+                reason: format!("holds lookup {:?}, not {:?}", table.0.name(), r.name),
             });
         }
-        lookups.insert(r.name.clone(), table);
+        read.add(r.name.clone(), table)?;
     }
-    Ok(Arc::new(lookups))
+    Ok(Arc::new(read.lookups))
 }
 
 #[cfg(test)]
@@ -448,7 +530,7 @@ mod tests {
         let read_back = read(meta, store, DEFAULT_TIER, "codes").await.expect("reads").expect("exists");
         assert_eq!(read_back, spec("v2", &[("US", "USA")]));
         let cache = LookupCache::default();
-        let (lookups, refs) = load(meta, store, &cache, DEFAULT_TIER, "codes").await.expect("loads");
+        let (lookups, refs) = load(meta, store, &cache, DEFAULT_TIER, &names(&["codes"])).await.expect("loads");
         let us = sluice_format::value::Value::String("US".into());
         assert_eq!(lookups["codes"].value(&us, 1), Some(&sluice_format::value::Value::String("USA".into())));
         assert_eq!(lookups.len(), 1, "one tier's lookups");
@@ -476,9 +558,49 @@ mod tests {
         put(meta.as_ref(), store.as_ref(), DEFAULT_TIER, "codes", &spec("v1", &[])).await.expect("created");
         let (item, _) = item(meta.as_ref(), DEFAULT_TIER, "codes").await.expect("reads").expect("exists");
         store.put(&item.key, bytes::Bytes::from_static(b"{not json")).await.expect("overwritten");
-        let e = load(meta.as_ref(), store.as_ref(), &LookupCache::default(), DEFAULT_TIER, "codes")
+        let e = load(meta.as_ref(), store.as_ref(), &LookupCache::default(), DEFAULT_TIER, &names(&["codes"]))
             .await
             .expect_err("damaged");
         assert!(e.to_string().contains(&item.key), "{e}");
+    }
+
+    fn names(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_query_loads_the_lookups_it_names_whole_within_its_bytes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (meta, store) = stores(dir.path()).await;
+        let (meta, store) = (meta.as_ref(), store.as_ref());
+        let big: Vec<(String, String)> = (0..100).map(|i| (format!("k{i}"), "v".repeat(100))).collect();
+        let big: Vec<(&str, &str)> = big.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        for name in ["a", "codes", "countries"] {
+            put(meta, store, DEFAULT_TIER, name, &spec("v1", &big)).await.expect("created");
+        }
+        // A query whose text holds the letter `a` and the word `countries` nowhere whole names
+        // only the lookup it reads.
+        let query = json!({"queryType": "scan", "dataSource": "pages_and_countries", "virtualColumns": [
+            {"type": "expression", "name": "v", "expression": "lookup(page, 'codes')"}]});
+        let named = names_in_json(&query);
+        assert!(named.contains("codes") && !named.contains("a") && !named.contains("countries"), "{named:?}");
+        let cache = LookupCache::default();
+        let (lookups, refs) = load(meta, store, &cache, DEFAULT_TIER, &named).await.expect("loads");
+        assert_eq!((lookups.len(), refs.len()), (1, 1));
+        assert!(lookups.get("codes").is_some());
+        // Each map holds 100 entries of 4 + 100 bytes and 112 besides: 21,500 bytes or so.
+        let one = cache.num_bytes();
+        assert!((20_000..23_000).contains(&one), "{one}");
+        let mut read = Read::within(one * 2);
+        read.add("a".into(), cache.table(store, &refs[0].key, None).await.expect("cached")).expect("one");
+        read.add("b".into(), cache.table(store, &refs[0].key, None).await.expect("cached")).expect("two");
+        let e = read.add("c".into(), cache.table(store, &refs[0].key, None).await.expect("cached")).expect_err("three");
+        assert!(e.to_string().contains("(\"a\", \"b\", \"c\") hold more than"), "{e}");
+        // The cache keeps maps by their bytes: a second map past its capacity empties it.
+        let small = LookupCache::with_capacity(one + one / 2);
+        let all = names(&["a", "codes", "countries"]);
+        let (lookups, _) = load(meta, store, &small, DEFAULT_TIER, &all).await.expect("loads");
+        assert_eq!(lookups.len(), 3);
+        assert_eq!(small.num_bytes(), one, "only the last map kept");
     }
 }

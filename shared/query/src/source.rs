@@ -461,7 +461,8 @@ pub async fn parse_bound(
             &fresh
         }
     };
-    let (lookups, refs) = sluice_catalog::lookups::load(meta, store, lookup_cache, DEFAULT_TIER, text)
+    let names = serde_json::from_str(text).map(|v| sluice_catalog::lookups::names_in_json(&v)).unwrap_or_default();
+    let (lookups, refs) = sluice_catalog::lookups::load(meta, store, lookup_cache, DEFAULT_TIER, &names)
         .await
         .map_err(|e| QueryError::Source(e.to_string()))?;
     query.bind_lookups(lookups);

@@ -4,7 +4,7 @@
 //! result rows and typed for SQL.
 
 use crate::catalog::Schemas;
-use crate::inline::{SubqueryBounds, SubqueryRows};
+use crate::inline::{AnswerBounds, SubqueryBounds, SubqueryRows};
 use crate::plan::{Input, JoinSide, Plan, Source};
 use crate::types::{Column, SqlType};
 use crate::{Segments, SqlError};
@@ -28,18 +28,29 @@ pub struct Deadline {
 /// Rows being computed (boxed: a subquery's plan is run by the same function).
 pub type RowsFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<Value>>, SqlError>> + Send + 'a>>;
 
-/// The rows of `plan`, its subqueries' rows bounded by `bounds`.
+/// The rows of `plan`, its subqueries' rows bounded by `bounds` and the rows it returns by what
+/// is left of `answer`, which counts them. Rows sorted after the query are bounded after they
+/// are cut; the rows they are cut from are bounded by the engine.
 pub fn rows<'a>(
     plan: &'a Plan,
     source: &'a dyn Segments,
     schemas: &'a Schemas,
     deadline: Deadline,
     bounds: SubqueryBounds,
+    answer: &'a mut AnswerBounds,
 ) -> RowsFuture<'a> {
     Box::pin(async move {
-        let mut out = SubqueryRows::unbounded();
-        rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
-        Ok(after(plan, out.into_rows()))
+        let mut out = SubqueryRows::answer(answer);
+        if plan.after.order.is_empty() {
+            rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
+            answer.count(&out);
+            return Ok(after(plan, out.into_rows()));
+        }
+        let mut all = SubqueryRows::unbounded();
+        rows_into(plan, source, schemas, deadline, bounds, &mut all).await?;
+        after(plan, all.into_rows()).into_iter().try_for_each(|r| out.push(r))?;
+        answer.count(&out);
+        Ok(out.into_rows())
     })
 }
 
@@ -84,7 +95,14 @@ fn rows_into<'a>(
         if let Input::Windowed(stage) = &plan.input {
             // Druid bounds a window's rows as a subquery's.
             let rows = subquery_rows(&stage.inner, source, schemas, deadline, bounds).await?;
-            let answer = crate::window::answer(&stage.inner.columns(), &stage.calls, rows)?;
+            let (columns, calls) = (stage.inner.columns(), stage.calls.clone());
+            let answer = tokio::task::spawn_blocking(move || {
+                crate::window::answer(&columns, &calls, rows, deadline.at, deadline.timeout_ms)
+            })
+            .await
+            .map_err(|e| {
+                SqlError::Query(sluice_query::QueryError::Source(format!("window functions failed: {e}")))
+            })??;
             return read_rows_into(plan, "scan", &answer, out, &schemas.lookups);
         }
         if let Input::Union(branches) = &plan.input {

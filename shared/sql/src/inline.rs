@@ -47,19 +47,74 @@ impl SubqueryBounds {
     }
 }
 
+/// What a request's whole answer may hold, and what it holds so far: every row it returns,
+/// the branches of a top-level `UNION ALL` together, within Druid's `maxScatterGatherBytes`
+/// (the bytes of its values as JSON, which the context may lower) and a scan's most rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerBounds {
+    /// Most rows.
+    pub rows: usize,
+    /// Most bytes of their values as JSON.
+    pub bytes: usize,
+    /// Rows returned so far.
+    pub num_rows: usize,
+    /// Bytes returned so far.
+    pub num_bytes: usize,
+}
+
+impl AnswerBounds {
+    /// The bounds a SQL request's context sets (`maxScatterGatherBytes`), at most the server's.
+    pub fn from_context(context: &Map<String, Value>) -> Result<Self, SqlError> {
+        let bytes = context_bound(context, "maxScatterGatherBytes", sluice_query::MAX_RESULT_BYTES)?;
+        Ok(Self { rows: sluice_query::MAX_SCAN_ROWS, bytes, num_rows: 0, num_bytes: 0 })
+    }
+
+    /// Counts `rows`, taken within these bounds, as returned.
+    pub fn count(&mut self, rows: &SubqueryRows) {
+        self.num_rows += rows.len();
+        self.num_bytes += rows.num_bytes();
+    }
+
+    /// The bytes the rest of the answer may hold.
+    pub fn bytes_left(&self) -> usize {
+        self.bytes - self.num_bytes
+    }
+}
+
+/// The error of an answer past `bound` at its row `n`.
+fn answer_too_large(bound: String, n: usize) -> SqlError {
+    SqlError::Query(QueryError::invalid(
+        "context.maxScatterGatherBytes",
+        format!(
+            "the answer passes {bound} at row {n} (every row the request returns, the branches of a UNION ALL \
+             together): give a LIMIT, fewer columns, a narrower WHERE or fewer UNION ALL branches"
+        ),
+    ))
+}
+
 /// Rows read out of a native answer, refused as soon as they pass their bounds: a subquery's
-/// rows by its [`SubqueryBounds`], an outer query's not at all (the engine bounds those).
+/// rows by its [`SubqueryBounds`], a request's answer by its [`AnswerBounds`] (every row it
+/// returns, across the branches of a `UNION ALL` too), the rows an answer is sorted and cut
+/// from not at all (the engine bounds those).
 #[derive(Debug, Default)]
 pub struct SubqueryRows {
     bounds: Option<SubqueryBounds>,
+    /// The bounds of the request's answer, when the rows are one (not a subquery's).
+    answer: Option<AnswerBounds>,
     rows: Vec<Vec<Value>>,
     num_bytes: usize,
 }
 
 impl SubqueryRows {
-    /// Rows bounded by `bounds`.
+    /// A subquery's rows, bounded by `bounds`.
     pub fn bounded(bounds: SubqueryBounds) -> Self {
         Self { bounds: Some(bounds), ..Self::default() }
+    }
+
+    /// The rows of a request's answer, bounded by what is left of `bounds`.
+    pub fn answer(bounds: &AnswerBounds) -> Self {
+        let left = SubqueryBounds { rows: bounds.rows - bounds.num_rows, bytes: bounds.bytes - bounds.num_bytes };
+        Self { bounds: Some(left), answer: Some(*bounds), ..Self::default() }
     }
 
     /// Rows without bounds.
@@ -74,10 +129,17 @@ impl SubqueryRows {
             return Ok(());
         };
         if self.rows.len() >= bounds.rows {
-            return Err(too_many_rows(bounds.rows));
+            return Err(match &self.answer {
+                Some(a) => answer_too_large(format!("{} rows", a.rows), a.num_rows + self.rows.len()),
+                None => too_many_rows(bounds.rows),
+            });
         }
         let bytes = 1 + row.iter().map(|v| sluice_query::json::encoded_len(v) + 1).sum::<usize>();
         if self.num_bytes.saturating_add(bytes) > bounds.bytes {
+            if let Some(a) = &self.answer {
+                let max = format!("{} bytes (context.maxScatterGatherBytes)", a.bytes);
+                return Err(answer_too_large(max, a.num_rows + self.rows.len()));
+            }
             return Err(SqlError::Query(QueryError::invalid(
                 "context.maxSubqueryBytes",
                 format!(
@@ -93,9 +155,14 @@ impl SubqueryRows {
         Ok(())
     }
 
-    /// The most rows held, when bounded.
+    /// The most rows held, when bounded as a subquery's (its native query is cut one row past).
     pub fn bound_rows(&self) -> Option<usize> {
-        self.bounds.map(|b| b.rows)
+        self.bounds.filter(|_| self.answer.is_none()).map(|b| b.rows)
+    }
+
+    /// Bytes of the rows held, their values as JSON.
+    pub fn num_bytes(&self) -> usize {
+        self.num_bytes
     }
 
     /// Number of rows held.

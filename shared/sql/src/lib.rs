@@ -16,6 +16,7 @@ mod error;
 pub mod execute;
 pub mod ingestion;
 pub mod inline;
+pub mod measure;
 pub mod output;
 pub mod parse;
 pub mod plan;
@@ -93,8 +94,8 @@ pub trait Segments: Send + Sync {
     fn servers(&self) -> Vec<ServerRow> {
         ServerRow::in_process(&servers::this_process())
     }
-    /// The lookups of Druid's default tier that `text` (a query) names, each at one version;
-    /// none by default.
+    /// The lookups of Druid's default tier that `text` (a query) names
+    /// ([`parse::lookup_names`]), each at one version; none by default.
     async fn lookups(&self, _text: &str) -> Result<Arc<Lookups>, SqlError> {
         Ok(Arc::default())
     }
@@ -157,7 +158,8 @@ impl Segments for StoreSegments<'_> {
         let fresh = sluice_catalog::lookups::LookupCache::default();
         let cache = self.cache.map(|c| c.lookups().as_ref()).unwrap_or(&fresh);
         let tier = sluice_catalog::lookups::DEFAULT_TIER;
-        let (lookups, _) = sluice_catalog::lookups::load(self.meta, self.store, cache, tier, text)
+        let names = parse::lookup_names(text);
+        let (lookups, _) = sluice_catalog::lookups::load(self.meta, self.store, cache, tier, &names)
             .await
             .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))?;
         Ok(lookups)
@@ -198,29 +200,38 @@ pub(crate) fn short(text: &str) -> std::borrow::Cow<'_, str> {
     sluice_format::text::excerpt(text, 120)
 }
 
-/// Answers a SQL request: parses, reads the schemas of the tables it names, plans, runs.
+/// Answers a SQL request: parses, reads the schemas of the tables it names, plans, runs. The
+/// parse and the plans run off the async runtime, where the request's timeout stops them; the
+/// rows the request returns (every branch of a `UNION ALL` together) are bounded by one
+/// [`inline::AnswerBounds`].
 pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlResult, SqlError> {
     let timeout_ms = sluice_query::model::timeout_ms(&request.context)?;
     let bounds = inline::SubqueryBounds::from_context(&request.context)?;
+    let mut answer = inline::AnswerBounds::from_context(&request.context)?;
     let deadline =
         execute::Deadline { at: std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms), timeout_ms };
+    let request = Arc::new(request.clone());
     let work = async {
-        let parsed = parse::parse(&request.query, &request.parameters)?;
+        let parsed = off_runtime({
+            let request = request.clone();
+            move || parse::parse_within(&request.query, &request.parameters, deadline.at, deadline.timeout_ms)
+        })
+        .await?;
         if let Some(branches) = union_all::branches(&parsed.query)? {
             if parsed.explain {
                 return Err(SqlError::unsupported("EXPLAIN of a UNION ALL (explain each branch)"));
             }
-            return union(source, request, &branches, deadline, bounds).await;
+            return union(source, &request, branches, deadline, bounds, &mut answer).await;
         }
         let schemas = schemas(source, &parsed.query).await?;
-        let plan = plan(&parsed.query, &schemas, request)?;
+        let (plan, schemas) = plan_off_runtime(parsed.query, schemas, request.clone()).await?;
         if parsed.explain {
             return Ok(explain(&plan));
         }
-        let rows = execute::rows(&plan, source, &schemas, deadline, bounds).await?;
+        let rows = execute::rows(&plan, source, &schemas, deadline, bounds, &mut answer).await?;
         Ok(SqlResult { columns: plan.columns(), rows })
     };
-    let zone = time_zone(request)?;
+    let zone = time_zone(&request)?;
     match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), work).await {
         Ok(Ok(mut result)) => {
             if let Some(z) = zone {
@@ -231,6 +242,26 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
         Ok(Err(e)) => Err(e),
         Err(_) => Err(SqlError::Query(QueryError::Timeout(timeout_ms))),
     }
+}
+
+/// Runs CPU-bound work (parsing, planning) on the runtime's blocking threads, so that a slow
+/// one neither holds an async worker nor outlives the request's timeout unnoticed: the caller's
+/// timeout answers, and the work stops at the deadline it was given.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, SqlError> + Send + 'static,
+) -> Result<T, SqlError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| SqlError::Query(QueryError::Source(format!("the SQL planner failed: {e}"))))?
+}
+
+/// [`plan`] off the runtime: the query and its schemas are handed over and the schemas back.
+async fn plan_off_runtime(
+    query: sqlparser::ast::Query,
+    schemas: Schemas,
+    request: Arc<SqlRequest>,
+) -> Result<(Plan, Schemas), SqlError> {
+    off_runtime(move || Ok((plan(&query, &schemas, &request)?, schemas))).await
 }
 
 /// TIMESTAMP values written on the wall clock of `zone`, with its offset, as Druid writes
@@ -277,19 +308,24 @@ fn time_zone(request: &SqlRequest) -> Result<Option<String>, SqlError> {
     })
 }
 
-/// The rows of each branch of a `UNION ALL`, in turn, under the first branch's columns.
+/// The rows of each branch of a `UNION ALL`, in turn, under the first branch's columns, within
+/// one answer's bounds: each branch's native query may return only the bytes the branches
+/// before it left.
 async fn union(
     source: &dyn Segments,
     request: &SqlRequest,
-    branches: &[sqlparser::ast::Query],
+    branches: Vec<sqlparser::ast::Query>,
     deadline: execute::Deadline,
     bounds: inline::SubqueryBounds,
+    answer: &mut inline::AnswerBounds,
 ) -> Result<SqlResult, SqlError> {
     let mut out: Option<SqlResult> = None;
-    for (i, branch) in branches.iter().enumerate() {
-        let schemas = schemas(source, branch).await?;
-        let plan = plan(branch, &schemas, request)?;
-        let rows = execute::rows(&plan, source, &schemas, deadline, bounds).await?;
+    for (i, branch) in branches.into_iter().enumerate() {
+        let schemas = schemas(source, &branch).await?;
+        let mut within = request.clone();
+        within.context.insert("maxScatterGatherBytes".into(), json!(answer.bytes_left()));
+        let (plan, schemas) = plan_off_runtime(branch, schemas, Arc::new(within)).await?;
+        let rows = execute::rows(&plan, source, &schemas, deadline, bounds, answer).await?;
         match out.as_mut() {
             None => out = Some(SqlResult { columns: plan.columns(), rows }),
             Some(first) => {

@@ -1,6 +1,7 @@
 //! SQL text to one parsed query: `EXPLAIN PLAN FOR` recognised, `?` parameters bound, and
 //! parse errors placed at their line and column.
 
+use crate::measure::Budget;
 use crate::request::Parameter;
 use crate::SqlError;
 use sqlparser::ast::{
@@ -9,6 +10,7 @@ use sqlparser::ast::{
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
 use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 /// Deepest nesting of expressions and subqueries the parser follows.
 pub const MAX_NESTING: usize = 40;
@@ -32,12 +34,32 @@ pub struct Parsed {
 /// in a debug build, more than a 2 MiB thread holds at [`MAX_NESTING`] levels.
 pub const PARSER_STACK: usize = 32 << 20;
 
-/// Parses one SELECT statement (optionally `EXPLAIN PLAN FOR` one) and binds `parameters`.
+/// Parses one SELECT statement (optionally `EXPLAIN PLAN FOR` one) and binds `parameters`,
+/// its rewrites due within the default query timeout.
 pub fn parse(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlError> {
-    stacker::grow(PARSER_STACK, || parse_on_stack(text, parameters))
+    let timeout_ms = sluice_query::model::DEFAULT_TIMEOUT_MS;
+    parse_within(text, parameters, Instant::now() + Duration::from_millis(timeout_ms), timeout_ms)
 }
 
-fn parse_on_stack(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlError> {
+/// Parses one SELECT statement (optionally `EXPLAIN PLAN FOR` one), binds `parameters` and
+/// rewrites it (`WITH` inlined), refusing a tree that grows past [`crate::measure::MAX_NODES`]
+/// and stopping at `deadline` (the request's `timeout_ms`). CPU-bound: an async caller runs it
+/// off its runtime.
+pub fn parse_within(
+    text: &str,
+    parameters: &[Parameter],
+    deadline: Instant,
+    timeout_ms: u64,
+) -> Result<Parsed, SqlError> {
+    stacker::grow(PARSER_STACK, || parse_on_stack(text, parameters, deadline, timeout_ms))
+}
+
+fn parse_on_stack(
+    text: &str,
+    parameters: &[Parameter],
+    deadline: Instant,
+    timeout_ms: u64,
+) -> Result<Parsed, SqlError> {
     let (explain, body, skipped) = strip_explain(text);
     check_size(body)?;
     let mut statements = Parser::new(&GenericDialect {})
@@ -60,8 +82,34 @@ fn parse_on_stack(text: &str, parameters: &[Parameter]) -> Result<Parsed, SqlErr
         }
     };
     bind(&mut query, parameters)?;
-    crate::ctes::inline(&mut query)?;
+    let mut budget = Budget::new(&query, deadline, timeout_ms)?;
+    crate::ctes::inline(&mut query, &mut budget)?;
+    budget.measured(&query)?;
     Ok(Parsed { query, explain })
+}
+
+/// The names a query's text could read a lookup by: its single-quoted strings (`LOOKUP(x,
+/// 'name')`) and the tables of the `lookup` schema (`lookup.name`, `lookup."name"`); a lookup
+/// whose whole name is not among them is not loaded for the query.
+pub fn lookup_names(text: &str) -> std::collections::BTreeSet<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, text).tokenize() else { return Default::default() };
+    let tokens: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let mut names = std::collections::BTreeSet::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::SingleQuotedString(s) => {
+                names.insert(s.clone());
+            }
+            Token::Word(w) if i >= 2 && matches!(tokens[i - 1], Token::Period) => {
+                if matches!(tokens[i - 2], Token::Word(schema) if schema.value.eq_ignore_ascii_case("lookup")) {
+                    names.insert(w.value.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    names
 }
 
 /// Refuses, before building a syntax tree, a statement of more than [`MAX_TOKENS`] tokens or

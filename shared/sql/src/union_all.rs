@@ -4,7 +4,7 @@
 //! `plan::unions`). `UNION` without `ALL`, `INTERSECT` and `EXCEPT` are refused by name.
 
 use crate::SqlError;
-use sqlparser::ast::{Query, SetExpr, SetOperator, SetQuantifier};
+use sqlparser::ast::{Query, SetExpr, SetOperator, SetQuantifier, Table};
 
 /// Branches a `UNION ALL` may have.
 pub const MAX_BRANCHES: usize = 64;
@@ -23,11 +23,13 @@ pub fn branches(query: &Query) -> Result<Option<Vec<Query>>, SqlError> {
     if bodies.len() > MAX_BRANCHES {
         return Err(SqlError::unsupported(format!("a UNION ALL of more than {MAX_BRANCHES} queries")));
     }
-    let branch = |body: &SetExpr| {
-        let mut q = query.clone();
-        q.body = Box::new(body.clone());
-        q
+    // Each branch is the query around the union with one branch as its body: the shell is
+    // copied without the union, which a copy per branch would copy whole each time.
+    let shell = Query {
+        body: Box::new(SetExpr::Table(Box::new(Table { table_name: None, schema_name: None }))),
+        ..query.clone()
     };
+    let branch = |body: &SetExpr| Query { body: Box::new(body.clone()), ..shell.clone() };
     Ok(Some(bodies.into_iter().map(branch).collect()))
 }
 

@@ -12,10 +12,15 @@ use crate::SqlError;
 use serde_json::{json, Value};
 use sluice_format::time::parse_iso_instant;
 use std::cmp::Ordering;
+use std::time::Instant;
 
-/// Most row visits one window function may make (rows times frame width, for MIN and MAX
-/// over a frame that slides).
+/// Most row visits the window functions of one query may make together: each function's sort
+/// of its rows (rows times their log), and its frames (rows times frame width, for MIN and MAX
+/// over a frame that slides, and SUM or AVG over one that neither starts nor ends a partition).
 pub const MAX_WINDOW_WORK: u64 = 200_000_000;
+/// Most bytes of the values the window functions of one query compute together (as JSON, and
+/// 16 a value for the field holding it): a subquery's bytes.
+pub const MAX_WINDOW_BYTES: usize = crate::inline::MAX_INLINE_BYTES;
 
 /// A window function.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +123,7 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-/// A window function whose frames would visit more rows than [`MAX_WINDOW_WORK`].
+/// Window functions whose sorts and frames would visit more rows than [`MAX_WINDOW_WORK`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a window {function} visits more than {MAX_WINDOW_WORK} rows")]
 pub struct TooMuchWork {
@@ -127,7 +132,18 @@ pub struct TooMuchWork {
 }
 
 /// The value of `call` for each of `rows`, in row order.
+#[cfg(test)]
 pub fn compute(rows: &[Vec<Value>], call: &Call) -> Result<Vec<Value>, TooMuchWork> {
+    compute_within(rows, call, &mut 0)
+}
+
+/// [`compute`], adding its row visits to `work`, which may not pass [`MAX_WINDOW_WORK`].
+fn compute_within(rows: &[Vec<Value>], call: &Call, work: &mut u64) -> Result<Vec<Value>, TooMuchWork> {
+    let n = rows.len() as u64;
+    *work += n * u64::from(u64::BITS - n.leading_zeros());
+    if *work > MAX_WINDOW_WORK {
+        return Err(TooMuchWork { function: "sort (PARTITION BY and ORDER BY)" });
+    }
     let cell = |r: usize, c: usize| rows[r].get(c).unwrap_or(&Value::Null);
     let mut order: Vec<usize> = (0..rows.len()).collect();
     let key_order = |a: &usize, b: &usize| {
@@ -157,7 +173,7 @@ pub fn compute(rows: &[Vec<Value>], call: &Call) -> Result<Vec<Value>, TooMuchWo
         while end < order.len() && same_partition(order[start], order[end]) {
             end += 1;
         }
-        partition(&order[start..end], call, rows, &peers, &mut out)?;
+        partition(&order[start..end], call, rows, &peers, &mut out, work)?;
         start = end;
     }
     Ok(out)
@@ -170,6 +186,7 @@ fn partition(
     rows: &[Vec<Value>],
     peers: &dyn Fn(usize, usize) -> bool,
     out: &mut [Value],
+    work: &mut u64,
 ) -> Result<(), TooMuchWork> {
     let n = part.len();
     // Each row's peer group: the first and one past the last index of its equal keys.
@@ -224,7 +241,7 @@ fn partition(
                 set(out, i, at.map(arg).unwrap_or_else(|| default.clone()));
             }
         }
-        _ => framed(n, call, &group, &arg, &mut |i, v| set(out, i, v))?,
+        _ => framed(n, call, &group, &arg, &mut |i, v| set(out, i, v), work)?,
     }
     Ok(())
 }
@@ -258,6 +275,7 @@ fn framed(
     group: &[(usize, usize)],
     arg: &dyn Fn(usize) -> Value,
     set: &mut dyn FnMut(usize, Value),
+    work: &mut u64,
 ) -> Result<(), TooMuchWork> {
     let values: Vec<Value> = (0..n).map(arg).collect();
     let integral = values.iter().all(|v| v.is_null() || v.as_i64().is_some());
@@ -274,7 +292,6 @@ fn framed(
     for i in (0..n).rev() {
         suffix[i] = suffix[i + 1] + values[i].as_f64().unwrap_or(0.0);
     }
-    let mut work = 0u64;
     for i in 0..n {
         let (a, b) = frame_of(i, n, &call.frame, group);
         let count = counts[b] - counts[a];
@@ -292,8 +309,8 @@ fn framed(
                 } else if b == n {
                     suffix[a]
                 } else {
-                    work += (b - a) as u64;
-                    if work > MAX_WINDOW_WORK {
+                    *work += (b - a) as u64;
+                    if *work > MAX_WINDOW_WORK {
                         return Err(TooMuchWork { function: "SUM or AVG" });
                     }
                     values[a..b].iter().filter_map(Value::as_f64).sum()
@@ -308,8 +325,8 @@ fn framed(
             Function::LastValue if a < b => values[b - 1].clone(),
             Function::FirstValue | Function::LastValue => Value::Null,
             Function::Min | Function::Max => {
-                work += (b - a) as u64;
-                if work > MAX_WINDOW_WORK {
+                *work += (b - a) as u64;
+                if *work > MAX_WINDOW_WORK {
                     return Err(TooMuchWork { function: "MIN or MAX" });
                 }
                 let want = if call.function == Function::Min { Ordering::Less } else { Ordering::Greater };
@@ -330,8 +347,16 @@ fn framed(
 
 /// The rows of a window stage as a scan answer (`[{"events": [...]}]`) for the select list
 /// to read: each row's inner columns (`columns`, TIMESTAMPs as milliseconds) and the value of
-/// each of `calls` (`__w<n>`).
-pub fn answer(columns: &[Column], calls: &[Call], mut rows: Vec<Vec<Value>>) -> Result<Value, SqlError> {
+/// each of `calls` (`__w<n>`). CPU-bound: the calls together are bounded by [`MAX_WINDOW_WORK`]
+/// and [`MAX_WINDOW_BYTES`], and stop at `deadline` (the query's `timeout_ms`); an async caller
+/// runs it off its runtime.
+pub fn answer(
+    columns: &[Column],
+    calls: &[Call],
+    mut rows: Vec<Vec<Value>>,
+    deadline: Instant,
+    timeout_ms: u64,
+) -> Result<Value, SqlError> {
     for (c, column) in columns.iter().enumerate() {
         if column.ty == SqlType::Timestamp {
             for row in &mut rows {
@@ -342,8 +367,21 @@ pub fn answer(columns: &[Column], calls: &[Call], mut rows: Vec<Vec<Value>>) -> 
         }
     }
     let mut values = Vec::with_capacity(calls.len());
+    let (mut work, mut num_bytes) = (0u64, 0usize);
     for call in calls {
-        values.push(compute(&rows, call).map_err(SqlError::unsupported)?);
+        if Instant::now() >= deadline {
+            return Err(SqlError::Query(sluice_query::QueryError::Timeout(timeout_ms)));
+        }
+        let computed = compute_within(&rows, call, &mut work).map_err(SqlError::unsupported)?;
+        num_bytes += computed.iter().map(|v| sluice_query::json::encoded_len(v) + 16).sum::<usize>();
+        if num_bytes > MAX_WINDOW_BYTES {
+            return Err(SqlError::unsupported(format!(
+                "window functions whose values pass {MAX_WINDOW_BYTES} bytes over {} rows (give the query a \
+                 narrower WHERE or fewer window functions)",
+                rows.len()
+            )));
+        }
+        values.push(computed);
     }
     let events: Vec<Value> = (rows.into_iter().enumerate())
         .map(|(r, row)| {

@@ -57,7 +57,9 @@ async fn a_query_groups_by_the_lookups_version_it_bound(b: Backends) {
 
     let (item, _) = lookups::item(meta, DEFAULT_TIER, &pages).await.expect("reads").expect("exists");
     store.put(&item.key, bytes::Bytes::from_static(b"[]")).await.expect("damaged");
-    let e = lookups::load(meta, store, &LookupCache::default(), DEFAULT_TIER, &pages).await.expect_err("damaged");
+    let e = lookups::load(meta, store, &LookupCache::default(), DEFAULT_TIER, &[pages.clone()].into())
+        .await
+        .expect_err("damaged");
     assert!(e.to_string().contains(&item.key), "{e}");
     assert!(lookups::remove(meta, DEFAULT_TIER, &pages).await.expect("removed"));
     assert!(!lookups::remove(meta, DEFAULT_TIER, &pages).await.expect("nothing left"));

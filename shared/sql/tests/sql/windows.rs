@@ -39,3 +39,16 @@ fn window_constructs_druid_refuses_are_refused_by_name() {
     refused_naming("SELECT RANK() OVER w FROM wikipedia", "window 'w' is not defined");
     refused_naming("SELECT MEDIAN(added) OVER () FROM wikipedia", "window function MEDIAN");
 }
+
+#[test]
+fn window_functions_are_bounded_together_not_each() {
+    // Each sliding maximum over the 39,244 rows visits 101 to 164 rows a row (at most 6.5 million
+    // in all), well within the bound alone; the 64 a query may have together are not.
+    let calls: Vec<String> = (100..164)
+        .map(|i| format!("MAX(added) OVER (ORDER BY page ROWS BETWEEN {i} PRECEDING AND CURRENT ROW) AS s{i}"))
+        .collect();
+    let text = format!("SELECT page, {} FROM wikipedia", calls.join(", "));
+    refused_naming(&text, "a window MIN or MAX visits more than 200000000 rows");
+    let few = format!("SELECT COUNT(*) FROM (SELECT page, {} FROM wikipedia)", calls[..4].join(", "));
+    assert_eq!(sql(&few), [[json!(39_244)]]);
+}

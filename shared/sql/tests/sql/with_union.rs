@@ -80,3 +80,63 @@ fn union_all_appends_each_branchs_rows_under_the_first_branchs_names() {
         refused_naming(text, expected);
     }
 }
+
+#[test]
+fn with_names_users_write_are_only_names() {
+    // A quoted name may hold anything, a NUL too: it names a table, never another name's
+    // subquery, so that chains of such names cannot copy past the bounds.
+    let mut chain = String::from("WITH c0 AS (SELECT page FROM wikipedia)");
+    for i in 1..=12 {
+        chain.push_str(&format!(
+            ", c{i} AS (SELECT page FROM \"\u{0}with#{p}\" WHERE page IN (SELECT page FROM \"\u{0}with#{p}\"))",
+            p = i - 1
+        ));
+    }
+    chain.push_str(" SELECT COUNT(*) FROM c12");
+    refused_naming(&chain, "with#11");
+    // Only c12's body is copied in: none of the names it reads is another name's.
+    let parsed = sluice_sql::parse::parse(&chain, &[]).expect("parses");
+    let nodes = sluice_sql::measure::nodes(&parsed.query);
+    assert!(nodes < 20, "{nodes} nodes: {}", parsed.query);
+}
+
+#[test]
+fn with_copies_are_bounded_by_the_nodes_they_add() {
+    // Few copies (64), each of a 5,000-value IN list: 320,000 nodes, past the bound before the
+    // copies are made.
+    let list = vec!["'p'"; 5_000].join(", ");
+    let mut doubling = format!("WITH c0 AS (SELECT page FROM wikipedia WHERE page IN ({list}))");
+    for i in 1..=6 {
+        doubling
+            .push_str(&format!(", c{i} AS (SELECT page FROM c{p} WHERE page IN (SELECT page FROM c{p}))", p = i - 1));
+    }
+    doubling.push_str(" SELECT COUNT(*) FROM c6");
+    refused_naming(&doubling, &format!("more than {} expressions", sluice_sql::measure::MAX_NODES));
+    // The same list read once is answered.
+    assert_eq!(
+        sql(&format!("WITH c0 AS (SELECT page FROM wikipedia WHERE page IN ({list})) SELECT COUNT(*) FROM c0")),
+        [[json!(0)]]
+    );
+}
+
+#[test]
+fn a_union_all_answer_is_bounded_whole_not_by_branch() {
+    // Each branch returns about 40 KB; 64 of them pass a 1 MiB answer that each alone is within.
+    let branch = "(SELECT page FROM wikipedia LIMIT 2000)";
+    let one = answer(&request(branch, 1 << 20)).expect("one branch is within the bound");
+    assert_eq!(one.rows.len(), 2000);
+    let union = vec![branch; 64].join(" UNION ALL ");
+    let e = answer(&request(&union, 1 << 20)).expect_err("the union passes the bound").to_string();
+    // Refused by the branch's native query, given only what the branches before it left, or by
+    // the rows it returns.
+    assert!(e.contains("bytes (context.maxScatterGatherBytes)"), "{e}");
+    // Within the bound, every branch's rows are returned.
+    let small = vec!["(SELECT page FROM wikipedia LIMIT 10)"; 64].join(" UNION ALL ");
+    assert_eq!(answer(&request(&small, 1 << 20)).expect("within").rows.len(), 640);
+}
+
+fn request(text: &str, max_bytes: usize) -> SqlRequest {
+    let mut r = SqlRequest::new(text);
+    r.context.insert("maxScatterGatherBytes".into(), json!(max_bytes));
+    r
+}
