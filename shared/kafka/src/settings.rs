@@ -71,11 +71,12 @@ pub enum SettingsError {
         /// The property asking for it.
         key: &'static str,
     },
-    /// MSK IAM over a transport that does not check the brokers.
-    #[error("consumerProperties.{key}: an MSK IAM token travels only over TLS that checks the brokers' certificates and names (SASL_SSL); remove {key:?} from the spec")]
+    /// MSK IAM over a transport that does not check the brokers, or checks them against
+    /// authorities the spec chose.
+    #[error("consumerProperties.{key}: an MSK IAM token travels only over TLS that checks the brokers' certificates and names against the system's trusted authorities (SASL_SSL); remove {key:?} from the spec")]
     MskTransport {
-        /// The property that weakens it.
-        key: &'static str,
+        /// The property that weakens it, cut.
+        key: String,
     },
     /// MSK IAM without a region.
     #[error("MSK IAM needs the cluster's region: set consumerProperties.sluice.msk.region")]
@@ -288,14 +289,8 @@ fn msk_iam(
     }
     properties.entry("security.protocol".into()).or_insert_with(|| "SASL_SSL".into());
     if !transport_fixed {
-        let is = |key: &str, value: &str| properties.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(value));
-        let weakened = [
-            ("security.protocol", !is("security.protocol", "SASL_SSL")),
-            ("enable.ssl.certificate.verification", is("enable.ssl.certificate.verification", "false")),
-            ("ssl.endpoint.identification.algorithm", is("ssl.endpoint.identification.algorithm", "none")),
-        ];
-        if let Some((key, _)) = weakened.iter().find(|(_, weak)| *weak) {
-            return Err(SettingsError::MskTransport { key });
+        if let Some(key) = weakened_transport(properties) {
+            return Err(SettingsError::MskTransport { key: sluice_format::text::excerpt(key, 100).into_owned() });
         }
     }
     let from_brokers = properties.get("bootstrap.servers").and_then(|b| {
@@ -315,6 +310,33 @@ fn msk_iam(
         Some(r) => Ok(Some(r.trim().to_string())),
         None => Err(SettingsError::MskRegion),
     }
+}
+
+/// Properties that choose which certificates a TLS connection trusts, or load code that could:
+/// under MSK IAM a spec may set none of them, whatever their value, since a spec's certificate
+/// authority lets whoever answers for the brokers' names (a DNS answer away) take the token.
+const MSK_TRUST_PROPERTIES: [&str; 4] = ["ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.providers"];
+
+/// Prefixes of property names that do the same: Java's trust stores (`ssl.truststore.location`,
+/// `.password`, `.type`, `.certificates`) and OpenSSL engines.
+const MSK_TRUST_PREFIXES: [&str; 3] = ["ssl.truststore.", "ssl.engine.", "ssl_engine_"];
+
+/// The first property that lets an MSK IAM token travel without TLS that checks the brokers'
+/// certificates and names against the system's trusted authorities: a protocol other than
+/// `SASL_SSL`, verification turned off, a host name check other than `https`, or a trust
+/// property ([`MSK_TRUST_PROPERTIES`], [`MSK_TRUST_PREFIXES`]).
+fn weakened_transport(properties: &BTreeMap<String, String>) -> Option<&str> {
+    let is = |key: &str, value: &str| properties.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(value));
+    let weak = |key: &str| match key {
+        "security.protocol" => !is(key, "SASL_SSL"),
+        "enable.ssl.certificate.verification" => !is(key, "true"),
+        "ssl.endpoint.identification.algorithm" => !is(key, "https"),
+        _ => {
+            let key = key.to_ascii_lowercase();
+            MSK_TRUST_PROPERTIES.contains(&key.as_str()) || MSK_TRUST_PREFIXES.iter().any(|p| key.starts_with(p))
+        }
+    };
+    properties.keys().map(String::as_str).find(|k| weak(k))
 }
 
 impl fmt::Debug for ConsumerSettings {
@@ -390,6 +412,58 @@ mod tests {
             .to_string();
         assert!(e.contains("sasl.mechanism OAUTHBEARER"), "{e}");
         assert!(is_connection_property("sluice.msk.region"));
+    }
+
+    #[test]
+    fn under_msk_iam_a_spec_may_not_choose_the_authorities_the_brokers_are_checked_against() {
+        let msk = "b-1.c.kafka.eu-west-3.amazonaws.com:9098";
+        let deployment = KafkaDeployment { properties: None, brokers: Some(broker_set(msk)) };
+        let iam = |extra: &[(&str, &str)]| -> BTreeMap<String, String> {
+            [("bootstrap.servers", msk), ("sasl.mechanism", "AWS_MSK_IAM")]
+                .iter()
+                .chain(extra)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        ConsumerSettings::under(&iam(&[("ssl.endpoint.identification.algorithm", "https")]), &deployment)
+            .expect("the checks as they are");
+        let pem = "-----BEGIN CERTIFICATE----- attacker-ca -----END CERTIFICATE-----";
+        for (key, value) in [
+            ("ssl.ca.location", "/tmp/attacker-ca.pem"),
+            ("ssl.ca.location", "probe"),
+            ("ssl.ca.pem", pem),
+            ("ssl.ca.certificate.stores", "Root"),
+            ("ssl.truststore.location", "/tmp/attacker.jks"),
+            ("ssl.truststore.password", "attacker-pw"),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.certificates", pem),
+            ("ssl.engine.location", "/tmp/attacker-engine.so"),
+            ("ssl_engine_callback_data", "attacker"),
+            ("ssl.providers", "attacker"),
+            ("ssl.endpoint.identification.algorithm", "none"),
+            ("ssl.endpoint.identification.algorithm", ""),
+            ("enable.ssl.certificate.verification", "false"),
+            ("enable.ssl.certificate.verification", "0"),
+        ] {
+            let e = ConsumerSettings::under(&iam(&[(key, value)]), &deployment).expect_err(key).to_string();
+            assert!(e.starts_with(&format!("consumerProperties.{key}: ")) && !e.contains("attacker"), "{e}");
+        }
+        // Without MSK IAM, a spec's authorities are its own business (no token to take).
+        let plain = BTreeMap::from([
+            ("bootstrap.servers".to_string(), msk.to_string()),
+            ("security.protocol".to_string(), "SSL".to_string()),
+            ("ssl.ca.location".to_string(), "/etc/ssl/own-ca.pem".to_string()),
+        ]);
+        ConsumerSettings::under(&plain, &deployment).expect("plain TLS with its own CA");
+        // The deployment's secret may name a CA for the token's transport.
+        let secret = BTreeMap::from([
+            ("bootstrap.servers".to_string(), msk.to_string()),
+            ("sasl.mechanism".to_string(), "AWS_MSK_IAM".to_string()),
+            ("ssl.ca.location".to_string(), "/opt/deployment-ca.pem".to_string()),
+        ]);
+        let spec = BTreeMap::from([("bootstrap.servers".to_string(), msk.to_string())]);
+        ConsumerSettings::under(&spec, &KafkaDeployment { properties: Some(&secret), brokers: None })
+            .expect("the deployment's CA");
     }
 
     #[test]
