@@ -1,10 +1,11 @@
 //! `sluice compaction ...`: Druid's automatic compaction configuration API as commands on the
-//! configured backends.
+//! configured backends; a configuration is printed with its secrets redacted, as the API shows it.
 
 use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::{bail, Result};
 use clap::Subcommand;
+use sluice_format::spec::redacted_spec;
 use sluice_pipeline::coordinator;
 use std::path::PathBuf;
 
@@ -47,12 +48,12 @@ pub async fn run(command: CompactionCommand, backends: &BackendArgs) -> Result<(
             println!("{}: compaction config stored", loaded.config.data_source);
         }
         CompactionCommand::Status { datasource: Some(name) } => match coordinator::config::get(meta, &name).await? {
-            Some(c) => println!("{}", serde_json::to_string_pretty(&c.json)?),
+            Some(c) => println!("{}", serde_json::to_string_pretty(&redacted_spec(&c.json))?),
             None => bail!("datasource {name:?} has no compaction config"),
         },
         CompactionCommand::Status { datasource: None } => {
             let configs: Vec<serde_json::Value> =
-                coordinator::config::list(meta).await?.into_iter().map(|c| c.json).collect();
+                coordinator::config::list(meta).await?.iter().map(|c| redacted_spec(&c.json)).collect();
             println!("{}", serde_json::to_string_pretty(&serde_json::json!({"compactionConfigs": configs}))?);
         }
         CompactionCommand::Plan { datasource } => {

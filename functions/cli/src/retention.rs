@@ -1,9 +1,11 @@
-//! `sluice retention ...`: Druid's retention rules as commands on the configured backends.
+//! `sluice retention ...`: Druid's retention rules as commands on the configured backends; rules
+//! are printed as the API shows them, any field named as a secret redacted.
 
 use crate::backends::BackendArgs;
 use crate::input::read_json;
 use anyhow::Result;
 use clap::Subcommand;
+use sluice_format::spec::redacted_spec;
 use sluice_pipeline::coordinator;
 use std::path::PathBuf;
 
@@ -38,12 +40,16 @@ pub async fn run(command: RetentionCommand, backends: &BackendArgs) -> Result<()
             println!("{datasource}: {} retention rules stored", loaded.rules.len());
         }
         RetentionCommand::Show { datasource: Some(name) } => {
-            let rules = coordinator::rules::get(meta, &name).await?.map_or(serde_json::json!([]), |r| r.json);
+            let rules =
+                coordinator::rules::get(meta, &name).await?.map_or(serde_json::json!([]), |r| redacted_spec(&r.json));
             println!("{}", serde_json::to_string_pretty(&rules)?);
         }
         RetentionCommand::Show { datasource: None } => {
-            let all: serde_json::Map<String, serde_json::Value> =
-                coordinator::rules::list(meta).await?.into_iter().map(|(name, r)| (name, r.json)).collect();
+            let all: serde_json::Map<String, serde_json::Value> = coordinator::rules::list(meta)
+                .await?
+                .into_iter()
+                .map(|(name, r)| (name, redacted_spec(&r.json)))
+                .collect();
             println!("{}", serde_json::to_string_pretty(&all)?);
         }
     }

@@ -13,6 +13,7 @@ use super::{json_body, ApiError, ApiState};
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
+use sluice_format::spec::redacted_spec;
 use sluice_format::time::{format_iso, now_ms};
 use sluice_pipeline::batch::{self, BatchError, BatchReport, BatchState, BatchTaskItem, BATCH_TASK_TYPE};
 use sluice_store::metadata::MetadataStore;
@@ -113,9 +114,9 @@ impl BatchView {
         }
     }
 
-    /// Druid's `index_parallel` task payload: the spec as submitted.
-    pub fn payload(&self, spec: Value) -> Value {
-        let body = spec.get("spec").cloned().unwrap_or(Value::Null);
+    /// Druid's `index_parallel` task payload: the spec as submitted, secrets redacted.
+    pub fn payload(&self, spec: &Value) -> Value {
+        let body = redacted_spec(spec).get("spec").cloned().unwrap_or(Value::Null);
         json!({"type": BATCH_TASK_TYPE, "id": self.item.id, "groupId": self.item.id,
             "dataSource": self.item.datasource, "spec": body, "context": {}})
     }
@@ -156,7 +157,7 @@ pub(crate) async fn find(meta: &dyn MetadataStore, id: &str) -> Result<Option<Ba
 /// `GET /druid/indexer/v1/task/{id}` of a batch task.
 pub(crate) async fn payload(meta: &dyn MetadataStore, view: &BatchView) -> Result<Value, ApiError> {
     let spec = batch::spec_json(meta, &view.item.id, &view.item.datasource).await?;
-    Ok(json!({"task": view.item.id, "payload": view.payload(spec)}))
+    Ok(json!({"task": view.item.id, "payload": view.payload(&spec)}))
 }
 
 /// `GET /druid/indexer/v1/task/{id}/reports` of a batch task.

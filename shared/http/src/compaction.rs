@@ -1,12 +1,14 @@
 //! Druid's automatic compaction endpoints: the configurations
 //! (`/druid/coordinator/v1/config/compaction`: `GET` every one or one datasource's, `POST` one,
 //! create or replace, `DELETE` one) and the status (`GET /druid/coordinator/v1/compaction/status`,
-//! `?dataSource=` for one): per configured datasource, the chunks awaiting compaction.
+//! `?dataSource=` for one): per configured datasource, the chunks awaiting compaction. A
+//! configuration is shown with its secrets redacted (`taskContext`, say, is kept as submitted).
 
 use super::{json_body, ApiError, ApiState};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde_json::{json, Value};
+use sluice_format::spec::redacted_spec;
 use sluice_pipeline::coordinator;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +28,8 @@ fn not_found(datasource: &str) -> ApiError {
 
 /// `GET /druid/coordinator/v1/config/compaction`.
 pub(super) async fn list(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Value>, ApiError> {
-    let configs: Vec<Value> = coordinator::config::list(s.meta.as_ref()).await?.into_iter().map(|c| c.json).collect();
+    let configs: Vec<Value> =
+        coordinator::config::list(s.meta.as_ref()).await?.iter().map(|c| redacted_spec(&c.json)).collect();
     Ok(axum::Json(json!({
         "compactionConfigs": configs,
         "compactionTaskSlotRatio": TASK_SLOT_RATIO,
@@ -57,7 +60,7 @@ pub(super) async fn get(
     Path(datasource): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
     match coordinator::config::get(s.meta.as_ref(), &datasource).await? {
-        Some(c) => Ok(axum::Json(c.json)),
+        Some(c) => Ok(axum::Json(redacted_spec(&c.json))),
         None => Err(not_found(&datasource)),
     }
 }

@@ -20,14 +20,14 @@
 //! | `POST /druid/indexer/v1/supervisor/{id}/suspend`, `resume`, `reset`, `resetOffsets`, `terminate` | write | operations (suspend and resume answer the spec, as Druid) |
 //! | `POST /druid/indexer/v1/supervisor/suspendAll`, `resumeAll`, `terminateAll` | write | every supervisor at once |
 //! | `GET /druid/indexer/v1/tasks` (`completeTasks`, `runningTasks`, `pendingTasks`, `waitingTasks`) | read | tasks, Druid's `TaskStatusPlus` |
-//! | `GET /druid/indexer/v1/task/{id}` (`/status`, `/reports`), `POST /druid/indexer/v1/taskStatus` | read | a task's payload, status, `ingestionStatsAndErrors` |
+//! | `GET /druid/indexer/v1/task/{id}` (`/status`, `/reports`), `POST /druid/indexer/v1/taskStatus` | read | a task's payload (secrets redacted), status, `ingestionStatsAndErrors` |
 //! | `POST /druid/indexer/v1/task`, `/task/{id}/shutdown`, `/datasources/{ds}/shutdownAllTasks`, `/supervisor/{id}/taskGroups/handoff`; `GET /task/{id}/log`, `/segments` | write, read | refused by name, saying what to use |
 //! | `DELETE /druid/indexer/v1/pendingSegments/{dataSource}` | write | `{"numDeleted": 0}`: no pending segments are kept |
-//! | `GET /druid/coordinator/v1/config/compaction` (`/{dataSource}`) | read | every compaction config; one |
+//! | `GET /druid/coordinator/v1/config/compaction` (`/{dataSource}`) | read | every compaction config; one (secrets redacted) |
 //! | `POST /druid/coordinator/v1/config/compaction` | write | submit a compaction config |
 //! | `DELETE /druid/coordinator/v1/config/compaction/{dataSource}` | write | remove one |
 //! | `GET /druid/coordinator/v1/compaction/status` (`?dataSource=`) | read | chunks awaiting compaction, per configured datasource |
-//! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | read | retention rules, every datasource's or one's |
+//! | `GET /druid/coordinator/v1/rules` (`/{dataSource}`) | read | retention rules, every datasource's or one's (secrets redacted) |
 //! | `POST /druid/coordinator/v1/rules/{dataSource}` | write | set a datasource's retention rules |
 //! | `GET /unified-console.html`, `/console`, `/console/*.js`, `.css` | read | the web console ([`console`]): supervisors, tasks, segments, queries, compaction and retention |
 //!

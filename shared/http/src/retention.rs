@@ -1,9 +1,11 @@
 //! Druid's retention rule endpoints (`/druid/coordinator/v1/rules`): `GET` every datasource's
 //! rules (with Druid's cluster default under `_default`), `GET` and `POST` one datasource's.
+//! Rules are shown as stored, any field named as a secret redacted.
 
 use super::{json_body, ApiError, ApiState};
 use axum::extract::{Path, State};
 use serde_json::{json, Map, Value};
+use sluice_format::spec::redacted_spec;
 use sluice_pipeline::coordinator;
 use std::sync::Arc;
 
@@ -12,7 +14,7 @@ pub(super) async fn list(State(s): State<Arc<ApiState>>) -> Result<axum::Json<Va
     let mut all = Map::new();
     all.insert("_default".into(), json!([{"type": "loadForever"}]));
     for (name, rules) in coordinator::rules::list(s.meta.as_ref()).await? {
-        all.insert(name, rules.json);
+        all.insert(name, redacted_spec(&rules.json));
     }
     Ok(axum::Json(Value::Object(all)))
 }
@@ -22,7 +24,8 @@ pub(super) async fn get(
     State(s): State<Arc<ApiState>>,
     Path(datasource): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    Ok(axum::Json(coordinator::rules::get(s.meta.as_ref(), &datasource).await?.map_or(json!([]), |r| r.json)))
+    let rules = coordinator::rules::get(s.meta.as_ref(), &datasource).await?;
+    Ok(axum::Json(rules.map_or(json!([]), |r| redacted_spec(&r.json))))
 }
 
 /// `POST /druid/coordinator/v1/rules/{dataSource}`: 200 with the options ignored, as warnings.

@@ -172,9 +172,11 @@ impl TaskView {
     }
 
     /// Druid's `index_kafka` task payload: the spec it indexes with (`spec`: the version in
-    /// force when it was planned, for a task known from its report) and its offset ranges.
+    /// force when it was planned, for a task known from its report), secrets redacted, and its
+    /// offset ranges.
     pub fn payload(&self, spec: Option<&Value>) -> Value {
-        let spec = self.spec.as_ref().or(spec);
+        let given = spec.map(redacted_spec);
+        let spec = self.spec.as_ref().or(given.as_ref());
         // A supervisor spec is `{"type": "kafka", "spec": {...}}` or the same fields flat.
         let body = spec.map(|s| s.get("spec").filter(|b| b.is_object()).unwrap_or(s));
         let part = |name: &str| body.and_then(|b| b.get(name)).cloned().unwrap_or(Value::Null);

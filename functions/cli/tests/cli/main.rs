@@ -19,6 +19,7 @@ mod realtime_run;
 mod retention_cli;
 mod run_kill;
 mod serve_connections;
+mod spec_secrets;
 mod superset;
 mod task_cli;
 mod windows_duckdb;

@@ -1,7 +1,9 @@
 //! Which parts of a spec are secrets, and the spec as anyone who may read it is shown it: every
 //! secret replaced by `<redacted>`, wherever it stands (in either spec form, in the value's and
 //! the key's formats). What counts as secret is [`SECRET_FIELDS`]; the README's "Secrets in
-//! specs" says the same.
+//! specs" says the same. [`redacted_spec`] is the one function every view of something submitted
+//! goes through: the API's answers (supervisor specs and their history, task payloads,
+//! compaction configs, retention rules), `sys.supervisors` and the `sluice` command's views.
 
 use serde_json::Value;
 
