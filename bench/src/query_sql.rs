@@ -36,8 +36,9 @@ pub(super) fn measure(
     source.tables.insert("wikipedia".into(), segments);
     let request = SqlRequest::new(sql);
     let parsed = sluice_sql::parse::parse(sql, &[])?;
-    let (catalog, schemas) =
-        super::best(repeat, || Ok(runtime.block_on(sluice_sql::schemas(&source, &parsed.query))?))?;
+    let (catalog, schemas) = super::best(repeat, || {
+        Ok(runtime.block_on(sluice_sql::schemas(&source, &parsed.query, &parsed.lookup_names))?)
+    })?;
     let (plan, planned) = super::best(repeat, || {
         let parsed = sluice_sql::parse::parse(sql, &[])?;
         Ok(sluice_sql::plan(&parsed.query, &schemas, &request)?)

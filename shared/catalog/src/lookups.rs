@@ -359,7 +359,8 @@ async fn read_object(
 }
 
 /// Maps read from deep storage by object key, each with the bytes it holds, kept while they
-/// hold at most [`CACHED_BYTES`] together (past it, emptied).
+/// hold at most [`CACHED_BYTES`] together (past it, emptied; a map larger than that is read for
+/// its query and not kept).
 #[derive(Debug)]
 pub struct LookupCache {
     tables: Mutex<HashMap<String, (Arc<KeyedTable>, usize)>>,
@@ -402,7 +403,9 @@ impl LookupCache {
         if tables.values().map(|(_, n)| n).sum::<usize>() + num_bytes > self.capacity {
             tables.clear();
         }
-        tables.insert(key.to_string(), (table.clone(), num_bytes));
+        if num_bytes <= self.capacity {
+            tables.insert(key.to_string(), (table.clone(), num_bytes));
+        }
         Ok((table, num_bytes))
     }
 }

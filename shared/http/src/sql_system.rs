@@ -52,8 +52,11 @@ impl Segments for WithIngestion<'_> {
         self.inner.partials()
     }
 
-    async fn lookups(&self, text: &str) -> Result<Arc<sluice_format::lookup::Lookups>, SqlError> {
-        self.inner.lookups(text).await
+    async fn lookups(
+        &self,
+        names: &std::collections::BTreeSet<String>,
+    ) -> Result<Arc<sluice_format::lookup::Lookups>, SqlError> {
+        self.inner.lookups(names).await
     }
 
     async fn table(&self, datasource: &str) -> Result<Option<Arc<Table>>, SqlError> {

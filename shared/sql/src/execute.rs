@@ -41,14 +41,14 @@ pub fn rows<'a>(
 ) -> RowsFuture<'a> {
     Box::pin(async move {
         let mut out = SubqueryRows::answer(answer);
-        if plan.after.order.is_empty() {
+        if plan.after.order.is_empty() && plan.after.limit.is_none() && plan.after.offset == 0 {
             rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
             answer.count(&out);
-            return Ok(after(plan, out.into_rows()));
+            return Ok(cpu_bound(|| after(plan, out.into_rows())));
         }
         let mut all = SubqueryRows::unbounded();
         rows_into(plan, source, schemas, deadline, bounds, &mut all).await?;
-        after(plan, all.into_rows()).into_iter().try_for_each(|r| out.push(r))?;
+        cpu_bound(|| after(plan, all.into_rows()).into_iter().try_for_each(|r| out.push(r)))?;
         answer.count(&out);
         Ok(out.into_rows())
     })
@@ -68,11 +68,11 @@ fn subquery_rows<'a>(
         if plan.after.order.is_empty() {
             let mut out = SubqueryRows::bounded(bounds);
             rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
-            return Ok(after(plan, out.into_rows()));
+            return Ok(cpu_bound(|| after(plan, out.into_rows())));
         }
         let mut out = SubqueryRows::bounded(SubqueryBounds::default());
         rows_into(plan, source, schemas, deadline, bounds, &mut out).await?;
-        let rows = after(plan, out.into_rows());
+        let rows = cpu_bound(|| after(plan, out.into_rows()));
         if rows.len() > bounds.rows {
             return Err(crate::inline::too_many_rows(bounds.rows));
         }
@@ -103,7 +103,7 @@ fn rows_into<'a>(
             .map_err(|e| {
                 SqlError::Query(sluice_query::QueryError::Source(format!("window functions failed: {e}")))
             })??;
-            return read_rows_into(plan, "scan", &answer, out, &schemas.lookups);
+            return cpu_bound(|| read_rows_into(plan, "scan", &answer, out, &schemas.lookups));
         }
         if let Input::Union(branches) = &plan.input {
             // Bounded as a subquery's rows, whole: Druid holds a union's rows the same way.
@@ -118,7 +118,7 @@ fn rows_into<'a>(
                     events.push(Value::Object(fields));
                 }
             }
-            return read_rows_into(plan, "scan", &json!([{"events": events}]), out, &schemas.lookups);
+            return cpu_bound(|| read_rows_into(plan, "scan", &json!([{"events": events}]), out, &schemas.lookups));
         }
         let Some(native) = &plan.native else {
             return out
@@ -145,13 +145,15 @@ fn rows_into<'a>(
         if !sides.is_empty() {
             crate::plan::inline_rows(&mut native["dataSource"], &mut sides.into_iter());
         }
-        let text = native.to_string();
-        let mut query = sluice_query::parse_query(&text)?;
+        let (text, mut query) = cpu_bound(|| {
+            let text = native.to_string();
+            sluice_query::parse_query(&text).map(|q| (text, q))
+        })?;
         query.bind_lookups(schemas.lookups.clone());
         if matches!(plan.input, Input::Table(_)) && query.has_partials() {
             if let Some(answer) = source.fan_out(&text).await {
                 let kind = native["queryType"].as_str().unwrap_or("");
-                return read_rows_into(plan, kind, &answer?, out, &schemas.lookups);
+                return cpu_bound(|| read_rows_into(plan, kind, &answer?, out, &schemas.lookups));
             }
         }
         // Only deep storage's segments are immutable under their names: inline ones are not.
@@ -162,10 +164,11 @@ fn rows_into<'a>(
             }
             Input::Inline(inner) => {
                 let inner_rows = subquery_rows(inner, source, schemas, deadline, bounds).await?;
-                Arc::new(crate::inline::segment(&inner.columns(), &inner_rows)?.into_iter().collect())
+                Arc::new(cpu_bound(|| crate::inline::segment(&inner.columns(), &inner_rows))?.into_iter().collect())
             }
             Input::System(table) => {
-                Arc::new(crate::inline::segment(&table.columns(), &table.rows(schemas))?.into_iter().collect())
+                let rows = cpu_bound(|| crate::inline::segment(&table.columns(), &table.rows(schemas)));
+                Arc::new(rows?.into_iter().collect())
             }
             Input::Lookup(name) => {
                 let rows: Vec<Vec<Value>> = (schemas.lookups.get(name).into_iter())
@@ -173,7 +176,7 @@ fn rows_into<'a>(
                     .map(|r| r.iter().map(|v| v.as_str().map_or(Value::Null, |s| json!(s))).collect())
                     .collect();
                 let columns = [Column::new("k", SqlType::Varchar), Column::new("v", SqlType::Varchar)];
-                Arc::new(crate::inline::segment(&columns, &rows)?.into_iter().collect())
+                Arc::new(cpu_bound(|| crate::inline::segment(&columns, &rows))?.into_iter().collect())
             }
             Input::Nothing | Input::Windowed(_) | Input::Union(_) => Arc::new(Vec::new()),
         };
@@ -183,8 +186,19 @@ fn rows_into<'a>(
         .await
         .map_err(|e| SqlError::Query(sluice_query::QueryError::Source(format!("the query engine failed: {e}"))))??;
         let kind = native["queryType"].as_str().unwrap_or("");
-        read_rows_into(plan, kind, &result, out, &schemas.lookups)
+        cpu_bound(|| read_rows_into(plan, kind, &result, out, &schemas.lookups))
     })
+}
+
+/// Runs CPU-bound work (reading, sorting and inlining rows: bounded by the rows' bounds) on
+/// this thread, a multi-threaded runtime moving its other tasks to another worker meanwhile so
+/// that they are not held up; on a current-thread runtime (tests) it simply runs.
+fn cpu_bound<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }
 
 /// Reads the result columns out of a native answer, then sorts and cuts what the plan does

@@ -49,7 +49,8 @@ impl SubqueryBounds {
 
 /// What a request's whole answer may hold, and what it holds so far: every row it returns,
 /// the branches of a top-level `UNION ALL` together, within Druid's `maxScatterGatherBytes`
-/// (the bytes of its values as JSON, which the context may lower) and a scan's most rows.
+/// (the bytes of its values as JSON, which the context may lower) and the most rows a native
+/// answer may hold (a groupBy's groups).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnswerBounds {
     /// Most rows.
@@ -66,18 +67,14 @@ impl AnswerBounds {
     /// The bounds a SQL request's context sets (`maxScatterGatherBytes`), at most the server's.
     pub fn from_context(context: &Map<String, Value>) -> Result<Self, SqlError> {
         let bytes = context_bound(context, "maxScatterGatherBytes", sluice_query::MAX_RESULT_BYTES)?;
-        Ok(Self { rows: sluice_query::MAX_SCAN_ROWS, bytes, num_rows: 0, num_bytes: 0 })
+        let rows = sluice_query::MAX_SCAN_ROWS.max(sluice_query::engine::MAX_GROUPS);
+        Ok(Self { rows, bytes, num_rows: 0, num_bytes: 0 })
     }
 
     /// Counts `rows`, taken within these bounds, as returned.
     pub fn count(&mut self, rows: &SubqueryRows) {
         self.num_rows += rows.len();
         self.num_bytes += rows.num_bytes();
-    }
-
-    /// The bytes the rest of the answer may hold.
-    pub fn bytes_left(&self) -> usize {
-        self.bytes - self.num_bytes
     }
 }
 
@@ -113,7 +110,10 @@ impl SubqueryRows {
 
     /// The rows of a request's answer, bounded by what is left of `bounds`.
     pub fn answer(bounds: &AnswerBounds) -> Self {
-        let left = SubqueryBounds { rows: bounds.rows - bounds.num_rows, bytes: bounds.bytes - bounds.num_bytes };
+        let left = SubqueryBounds {
+            rows: bounds.rows.saturating_sub(bounds.num_rows),
+            bytes: bounds.bytes.saturating_sub(bounds.num_bytes),
+        };
         Self { bounds: Some(left), answer: Some(*bounds), ..Self::default() }
     }
 

@@ -94,9 +94,9 @@ pub trait Segments: Send + Sync {
     fn servers(&self) -> Vec<ServerRow> {
         ServerRow::in_process(&servers::this_process())
     }
-    /// The lookups of Druid's default tier that `text` (a query) names
-    /// ([`parse::lookup_names`]), each at one version; none by default.
-    async fn lookups(&self, _text: &str) -> Result<Arc<Lookups>, SqlError> {
+    /// The lookups of Druid's default tier among `names` (what a query could name a lookup by:
+    /// [`parse::lookup_names`]), each at one version; none by default.
+    async fn lookups(&self, _names: &BTreeSet<String>) -> Result<Arc<Lookups>, SqlError> {
         Ok(Arc::default())
     }
 }
@@ -154,12 +154,11 @@ impl Segments for StoreSegments<'_> {
         self.cache.map(|c| c.partials().clone())
     }
 
-    async fn lookups(&self, text: &str) -> Result<Arc<Lookups>, SqlError> {
+    async fn lookups(&self, names: &BTreeSet<String>) -> Result<Arc<Lookups>, SqlError> {
         let fresh = sluice_catalog::lookups::LookupCache::default();
         let cache = self.cache.map(|c| c.lookups().as_ref()).unwrap_or(&fresh);
         let tier = sluice_catalog::lookups::DEFAULT_TIER;
-        let names = parse::lookup_names(text);
-        let (lookups, _) = sluice_catalog::lookups::load(self.meta, self.store, cache, tier, &names)
+        let (lookups, _) = sluice_catalog::lookups::load(self.meta, self.store, cache, tier, names)
             .await
             .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))?;
         Ok(lookups)
@@ -190,7 +189,7 @@ impl Segments for MemorySegments {
         Ok(self.tables.get(datasource).cloned().unwrap_or_default())
     }
 
-    async fn lookups(&self, _text: &str) -> Result<Arc<Lookups>, SqlError> {
+    async fn lookups(&self, _names: &BTreeSet<String>) -> Result<Arc<Lookups>, SqlError> {
         Ok(self.lookups.clone())
     }
 }
@@ -201,8 +200,9 @@ pub(crate) fn short(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Answers a SQL request: parses, reads the schemas of the tables it names, plans, runs. The
-/// parse and the plans run off the async runtime, where the request's timeout stops them; the
-/// rows the request returns (every branch of a `UNION ALL` together) are bounded by one
+/// parse and the plans run on the runtime's blocking threads, where the request's timeout
+/// answers (the parse's rewrites stop at it; a plan is bounded by the tree the parse measured);
+/// the rows the request returns (every branch of a `UNION ALL` together) are bounded by one
 /// [`inline::AnswerBounds`].
 pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlResult, SqlError> {
     let timeout_ms = sluice_query::model::timeout_ms(&request.context)?;
@@ -221,9 +221,9 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
             if parsed.explain {
                 return Err(SqlError::unsupported("EXPLAIN of a UNION ALL (explain each branch)"));
             }
-            return union(source, &request, branches, deadline, bounds, &mut answer).await;
+            return union(source, &request, branches, &parsed.lookup_names, deadline, bounds, &mut answer).await;
         }
-        let schemas = schemas(source, &parsed.query).await?;
+        let schemas = schemas(source, &parsed.query, &parsed.lookup_names).await?;
         let (plan, schemas) = plan_off_runtime(parsed.query, schemas, request.clone()).await?;
         if parsed.explain {
             return Ok(explain(&plan));
@@ -245,8 +245,8 @@ pub async fn run_sql(source: &dyn Segments, request: &SqlRequest) -> Result<SqlR
 }
 
 /// Runs CPU-bound work (parsing, planning) on the runtime's blocking threads, so that a slow
-/// one neither holds an async worker nor outlives the request's timeout unnoticed: the caller's
-/// timeout answers, and the work stops at the deadline it was given.
+/// one does not hold an async worker and the caller's timeout answers while it runs; the work
+/// itself is bounded (a parse stops at its deadline, a plan by the tree the parse measured).
 async fn off_runtime<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, SqlError> + Send + 'static,
 ) -> Result<T, SqlError> {
@@ -309,22 +309,20 @@ fn time_zone(request: &SqlRequest) -> Result<Option<String>, SqlError> {
 }
 
 /// The rows of each branch of a `UNION ALL`, in turn, under the first branch's columns, within
-/// one answer's bounds: each branch's native query may return only the bytes the branches
-/// before it left.
+/// one answer's bounds.
 async fn union(
     source: &dyn Segments,
-    request: &SqlRequest,
+    request: &Arc<SqlRequest>,
     branches: Vec<sqlparser::ast::Query>,
+    lookup_names: &BTreeSet<String>,
     deadline: execute::Deadline,
     bounds: inline::SubqueryBounds,
     answer: &mut inline::AnswerBounds,
 ) -> Result<SqlResult, SqlError> {
     let mut out: Option<SqlResult> = None;
     for (i, branch) in branches.into_iter().enumerate() {
-        let schemas = schemas(source, &branch).await?;
-        let mut within = request.clone();
-        within.context.insert("maxScatterGatherBytes".into(), json!(answer.bytes_left()));
-        let (plan, schemas) = plan_off_runtime(branch, schemas, Arc::new(within)).await?;
+        let schemas = schemas(source, &branch, lookup_names).await?;
+        let (plan, schemas) = plan_off_runtime(branch, schemas, request.clone()).await?;
         let rows = execute::rows(&plan, source, &schemas, deadline, bounds, answer).await?;
         match out.as_mut() {
             None => out = Some(SqlResult { columns: plan.columns(), rows }),
@@ -363,8 +361,13 @@ pub fn plan(query: &sqlparser::ast::Query, schemas: &Schemas, request: &SqlReque
 }
 
 /// Reads the columns of every datasource the query names (every datasource when it reads a
-/// metadata table that lists them), and the supervisors or tasks when it reads their tables.
-pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Result<Schemas, SqlError> {
+/// metadata table that lists them), the supervisors or tasks when it reads their tables, and
+/// the lookups among `lookup_names` (the query's: [`parse::lookup_names`]).
+pub async fn schemas(
+    source: &dyn Segments,
+    query: &sqlparser::ast::Query,
+    lookup_names: &BTreeSet<String>,
+) -> Result<Schemas, SqlError> {
     let mut named = BTreeSet::new();
     let mut system = BTreeSet::new();
     let _ = sqlparser::ast::visit_relations(query, |name| {
@@ -382,10 +385,8 @@ pub async fn schemas(source: &dyn Segments, query: &sqlparser::ast::Query) -> Re
     });
     let everything = system.iter().any(|t| t.needs_schemas());
     let mut schemas = Schemas::default();
-    // Only a query that says `lookup` (LOOKUP(), the lookup schema) can read a lookup.
-    let text = query.to_string();
-    if text.to_ascii_lowercase().contains("lookup") {
-        schemas.lookups = source.lookups(&text).await?;
+    if !lookup_names.is_empty() {
+        schemas.lookups = source.lookups(lookup_names).await?;
     }
     if system.contains(&SystemTable::Supervisors) {
         schemas.supervisors = source.supervisors().await?;

@@ -9,6 +9,7 @@ use sqlparser::ast::{
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
+use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,8 @@ pub struct Parsed {
     pub query: sqlparser::ast::Query,
     /// `EXPLAIN PLAN FOR` was given: the plan is the answer.
     pub explain: bool,
+    /// The names it could read a lookup by ([`lookup_names`]).
+    pub lookup_names: BTreeSet<String>,
 }
 
 /// Stack the parser runs on: sqlparser's recursive descent takes tens of kilobytes a level
@@ -85,31 +88,37 @@ fn parse_on_stack(
     let mut budget = Budget::new(&query, deadline, timeout_ms)?;
     crate::ctes::inline(&mut query, &mut budget)?;
     budget.measured(&query)?;
-    Ok(Parsed { query, explain })
+    let lookup_names = lookup_names(&query);
+    Ok(Parsed { query, explain, lookup_names })
 }
 
-/// The names a query's text could read a lookup by: its single-quoted strings (`LOOKUP(x,
-/// 'name')`) and the tables of the `lookup` schema (`lookup.name`, `lookup."name"`); a lookup
-/// whose whole name is not among them is not loaded for the query.
-pub fn lookup_names(text: &str) -> std::collections::BTreeSet<String> {
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, text).tokenize() else { return Default::default() };
-    let tokens: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
-    let mut names = std::collections::BTreeSet::new();
-    for (i, t) in tokens.iter().enumerate() {
-        match t {
-            Token::SingleQuotedString(s) => {
-                names.insert(s.clone());
+/// The names `query` could read a lookup by: its single-quoted strings (`LOOKUP(x, 'name')`)
+/// and the tables of the `lookup` schema (`lookup.name`, `lookup."name"`); a lookup whose whole
+/// name is not among them is not loaded for the query.
+pub fn lookup_names(query: &sqlparser::ast::Query) -> BTreeSet<String> {
+    use sqlparser::ast::Visit;
+    struct Names(BTreeSet<String>);
+    impl sqlparser::ast::Visitor for Names {
+        type Break = ();
+        fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+            if let Expr::Value(ValueWithSpan { value: Value::SingleQuotedString(s), .. }) = expr {
+                self.0.insert(s.clone());
             }
-            Token::Word(w) if i >= 2 && matches!(tokens[i - 1], Token::Period) => {
-                if matches!(tokens[i - 2], Token::Word(schema) if schema.value.eq_ignore_ascii_case("lookup")) {
-                    names.insert(w.value.clone());
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_relation(&mut self, relation: &sqlparser::ast::ObjectName) -> ControlFlow<()> {
+            let parts: Vec<_> = relation.0.iter().filter_map(|p| p.as_ident()).collect();
+            if let [schema, name] = parts.as_slice() {
+                if schema.value.eq_ignore_ascii_case("lookup") {
+                    self.0.insert(name.value.clone());
                 }
             }
-            _ => {}
+            ControlFlow::Continue(())
         }
     }
-    names
+    let mut names = Names(BTreeSet::new());
+    let _ = query.visit(&mut names);
+    names.0
 }
 
 /// Refuses, before building a syntax tree, a statement of more than [`MAX_TOKENS`] tokens or

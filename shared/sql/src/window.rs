@@ -18,9 +18,13 @@ use std::time::Instant;
 /// of its rows (rows times their log), and its frames (rows times frame width, for MIN and MAX
 /// over a frame that slides, and SUM or AVG over one that neither starts nor ends a partition).
 pub const MAX_WINDOW_WORK: u64 = 200_000_000;
-/// Most bytes of the values the window functions of one query compute together (as JSON, and
-/// 16 a value for the field holding it): a subquery's bytes.
-pub const MAX_WINDOW_BYTES: usize = crate::inline::MAX_INLINE_BYTES;
+/// Most bytes the values the window functions of one query compute may take together in
+/// memory, each counted as [`VALUE_BYTES`] and its text's length: four times a subquery's
+/// bytes (64 functions over 39,244 rows take 280 MB or so).
+pub const MAX_WINDOW_BYTES: usize = 4 * crate::inline::MAX_INLINE_BYTES;
+/// Bytes a computed value takes in the rows it is added to besides its text: the value and its
+/// field's name in the row's map.
+pub const VALUE_BYTES: usize = 112;
 
 /// A window function.
 #[derive(Debug, Clone, PartialEq)]
@@ -373,7 +377,7 @@ pub fn answer(
             return Err(SqlError::Query(sluice_query::QueryError::Timeout(timeout_ms)));
         }
         let computed = compute_within(&rows, call, &mut work).map_err(SqlError::unsupported)?;
-        num_bytes += computed.iter().map(|v| sluice_query::json::encoded_len(v) + 16).sum::<usize>();
+        num_bytes += computed.iter().map(|v| VALUE_BYTES + v.as_str().map_or(0, str::len)).sum::<usize>();
         if num_bytes > MAX_WINDOW_BYTES {
             return Err(SqlError::unsupported(format!(
                 "window functions whose values pass {MAX_WINDOW_BYTES} bytes over {} rows (give the query a \
@@ -387,8 +391,8 @@ pub fn answer(
         .map(|(r, row)| {
             let mut fields: serde_json::Map<String, Value> =
                 columns.iter().zip(row).map(|(c, v)| (c.name.clone(), v)).collect();
-            for (n, v) in values.iter().enumerate() {
-                fields.insert(format!("__w{n}"), v[r].clone());
+            for (n, v) in values.iter_mut().enumerate() {
+                fields.insert(format!("__w{n}"), std::mem::take(&mut v[r]));
             }
             Value::Object(fields)
         })

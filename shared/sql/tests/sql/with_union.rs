@@ -112,6 +112,21 @@ fn with_copies_are_bounded_by_the_nodes_they_add() {
     }
     doubling.push_str(" SELECT COUNT(*) FROM c6");
     refused_naming(&doubling, &format!("more than {} expressions", sluice_sql::measure::MAX_NODES));
+    // A nested WITH's copies count with the outer's: 64 reads of a name whose body reads its
+    // own name 64 times copy 4,160 subqueries.
+    let reads = |name: &str| vec![format!("SELECT page FROM {name}"); 64].join(" UNION ALL ");
+    let nested = format!(
+        "WITH a AS (WITH x AS (SELECT page FROM wikipedia) SELECT COUNT(*) AS n FROM ({})) \
+         SELECT COUNT(*) FROM ({})",
+        reads("x"),
+        reads("a").replace("SELECT page", "SELECT n")
+    );
+    refused_naming(&nested, "copy more than 256 subqueries");
+    // Few nodes, many bytes: a 200 KB literal read 21 times.
+    let long = format!("WITH a AS (SELECT '{}' AS s) SELECT COUNT(*) FROM ({})", "x".repeat(200_000), {
+        vec!["SELECT s FROM a"; 21].join(" UNION ALL ")
+    });
+    refused_naming(&long, &format!("more than {} bytes of text", sluice_sql::measure::MAX_TEXT_BYTES));
     // The same list read once is answered.
     assert_eq!(
         sql(&format!("WITH c0 AS (SELECT page FROM wikipedia WHERE page IN ({list})) SELECT COUNT(*) FROM c0")),
@@ -130,6 +145,12 @@ fn a_union_all_answer_is_bounded_whole_not_by_branch() {
     // Refused by the branch's native query, given only what the branches before it left, or by
     // the rows it returns.
     assert!(e.contains("bytes (context.maxScatterGatherBytes)"), "{e}");
+    // What a branch reads inside is not its answer: a count over a subquery of 20,000 pages
+    // (about 560 KB) after branches that took more than half the bytes is answered.
+    let heavy = [branch; 10].join(" UNION ALL ");
+    let counted = format!("{heavy} UNION ALL (SELECT COUNT(*) FROM (SELECT page FROM wikipedia LIMIT 20000))");
+    let r = answer(&request(&counted, 1 << 20)).expect("the count is one row");
+    assert_eq!(r.rows.last().expect("rows")[0], json!(20_000));
     // Within the bound, every branch's rows are returned.
     let small = vec!["(SELECT page FROM wikipedia LIMIT 10)"; 64].join(" UNION ALL ");
     assert_eq!(answer(&request(&small, 1 << 20)).expect("within").rows.len(), 640);
