@@ -15,12 +15,21 @@
 //! initialisation, is not). The time from a function's first start to its first poll is its
 //! cold-start initialisation.
 //!
+//! Every listener answers only requests that name it as a loopback host (`Host:
+//! 127.0.0.1:PORT` or `localhost:PORT`, so that a page whose name a DNS server points at
+//! 127.0.0.1 cannot reach it) under a path prefix of 128 random bits the service was started
+//! with (so that another local process cannot take invocations or post answers): the prefix is
+//! part of [`LambdaService::invoke_url`] and of the `AWS_LAMBDA_RUNTIME_API` each process is
+//! given (`http://127.0.0.1:PORT/PREFIX`), which the AWS SDK and the Lambda runtime client put
+//! before every path.
+//!
 //! `sluice query --workers N` runs its query workers here; the tests run every function
 //! binary here.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -116,6 +125,8 @@ struct Process {
 pub struct LambdaService {
     shared: Arc<Shared>,
     invoke_addr: SocketAddr,
+    /// The path prefix every request must carry.
+    secret: Arc<str>,
     processes: Vec<Process>,
     logs: PathBuf,
     servers: Vec<tokio::task::JoinHandle<()>>,
@@ -124,7 +135,7 @@ pub struct LambdaService {
 impl std::fmt::Debug for LambdaService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LambdaService")
-            .field("invoke_url", &self.invoke_url())
+            .field("invoke_addr", &self.invoke_addr)
             .field("processes", &self.processes.len())
             .finish()
     }
@@ -151,17 +162,17 @@ impl LambdaService {
         let shared = Arc::new(Shared { state: Mutex::new(ServiceState::default()), changed: Notify::new() });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let invoke_addr = listener.local_addr()?;
+        let secret = new_secret()?;
         let app =
             Router::new().route("/2015-03-31/functions/{name}/invocations", post(invoke)).with_state(shared.clone());
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Ok(Self { shared, invoke_addr, processes: Vec::new(), logs: logs.to_path_buf(), servers: vec![server] })
+        let server = tokio::spawn(serve(listener, app, secret.clone()));
+        Ok(Self { shared, invoke_addr, secret, processes: Vec::new(), logs: logs.to_path_buf(), servers: vec![server] })
     }
 
-    /// The Invoke API endpoint, for `AWS_ENDPOINT_URL_LAMBDA`.
+    /// The Invoke API endpoint, for `AWS_ENDPOINT_URL_LAMBDA`: its path prefix is the secret
+    /// every request must carry.
     pub fn invoke_url(&self) -> String {
-        format!("http://{}", self.invoke_addr)
+        format!("http://{}/{}", self.invoke_addr, self.secret)
     }
 
     /// Starts a process of `config.binary` as function `config.name`, with its own Runtime
@@ -171,6 +182,7 @@ impl LambdaService {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let runtime_addr = listener.local_addr()?;
         let name = config.name.clone();
+        let secret = self.secret.clone();
         let instance = self.processes.iter().filter(|p| p.name == name).count();
         let process = {
             let mut state = self.shared.lock();
@@ -187,9 +199,7 @@ impl LambdaService {
             .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
             .route("/2018-06-01/runtime/init/error", post(init_error))
             .with_state((self.shared.clone(), name.clone(), process));
-        self.servers.push(tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        }));
+        self.servers.push(tokio::spawn(serve(listener, app, self.secret.clone())));
         let log = self.logs.join(log_name(&name, instance));
         std::fs::File::create(&log)?;
         let command = move || -> std::io::Result<Child> {
@@ -198,7 +208,7 @@ impl LambdaService {
             command
                 .args(&config.args)
                 .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                .env("AWS_LAMBDA_RUNTIME_API", runtime_addr.to_string())
+                .env("AWS_LAMBDA_RUNTIME_API", format!("http://{runtime_addr}/{secret}"))
                 .env("AWS_LAMBDA_FUNCTION_NAME", &config.name)
                 .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", config.memory_mb.to_string())
                 .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
@@ -285,6 +295,33 @@ impl LambdaService {
             }
         }
     }
+}
+
+/// 128 random bits, in hex: the path prefix of every listener of one service.
+fn new_secret() -> std::io::Result<Arc<str>> {
+    let mut bits = [0u8; 16];
+    getrandom::fill(&mut bits).map_err(std::io::Error::other)?;
+    Ok(bits.iter().map(|b| format!("{b:02x}")).collect::<String>().into())
+}
+
+/// Serves `app` on `listener` under the path prefix `secret`, to loopback hosts only.
+async fn serve(listener: tokio::net::TcpListener, app: Router, secret: Arc<str>) {
+    let Ok(addr) = listener.local_addr() else { return };
+    let hosts: Arc<[String]> = [format!("127.0.0.1:{}", addr.port()), format!("localhost:{}", addr.port())].into();
+    let app = Router::new()
+        .nest(&format!("/{secret}"), app)
+        .layer(middleware::from_fn(move |r, next| loopback_host_only(hosts.clone(), r, next)));
+    let _ = axum::serve(listener, app).await;
+}
+
+/// Refuses (403) a request whose `Host` is not one of `hosts`: a page whose name resolves to
+/// 127.0.0.1 sends its own name.
+async fn loopback_host_only(hosts: Arc<[String]>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
+    if !host.is_some_and(|h| hosts.iter().any(|ok| h.eq_ignore_ascii_case(ok))) {
+        return (StatusCode::FORBIDDEN, "this service answers requests to 127.0.0.1 only").into_response();
+    }
+    next.run(request).await
 }
 
 /// The log file of process `instance` of function `name`.

@@ -13,11 +13,14 @@ fn header(headers: &[String], name: &str) -> Option<String> {
     })
 }
 
-/// One HTTP/1.1 request to the Runtime API: the response's headers and body.
+/// One HTTP/1.1 request to the Runtime API (`HOST:PORT`, or a URL `http://HOST:PORT/PREFIX`,
+/// as Lambda's runtime clients read it): the response's headers and body.
 fn request(api: &str, method: &str, path: &str, body: &[u8]) -> (Vec<String>, Vec<u8>) {
-    let mut stream = TcpStream::connect(api).expect("runtime api");
+    let api = api.strip_prefix("http://").unwrap_or(api);
+    let (host, prefix) = api.split_once('/').map_or((api, String::new()), |(h, p)| (h, format!("/{p}")));
+    let mut stream = TcpStream::connect(host).expect("runtime api");
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {api}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{method} {prefix}{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body)).expect("request");
