@@ -77,8 +77,12 @@ fn granularity(rng: &mut fastrand::Rng) -> Value {
 }
 
 /// One hostile Druid SQL request: deep or long expressions, huge lists and strings, nested
-/// subqueries, extremes in every place a value goes, and garbage.
+/// subqueries, extremes in every place a value goes, and garbage; or one whose rewrites or
+/// answer would grow far past its text ([`heavy_sql`]).
 fn sql(rng: &mut fastrand::Rng) -> Value {
+    if rng.u8(0..3) == 0 {
+        return json!({"query": heavy_sql(rng)});
+    }
     let n = rng.usize(1..20_000);
     let text = match rng.u8(0..12) {
         0 => format!("SELECT {}added{} FROM wikipedia", "(".repeat(n), ")".repeat(n)),
@@ -107,6 +111,65 @@ fn sql(rng: &mut fastrand::Rng) -> Value {
         body["context"] = json!({"timeout": extreme(rng)});
     }
     body
+}
+
+/// SQL whose text is small and whose rewrites, plans or answers are not: names that look like
+/// the planner's own, control characters in names, `WITH` chains that double, 64-branch
+/// `UNION ALL`s of scans, many window functions over every row, and self-joins.
+fn heavy_sql(rng: &mut fastrand::Rng) -> String {
+    let depth = rng.usize(2..40);
+    match rng.u8(0..7) {
+        0 => {
+            // Each name reads a quoted name holding what a placeholder of the planner's could
+            // look like, twice.
+            let mut q = String::from("WITH c0 AS (SELECT page FROM wikipedia)");
+            for i in 1..depth {
+                q.push_str(&format!(
+                    ", c{i} AS (SELECT page FROM \"\u{0}with#{p}\" WHERE page IN (SELECT page FROM \"\u{0}with#{p}\"))",
+                    p = i - 1
+                ));
+            }
+            q + &format!(" SELECT COUNT(*) FROM c{}", depth - 1)
+        }
+        1 => {
+            let name: String = (0..rng.usize(1..64)).map(|_| char::from(rng.u8(0..32))).collect();
+            [
+                "SELECT \"X\" FROM wikipedia",
+                "SELECT page AS \"X\" FROM \"X\"",
+                "WITH \"X\" AS (SELECT 1) SELECT * FROM \"X\"",
+            ][rng.usize(0..3)]
+            .replace('X', &name)
+        }
+        2 => {
+            let mut q = String::from("WITH c0 AS (SELECT page FROM wikipedia)");
+            for i in 1..depth {
+                q.push_str(&format!(", c{i} AS (SELECT page FROM c{p} UNION ALL SELECT page FROM c{p})", p = i - 1));
+            }
+            q + &format!(" SELECT COUNT(*) FROM c{}", depth - 1)
+        }
+        3 => vec!["SELECT * FROM wikipedia"; 64].join(" UNION ALL "),
+        4 => {
+            let calls: Vec<String> = (0..rng.usize(1..2_000))
+                .map(|i| {
+                    format!("MAX(added) OVER (ORDER BY page ROWS BETWEEN 50000 PRECEDING AND 50000 FOLLOWING) AS w{i}")
+                })
+                .collect();
+            format!("SELECT page, {} FROM wikipedia", calls.join(", "))
+        }
+        5 => {
+            let joins: String = (0..rng.usize(1..20))
+                .map(|i| format!(" JOIN (SELECT channel AS c{i} FROM wikipedia) j{i} ON w.channel = j{i}.c{i}"))
+                .collect();
+            format!("SELECT COUNT(*) FROM wikipedia w{joins}")
+        }
+        _ => format!(
+            "SELECT {} FROM wikipedia",
+            (0..rng.usize(1..500))
+                .map(|i| format!("LAST_VALUE(comment) OVER () AS v{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// One hostile query: a well-formed skeleton with some fields replaced by extremes.
@@ -211,6 +274,9 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
     let server = Server::start(dir.path(), &["--metadata", &metadata, "--storage", &storage], &["--allow-operations"]);
     let (pid, address) = (server.pid(), server.address.clone());
 
+    let top =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/queries/wikipedia-top-pages.json"))
+            .expect("query");
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut by_status: BTreeMap<u16, usize> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
@@ -222,8 +288,23 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
         };
         let text = body.to_string();
         let started = Instant::now();
+        // While a hostile SQL request is served, a normal query is answered as it always is.
+        let probe = path.ends_with("/sql").then(|| {
+            let (address, top) = (address.clone(), top.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                let asked = Instant::now();
+                (request(&address, "POST", "/druid/v2", Some(&top)), asked.elapsed())
+            })
+        });
         let answer = request(&address, "POST", path, Some(&text));
         let took = started.elapsed();
+        if let Some(probe) = probe {
+            let (answer, probe_took) = probe.join().expect("the probe");
+            let (status, reply) = answer.unwrap_or_else(|e| panic!("seed {seed} case {case}: the probe: {e}"));
+            assert_eq!(status, 200, "seed {seed} case {case}: the probe during {text:.300}: {reply:.300}");
+            assert!(probe_took < ANSWER_WITHIN, "seed {seed} case {case}: the probe took {probe_took:?}");
+        }
         slowest = slowest.max(took);
         let (status, reply) =
             answer.unwrap_or_else(|e| panic!("seed {seed} case {case}: {e} after {took:?}: {text:.500}"));
@@ -257,9 +338,6 @@ fn sluice_serve_answers_every_hostile_request_and_keeps_serving() {
         peak >> 10
     );
     assert!(peak < MAX_RSS_KIB, "peak RSS {peak} KiB");
-    let top =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/queries/wikipedia-top-pages.json"))
-            .expect("query");
     let (status, reply) = request(&address, "POST", "/druid/v2", Some(&top)).expect("a normal query afterwards");
     assert_eq!(status, 200, "{reply}");
     let answer: Value = serde_json::from_str(&reply).expect("JSON");
