@@ -3,7 +3,7 @@
 //! `UpdateItem` with a condition expression; transactions are `TransactWriteItems`, whose
 //! cancellation reasons name the failed action.
 
-use super::{check_item, check_transaction, holds, Condition, Item, MetaError, MetadataStore, TxOp};
+use super::{check_item, check_transaction, holds, Condition, Item, MetaError, MetadataStore, SkRange, TxOp};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -201,6 +201,46 @@ impl MetadataStore for DynamoStore {
             out.extend(page.items().iter().filter_map(decode));
         }
         out.sort_by(|a, b| a.sk.cmp(&b.sk));
+        Ok(out)
+    }
+
+    async fn query_range(&self, pk: &str, range: &SkRange) -> Result<Vec<Item>, MetaError> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One sort-key condition: BETWEEN is inclusive, so the item at `to` (at most one) is
+        // read and dropped here.
+        let mut out = Vec::new();
+        let mut start: Option<Attrs> = None;
+        loop {
+            let wanted = range.limit.map(|n| n - out.len());
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .key_condition_expression("pk = :pk AND sk BETWEEN :from AND :to")
+                .expression_attribute_values(":pk", s(pk))
+                .expression_attribute_values(":from", s(&range.from))
+                .expression_attribute_values(":to", s(&range.to))
+                .scan_index_forward(!range.descending)
+                .set_limit(wanted.map(|n| i32::try_from(n.saturating_add(1)).unwrap_or(i32::MAX)))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| self.classify("query", e))?;
+            out.extend(page.items().iter().filter_map(decode).filter(|i| i.sk != range.to));
+            if let Some(n) = range.limit {
+                out.truncate(n);
+                if out.len() == n {
+                    break;
+                }
+            }
+            match page.last_evaluated_key() {
+                Some(key) if !key.is_empty() => start = Some(key.clone()),
+                _ => break,
+            }
+        }
         Ok(out)
     }
 

@@ -2,7 +2,7 @@
 //! write either happened or not, also across a `kill -9`. Transactions take SQLite's write
 //! lock (`BEGIN IMMEDIATE`), check every condition, then apply every action.
 
-use super::{check_item, check_transaction, holds, Condition, Item, MetaError, MetadataStore, TxOp};
+use super::{check_item, check_transaction, holds, Condition, Item, MetaError, MetadataStore, SkRange, TxOp};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::Path;
@@ -91,13 +91,25 @@ impl MetadataStore for EmbeddedStore {
     }
 
     async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError> {
-        let (pk, prefix) = (pk.to_string(), sk_prefix.to_string());
+        self.query_range(pk, &SkRange::prefix(sk_prefix)).await
+    }
+
+    async fn query_range(&self, pk: &str, range: &SkRange) -> Result<Vec<Item>, MetaError> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (pk, range) = (pk.to_string(), range.clone());
         self.with(move |s, c| {
-            let mut stmt = c
-                .prepare("SELECT sk, version, body, expires_at FROM items WHERE pk = ?1 AND substr(sk, 1, length(?2)) = ?2 ORDER BY sk")
-                .map_err(|e| s.failed("query", e))?;
+            // The primary key's index serves `pk = ? AND sk >= ? AND sk < ?` in either order.
+            let order = if range.descending { "DESC" } else { "ASC" };
+            let sql = format!(
+                "SELECT sk, version, body, expires_at FROM items WHERE pk = ?1 AND sk >= ?2 AND sk < ?3 \
+                 ORDER BY sk {order} LIMIT ?4"
+            );
+            let limit = range.limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+            let mut stmt = c.prepare_cached(&sql).map_err(|e| s.failed("query", e))?;
             let rows = stmt
-                .query_map(params![pk, prefix], |r| {
+                .query_map(params![pk, range.from, range.to, limit], |r| {
                     let body: String = r.get(2)?;
                     Ok(Item {
                         pk: pk.clone(),

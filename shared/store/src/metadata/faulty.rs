@@ -1,6 +1,6 @@
 //! A metadata store that fails calls as a [`Faults`] plan says.
 
-use super::{Condition, Item, MetaError, MetadataStore, TxOp};
+use super::{Condition, Item, MetaError, MetadataStore, SkRange, TxOp};
 use crate::faults::Faults;
 use async_trait::async_trait;
 use std::future::Future;
@@ -35,6 +35,9 @@ impl MetadataStore for FaultyMeta {
     }
     async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError> {
         self.call(self.inner.query(pk, sk_prefix)).await
+    }
+    async fn query_range(&self, pk: &str, range: &SkRange) -> Result<Vec<Item>, MetaError> {
+        self.call(self.inner.query_range(pk, range)).await
     }
     async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError> {
         self.call(self.inner.put(item, condition)).await

@@ -1,7 +1,7 @@
 //! A metadata store whose transactions first go through a test's hook: another actor's step
 //! lands in the middle of this one, or a limit refuses the transaction.
 
-use super::{Condition, Item, MetaError, MetadataStore, TxOp};
+use super::{Condition, Item, MetaError, MetadataStore, SkRange, TxOp};
 use async_trait::async_trait;
 use std::future::Future;
 use std::pin::Pin;
@@ -116,6 +116,9 @@ impl MetadataStore for Intercepted {
     }
     async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError> {
         self.inner.query(pk, sk_prefix).await
+    }
+    async fn query_range(&self, pk: &str, range: &SkRange) -> Result<Vec<Item>, MetaError> {
+        self.inner.query_range(pk, range).await
     }
     async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError> {
         let due = self.before_put.as_ref().filter(|(trigger, _)| item.sk.starts_with(trigger.as_str()));

@@ -1,6 +1,6 @@
 //! A metadata store that tells a [`Meter`] of every call through it.
 
-use super::{Condition, Item, MetaError, MetadataStore, TxOp};
+use super::{Condition, Item, MetaError, MetadataStore, SkRange, TxOp};
 use crate::meter::{Call, Meter};
 use async_trait::async_trait;
 use std::future::Future;
@@ -46,10 +46,11 @@ impl MetadataStore for MeteredMeta {
     }
 
     async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError> {
-        let read = |out: &Result<Vec<Item>, MetaError>| Call::MetaRead {
-            bytes: out.as_ref().map_or(0, |items| items.iter().map(Item::size).sum()),
-        };
-        self.metered(self.inner.query(pk, sk_prefix), read).await
+        self.metered(self.inner.query(pk, sk_prefix), items_read).await
+    }
+
+    async fn query_range(&self, pk: &str, range: &SkRange) -> Result<Vec<Item>, MetaError> {
+        self.metered(self.inner.query_range(pk, range), items_read).await
     }
 
     async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError> {
@@ -72,4 +73,9 @@ impl MetadataStore for MeteredMeta {
         let others = ops.len() - puts.len();
         self.metered(self.inner.transact(ops), |_| Call::MetaTransact { puts, others }).await
     }
+}
+
+/// The read of the items a query returned.
+fn items_read(out: &Result<Vec<Item>, MetaError>) -> Call {
+    Call::MetaRead { bytes: out.as_ref().map_or(0, |items| items.iter().map(Item::size).sum()) }
 }

@@ -1,6 +1,6 @@
 //! The metadata store: the [`MetadataStore`] trait with a DynamoDB implementation
 //! (`dynamodb://table`) and an embedded SQLite implementation (`file:///path`), chosen by URL.
-//! It offers exactly what the exactly-once protocol needs: get, query by key prefix, a put
+//! It offers exactly what the exactly-once protocol needs: get, query by key prefix or range, a put
 //! conditioned on absence or on an expected version, and an atomic multi-item transaction that
 //! reports which condition failed. The item layout of the whole system is documented in
 //! `docs/metadata-layout.md`.
@@ -13,6 +13,7 @@ mod faulty;
 #[cfg(feature = "testsuite")]
 mod intercepted;
 mod metered;
+mod range;
 
 #[cfg(feature = "aws")]
 pub use dynamodb::DynamoStore;
@@ -22,6 +23,7 @@ pub use faulty::FaultyMeta;
 #[cfg(feature = "testsuite")]
 pub use intercepted::Intercepted;
 pub use metered::MeteredMeta;
+pub use range::{prefix_end, SkRange};
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -200,9 +202,10 @@ impl MetaError {
 /// What every implementation (and every wrapper of one) must guarantee, and the conformance
 /// suite (`testsuite::metadata`, behind the `testsuite` feature) checks against each of them:
 ///
-/// - **Linearizable single items.** A `get` or `query` issued after a write returned sees
-///   that write; `query` returns the partition's matching items sorted by sort key, every
-///   page of them.
+/// - **Linearizable single items.** A `get`, `query` or `query_range` issued after a write
+///   returned sees that write; `query` returns the partition's matching items sorted by sort
+///   key, every page of them; `query_range` the items of its range in its order, up to its
+///   limit, every page of them.
 /// - **Versions.** An item's version is 1 when created and grows by one with every write;
 ///   `Condition::Version(v)` holds only while the stored version is `v`, so of two writers
 ///   holding the same version exactly one succeeds (compare-and-swap), and
@@ -225,6 +228,11 @@ pub trait MetadataStore: Send + Sync + std::fmt::Debug {
 
     /// Items of partition `pk` whose sort key starts with `sk_prefix`, sorted by sort key.
     async fn query(&self, pk: &str, sk_prefix: &str) -> Result<Vec<Item>, MetaError>;
+
+    /// Items of partition `pk` whose sort key is in `range`, sorted by sort key (greatest first
+    /// when the range is descending), at most its limit: a reader reads what it asks for, not
+    /// the whole partition.
+    async fn query_range(&self, pk: &str, range: &SkRange) -> Result<Vec<Item>, MetaError>;
 
     /// Writes an item if `condition` holds and returns its new version.
     async fn put(&self, item: Item, condition: Condition) -> Result<u64, MetaError>;

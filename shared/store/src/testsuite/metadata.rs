@@ -1,6 +1,6 @@
 //! The `MetadataStore` conformance suite: one scenario per behaviour of the trait's contract.
 
-use crate::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+use crate::metadata::{Condition, Item, MetaError, MetadataStore, SkRange, TxOp};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -61,6 +61,46 @@ pub async fn query_by_prefix_is_sorted_and_paginated(store: Arc<dyn MetadataStor
     );
     assert_eq!(store.query(&pk, "").await.expect("all").len(), 42);
     assert!(store.query(&super::unique("empty"), "task#").await.expect("none").is_empty());
+}
+
+/// One conformance scenario; see its assertions.
+pub async fn query_by_range_is_bounded_ordered_and_paginated(store: Arc<dyn MetadataStore>) {
+    let pk = super::unique("ds");
+    // ~1.2 MB in one partition: DynamoDB returns a query in pages of at most 1 MB.
+    let filler = "x".repeat(30_000);
+    for i in 0..40 {
+        let item = Item::new(&pk, format!("seg#{i:04}"), json!({"i": i, "filler": filler}));
+        store.put(item, Condition::Absent).await.expect("put");
+    }
+    for sk in ["seg#0009#v2", "seg#0010#v2", "seg", "seg$", "sum#0005"] {
+        store.put(Item::new(&pk, sk, json!({})), Condition::Absent).await.expect("put");
+    }
+    let sks = |items: Vec<Item>| items.into_iter().map(|i| i.sk).collect::<Vec<_>>();
+    let read = |range: SkRange| {
+        let (store, pk) = (store.clone(), pk.clone());
+        async move { sks(store.query_range(&pk, &range).await.expect("query_range")) }
+    };
+    // From inclusive, to exclusive: the key equal to `to` and the keys extending it are out.
+    assert_eq!(
+        read(SkRange::new("seg#0005", "seg#0010")).await,
+        ["seg#0005", "seg#0006", "seg#0007", "seg#0008", "seg#0009", "seg#0009#v2"]
+    );
+    // Every page, in order or reversed, up to a limit that crosses a page.
+    let all = read(SkRange::prefix("seg#")).await;
+    assert_eq!(all.len(), 42);
+    assert_eq!(all, sks(store.query(&pk, "seg#").await.expect("query")), "a prefix range is the prefix query");
+    assert_eq!(read(SkRange::prefix("seg#").limit(38)).await, all[..38]);
+    let newest = read(SkRange::prefix("seg#").descending().limit(3)).await;
+    assert_eq!(newest, ["seg#0039", "seg#0038", "seg#0037"]);
+    let mut reversed = read(SkRange::prefix("seg#").descending()).await;
+    reversed.reverse();
+    assert_eq!(reversed, all);
+    // Empty and inverted ranges, and a range of another partition.
+    assert!(read(SkRange::new("seg#0010", "seg#0010")).await.is_empty());
+    assert!(read(SkRange::new("seg#0020", "seg#0010")).await.is_empty());
+    assert!(read(SkRange::new("seg#0000", "seg#0003").limit(0)).await.is_empty());
+    let other = store.query_range(&super::unique("empty"), &SkRange::prefix("seg#")).await.expect("none");
+    assert!(other.is_empty());
 }
 
 /// One conformance scenario; see its assertions.

@@ -57,6 +57,7 @@ macro_rules! metadata_store_suite {
             [
                 conditional_puts_and_versions,
                 query_by_prefix_is_sorted_and_paginated,
+                query_by_range_is_bounded_ordered_and_paginated,
                 concurrent_creates_have_one_winner,
                 concurrent_compare_and_swap_has_one_winner,
                 failed_transactions_apply_nothing_and_name_the_action,
