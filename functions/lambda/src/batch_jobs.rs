@@ -29,6 +29,7 @@ pub async fn index(
                 }
                 SplitOutcome::Finished => "finished",
                 SplitOutcome::Busy => "busy",
+                SplitOutcome::Waiting => "waiting",
                 SplitOutcome::Lost => "lost",
                 SplitOutcome::Retry(_) => "retry",
                 SplitOutcome::Failed(why) => {

@@ -3,7 +3,8 @@
 //! digest of its spec), and under `batch#<id>` its `spec` and one `split#<n>` per indexer
 //! invocation (the pieces of input it reads, the hydrants it persisted). The publish is one
 //! replace (`docs/exactly-once.md#batch-tasks`) whose transaction moves the task item from
-//! running to published: a task publishes once, whatever the retries.
+//! running to published: a task publishes once, whatever the retries. Beside them,
+//! `batchslots/slot#<k>`: the deployment's batch splits in flight, one slot each.
 
 use serde::{Deserialize, Serialize};
 use sluice_format::meters::{MeterTotals, ParseException};
@@ -130,6 +131,10 @@ pub struct Piece {
     /// Gzipped: read whole, decompressed.
     #[serde(default)]
     pub gzip: bool,
+    /// Bytes of the file when the task was planned: nothing past them is read, however the
+    /// file grew since (`None`: an item of an earlier release, read to the file's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 impl Piece {
@@ -176,6 +181,29 @@ pub struct BatchHydrant {
 
 fn default_lease() -> i64 {
     SPLIT_LEASE_MS
+}
+
+/// The body of a `batchslots/slot#<k>` item: one of the deployment's batch splits in flight.
+/// An attempt takes a free slot before it takes its split and frees it when it ends; a slot
+/// whose attempt died frees itself when its lease ends, as the split's does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchSlotItem {
+    /// The batch task of the split that took it last.
+    pub task: String,
+    /// That split.
+    pub split: u32,
+    /// Its attempt.
+    pub attempt: u32,
+    /// The slot is held until then (ms): the attempt's lease, or when it ended.
+    pub until_ms: i64,
+}
+
+impl BatchSlotItem {
+    /// Whether an attempt holds the slot at `now_ms`.
+    pub fn held(&self, now_ms: i64) -> bool {
+        now_ms < self.until_ms
+    }
 }
 
 /// The body of a `split#<n>` item.
@@ -262,9 +290,16 @@ mod tests {
             start: 10,
             end: Some(20),
             gzip: false,
+            size: Some(40),
         };
         assert_eq!(p.name(), "s3://b/k.json bytes 10..20");
-        let whole = Piece { source: PieceSource::Local { path: "/d/f.gz".into() }, start: 0, end: None, gzip: true };
+        let whole = Piece {
+            source: PieceSource::Local { path: "/d/f.gz".into() },
+            start: 0,
+            end: None,
+            gzip: true,
+            size: Some(7),
+        };
         assert_eq!(whole.name(), "/d/f.gz");
     }
 }

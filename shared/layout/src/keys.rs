@@ -13,6 +13,7 @@
 //!                                       sk history#<submitted> | batch#<task id>
 //!            pk batchtasks              sk <task id>                         which datasource a batch task writes
 //!            pk batch#<task id>         sk spec | split#<n>
+//!            pk batchslots              sk slot#<k>                          a batch split in flight
 //!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!                                       sk report#<seq>
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
@@ -96,6 +97,16 @@ pub fn batch_pk(id: &str) -> String {
 /// Sort key of split `n` of a batch task.
 pub fn split_sk(n: u32) -> String {
     format!("{SPLIT_PREFIX}{n:06}")
+}
+
+/// Partition key of the deployment's batch split slots: one item per split in flight at once.
+pub const BATCH_SLOTS_PK: &str = "batchslots";
+/// Sort key prefix of the batch split slots, under [`BATCH_SLOTS_PK`].
+pub const BATCH_SLOT_PREFIX: &str = "slot#";
+
+/// Sort key of batch split slot `k`.
+pub fn batch_slot_sk(k: u32) -> String {
+    format!("{BATCH_SLOT_PREFIX}{k:05}")
 }
 
 /// Object key prefix of every hydrant of a batch task.

@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sluice_format::summary::{ColumnSummary, DoubleSummary, LongSummary, StringSummary};
 use sluice_layout::autoscaler::AutoscalerItem;
-use sluice_layout::batch::{BatchIdItem, BatchSpecItem, BatchState, BatchTaskItem, PieceSource, SplitItem, SplitState};
+use sluice_layout::batch::{
+    BatchIdItem, BatchSlotItem, BatchSpecItem, BatchState, BatchTaskItem, PieceSource, SplitItem, SplitState,
+};
 use sluice_layout::coordinator::{CompactionItem, RulesItem};
 use sluice_layout::datasource::{OffsetsItem, PlanItem, SpecItem, SpecVersion, StatsItem, SupervisorState};
 use sluice_layout::grouping::GroupingItem;
@@ -115,6 +117,7 @@ fn kinds() -> BTreeMap<&'static str, Reader> {
     k.insert("batch-task", reader(|t: &BatchTaskItem| (datasource_pk(&t.datasource), keys::batch_task_sk(&t.id))));
     k.insert("batch-spec", reader(|_: &BatchSpecItem| (keys::batch_pk(BATCH_ID), keys::BATCH_SPEC_SK.into())));
     k.insert("split", reader(|s: &SplitItem| (keys::batch_pk(BATCH_ID), keys::split_sk(s.n))));
+    k.insert("batch-slot", reader(|_: &BatchSlotItem| (keys::BATCH_SLOTS_PK.into(), keys::batch_slot_sk(3))));
     k
 }
 

@@ -1,15 +1,20 @@
 //! Handing a batch task's work to the functions: each split an indexer may take (at most
-//! `maxNumConcurrentSubTasks` held at once), then the publish once every split is done (or one
-//! failed, which the publish records). The supervisor's pass drives every running task, and
-//! each indexer that finishes a split drives its task on at once; a job handed over twice
-//! finds its split busy or its task published.
+//! `maxNumConcurrentSubTasks` of the task held at once, and no more than the deployment's
+//! batch slots left free by the splits of every task in flight), then the publish once every
+//! split is done (or one failed, which the publish records). The supervisor's pass drives
+//! every running task, and each indexer that finishes a split drives its task on at once; a
+//! job handed over twice finds its split busy or its task published, and one handed over while
+//! others took the last slots waits for a later one (the attempt takes its slot itself).
 
+use super::access::max_splits_from_env;
+use super::slots;
 use super::status::{list, load_task, splits};
 use super::BatchError;
 use crate::invoker::{Job, TaskInvoker};
 use crate::item::DatasourceError;
 use sluice_layout::batch::{BatchState, BatchTaskItem, SplitState};
 use sluice_store::metadata::MetadataStore;
+use std::future::Future;
 
 /// What driving handed over.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,12 +38,26 @@ impl Driven {
     }
 }
 
-/// Drives every running batch task of `datasource`.
-pub async fn drive(
+/// Drives every running batch task of `datasource`, within the deployment's splits in flight
+/// at once ([`max_splits_from_env`]).
+pub fn drive<'a>(
+    meta: &'a dyn MetadataStore,
+    invoker: &'a dyn TaskInvoker,
+    datasource: &'a str,
+    now_ms: i64,
+) -> impl Future<Output = Result<Driven, BatchError>> + Send + 'a {
+    // Not a future of its own around `drive_within`: a supervisor pass's future stays as deep.
+    drive_within(meta, invoker, datasource, now_ms, max_splits_from_env())
+}
+
+/// Drives every running batch task of `datasource`, handing over splits while fewer than
+/// `max_splits` of all tasks are in flight.
+pub async fn drive_within(
     meta: &dyn MetadataStore,
     invoker: &dyn TaskInvoker,
     datasource: &str,
     now_ms: i64,
+    max_splits: u32,
 ) -> Result<Driven, BatchError> {
     let tasks = match list(meta, datasource).await {
         Ok(tasks) => tasks,
@@ -46,13 +65,19 @@ pub async fn drive(
         Err(e) => return Err(e.into()),
     };
     let mut out = Driven { known: tasks.len() as u32, ..Default::default() };
-    for task in tasks.iter().filter(|t| t.state == BatchState::Running) {
-        out.add(drive_task(meta, invoker, task, now_ms).await?);
+    let running: Vec<&BatchTaskItem> = tasks.iter().filter(|t| t.state == BatchState::Running).collect();
+    if running.is_empty() {
+        return Ok(out);
+    }
+    let mut free = max_splits.saturating_sub(slots::in_flight(meta, now_ms).await?);
+    for task in running {
+        out.add(drive_task(meta, invoker, task, now_ms, &mut free).await?);
     }
     Ok(out)
 }
 
-/// Drives batch task `id` (after one of its splits finished).
+/// Drives batch task `id` (after one of its splits finished), within the deployment's splits
+/// in flight at once.
 pub async fn drive_id(
     meta: &dyn MetadataStore,
     invoker: &dyn TaskInvoker,
@@ -63,14 +88,18 @@ pub async fn drive_id(
     if task.state != BatchState::Running {
         return Ok(Driven::default());
     }
-    drive_task(meta, invoker, &task, now_ms).await
+    let mut free = max_splits_from_env().saturating_sub(slots::in_flight(meta, now_ms).await?);
+    drive_task(meta, invoker, &task, now_ms, &mut free).await
 }
 
+/// Hands over `task`'s publish, or as many of its splits as it and `free` slots allow
+/// (`free` less those).
 async fn drive_task(
     meta: &dyn MetadataStore,
     invoker: &dyn TaskInvoker,
     task: &BatchTaskItem,
     now_ms: i64,
+    free: &mut u32,
 ) -> Result<Driven, BatchError> {
     let mut out = Driven { tasks: 1, ..Default::default() };
     let all = splits(meta, task).await?;
@@ -81,10 +110,11 @@ async fn drive_task(
         vec![Job::BatchPublish { batch: task.id.clone() }]
     } else {
         let held = all.iter().filter(|(s, _)| s.state == SplitState::Running && !s.takeable(now_ms)).count();
-        let free = (task.max_concurrent as usize).saturating_sub(held);
-        let takeable = all.iter().filter(|(s, _)| s.takeable(now_ms)).take(free);
+        let allowed = (task.max_concurrent as usize).saturating_sub(held).min(*free as usize);
+        let takeable = all.iter().filter(|(s, _)| s.takeable(now_ms)).take(allowed);
         let jobs: Vec<Job> = takeable.map(|(s, _)| Job::BatchIndex { batch: task.id.clone(), split: s.n }).collect();
         out.splits = jobs.len() as u32;
+        *free -= out.splits;
         jobs
     };
     for job in jobs {

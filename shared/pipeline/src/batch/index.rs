@@ -3,10 +3,12 @@
 //! persist rules), persists hydrants under keys of its own attempt, and finishes the split
 //! listing them, conditioned on still holding it: an attempt that lost the split (its lease
 //! ended and another took over) changes nothing; its hydrants, never listed, go with the
-//! task's at its end.
+//! task's at its end. An attempt runs only in one of the deployment's batch slots
+//! ([`super::slots`]): with every slot held, it leaves its split to a later invocation.
 
 use super::access::BatchAccess;
-use super::read::{open_piece, Buckets};
+use super::read::{open_piece, Buckets, ReadError};
+use super::slots;
 use super::status::{load_spec, load_task};
 use super::BatchError;
 use crate::indexer::{Ingester, MessageWindow, RowMeters};
@@ -17,15 +19,18 @@ use sluice_format::meters::MeterTotals;
 use sluice_format::spec::batch::BatchSpec;
 use sluice_kafka::{Flow, Record};
 use sluice_layout::batch::{
-    BatchHydrant, BatchState, SplitItem, SplitState, MAX_SPLIT_ATTEMPTS, MAX_SPLIT_EXCEPTIONS, MAX_SPLIT_HYDRANTS,
-    SPLIT_LEASE_MS,
+    BatchHydrant, BatchSlotItem, BatchState, BatchTaskItem, SplitItem, SplitState, MAX_SPLIT_ATTEMPTS,
+    MAX_SPLIT_EXCEPTIONS, MAX_SPLIT_HYDRANTS, SPLIT_LEASE_MS,
 };
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Instant;
 
-/// Records read between checks of the deadline (and yields to other tasks).
+/// Records read between checks of the deadline (and yields to other tasks); the reader checks
+/// it by bytes read too, whatever the records' length.
 const CHECK_EVERY: u64 = 4_096;
 
 /// How an invocation at a split ended.
@@ -42,6 +47,9 @@ pub enum SplitOutcome {
     Finished,
     /// Another attempt holds it.
     Busy,
+    /// Every one of the deployment's batch slots is held: the split waits for a later
+    /// invocation, handed over when a slot is free.
+    Waiting,
     /// Another attempt took it over while this one ran: nothing of this one is listed.
     Lost,
     /// This attempt stopped (out of time, a store failing): the split is given back.
@@ -103,7 +111,7 @@ pub async fn index_split(
     n: u32,
     options: &SplitOptions,
 ) -> Result<SplitOutcome, BatchError> {
-    let (now_ms, deadline) = (options.now_ms, options.deadline);
+    let now_ms = options.now_ms;
     let (task, _) = load_task(meta, id).await?;
     if task.state != BatchState::Running {
         return Ok(SplitOutcome::Finished);
@@ -128,6 +136,36 @@ pub async fn index_split(
         return finish(meta, &pk, failed, item.version, SplitOutcome::Failed(why)).await;
     }
     let attempt = split.attempt + 1;
+    let holder =
+        BatchSlotItem { task: id.to_string(), split: n, attempt, until_ms: now_ms.saturating_add(options.lease_ms) };
+    let Some(slot) = slots::take(meta, access.max_splits(), holder, now_ms).await? else {
+        return Ok(SplitOutcome::Waiting);
+    };
+    // Boxed: the attempt's future (reading, decompressing, fetching ahead) is not laid out
+    // inside every caller's, a supervisor's or a runner's, however deep they nest.
+    let attempt: Pin<Box<dyn Future<Output = Result<SplitOutcome, BatchError>> + Send + '_>> =
+        Box::pin(attempt_split(meta, store, access, &task, split, item.version, options));
+    let outcome = attempt.await;
+    // Freed back to when the attempt began: no later reading of the slot sees it held.
+    if let Err(e) = slots::free(meta, slot, now_ms).await {
+        tracing::warn!(task = id, split = n, error = %e, "could not free a batch slot; its lease frees it");
+    }
+    outcome
+}
+
+/// Attempt `split.attempt + 1` at `split` (its item at `version`), in a slot.
+async fn attempt_split(
+    meta: &dyn MetadataStore,
+    store: &dyn ObjectStore,
+    access: &BatchAccess,
+    task: &BatchTaskItem,
+    split: SplitItem,
+    version: u64,
+    options: &SplitOptions,
+) -> Result<SplitOutcome, BatchError> {
+    let (now_ms, deadline, id, n) = (options.now_ms, options.deadline, task.id.as_str(), split.n);
+    let pk = batch_pk(id);
+    let attempt = split.attempt + 1;
     let running = SplitItem {
         state: SplitState::Running,
         attempt,
@@ -136,8 +174,7 @@ pub async fn index_split(
         error: None,
         ..split.clone()
     };
-    let version = match meta.put(Item::new(&pk, split_sk(n), to_json(&running)), Condition::Version(item.version)).await
-    {
+    let version = match meta.put(Item::new(&pk, split_sk(n), to_json(&running)), Condition::Version(version)).await {
         Ok(v) => v,
         Err(MetaError::ConditionFailed { .. }) => return Ok(SplitOutcome::Busy),
         Err(e) => return Err(e.into()),
@@ -231,18 +268,22 @@ impl Run<'_> {
         let mut buckets = Buckets::new();
         let mut line = Vec::new();
         let mut read = 0u64;
+        let n = self.n;
+        let out_of_time = move || Stop::Retry(format!("split {n} ran out of time; the next attempt starts over"));
         for (p, piece) in split.pieces.iter().enumerate() {
-            let mut reader = open_piece(piece, inline, access, &mut buckets).await?;
+            let mut reader = open_piece(piece, inline, access, &mut buckets).await?.until(deadline);
             loop {
-                let next = reader.next_line(&mut line).map_err(|e| Stop::Fail(format!("{}: {e}", piece.name())))?;
+                let next = match reader.next_line(&mut line).await {
+                    Ok(next) => next,
+                    Err(ReadError::Deadline(_)) => return Err(out_of_time()),
+                    Err(e) if e.is_transient() => return Err(Stop::Retry(format!("{}: {e}", piece.name()))),
+                    Err(e) => return Err(Stop::Fail(format!("{}: {e}", piece.name()))),
+                };
                 let Some((offset, cut)) = next else { break };
                 read += 1;
                 if read % CHECK_EVERY == 0 {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Err(Stop::Retry(format!(
-                            "split {} ran out of time; the next attempt starts over",
-                            self.n
-                        )));
+                        return Err(out_of_time());
                     }
                     tokio::task::yield_now().await;
                 }

@@ -5,7 +5,9 @@
 //! them visible in one replace whose transaction moves the task from running to published
 //! ([`publish_batch`]): appended beside the visible segments, or replacing those of the chunks
 //! it covers. [`drive`] hands the splits and the publish to the functions, from the
-//! supervisor's pass. The argument is in `docs/exactly-once.md#batch-tasks`.
+//! supervisor's pass, no more splits of all tasks at once than the deployment allows
+//! ([`BatchAccess::max_splits`], held as slots). The argument is in
+//! `docs/exactly-once.md#batch-tasks`.
 //!
 //! ```text
 //!  submit    batchtasks/<id> Absent (the id's claim) -> spec, split#n Absent -> batch#<id> Absent
@@ -20,16 +22,20 @@ mod index;
 mod plan;
 mod publish;
 mod read;
+mod slots;
 mod status;
 mod submit;
 
-pub use access::{allow_in_process, process_access, BatchAccess, LOCAL_DIRS_ENV, S3_BUCKETS_ENV};
-pub use drive::{drive, drive_id, Driven};
+pub use access::{
+    allow_in_process, max_splits_from_env, process_access, BatchAccess, DEFAULT_MAX_SPLITS, LOCAL_DIRS_ENV,
+    MAX_SPLITS_ENV, S3_BUCKETS_ENV,
+};
+pub use drive::{drive, drive_id, drive_within, Driven};
 pub use index::{index_split, SplitOptions, SplitOutcome};
 pub use plan::{input_files, splits, InputFile, MAX_SPLITS};
 pub use publish::{publish_batch, BatchPublished};
-pub use read::{open_piece, PieceReader, MAX_LINE_BYTES};
-pub use sluice_layout::batch::{BatchState, BatchTaskItem, SplitItem, SplitState, BATCH_TASK_TYPE};
+pub use read::{open_piece, PieceReader, ReadError, CHUNK_BYTES, MAX_LINE_BYTES, MAX_SKIPPED_LINE_BYTES};
+pub use sluice_layout::batch::{BatchSlotItem, BatchState, BatchTaskItem, SplitItem, SplitState, BATCH_TASK_TYPE};
 pub use status::{find, list, report, spec_json, BatchReport};
 pub use submit::{submit, Submitted};
 

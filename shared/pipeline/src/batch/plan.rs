@@ -62,7 +62,7 @@ pub async fn input_files(input: &InputSource, access: &BatchAccess) -> Result<Ve
     if let Some(f) = files.iter().find(|f| UNREAD_COMPRESSIONS.iter().any(|s| f.name().ends_with(s))) {
         return Err(BatchError::Input(format!("{}: only gzip (.gz) input is decompressed", f.name())));
     }
-    // A gzipped object is read whole, in memory.
+    // A gzipped object is read whole by one invocation (streamed: its size bounds the time).
     let whole = |f: &&InputFile| matches!(f.source, PieceSource::S3 { .. }) && f.gzip() && f.size > MAX_SPLIT_BYTES;
     if let Some(f) = files.iter().find(whole) {
         return Err(BatchError::Input(format!(
@@ -87,8 +87,8 @@ fn local_files(
 ) -> Result<Vec<InputFile>, BatchError> {
     let mut out = Vec::new();
     let mut add = |path: &Path| -> Result<(), BatchError> {
-        let path = access.local_path(path)?;
-        let size = std::fs::metadata(&path).map_err(|e| BatchError::Input(format!("{}: {e}", path.display())))?.len();
+        // Opened and checked as the split will open it: a regular file under an allowed directory.
+        let (_, path, size) = access.open_local(path)?;
         out.push(InputFile { source: PieceSource::Local { path: path.display().to_string() }, size });
         Ok(())
     };
@@ -154,7 +154,7 @@ async fn s3_files(
     }
     let mut out = Vec::new();
     for (bucket, key) in named {
-        access.bucket(&bucket)?;
+        access.object(&bucket, &key)?;
         let store = open_store(&format!("s3://{bucket}")).await.map_err(|e| BatchError::Input(e.to_string()))?;
         let meta = store.head(&key).await.map_err(|e| BatchError::Input(format!("s3://{bucket}/{key}: {e}")))?;
         let meta = meta.ok_or_else(|| BatchError::Input(format!("s3://{bucket}/{key} does not exist")))?;
@@ -162,7 +162,7 @@ async fn s3_files(
     }
     for prefix in prefixes {
         let (bucket, key_prefix) = parse_s3_uri(prefix)?;
-        access.bucket(&bucket)?;
+        access.listing(&bucket, &key_prefix)?;
         let store = open_store(&format!("s3://{bucket}")).await.map_err(|e| BatchError::Input(e.to_string()))?;
         let listed = store.list(&key_prefix).await.map_err(|e| BatchError::Input(format!("{prefix}: {e}")))?;
         if listed.len() > MAX_INPUT_NAMES {
@@ -170,6 +170,7 @@ async fn s3_files(
         }
         for o in listed.into_iter().filter(|o| !o.key.ends_with('/')) {
             if filter.as_ref().is_none_or(|m| m.is_match(&o.key)) {
+                access.object(&bucket, &o.key)?;
                 out.push(InputFile { source: PieceSource::S3 { bucket: bucket.clone(), key: o.key }, size: o.size });
             }
         }
@@ -198,7 +199,7 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
             while start < f.size {
                 let end = (start + hint.max_bytes).min(f.size);
                 let end = (end < f.size).then_some(end);
-                out.push(vec![Piece { source: f.source.clone(), start, end, gzip }]);
+                out.push(vec![Piece { source: f.source.clone(), start, end, gzip, size: Some(f.size) }]);
                 start = end.unwrap_or(f.size);
                 if out.len() > MAX_SPLITS {
                     break;
@@ -212,7 +213,7 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
             current_names = 0;
         }
         current_names += f.name().len();
-        current.push(Piece { source: f.source.clone(), start: 0, end: None, gzip });
+        current.push(Piece { source: f.source.clone(), start: 0, end: None, gzip, size: Some(f.size) });
         current_bytes += f.size;
         if out.len() > MAX_SPLITS {
             break;

@@ -1,6 +1,12 @@
 //! Reading a piece of input as records, one per line: a byte range starts after the first
 //! newline at or past its start (the line it cuts belongs to the range before) and ends with
 //! the line that starts before its end, so ranges cut anywhere read every line once.
+//!
+//! Memory and time are bounded whatever the input: an object is fetched [`CHUNK_BYTES`] at a
+//! time (the next while the last is read) and gzip is decompressed as it comes, so a split
+//! holds a chunk and a record, not its input; nothing is read past the size the file had when
+//! the task was planned; a line is kept up to [`MAX_LINE_BYTES`] and read up to
+//! [`MAX_SKIPPED_LINE_BYTES`]; and the deadline is checked every [`DEADLINE_EVERY_BYTES`] read.
 
 use super::access::BatchAccess;
 use super::BatchError;
@@ -8,22 +14,74 @@ use bytes::Bytes;
 use sluice_layout::batch::{Piece, PieceSource};
 use sluice_store::storage::{open_store, ObjectStore, StorageError};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Cursor, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
+use tokio::task::JoinHandle;
 
 /// Bytes of one record at most: a longer line is one unparseable record.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// Bytes of one line read at most: past them no record ends (a line that never ends, a
+/// decompressed stream without newlines), and the split fails.
+pub const MAX_SKIPPED_LINE_BYTES: u64 = 1 << 30;
+/// Bytes of an object fetched at once.
+pub const CHUNK_BYTES: u64 = 8 << 20;
+/// Bytes read between checks of the deadline.
+pub const DEADLINE_EVERY_BYTES: u64 = 1 << 20;
+/// Compressed bytes handed to the decompressor at once (it writes at most its own buffer's
+/// worth of output per step, whatever the input).
+const GZIP_FEED_BYTES: usize = 64 << 10;
+
+/// Why a piece could not be read on.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file or the decompression failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// An object could not be fetched.
+    #[error("fetching bytes {at}..: {source}")]
+    Fetch {
+        /// The first byte asked for.
+        at: u64,
+        /// The error.
+        source: StorageError,
+    },
+    /// The attempt's deadline passed.
+    #[error("the deadline passed at byte {0}")]
+    Deadline(u64),
+    /// A line ran past [`MAX_SKIPPED_LINE_BYTES`].
+    #[error("the line at byte {0} runs past {MAX_SKIPPED_LINE_BYTES} bytes: no record ends there")]
+    EndlessLine(u64),
+}
+
+impl ReadError {
+    /// Whether a later attempt may read on (out of time, a store failing), rather than the
+    /// input being unreadable.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ReadError::Deadline(_) => true,
+            ReadError::Fetch { source, .. } => !matches!(source, StorageError::NotFound { .. }),
+            ReadError::Io(_) | ReadError::EndlessLine(_) => false,
+        }
+    }
+}
 
 /// The lines of one piece.
 pub struct PieceReader {
-    inner: Box<dyn BufRead + Send>,
-    /// Offset of the next byte `inner` gives.
+    bytes: Source,
+    /// Offset of the next byte `bytes` gives.
     pos: u64,
     /// Lines starting at or past this are the next piece's.
     end: Option<u64>,
     /// The first bytes up to a newline are the piece before's.
     skip_first: bool,
+    /// Reading stops when it passes.
+    deadline: Option<Instant>,
+    /// `pos` when the deadline was last checked.
+    checked_at: u64,
+    /// Bytes of one line read at most.
+    line_bound: u64,
 }
 
 /// Buckets' stores, opened once per split.
@@ -39,23 +97,24 @@ pub async fn open_piece(
     let name = piece.name();
     let read_error = |e: std::io::Error| BatchError::Input(format!("{name}: {e}"));
     let from = piece.start.saturating_sub(1);
-    let skip_first = piece.start > 0;
     if piece.gzip && piece.start > 0 {
         return Err(BatchError::Input(format!("{name}: a gzipped file is read whole")));
     }
-    let raw: Box<dyn BufRead + Send> = match &piece.source {
+    let limit = raw_limit(piece);
+    let raw = match &piece.source {
         PieceSource::Inline => {
-            let from = usize::try_from(from).unwrap_or(usize::MAX).min(inline.len());
-            Box::new(Cursor::new(Bytes::copy_from_slice(&inline.as_bytes()[from..])))
+            let to = usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX).min(inline.len());
+            let from = usize::try_from(from).unwrap_or(usize::MAX).min(to);
+            Raw::Buffered(Box::new(Cursor::new(Bytes::copy_from_slice(&inline.as_bytes()[from..to]))))
         }
         PieceSource::Local { path } => {
-            let path = access.local_path(Path::new(path))?;
-            let mut file = std::fs::File::open(&path).map_err(read_error)?;
+            let (mut file, _, _) = access.open_local(Path::new(path))?;
             file.seek(SeekFrom::Start(from)).map_err(read_error)?;
-            Box::new(BufReader::with_capacity(1 << 20, file))
+            let file = file.take(limit.map_or(u64::MAX, |l| l.saturating_sub(from)));
+            Raw::Buffered(Box::new(BufReader::with_capacity(1 << 20, file)))
         }
         PieceSource::S3 { bucket, key } => {
-            access.bucket(bucket)?;
+            access.object(bucket, key)?;
             let store = match buckets.get(bucket) {
                 Some(store) => store.clone(),
                 None => {
@@ -65,40 +124,49 @@ pub async fn open_piece(
                     store
                 }
             };
-            let fetched = match piece.end {
-                None if from == 0 => store.get(key).await,
-                // The last line may run past the end: up to one record's bytes more.
-                end => store.get_range(key, from..end.map_or(u64::MAX, |e| e + MAX_LINE_BYTES as u64 + 1)).await,
-            };
-            let bytes = fetched.map_err(|e| match e {
-                StorageError::NotFound { .. } => BatchError::Input(format!("{name} does not exist")),
-                e => BatchError::Storage { object: name.clone(), source: e },
-            })?;
-            Box::new(Cursor::new(bytes))
+            Raw::Object(Chunks::new(store, key.clone(), from, limit.unwrap_or(u64::MAX), CHUNK_BYTES))
         }
     };
-    let inner: Box<dyn BufRead + Send> = if piece.gzip {
-        Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(raw)))
-    } else {
-        raw
-    };
-    Ok(PieceReader { inner, pos: from, end: piece.end, skip_first })
+    let gunzip = piece.gzip.then(|| Box::new(Gunzip::new()));
+    Ok(PieceReader::new(Source { raw, gunzip }, from, piece.end, piece.start > 0))
+}
+
+/// One past the last byte of its file a piece may read: a range reads on through the line
+/// that starts before its end (a record's bytes at most); nothing past the size the file had
+/// when the task was planned; a gzipped file whole (its compressed bytes).
+fn raw_limit(piece: &Piece) -> Option<u64> {
+    let past_end = piece.end.filter(|_| !piece.gzip).map(|e| e.saturating_add(MAX_LINE_BYTES as u64 + 1));
+    match (past_end, piece.size) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 impl PieceReader {
+    fn new(bytes: Source, pos: u64, end: Option<u64>, skip_first: bool) -> Self {
+        PieceReader { bytes, pos, end, skip_first, deadline: None, checked_at: pos, line_bound: MAX_SKIPPED_LINE_BYTES }
+    }
+
     /// A reader over `bytes` as the piece `[start, end)` of a file whose byte `start - 1`
     /// (when `start > 0`) is the first of `bytes`.
     pub fn over(bytes: Vec<u8>, start: u64, end: Option<u64>) -> Self {
-        PieceReader { inner: Box::new(Cursor::new(bytes)), pos: start.saturating_sub(1), end, skip_first: start > 0 }
+        let raw = Raw::Buffered(Box::new(Cursor::new(bytes)));
+        PieceReader::new(Source { raw, gunzip: None }, start.saturating_sub(1), end, start > 0)
+    }
+
+    /// The reader, stopping with [`ReadError::Deadline`] once `deadline` passed.
+    pub fn until(mut self, deadline: Option<Instant>) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The next record into `line` (cut at [`MAX_LINE_BYTES`]): its offset and whether it was
     /// cut, or `None` past the piece.
-    pub fn next_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<Option<(u64, bool)>> {
+    pub async fn next_line(&mut self, line: &mut Vec<u8>) -> Result<Option<(u64, bool)>, ReadError> {
         if self.skip_first {
             self.skip_first = false;
             let mut sink = Vec::new();
-            if self.read_line(&mut sink, 0)?.is_none() {
+            if self.read_line(&mut sink, 0).await?.is_none() {
                 return Ok(None);
             }
         }
@@ -107,7 +175,7 @@ impl PieceReader {
         }
         let start = self.pos;
         line.clear();
-        let Some(cut) = self.read_line(line, MAX_LINE_BYTES)? else { return Ok(None) };
+        let Some(cut) = self.read_line(line, MAX_LINE_BYTES).await? else { return Ok(None) };
         if line.last() == Some(&b'\r') {
             line.pop();
         }
@@ -116,11 +184,21 @@ impl PieceReader {
 
     /// Reads through the next newline, keeping at most `keep` bytes of it: `None` at the end
     /// of the input, else whether bytes were dropped.
-    fn read_line(&mut self, out: &mut Vec<u8>, keep: usize) -> std::io::Result<Option<bool>> {
+    async fn read_line(&mut self, out: &mut Vec<u8>, keep: usize) -> Result<Option<bool>, ReadError> {
+        let start = self.pos;
         let mut any = false;
         let mut cut = false;
         loop {
-            let buf = self.inner.fill_buf()?;
+            if self.pos - self.checked_at >= DEADLINE_EVERY_BYTES {
+                self.checked_at = self.pos;
+                if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Err(ReadError::Deadline(self.pos));
+                }
+            }
+            if self.pos - start > self.line_bound {
+                return Err(ReadError::EndlessLine(start));
+            }
+            let buf = self.bytes.fill().await?;
             if buf.is_empty() {
                 return Ok(any.then_some(cut));
             }
@@ -133,7 +211,7 @@ impl PieceReader {
             let room = keep.saturating_sub(out.len());
             out.extend_from_slice(&buf[..content.min(room)]);
             cut |= content > room;
-            self.inner.consume(take);
+            self.bytes.consume(take);
             self.pos += take as u64;
             if done {
                 return Ok(Some(cut));
@@ -142,82 +220,170 @@ impl PieceReader {
     }
 }
 
+/// A piece's bytes: raw, or decompressed as they come.
+struct Source {
+    raw: Raw,
+    gunzip: Option<Box<Gunzip>>,
+}
+
+impl Source {
+    /// The bytes available next (empty at the end).
+    async fn fill(&mut self) -> Result<&[u8], ReadError> {
+        let Source { raw, gunzip } = self;
+        match gunzip {
+            None => raw.fill().await,
+            Some(g) => g.fill(raw).await,
+        }
+    }
+
+    /// Marks `n` of the bytes [`Source::fill`] gave as read.
+    fn consume(&mut self, n: usize) {
+        match &mut self.gunzip {
+            None => self.raw.consume(n),
+            Some(g) => g.at += n,
+        }
+    }
+}
+
+/// A file's bytes as stored.
+enum Raw {
+    /// Read in place (inline data, a local file).
+    Buffered(Box<dyn BufRead + Send>),
+    /// Fetched a chunk at a time.
+    Object(Chunks),
+}
+
+impl Raw {
+    async fn fill(&mut self) -> Result<&[u8], ReadError> {
+        match self {
+            Raw::Buffered(r) => Ok(r.fill_buf()?),
+            Raw::Object(c) => c.fill().await,
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        match self {
+            Raw::Buffered(r) => r.consume(n),
+            Raw::Object(c) => c.at += n,
+        }
+    }
+}
+
+/// An object's bytes `[next, limit)`, fetched `size` bytes ([`CHUNK_BYTES`]) at a time, one
+/// chunk ahead.
+struct Chunks {
+    store: Arc<dyn ObjectStore>,
+    key: String,
+    /// The first byte not fetched.
+    next: u64,
+    /// One past the last byte to fetch.
+    limit: u64,
+    /// Bytes fetched at once.
+    size: u64,
+    chunk: Bytes,
+    /// Bytes of `chunk` read.
+    at: usize,
+    /// The next chunk, being fetched.
+    ahead: Option<(u64, JoinHandle<Result<Bytes, StorageError>>)>,
+}
+
+impl Chunks {
+    fn new(store: Arc<dyn ObjectStore>, key: String, from: u64, limit: u64, size: u64) -> Self {
+        Chunks { store, key, next: from, limit, size, chunk: Bytes::new(), at: 0, ahead: None }
+    }
+
+    /// Starts fetching the chunk at `next`, if any is left.
+    fn fetch_ahead(&mut self) {
+        if self.next >= self.limit || self.ahead.is_some() {
+            return;
+        }
+        let range = self.next..self.limit.min(self.next.saturating_add(self.size));
+        let (store, key, at) = (self.store.clone(), self.key.clone(), self.next);
+        self.ahead = Some((at, tokio::spawn(async move { store.get_range(&key, range).await })));
+    }
+
+    async fn fill(&mut self) -> Result<&[u8], ReadError> {
+        if self.at == self.chunk.len() {
+            self.fetch_ahead();
+            if let Some((at, fetch)) = self.ahead.take() {
+                let fetched = match fetch.await {
+                    Ok(fetched) => fetched,
+                    Err(e) => return Err(std::io::Error::other(format!("fetching bytes {at}..: {e}")).into()),
+                };
+                let bytes = fetched.map_err(|source| ReadError::Fetch { at, source })?;
+                let asked = self.limit.min(at.saturating_add(self.size)) - at;
+                // A short chunk is the object's end (it shrank since it was planned).
+                self.next = if (bytes.len() as u64) < asked { self.limit } else { at + asked };
+                self.chunk = bytes;
+                self.at = 0;
+                self.fetch_ahead();
+            }
+        }
+        Ok(&self.chunk[self.at..])
+    }
+}
+
+impl Drop for Chunks {
+    fn drop(&mut self) {
+        if let Some((_, fetch)) = self.ahead.take() {
+            fetch.abort();
+        }
+    }
+}
+
+/// Gzip members decompressed as their bytes come, a step at a time.
+struct Gunzip {
+    decoder: flate2::write::MultiGzDecoder<Vec<u8>>,
+    /// Decompressed bytes not yet read past `at`.
+    out: Vec<u8>,
+    at: usize,
+    /// Compressed bytes handed over.
+    fed: u64,
+    done: bool,
+}
+
+impl Gunzip {
+    fn new() -> Self {
+        Gunzip { decoder: flate2::write::MultiGzDecoder::new(Vec::new()), out: Vec::new(), at: 0, fed: 0, done: false }
+    }
+
+    async fn fill(&mut self, raw: &mut Raw) -> Result<&[u8], ReadError> {
+        while self.at == self.out.len() && !self.done {
+            self.out.clear();
+            self.at = 0;
+            let input = raw.fill().await?;
+            if input.is_empty() {
+                // An empty file holds no member to finish.
+                if self.fed > 0 {
+                    self.decoder.try_finish()?;
+                }
+                self.done = true;
+            } else {
+                let feed = input.len().min(GZIP_FEED_BYTES);
+                let n = self.decoder.write(&input[..feed])?;
+                if n == 0 {
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "the gzip stream stalled").into());
+                }
+                raw.consume(n);
+                self.fed += n as u64;
+            }
+            std::mem::swap(&mut self.out, self.decoder.get_mut());
+        }
+        Ok(&self.out[self.at..])
+    }
+}
+
 /// Reads all of `r` (tests).
 #[cfg(test)]
-fn lines(mut r: PieceReader) -> Vec<(u64, String)> {
+async fn lines(mut r: PieceReader) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     let mut line = Vec::new();
-    while let Some((at, _)) = r.next_line(&mut line).expect("read") {
+    while let Some((at, _)) = r.next_line(&mut line).await.expect("read") {
         out.push((at, String::from_utf8(line.clone()).expect("utf-8")));
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_cut_anywhere_read_every_line_once() {
-        let text = b"aa\nbbbb\n\nc\r\ndddddd\ne";
-        let whole = lines(PieceReader::over(text.to_vec(), 0, None));
-        let names: Vec<&str> = whole.iter().map(|(_, l)| l.as_str()).collect();
-        assert_eq!(names, ["aa", "bbbb", "", "c", "dddddd", "e"]);
-        for a in 0..=text.len() as u64 {
-            for b in a..=text.len() as u64 {
-                let piece = |s: u64, e: u64| {
-                    let from = s.saturating_sub(1) as usize;
-                    let end = (e < text.len() as u64).then_some(e);
-                    lines(PieceReader::over(text[from..].to_vec(), s, end))
-                };
-                let mut got = piece(0, a);
-                got.extend(piece(a, b));
-                got.extend(piece(b, text.len() as u64));
-                assert_eq!(got, whole, "cut at {a} and {b}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_line_past_the_bound_is_cut_and_the_next_one_read() {
-        let mut text = vec![b'x'; MAX_LINE_BYTES + 10];
-        text.extend_from_slice(b"\nnext\n");
-        let mut r = PieceReader::over(text, 0, None);
-        let mut line = Vec::new();
-        assert_eq!(r.next_line(&mut line).expect("read"), Some((0, true)));
-        assert_eq!(line.len(), MAX_LINE_BYTES);
-        assert_eq!(r.next_line(&mut line).expect("read"), Some((MAX_LINE_BYTES as u64 + 11, false)));
-        assert_eq!(line, b"next");
-        assert_eq!(r.next_line(&mut line).expect("read"), None);
-    }
-
-    #[tokio::test]
-    async fn gzipped_and_ranged_local_files_read_as_their_lines() {
-        let dir = tempfile::tempdir().expect("dir");
-        let plain = dir.path().join("p.json");
-        std::fs::write(&plain, "one\ntwo\nthree\n").expect("write");
-        let gz = dir.path().join("p.json.gz");
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut enc, b"one\ntwo\n").expect("gzip");
-        std::fs::write(&gz, enc.finish().expect("gzip")).expect("write");
-        let access = BatchAccess::default().allow_dir(dir.path());
-        let mut buckets = Buckets::new();
-        let local = |path: &Path, start, end, gzip| Piece {
-            source: PieceSource::Local { path: path.display().to_string() },
-            start,
-            end,
-            gzip,
-        };
-        let r = open_piece(&local(&gz, 0, None, true), "", &access, &mut buckets).await.expect("open");
-        assert_eq!(lines(r), vec![(0, "one".into()), (4, "two".into())]);
-        let r = open_piece(&local(&plain, 5, Some(9), false), "", &access, &mut buckets).await.expect("open");
-        assert_eq!(lines(r), vec![(8, "three".into())], "two starts before 5: the range before's");
-        let inline = |start, end| Piece { source: PieceSource::Inline, start, end, gzip: false };
-        let r = open_piece(&inline(0, None), "a\nb", &access, &mut buckets).await.expect("open");
-        assert_eq!(lines(r), vec![(0, "a".into()), (2, "b".into())]);
-        let r = open_piece(&inline(0, Some(3)), "aa\nbb\ncc", &access, &mut buckets).await.expect("open");
-        assert_eq!(lines(r), vec![(0, "aa".into())], "inline data is cut like a file");
-        let r = open_piece(&inline(3, Some(6)), "aa\nbb\ncc", &access, &mut buckets).await.expect("open");
-        assert_eq!(lines(r), vec![(3, "bb".into())]);
-    }
-}
+#[path = "read_tests.rs"]
+mod tests;

@@ -81,7 +81,7 @@ pub async fn submit(
             Err(MetaError::ConditionFailed { .. }) => {
                 let held = meta.get(&pk, &split_sk(n as u32)).await?;
                 let held = held.map(|item| parse_body::<SplitItem>(&name, &item)).transpose()?;
-                if held.is_some_and(|h| h.pieces != split.pieces) {
+                if held.is_some_and(|h| !same_pieces(&h.pieces, &split.pieces)) {
                     return Err(BatchError::Input(format!(
                         "task {id} was submitted before and its input is listed otherwise now (files added, \
                          grown or gone): submit it under a new id"
@@ -114,6 +114,13 @@ pub async fn submit(
             Err(e) => return Err(e.into()),
         };
     Ok(Submitted { id, datasource: name, splits: planned.len() as u32, warnings: loaded.warnings, existed })
+}
+
+/// Whether `held` (written by an earlier submission) lists the pieces `planned` does: a piece
+/// an earlier release wrote without its file's size matches one with it.
+fn same_pieces(held: &[Piece], planned: &[Piece]) -> bool {
+    held.len() == planned.len()
+        && held.iter().zip(planned).all(|(h, p)| h.size.is_none() && Piece { size: None, ..p.clone() } == *h || h == p)
 }
 
 /// Refuses header rows (`findColumnsFromHeader`, `skipHeaderRows`) over splits that are not
@@ -182,6 +189,7 @@ mod tests {
             start,
             end,
             gzip: false,
+            size: None,
         };
         let whole = vec![vec![piece("a", 0, None)], vec![piece("b", 0, None)]];
         let packed = vec![vec![piece("a", 0, None), piece("b", 0, None)]];
