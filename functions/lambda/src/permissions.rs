@@ -39,6 +39,8 @@ pub const SUPERVISOR: FunctionSpec = FunctionSpec {
         "SLUICE_MERGER_FUNCTION",
         "SLUICE_KAFKA_SECRET_ARN",
         "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
+        // Batch splits handed over at once across the deployment (`BatchMaxConcurrentSplits`).
+        "SLUICE_BATCH_MAX_SPLITS",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -79,6 +81,8 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "SLUICE_DESCRIPTOR_DIR",
         // The bucket batch tasks' s3 input sources may read (`BatchInputBucket`).
         "SLUICE_BATCH_S3_BUCKETS",
+        // Batch splits in flight at once across the deployment, each holding a slot.
+        "SLUICE_BATCH_MAX_SPLITS",
     ],
     actions: &[
         "dynamodb:DescribeTable",

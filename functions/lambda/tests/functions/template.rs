@@ -358,3 +358,94 @@ fn cloudwatch_may_use_the_alarm_topics_key() {
         cloudwatch["Action"].as_sequence().expect("actions").iter().filter_map(Value::as_str).collect();
     assert!(actions.contains(&"kms:Decrypt") && actions.contains(&"kms:GenerateDataKey*"), "{actions:?}");
 }
+
+/// The parameter a `!Ref` names (`None` for anything else).
+fn referenced(v: &Value) -> Option<&str> {
+    match v {
+        Value::Tagged(t) if t.tag == "!Ref" => t.value.as_str(),
+        _ => None,
+    }
+}
+
+/// Capacity by role: the supervisor, indexers and mergers reserve theirs (queries and batch
+/// work cannot take it), the query workers are capped by a reservation of their own, each a
+/// parameter whose default fits the account's default limit with Lambda's unreserved 100 left;
+/// batch splits are capped within the indexers' reservation; the descriptions give the sum.
+#[test]
+fn capacity_is_reserved_by_role() {
+    /// Lambda's default concurrency limit per account and Region.
+    const ACCOUNT_LIMIT: i64 = 1_000;
+    /// Concurrency Lambda keeps unreserved at least.
+    const UNRESERVED: i64 = 100;
+    let t = template();
+    let r = &t["Resources"];
+    let params = &t["Parameters"];
+    let default = |name: &str| -> i64 {
+        let p = &params[name];
+        assert_eq!(p["Type"], "Number", "{name}");
+        assert!(p["MinValue"].as_i64().is_some_and(|m| m >= 1), "{name}: 0 would throttle every invocation");
+        p["Default"].as_i64().unwrap_or_else(|| panic!("{name} has a default"))
+    };
+    let mut reserved = 0;
+    for (function, parameter) in [
+        ("SupervisorFunction", Some("SupervisorReservedConcurrency")),
+        ("IndexerFunction", Some("IndexerReservedConcurrency")),
+        ("MergerFunction", Some("MergerReservedConcurrency")),
+        ("QueryWorkerFunction", Some("QueryWorkerReservedConcurrency")),
+        ("CompactorFunction", None),
+    ] {
+        let set = &r[function]["Properties"]["ReservedConcurrentExecutions"];
+        reserved += match parameter {
+            Some(parameter) => {
+                assert_eq!(referenced(set), Some(parameter), "{function} reserves {parameter}, always: {set:?}");
+                default(parameter)
+            }
+            None => set.as_i64().unwrap_or_else(|| panic!("{function} reserves a fixed concurrency")),
+        };
+    }
+    for function in ["ApiFunction", "OperationsFunction"] {
+        assert!(r[function]["Properties"]["ReservedConcurrentExecutions"].is_null(), "{function} shares the rest");
+    }
+    assert!(ACCOUNT_LIMIT - reserved >= UNRESERVED, "{reserved} reserved by default leaves under {UNRESERVED}");
+    let sum = format!("= {reserved}");
+    let left = format!("{} of the default 1,000", ACCOUNT_LIMIT - reserved);
+    let described = params["SupervisorReservedConcurrency"]["Description"].as_str().expect("description");
+    assert!(described.contains(&sum) && described.contains(&left), "the arithmetic is {sum}, {left}: {described}");
+
+    // Batch splits: a cap within the indexers' reservation, set through the environment.
+    let splits = default("BatchMaxConcurrentSplits");
+    assert!(splits < default("IndexerReservedConcurrency"), "the stream keeps indexers beside {splits} splits");
+    let env = &t["Globals"]["Function"]["Environment"]["Variables"];
+    assert_eq!(referenced(&env[sluice_pipeline::batch::MAX_SPLITS_ENV]), Some("BatchMaxConcurrentSplits"));
+    assert_eq!(
+        sluice_pipeline::batch::DEFAULT_MAX_SPLITS as i64,
+        splits,
+        "a deployment without the variable caps batch splits as the template does"
+    );
+    for spec in [&sluice_functions::permissions::SUPERVISOR, &sluice_functions::permissions::INDEXER] {
+        assert!(spec.env.contains(&sluice_pipeline::batch::MAX_SPLITS_ENV), "{} drives batch splits", spec.binary);
+    }
+}
+
+/// Batch input is never the deployment's own deep storage: the code refuses it (it reads the
+/// segment bucket from `SLUICE_STORAGE`) and the bucket's policy denies the indexer's role any
+/// read of it, whatever `BatchInputBucket` names.
+#[test]
+fn deep_storage_is_no_batch_input() {
+    let t = template();
+    let r = &t["Resources"];
+    let storage = &t["Globals"]["Function"]["Environment"]["Variables"]["SLUICE_STORAGE"];
+    assert!(format!("{storage:?}").contains("SegmentBucket"), "the functions know their deep storage: {storage:?}");
+    let statements =
+        r["SegmentBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"].as_sequence().expect("policy");
+    let denied = statements
+        .iter()
+        .find(|s| s["Effect"] == "Deny" && s["Action"] == "s3:GetObject")
+        .expect("a statement denying reads of deep storage");
+    let principal = serde_yaml::to_string(&denied["Principal"]["AWS"]).expect("principal");
+    assert!(principal.contains("IndexerFunctionRole.Arn"), "{principal}");
+    let on = serde_yaml::to_string(&denied["Resource"]).expect("resource");
+    assert!(on.trim().ends_with("${SegmentBucket.Arn}/*") && denied["Condition"].is_null(), "{on}");
+    assert!(r["IndexerFunctionRole"].is_null(), "SAM names the indexer's role IndexerFunctionRole");
+    assert!(r["IndexerFunction"]["Properties"]["Role"].is_null(), "the indexer's role is the one SAM makes");
+}
