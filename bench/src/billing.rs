@@ -35,7 +35,7 @@ impl Meter for Billing {
             m.store_secs += secs;
         }
         match call {
-            Call::MetaRead { bytes } => m.read_units += units(bytes, 4096),
+            Call::MetaRead { bytes, .. } => m.read_units += units(bytes, 4096),
             Call::MetaPut { bytes } => {
                 m.write_units += units(bytes, 1024);
                 m.meta_bytes += bytes as u64;
@@ -66,7 +66,7 @@ mod tests {
     fn calls_are_billed_as_dynamodb_and_s3_bill_them() {
         let billing = Billing::default();
         let ms = Duration::from_millis(1);
-        billing.record(Call::MetaRead { bytes: 4097 }, ms);
+        billing.record(Call::MetaRead { bytes: 4097, items: 1 }, ms);
         billing.record(Call::MetaPut { bytes: 1500 }, ms);
         billing.record(Call::MetaTransact { puts: vec![1500, 100], others: 1 }, ms);
         billing.record(Call::MetaDelete, ms);

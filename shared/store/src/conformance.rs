@@ -131,9 +131,9 @@ async fn the_metered_metadata_store_reports_each_call_with_what_it_moved() {
         calls.taken(),
         [
             Call::MetaPut { bytes: one.size() },
-            Call::MetaRead { bytes: one.size() },
-            Call::MetaRead { bytes: 0 },
-            Call::MetaRead { bytes: one.size() },
+            Call::MetaRead { bytes: one.size(), items: 1 },
+            Call::MetaRead { bytes: 0, items: 0 },
+            Call::MetaRead { bytes: one.size(), items: 1 },
             Call::MetaTransact { puts: vec![two.size()], others: 2 },
             Call::MetaDelete,
         ]

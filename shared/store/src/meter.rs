@@ -8,10 +8,12 @@ use std::time::Duration;
 /// One call through a metered store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Call {
-    /// A metadata `get` or `query` that read `bytes` of items (0 when it failed).
+    /// A metadata `get` or `query` that read `items` items of `bytes` (0 when it failed).
     MetaRead {
         /// Size of the items read.
         bytes: usize,
+        /// Items read.
+        items: usize,
     },
     /// A metadata `put` of an item of `bytes`.
     MetaPut {

@@ -39,8 +39,9 @@ impl MetadataStore for MeteredMeta {
     }
 
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, MetaError> {
-        let read = |out: &Result<Option<Item>, MetaError>| Call::MetaRead {
-            bytes: out.as_ref().ok().and_then(Option::as_ref).map_or(0, Item::size),
+        let read = |out: &Result<Option<Item>, MetaError>| {
+            let item = out.as_ref().ok().and_then(Option::as_ref);
+            Call::MetaRead { bytes: item.map_or(0, Item::size), items: usize::from(item.is_some()) }
         };
         self.metered(self.inner.get(pk, sk), read).await
     }
@@ -77,5 +78,6 @@ impl MetadataStore for MeteredMeta {
 
 /// The read of the items a query returned.
 fn items_read(out: &Result<Vec<Item>, MetaError>) -> Call {
-    Call::MetaRead { bytes: out.as_ref().map_or(0, |items| items.iter().map(Item::size).sum()) }
+    let items = out.as_ref().map_or(&[][..], Vec::as_slice);
+    Call::MetaRead { bytes: items.iter().map(Item::size).sum(), items: items.len() }
 }
