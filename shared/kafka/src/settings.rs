@@ -59,12 +59,10 @@ pub enum SettingsError {
         "consumerProperties.sluice.msk.iam: MSK IAM authenticates with sasl.mechanism OAUTHBEARER (or AWS_MSK_IAM)"
     )]
     MskMechanism,
-    /// `sluice.msk.iam` neither `true` nor `false`.
-    #[error("consumerProperties.sluice.msk.iam: {value:?} is not true or false")]
-    MskFlag {
-        /// The value given.
-        value: String,
-    },
+    /// `sluice.msk.iam` neither `true` nor `false` (the value is not told: a spec's values
+    /// are never echoed).
+    #[error("consumerProperties.sluice.msk.iam: expected true or false")]
+    MskFlag,
     /// MSK IAM asked for where the deployment does not fix the brokers.
     #[error("consumerProperties.{key}: MSK IAM signs a token with this deployment's AWS credentials, so the deployment must name the brokers it is for: set {BROKERS_ENV} (the template's KafkaBootstrapServers) or a Kafka secret")]
     MskBrokers {
@@ -276,7 +274,7 @@ fn msk_iam(
         (Some("AWS_MSK_IAM"), None | Some("true")) | (Some("OAUTHBEARER"), Some("true")) => true,
         (_, None | Some("false")) => false,
         (_, Some("true")) => return Err(SettingsError::MskMechanism),
-        (_, Some(other)) => return Err(SettingsError::MskFlag { value: other.to_string() }),
+        (_, Some(_)) => return Err(SettingsError::MskFlag),
     };
     if !enabled {
         return Ok(None);
@@ -411,6 +409,14 @@ mod tests {
             .expect_err("flag without OAUTHBEARER")
             .to_string();
         assert!(e.contains("sasl.mechanism OAUTHBEARER"), "{e}");
+        let e = settings(&[
+            ("bootstrap.servers", brokers),
+            ("sasl.mechanism", "AWS_MSK_IAM"),
+            ("sluice.msk.iam", "s3cr3t"),
+        ])
+        .expect_err("neither true nor false")
+        .to_string();
+        assert!(e.starts_with("consumerProperties.sluice.msk.iam: ") && !e.contains("s3cr3t"), "{e}");
         assert!(is_connection_property("sluice.msk.region"));
     }
 
