@@ -135,6 +135,11 @@ pub struct Piece {
     /// file grew since (`None`: an item of an earlier release, read to the file's end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// The object's version when the task was planned (S3's ETag): every read asks for it, so
+    /// an object replaced since fails its split instead of being read as a mix of the two
+    /// (`None`: a local file, read to its planned size, or an item of an earlier release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl Piece {
@@ -291,6 +296,7 @@ mod tests {
             end: Some(20),
             gzip: false,
             size: Some(40),
+            version: Some("\"e1\"".into()),
         };
         assert_eq!(p.name(), "s3://b/k.json bytes 10..20");
         let whole = Piece {
@@ -299,6 +305,7 @@ mod tests {
             end: None,
             gzip: true,
             size: Some(7),
+            version: None,
         };
         assert_eq!(whole.name(), "/d/f.gz");
     }

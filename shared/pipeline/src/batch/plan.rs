@@ -26,6 +26,8 @@ pub struct InputFile {
     pub source: PieceSource,
     /// Bytes.
     pub size: u64,
+    /// An object's version (its ETag), which every read of it asks for; `None` for a file.
+    pub version: Option<String>,
 }
 
 impl InputFile {
@@ -40,12 +42,20 @@ impl InputFile {
     fn gzip(&self) -> bool {
         self.name().ends_with(".gz")
     }
+
+    /// Its bytes `[start, end)` as a piece, with its size and version as planned.
+    fn piece(&self, start: u64, end: Option<u64>) -> Piece {
+        let (size, version) = (Some(self.size), self.version.clone());
+        Piece { source: self.source.clone(), start, end, gzip: self.gzip(), size, version }
+    }
 }
 
 /// The files an input source names, each checked against `access`, in order.
 pub async fn input_files(input: &InputSource, access: &BatchAccess) -> Result<Vec<InputFile>, BatchError> {
     let files = match input {
-        InputSource::Inline { data } => vec![InputFile { source: PieceSource::Inline, size: data.len() as u64 }],
+        InputSource::Inline { data } => {
+            vec![InputFile { source: PieceSource::Inline, size: data.len() as u64, version: None }]
+        }
         InputSource::Local { base_dir, filter, files } => {
             local_files(base_dir.as_deref(), filter.as_deref(), files, access)?
         }
@@ -62,11 +72,11 @@ pub async fn input_files(input: &InputSource, access: &BatchAccess) -> Result<Ve
     if let Some(f) = files.iter().find(|f| UNREAD_COMPRESSIONS.iter().any(|s| f.name().ends_with(s))) {
         return Err(BatchError::Input(format!("{}: only gzip (.gz) input is decompressed", f.name())));
     }
-    // A gzipped object is read whole by one invocation (streamed: its size bounds the time).
-    let whole = |f: &&InputFile| matches!(f.source, PieceSource::S3 { .. }) && f.gzip() && f.size > MAX_SPLIT_BYTES;
-    if let Some(f) = files.iter().find(whole) {
+    // A gzipped file or object is read whole by one invocation (streamed: its size bounds the
+    // time, however little it decompresses to).
+    if let Some(f) = files.iter().find(|f| f.gzip() && f.size > MAX_SPLIT_BYTES) {
         return Err(BatchError::Input(format!(
-            "{}: a gzipped object is read whole, at most {MAX_SPLIT_BYTES} bytes",
+            "{}: a gzipped file is read whole, at most {MAX_SPLIT_BYTES} bytes",
             f.name()
         )));
     }
@@ -89,7 +99,7 @@ fn local_files(
     let mut add = |path: &Path| -> Result<(), BatchError> {
         // Opened and checked as the split will open it: a regular file under an allowed directory.
         let (_, path, size) = access.open_local(path)?;
-        out.push(InputFile { source: PieceSource::Local { path: path.display().to_string() }, size });
+        out.push(InputFile { source: PieceSource::Local { path: path.display().to_string() }, size, version: None });
         Ok(())
     };
     for f in files {
@@ -158,7 +168,7 @@ async fn s3_files(
         let store = open_store(&format!("s3://{bucket}")).await.map_err(|e| BatchError::Input(e.to_string()))?;
         let meta = store.head(&key).await.map_err(|e| BatchError::Input(format!("s3://{bucket}/{key}: {e}")))?;
         let meta = meta.ok_or_else(|| BatchError::Input(format!("s3://{bucket}/{key} does not exist")))?;
-        out.push(InputFile { source: PieceSource::S3 { bucket, key }, size: meta.size });
+        out.push(InputFile { source: PieceSource::S3 { bucket, key }, size: meta.size, version: meta.version });
     }
     for prefix in prefixes {
         let (bucket, key_prefix) = parse_s3_uri(prefix)?;
@@ -171,7 +181,8 @@ async fn s3_files(
         for o in listed.into_iter().filter(|o| !o.key.ends_with('/')) {
             if filter.as_ref().is_none_or(|m| m.is_match(&o.key)) {
                 access.object(&bucket, &o.key)?;
-                out.push(InputFile { source: PieceSource::S3 { bucket: bucket.clone(), key: o.key }, size: o.size });
+                let source = PieceSource::S3 { bucket: bucket.clone(), key: o.key };
+                out.push(InputFile { source, size: o.size, version: o.version });
             }
         }
     }
@@ -199,7 +210,7 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
             while start < f.size {
                 let end = (start + hint.max_bytes).min(f.size);
                 let end = (end < f.size).then_some(end);
-                out.push(vec![Piece { source: f.source.clone(), start, end, gzip, size: Some(f.size) }]);
+                out.push(vec![f.piece(start, end)]);
                 start = end.unwrap_or(f.size);
                 if out.len() > MAX_SPLITS {
                     break;
@@ -213,7 +224,7 @@ pub fn splits(files: &[InputFile], hint: SplitHint) -> Result<Vec<Vec<Piece>>, B
             current_names = 0;
         }
         current_names += f.name().len();
-        current.push(Piece { source: f.source.clone(), start: 0, end: None, gzip, size: Some(f.size) });
+        current.push(f.piece(0, None));
         current_bytes += f.size;
         if out.len() > MAX_SPLITS {
             break;
@@ -233,7 +244,7 @@ mod tests {
     use super::*;
 
     fn file(name: &str, size: u64) -> InputFile {
-        InputFile { source: PieceSource::Local { path: name.into() }, size }
+        InputFile { source: PieceSource::Local { path: name.into() }, size, version: None }
     }
 
     #[test]
@@ -314,6 +325,12 @@ mod tests {
         std::fs::write(dir.path().join("x.zst"), "z").expect("write");
         assert!(input_files(&zst, &access).await.expect_err("zstd").to_string().contains("gzip"));
         assert!(input_files(&input, &BatchAccess::default()).await.is_err(), "nothing allowed");
+        // A gzipped file is read whole by one invocation: at most a split's bytes, local or not.
+        let big = dir.path().join("big.json.gz");
+        std::fs::File::create(&big).and_then(|f| f.set_len(MAX_SPLIT_BYTES + 1)).expect("a sparse file");
+        let gz = InputSource::Local { base_dir: None, filter: None, files: vec![big.display().to_string()] };
+        let e = input_files(&gz, &access).await.expect_err("too large to read whole").to_string();
+        assert!(e.contains("read whole"), "{e}");
         assert_eq!(parse_s3_uri("s3://b/a/k.json").expect("uri"), ("b".into(), "a/k.json".into()));
         assert!(parse_s3_uri("s3:///k").is_err() && parse_s3_uri("https://b/k").is_err());
     }

@@ -5,8 +5,11 @@
 //! Memory and time are bounded whatever the input: an object is fetched [`CHUNK_BYTES`] at a
 //! time (the next while the last is read) and gzip is decompressed as it comes, so a split
 //! holds a chunk and a record, not its input; nothing is read past the size the file had when
-//! the task was planned; a line is kept up to [`MAX_LINE_BYTES`] and read up to
-//! [`MAX_SKIPPED_LINE_BYTES`]; and the deadline is checked every [`DEADLINE_EVERY_BYTES`] read.
+//! the task was planned, nor of an object another version than the one planned (each fetch
+//! asks for its ETag); a line is kept up to [`MAX_LINE_BYTES`] and read up to
+//! [`MAX_SKIPPED_LINE_BYTES`]; and the deadline is checked every [`DEADLINE_EVERY_BYTES`] read,
+//! of the input as stored and as decompressed (gzip that decompresses to nothing is read in
+//! time too).
 
 use super::access::BatchAccess;
 use super::BatchError;
@@ -47,6 +50,17 @@ pub enum ReadError {
         /// The error.
         source: StorageError,
     },
+    /// A fetch ahead stopped before it answered (its task panicked or was cancelled).
+    #[error("fetching bytes {at}..: the fetch stopped: {reason}")]
+    FetchStopped {
+        /// The first byte asked for.
+        at: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The object is another version than the one the task planned: it was replaced since.
+    #[error("replaced since the task was planned (another version at byte {0}): a task reads the objects it listed; submit a new task to read it")]
+    Replaced(u64),
     /// The attempt's deadline passed.
     #[error("the deadline passed at byte {0}")]
     Deadline(u64),
@@ -60,9 +74,11 @@ impl ReadError {
     /// input being unreadable.
     pub fn is_transient(&self) -> bool {
         match self {
-            ReadError::Deadline(_) => true,
-            ReadError::Fetch { source, .. } => !matches!(source, StorageError::NotFound { .. }),
-            ReadError::Io(_) | ReadError::EndlessLine(_) => false,
+            ReadError::Deadline(_) | ReadError::FetchStopped { .. } => true,
+            ReadError::Fetch { source, .. } => {
+                !matches!(source, StorageError::NotFound { .. } | StorageError::Changed { .. })
+            }
+            ReadError::Io(_) | ReadError::EndlessLine(_) | ReadError::Replaced(_) => false,
         }
     }
 }
@@ -124,7 +140,8 @@ pub async fn open_piece(
                     store
                 }
             };
-            Raw::Object(Chunks::new(store, key.clone(), from, limit.unwrap_or(u64::MAX), CHUNK_BYTES))
+            let chunks = Chunks::new(store, key.clone(), from, limit.unwrap_or(u64::MAX), CHUNK_BYTES);
+            Raw::Object(chunks.of_version(piece.version.clone()))
         }
     };
     let gunzip = piece.gzip.then(|| Box::new(Gunzip::new()));
@@ -157,6 +174,9 @@ impl PieceReader {
     /// The reader, stopping with [`ReadError::Deadline`] once `deadline` passed.
     pub fn until(mut self, deadline: Option<Instant>) -> Self {
         self.deadline = deadline;
+        if let Some(g) = &mut self.bytes.gunzip {
+            g.deadline = deadline;
+        }
         self
     }
 
@@ -280,6 +300,8 @@ struct Chunks {
     limit: u64,
     /// Bytes fetched at once.
     size: u64,
+    /// The object's version every fetch asks for (`None`: whichever is stored).
+    version: Option<String>,
     chunk: Bytes,
     /// Bytes of `chunk` read.
     at: usize,
@@ -289,7 +311,13 @@ struct Chunks {
 
 impl Chunks {
     fn new(store: Arc<dyn ObjectStore>, key: String, from: u64, limit: u64, size: u64) -> Self {
-        Chunks { store, key, next: from, limit, size, chunk: Bytes::new(), at: 0, ahead: None }
+        Chunks { store, key, next: from, limit, size, version: None, chunk: Bytes::new(), at: 0, ahead: None }
+    }
+
+    /// The chunks of `version` of the object only (`None`: of whichever is stored).
+    fn of_version(mut self, version: Option<String>) -> Self {
+        self.version = version;
+        self
     }
 
     /// Starts fetching the chunk at `next`, if any is left.
@@ -298,19 +326,27 @@ impl Chunks {
             return;
         }
         let range = self.next..self.limit.min(self.next.saturating_add(self.size));
-        let (store, key, at) = (self.store.clone(), self.key.clone(), self.next);
-        self.ahead = Some((at, tokio::spawn(async move { store.get_range(&key, range).await })));
+        let (store, key, version, at) = (self.store.clone(), self.key.clone(), self.version.clone(), self.next);
+        let fetch = async move {
+            match version {
+                Some(v) => store.get_range_if(&key, range, &v).await,
+                None => store.get_range(&key, range).await,
+            }
+        };
+        self.ahead = Some((at, tokio::spawn(fetch)));
     }
 
     async fn fill(&mut self) -> Result<&[u8], ReadError> {
         if self.at == self.chunk.len() {
             self.fetch_ahead();
             if let Some((at, fetch)) = self.ahead.take() {
-                let fetched = match fetch.await {
-                    Ok(fetched) => fetched,
-                    Err(e) => return Err(std::io::Error::other(format!("fetching bytes {at}..: {e}")).into()),
-                };
-                let bytes = fetched.map_err(|source| ReadError::Fetch { at, source })?;
+                // A fetch that stopped (cancelled, panicked) says nothing of the object: a
+                // later attempt fetches again.
+                let fetched = fetch.await.map_err(|e| ReadError::FetchStopped { at, reason: e.to_string() })?;
+                let bytes = fetched.map_err(|source| match source {
+                    StorageError::Changed { .. } => ReadError::Replaced(at),
+                    source => ReadError::Fetch { at, source },
+                })?;
                 let asked = self.limit.min(at.saturating_add(self.size)) - at;
                 // A short chunk is the object's end (it shrank since it was planned).
                 self.next = if (bytes.len() as u64) < asked { self.limit } else { at + asked };
@@ -339,12 +375,24 @@ struct Gunzip {
     at: usize,
     /// Compressed bytes handed over.
     fed: u64,
+    /// `fed` when the deadline was last checked.
+    checked_at: u64,
+    /// Decompressing stops when it passes, however little comes out.
+    deadline: Option<Instant>,
     done: bool,
 }
 
 impl Gunzip {
     fn new() -> Self {
-        Gunzip { decoder: flate2::write::MultiGzDecoder::new(Vec::new()), out: Vec::new(), at: 0, fed: 0, done: false }
+        Gunzip {
+            decoder: flate2::write::MultiGzDecoder::new(Vec::new()),
+            out: Vec::new(),
+            at: 0,
+            fed: 0,
+            checked_at: 0,
+            deadline: None,
+            done: false,
+        }
     }
 
     async fn fill(&mut self, raw: &mut Raw) -> Result<&[u8], ReadError> {
@@ -366,6 +414,15 @@ impl Gunzip {
                 }
                 raw.consume(n);
                 self.fed += n as u64;
+                // Counted in compressed bytes: members that decompress to nothing give the
+                // reader no byte to count.
+                if self.fed - self.checked_at >= DEADLINE_EVERY_BYTES {
+                    self.checked_at = self.fed;
+                    if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Err(ReadError::Deadline(self.fed));
+                    }
+                    tokio::task::yield_now().await;
+                }
             }
             std::mem::swap(&mut self.out, self.decoder.get_mut());
         }

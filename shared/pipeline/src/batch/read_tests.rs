@@ -1,10 +1,12 @@
 //! Unit tests of reading a piece: ranges cut anywhere, long and endless lines, gzip as it
-//! comes, objects fetched a chunk at a time and never past their planned size, the deadline.
+//! comes, objects fetched a chunk at a time and never past their planned size nor of another
+//! version, the deadline.
 
 use super::*;
 use async_trait::async_trait;
 use sluice_store::storage::{LocalStore, ObjectMeta};
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// A store that records the bytes each read asked for.
@@ -13,12 +15,14 @@ struct Recording {
     inner: LocalStore,
     /// `(whole object?, bytes asked for)` of each read.
     reads: Mutex<Vec<(bool, u64)>>,
+    /// Ranged reads panic (a fetch's task that stops without answering).
+    panics: AtomicBool,
 }
 
 impl Recording {
     fn new(dir: &Path) -> Arc<Self> {
         let inner = LocalStore::open(&format!("file://{}", dir.display()), &dir.display().to_string()).expect("store");
-        Arc::new(Recording { inner, reads: Mutex::new(Vec::new()) })
+        Arc::new(Recording { inner, reads: Mutex::new(Vec::new()), panics: AtomicBool::new(false) })
     }
 
     fn largest_read(&self) -> u64 {
@@ -46,7 +50,12 @@ impl ObjectStore for Recording {
     }
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StorageError> {
         self.reads.lock().expect("reads").push((false, range.end.saturating_sub(range.start)));
+        assert!(!self.panics.load(Ordering::Relaxed), "a fetch that stops");
         self.inner.get_range(key, range).await
+    }
+    async fn get_range_if(&self, key: &str, range: Range<u64>, version: &str) -> Result<Bytes, StorageError> {
+        self.reads.lock().expect("reads").push((false, range.end.saturating_sub(range.start)));
+        self.inner.get_range_if(key, range, version).await
     }
     async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError> {
         self.inner.head(key).await
@@ -75,7 +84,7 @@ fn gzip(members: &[&[u8]]) -> Vec<u8> {
 }
 
 fn s3_piece(key: &str, start: u64, end: Option<u64>, gzip: bool, size: Option<u64>) -> Piece {
-    Piece { source: PieceSource::S3 { bucket: "in".into(), key: key.into() }, start, end, gzip, size }
+    Piece { source: PieceSource::S3 { bucket: "in".into(), key: key.into() }, start, end, gzip, size, version: None }
 }
 
 #[tokio::test]
@@ -152,6 +161,7 @@ async fn gzipped_and_ranged_local_files_read_as_their_lines() {
         end,
         gzip,
         size: None,
+        version: None,
     };
     let r = open_piece(&local(&gz, 0, None, true), "", &access, &mut buckets).await.expect("open");
     assert_eq!(lines(r).await, vec![(0, "one".into()), (4, "two".into())], "every member");
@@ -159,7 +169,7 @@ async fn gzipped_and_ranged_local_files_read_as_their_lines() {
     assert!(lines(open_piece(&empty, "", &access, &mut buckets).await.expect("open")).await.is_empty());
     let r = open_piece(&local(&plain, 5, Some(9), false), "", &access, &mut buckets).await.expect("open");
     assert_eq!(lines(r).await, vec![(8, "three".into())], "two starts before 5: the range before's");
-    let inline = |start, end| Piece { source: PieceSource::Inline, start, end, gzip: false, size: None };
+    let inline = |start, end| Piece { source: PieceSource::Inline, start, end, gzip: false, size: None, version: None };
     let r = open_piece(&inline(0, None), "a\nb", &access, &mut buckets).await.expect("open");
     assert_eq!(lines(r).await, vec![(0, "a".into()), (2, "b".into())]);
     let r = open_piece(&inline(0, Some(3)), "aa\nbb\ncc", &access, &mut buckets).await.expect("open");
@@ -257,4 +267,74 @@ async fn deep_storage_is_refused_before_it_is_fetched() {
     let e = open_piece(&piece, "", &access, &mut buckets).await.err().expect("deep storage");
     assert!(e.to_string().contains("own deep storage"), "{e}");
     assert!(store.reads.lock().expect("reads").is_empty());
+}
+
+#[tokio::test]
+async fn gzip_that_decompresses_to_nothing_is_read_within_the_deadline() {
+    // 2 MiB of empty members: not a byte of output, so nothing for the reader to count.
+    let empty = gzip(&[b""]);
+    let stream: Vec<u8> = empty.iter().copied().cycle().take(empty.len() * ((2 << 20) / empty.len())).collect();
+    let raw = Raw::Buffered(Box::new(BufReader::new(Cursor::new(stream.clone()))));
+    let source = Source { raw, gunzip: Some(Box::new(Gunzip::new())) };
+    let mut late = PieceReader::new(source, 0, None, false).until(Some(Instant::now()));
+    let mut line = Vec::new();
+    match late.next_line(&mut line).await {
+        Err(e @ ReadError::Deadline(at)) => assert!(e.is_transient() && at < stream.len() as u64, "{e}"),
+        other => panic!("read to its end past the deadline: {other:?}"),
+    }
+    // In time, the same stream reads as no line.
+    let raw = Raw::Buffered(Box::new(BufReader::new(Cursor::new(stream))));
+    let source = Source { raw, gunzip: Some(Box::new(Gunzip::new())) };
+    assert!(lines(PieceReader::new(source, 0, None, false)).await.is_empty());
+}
+
+#[tokio::test]
+async fn an_object_replaced_while_it_is_read_fails_its_split_naming_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = Recording::new(dir.path());
+    let text = numbered(1_000, 10);
+    store.put("rows.json", Bytes::from(text.clone())).await.expect("put");
+    let planned = store.head("rows.json").await.expect("head").and_then(|m| m.version).expect("a version");
+    // Chunks of 1,000 bytes: the object is replaced after the first lines are read.
+    let chunks = Chunks::new(store.clone(), "rows.json".into(), 0, text.len() as u64, 1_000);
+    let raw = Raw::Object(chunks.of_version(Some(planned.clone())));
+    let mut r = PieceReader::new(Source { raw, gunzip: None }, 0, None, false);
+    let mut line = Vec::new();
+    assert_eq!(r.next_line(&mut line).await.expect("read"), Some((0, false)));
+    assert_eq!(line, b"000000000");
+    store
+        .put("rows.json", Bytes::from(numbered(1_000, 10).iter().map(|b| b ^ 1).collect::<Vec<_>>()))
+        .await
+        .expect("put");
+    let e = loop {
+        match r.next_line(&mut line).await {
+            Ok(Some(_)) => assert!(line.iter().all(u8::is_ascii_digit), "a line of the new version: {line:?}"),
+            Ok(None) => panic!("read to the end across two versions"),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(e, ReadError::Replaced(_)) && !e.is_transient(), "{e}");
+    assert!(e.to_string().contains("replaced since the task was planned"), "{e}");
+
+    // Planned at a version no longer stored: refused from the first byte.
+    let access = BatchAccess::default().allow_bucket("in");
+    let mut buckets = Buckets::new();
+    buckets.insert("in".into(), store.clone());
+    let piece = Piece { version: Some(planned), ..s3_piece("rows.json", 0, None, false, Some(text.len() as u64)) };
+    let mut r = open_piece(&piece, "", &access, &mut buckets).await.expect("open");
+    assert!(matches!(r.next_line(&mut line).await, Err(ReadError::Replaced(0))));
+}
+
+#[tokio::test]
+async fn a_fetch_that_stops_gives_the_split_back() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = Recording::new(dir.path());
+    store.put("rows.json", Bytes::from(numbered(10, 10))).await.expect("put");
+    store.panics.store(true, Ordering::Relaxed);
+    let raw = Raw::Object(Chunks::new(store.clone(), "rows.json".into(), 0, 100, 1_000));
+    let mut r = PieceReader::new(Source { raw, gunzip: None }, 0, None, false);
+    match r.next_line(&mut Vec::new()).await {
+        Err(e @ ReadError::FetchStopped { at: 0, .. }) => assert!(e.is_transient(), "{e}"),
+        other => panic!("{other:?}"),
+    }
 }

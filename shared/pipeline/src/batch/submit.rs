@@ -117,10 +117,15 @@ pub async fn submit(
 }
 
 /// Whether `held` (written by an earlier submission) lists the pieces `planned` does: a piece
-/// an earlier release wrote without its file's size matches one with it.
+/// an earlier release wrote without its file's size or its object's version matches one with
+/// them.
 fn same_pieces(held: &[Piece], planned: &[Piece]) -> bool {
-    held.len() == planned.len()
-        && held.iter().zip(planned).all(|(h, p)| h.size.is_none() && Piece { size: None, ..p.clone() } == *h || h == p)
+    let same = |h: &Piece, p: &Piece| {
+        let size = h.size.and(p.size);
+        let version = h.version.as_ref().and(p.version.clone());
+        *h == Piece { size, version, ..p.clone() }
+    };
+    held.len() == planned.len() && held.iter().zip(planned).all(|(h, p)| same(h, p))
 }
 
 /// Refuses header rows (`findColumnsFromHeader`, `skipHeaderRows`) over splits that are not
@@ -190,6 +195,7 @@ mod tests {
             end,
             gzip: false,
             size: None,
+            version: None,
         };
         let whole = vec![vec![piece("a", 0, None)], vec![piece("b", 0, None)]];
         let packed = vec![vec![piece("a", 0, None), piece("b", 0, None)]];

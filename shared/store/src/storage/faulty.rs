@@ -44,6 +44,9 @@ impl ObjectStore for FaultyStore {
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StorageError> {
         self.call(self.inner.get_range(key, range)).await
     }
+    async fn get_range_if(&self, key: &str, range: Range<u64>, version: &str) -> Result<Bytes, StorageError> {
+        self.call(self.inner.get_range_if(key, range, version)).await
+    }
     async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError> {
         self.call(self.inner.head(key)).await
     }

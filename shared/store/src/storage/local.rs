@@ -1,6 +1,11 @@
 //! The local filesystem store: each object is a file under the root; writes go to a temporary
 //! file in the same filesystem and are renamed (or, for `put_if_absent`, hard-linked) into
 //! place, so a reader sees a whole object or none.
+//!
+//! An object's version is its file's inode, size and modification time: every write of the
+//! store makes a new file (a new inode), so a replaced object is always another version. A
+//! file changed in place by something else, keeping its size, within the file system's
+//! timestamp granularity, would go unseen: S3's ETag has no such gap.
 
 use super::{check_key, ObjectMeta, ObjectStore, StorageError};
 use async_trait::async_trait;
@@ -71,13 +76,24 @@ impl LocalStore {
         Ok(())
     }
 
-    fn read_blocking(&self, key: &str, range: Option<Range<u64>>) -> Result<Bytes, StorageError> {
+    fn read_blocking(
+        &self,
+        key: &str,
+        range: Option<Range<u64>>,
+        version: Option<&str>,
+    ) -> Result<Bytes, StorageError> {
         let path = self.path(key)?;
         let mut file = std::fs::File::open(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => StorageError::NotFound { url: self.url.clone(), key: key.into() },
             _ => self.failed("get", key, e),
         })?;
-        let len = file.metadata().map_err(|e| self.failed("get", key, e))?.len();
+        let meta = file.metadata().map_err(|e| self.failed("get", key, e))?;
+        // The file opened is the one read: a version checked here cannot change under the read
+        // by a rename, which the store's every write is.
+        if version.is_some_and(|v| v != file_version(&meta)) {
+            return Err(StorageError::Changed { url: self.url.clone(), key: key.into() });
+        }
+        let len = meta.len();
         let (start, end) = match range {
             None => (0, len),
             Some(r) => (r.start.min(len), r.end.min(len).max(r.start.min(len))),
@@ -111,13 +127,24 @@ impl LocalStore {
                         stack.push(path);
                     }
                 } else if key.starts_with(prefix) {
-                    out.push(ObjectMeta { key, size: meta.len() });
+                    out.push(ObjectMeta { key, size: meta.len(), version: Some(file_version(&meta)) });
                 }
             }
         }
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
     }
+}
+
+/// A file's version: its inode, size and modification time (ns).
+fn file_version(meta: &std::fs::Metadata) -> String {
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(meta);
+    #[cfg(not(unix))]
+    let inode = 0u64;
+    let modified =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+    format!("{inode}-{}-{modified}", meta.len())
 }
 
 fn sync_dir(dir: &Path) {
@@ -153,18 +180,25 @@ impl ObjectStore for LocalStore {
 
     async fn get(&self, key: &str) -> Result<Bytes, StorageError> {
         let (s, k) = (self.clone(), key.to_string());
-        blocking(move || s.read_blocking(&k, None)).await
+        blocking(move || s.read_blocking(&k, None, None)).await
     }
 
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StorageError> {
         let (s, k) = (self.clone(), key.to_string());
-        blocking(move || s.read_blocking(&k, Some(range))).await
+        blocking(move || s.read_blocking(&k, Some(range), None)).await
+    }
+
+    async fn get_range_if(&self, key: &str, range: Range<u64>, version: &str) -> Result<Bytes, StorageError> {
+        let (s, k, v) = (self.clone(), key.to_string(), version.to_string());
+        blocking(move || s.read_blocking(&k, Some(range), Some(&v))).await
     }
 
     async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError> {
         let path = self.path(key)?;
         match tokio::fs::metadata(&path).await {
-            Ok(m) if m.is_file() => Ok(Some(ObjectMeta { key: key.into(), size: m.len() })),
+            Ok(m) if m.is_file() => {
+                Ok(Some(ObjectMeta { key: key.into(), size: m.len(), version: Some(file_version(&m)) }))
+            }
             Ok(_) => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.failed("head", key, e)),

@@ -62,6 +62,10 @@ impl ObjectStore for MeteredStore {
         self.metered(self.inner.get_range(key, range), got).await
     }
 
+    async fn get_range_if(&self, key: &str, range: Range<u64>, version: &str) -> Result<Bytes, StorageError> {
+        self.metered(self.inner.get_range_if(key, range, version), got).await
+    }
+
     async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError> {
         self.metered(self.inner.head(key), |_| Call::ObjectHead).await
     }

@@ -32,6 +32,15 @@ pub enum StorageError {
         /// Object key.
         key: String,
     },
+    /// A conditional read found another version of the object than the one asked for: it
+    /// was replaced since its version was read.
+    #[error("{url}: object {key:?} changed since its version was read (replaced by another)")]
+    Changed {
+        /// Store URL.
+        url: String,
+        /// Object key.
+        key: String,
+    },
     /// `put_if_absent` found an object already there.
     #[error("{url}: object {key:?} already exists")]
     AlreadyExists {
@@ -85,6 +94,9 @@ pub struct ObjectMeta {
     pub key: String,
     /// Size in bytes.
     pub size: u64,
+    /// What names this version of the object, for [`ObjectStore::get_range_if`]: S3's ETag,
+    /// a local file's inode, size and modification time (`None`: the store does not say).
+    pub version: Option<String>,
 }
 
 /// Object storage as Sluice uses it.
@@ -99,6 +111,9 @@ pub struct ObjectMeta {
 /// - **Complete listings.** `list` returns every object under the prefix, sorted by key,
 ///   however many pages that takes.
 /// - **Bounded ranged reads.** `get_range` never returns more than the range asks for.
+/// - **Reads of one version.** `head` and `list` name each object's version, and
+///   `get_range_if` reads only that version: once the object is replaced it fails with
+///   [`StorageError::Changed`], so reads of one object at different times never mix two.
 ///
 /// Sluice itself never overwrites: hydrant and segment keys are unique per task attempt, so
 /// a crash leaves garbage for cleanup, never a changed object.
@@ -119,6 +134,10 @@ pub trait ObjectStore: Send + Sync + std::fmt::Debug {
 
     /// Reads bytes `range` of an object (clamped to its end).
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StorageError>;
+
+    /// Reads bytes `range` of an object (clamped to its end) while it is still `version` (as
+    /// [`ObjectMeta::version`] named it); another version: [`StorageError::Changed`].
+    async fn get_range_if(&self, key: &str, range: Range<u64>, version: &str) -> Result<Bytes, StorageError>;
 
     /// The object's metadata, or `None` when absent.
     async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError>;

@@ -1,5 +1,5 @@
 //! The S3 store (aws-sdk-s3): conditional create with `If-None-Match: *`, multipart upload for
-//! large objects, ranged reads, paginated listing. Retries (throttling, 5xx, timeouts) are the
+//! large objects, ranged reads (of one version with `If-Match` on its ETag), paginated listing. Retries (throttling, 5xx, timeouts) are the
 //! SDK's standard strategy with exponential backoff, bounded to
 //! [`MAX_ATTEMPTS`](crate::aws::MAX_ATTEMPTS); an attempt waits at most [`READ_TIMEOUT`] for
 //! the answer to begin.
@@ -174,9 +174,9 @@ impl S3Store {
         Ok(())
     }
 
-    async fn read(&self, key: &str, range: Option<Range<u64>>) -> Result<Bytes, StorageError> {
+    async fn read(&self, key: &str, range: Option<Range<u64>>, version: Option<&str>) -> Result<Bytes, StorageError> {
         let full = self.full_key(key)?;
-        let mut get = self.client.get_object().bucket(&self.bucket).key(&full);
+        let mut get = self.client.get_object().bucket(&self.bucket).key(&full).set_if_match(version.map(String::from));
         if let Some(r) = &range {
             if r.end <= r.start {
                 return Ok(Bytes::new());
@@ -188,6 +188,10 @@ impl S3Store {
             // A range starting at or past the end reads nothing, as from a file.
             Err(e) if range.is_some() && e.raw_response().map(|r| r.status().as_u16()) == Some(416) => {
                 return Ok(Bytes::new())
+            }
+            // If-Match failed: the object was replaced (a write's 412 is a conflict instead).
+            Err(e) if version.is_some() && e.raw_response().map(|r| r.status().as_u16()) == Some(412) => {
+                return Err(StorageError::Changed { url: self.url.clone(), key: key.into() })
             }
             Err(e) => return Err(self.classify("get", key, e)),
         };
@@ -216,17 +220,25 @@ impl ObjectStore for S3Store {
     }
 
     async fn get(&self, key: &str) -> Result<Bytes, StorageError> {
-        self.read(key, None).await
+        self.read(key, None, None).await
     }
 
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StorageError> {
-        self.read(key, Some(range)).await
+        self.read(key, Some(range), None).await
+    }
+
+    async fn get_range_if(&self, key: &str, range: Range<u64>, version: &str) -> Result<Bytes, StorageError> {
+        self.read(key, Some(range), Some(version)).await
     }
 
     async fn head(&self, key: &str) -> Result<Option<ObjectMeta>, StorageError> {
         let full = self.full_key(key)?;
         match self.client.head_object().bucket(&self.bucket).key(&full).send().await {
-            Ok(out) => Ok(Some(ObjectMeta { key: key.into(), size: out.content_length().unwrap_or(0).max(0) as u64 })),
+            Ok(out) => Ok(Some(ObjectMeta {
+                key: key.into(),
+                size: out.content_length().unwrap_or(0).max(0) as u64,
+                version: out.e_tag().map(String::from),
+            })),
             Err(e) => match self.classify("head", key, e) {
                 StorageError::NotFound { .. } => Ok(None),
                 other => Err(other),
@@ -248,7 +260,11 @@ impl ObjectStore for S3Store {
             let page = page.map_err(|e| self.classify("list", prefix, e))?;
             for obj in page.contents() {
                 let Some(key) = obj.key().and_then(|k| k.strip_prefix(&base)) else { continue };
-                out.push(ObjectMeta { key: key.to_string(), size: obj.size().unwrap_or(0).max(0) as u64 });
+                out.push(ObjectMeta {
+                    key: key.to_string(),
+                    size: obj.size().unwrap_or(0).max(0) as u64,
+                    version: obj.e_tag().map(String::from),
+                });
             }
         }
         out.sort_by(|a, b| a.key.cmp(&b.key));

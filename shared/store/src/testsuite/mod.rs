@@ -35,6 +35,7 @@ macro_rules! object_store_suite {
             [
                 put_get_head_delete,
                 ranged_reads,
+                ranged_reads_of_one_version,
                 put_if_absent_never_overwrites,
                 concurrent_creates_have_one_winner,
                 list_is_sorted_and_paginated,

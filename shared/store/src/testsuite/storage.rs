@@ -29,6 +29,27 @@ pub async fn ranged_reads(store: Arc<dyn ObjectStore>) {
 }
 
 /// One conformance scenario; see its assertions.
+pub async fn ranged_reads_of_one_version(store: Arc<dyn ObjectStore>) {
+    let prefix = super::unique("version");
+    let key = format!("{prefix}/v");
+    store.put(&key, Bytes::from_static(b"0123456789")).await.expect("put");
+    let first = store.head(&key).await.expect("head").and_then(|m| m.version).expect("head names the version");
+    let listed = store.list(&format!("{prefix}/")).await.expect("list");
+    assert_eq!(listed.iter().map(|m| m.version.as_deref()).collect::<Vec<_>>(), [Some(first.as_str())]);
+    assert_eq!(store.get_range_if(&key, 2..5, &first).await.expect("that version"), Bytes::from_static(b"234"));
+    assert_eq!(store.get_range_if(&key, 8..100, &first).await.expect("clamped"), Bytes::from_static(b"89"));
+    // Replaced by bytes of the same length: another version, never read as the first.
+    store.put(&key, Bytes::from_static(b"abcdefghij")).await.expect("replace");
+    let read = store.get_range_if(&key, 2..5, &first).await;
+    assert!(matches!(read, Err(StorageError::Changed { .. })), "{read:?}");
+    let second = store.head(&key).await.expect("head").and_then(|m| m.version).expect("version");
+    assert_ne!(first, second);
+    assert_eq!(store.get_range_if(&key, 2..5, &second).await.expect("the new version"), Bytes::from_static(b"cde"));
+    let missing = store.get_range_if(&format!("{key}-missing"), 0..1, &second).await;
+    assert!(matches!(missing, Err(StorageError::NotFound { .. })), "{missing:?}");
+}
+
+/// One conformance scenario; see its assertions.
 pub async fn put_if_absent_never_overwrites(store: Arc<dyn ObjectStore>) {
     let key = format!("{}/x", super::unique("ifabsent"));
     store.put_if_absent(&key, Bytes::from_static(b"one")).await.expect("create");
