@@ -1,8 +1,10 @@
 //! The stores a command works on: `--metadata` and `--storage` (or `SLUICE_METADATA`,
-//! `SLUICE_STORAGE`), by default the embedded backends under `./.sluice/`.
+//! `SLUICE_STORAGE`), by default the embedded backends under `./.sluice/`. Whichever they are,
+//! the batch tasks this process submits or runs may not read them as input.
 
 use anyhow::{Context, Result};
 use clap::Args;
+use sluice_pipeline::batch::own_in_process;
 use sluice_store::metadata::{open_metadata, MetadataStore};
 use sluice_store::storage::{open_store, ObjectStore};
 use std::sync::Arc;
@@ -27,13 +29,16 @@ pub struct Backends {
 }
 
 impl BackendArgs {
-    /// Opens the stores, creating the embedded ones' folders.
+    /// Opens the stores, creating the embedded ones' folders, and refuses both as batch input
+    /// in this process.
     pub async fn open(&self) -> Result<Backends> {
         let meta_url = match &self.metadata {
             Some(url) => url.clone(),
             None => local("metadata")?,
         };
-        Ok(Backends { meta: open_metadata(&meta_url).await?, store: open_store(&self.storage_url()?).await? })
+        let storage_url = self.storage_url()?;
+        own_in_process(&storage_url, &meta_url);
+        Ok(Backends { meta: open_metadata(&meta_url).await?, store: open_store(&storage_url).await? })
     }
 
     /// The deep storage URL (the embedded folder's `file://` URL by default, created).

@@ -3,13 +3,22 @@
 //! and buckets the deployment names (never, by default, anything), never from the deployment's
 //! own deep storage, and only so many splits of all tasks run at once.
 //!
-//! A `local` file is opened first and what was opened is checked (a regular file, under an
-//! allowed directory as the kernel names it), so that a link changed between a check and the
-//! open cannot lead out.
+//! A `local` file is first opened as a path only (`O_PATH`: nothing of the file is opened,
+//! so a device or a FIFO is not touched), and what that names is checked (under an allowed
+//! directory as the kernel names it, then a regular file) before the same file is opened for
+//! reading, so that a link changed between a check and the open cannot lead out. Whatever
+//! leads outside the allowed directories (written so, through a link, missing, unreadable) is
+//! refused with one error: none tells whether a file outside exists.
+//!
+//! The deployment's own stores are never input: its deep storage and, when local, its
+//! metadata (whose SQLite holds every spec as submitted), as the process opened them
+//! ([`STORAGE_ENV`] and [`METADATA_ENV`], or a command's `--storage` and `--metadata` through
+//! [`own_in_process`]).
 
 use super::BatchError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Directories (`:`-separated) whose files `local` input sources may read.
@@ -18,13 +27,27 @@ pub const LOCAL_DIRS_ENV: &str = "SLUICE_BATCH_LOCAL_DIRS";
 pub const S3_BUCKETS_ENV: &str = "SLUICE_BATCH_S3_BUCKETS";
 /// Splits of all batch tasks in flight at once, at most (the template's `BatchMaxConcurrentSplits`).
 pub const MAX_SPLITS_ENV: &str = "SLUICE_BATCH_MAX_SPLITS";
+/// The indexer function's reserved concurrency (the template's `IndexerReservedConcurrency`;
+/// unset or 0: none), within which batch splits must leave the stream's tasks room.
+pub const INDEXER_RESERVED_ENV: &str = "SLUICE_INDEXER_RESERVED_CONCURRENCY";
 /// The deployment's deep storage, which batch input may not be.
 pub const STORAGE_ENV: &str = "SLUICE_STORAGE";
+/// The deployment's metadata store, which batch input may not be (when it is local files).
+pub const METADATA_ENV: &str = "SLUICE_METADATA";
 /// Splits in flight at once when [`MAX_SPLITS_ENV`] is not set.
 pub const DEFAULT_MAX_SPLITS: u32 = 100;
 
 /// What this process allows beside its environment ([`allow_in_process`]).
 static IN_PROCESS: Mutex<Option<BatchAccess>> = Mutex::new(None);
+
+/// Refuses as batch input, in this process, the deployment's deep storage at `storage` and its
+/// metadata at `metadata` (their URLs as the process opened them: a command's `--storage` and
+/// `--metadata`, or the folders under `./.sluice` it uses by default).
+pub fn own_in_process(storage: &str, metadata: &str) {
+    let mut extra = IN_PROCESS.lock().expect("access lock");
+    let access = extra.take().unwrap_or_default();
+    *extra = Some(access.own_storage(storage).own_metadata(metadata));
+}
 
 /// Allows this process's indexers the files under `dir` and the objects of `bucket` too (the
 /// local `sluice task submit` allows the directories its user names).
@@ -48,29 +71,76 @@ pub fn process_access() -> BatchAccess {
         access.local_dirs.extend(extra.local_dirs.iter().cloned());
         access.given_dirs.extend(extra.given_dirs.iter().cloned());
         access.s3_buckets.extend(extra.s3_buckets.iter().cloned());
+        access.own.extend(extra.own.iter().cloned());
     }
     access
 }
 
 /// Splits in flight at once as [`MAX_SPLITS_ENV`] sets it ([`DEFAULT_MAX_SPLITS`] when unset
-/// or not a count of at least 1).
+/// or not a count of at least 1), within the indexers' reservation ([`INDEXER_RESERVED_ENV`]):
+/// a cap not below it is lowered to half of it, so that the stream's tasks keep the rest. Each
+/// of these is logged once per process, not on every call.
 pub fn max_splits_from_env() -> u32 {
-    match std::env::var(MAX_SPLITS_ENV) {
-        Ok(v) => v.trim().parse().ok().filter(|n| *n > 0).unwrap_or_else(|| {
-            tracing::warn!(value = v, "{MAX_SPLITS_ENV} is not a count of at least 1; the default is used");
+    let set = std::env::var(MAX_SPLITS_ENV).ok();
+    let reserved = std::env::var(INDEXER_RESERVED_ENV).ok();
+    max_splits_of(set.as_deref(), reserved.as_deref())
+}
+
+/// Whether a malformed [`MAX_SPLITS_ENV`] was logged.
+static MALFORMED_LOGGED: AtomicBool = AtomicBool::new(false);
+/// Whether a cap lowered to the indexers' reservation was logged.
+static CLAMPED_LOGGED: AtomicBool = AtomicBool::new(false);
+
+/// Whether `logged` was not set before (and sets it): the first of many calls logs.
+fn first(logged: &AtomicBool) -> bool {
+    !logged.swap(true, Ordering::Relaxed)
+}
+
+/// The cap [`MAX_SPLITS_ENV`]'s value `set` and [`INDEXER_RESERVED_ENV`]'s `reserved` make.
+fn max_splits_of(set: Option<&str>, reserved: Option<&str>) -> u32 {
+    let n = match set.map(|v| (v, v.trim().parse::<u32>().ok().filter(|n| *n > 0))) {
+        None => DEFAULT_MAX_SPLITS,
+        Some((_, Some(n))) => n,
+        Some((value, None)) => {
+            if first(&MALFORMED_LOGGED) {
+                tracing::warn!(value, "{MAX_SPLITS_ENV} is not a count of at least 1; the default is used");
+            }
             DEFAULT_MAX_SPLITS
-        }),
-        Err(_) => DEFAULT_MAX_SPLITS,
+        }
+    };
+    match reserved.and_then(|r| r.trim().parse::<u32>().ok()).filter(|r| *r > 0) {
+        Some(reserved) if n >= reserved => {
+            let lowered = (reserved / 2).max(1);
+            if first(&CLAMPED_LOGGED) {
+                tracing::warn!(
+                    splits = n,
+                    reserved,
+                    lowered,
+                    "{MAX_SPLITS_ENV} is not below the indexers' reserved concurrency ({INDEXER_RESERVED_ENV}): \
+                     batch splits are capped at half of it, so that the stream's tasks keep the rest"
+                );
+            }
+            lowered
+        }
+        _ => n,
     }
 }
 
-/// The deployment's deep storage, as batch input may not read it.
+/// Where one of the deployment's own stores is, as batch input may not read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum OwnStorage {
+enum OwnPlace {
     /// Objects of `bucket` under `prefix` (every object when it is empty).
     S3 { bucket: String, prefix: String },
     /// Files under a directory, canonical.
     Local(PathBuf),
+}
+
+/// One of the deployment's own stores: where it is, and what it is (in errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Own {
+    place: OwnPlace,
+    /// "deep storage", "metadata".
+    what: &'static str,
 }
 
 /// What batch work may do: the directories and buckets its input may come from, and how many
@@ -83,8 +153,8 @@ pub struct BatchAccess {
     given_dirs: Vec<PathBuf>,
     /// Bucket names.
     s3_buckets: Vec<String>,
-    /// Deep storage, never read as input.
-    own: Option<OwnStorage>,
+    /// The deployment's own stores, never read as input.
+    own: Vec<Own>,
     /// Splits in flight at once across the deployment.
     max_splits: u32,
 }
@@ -95,15 +165,16 @@ impl Default for BatchAccess {
             local_dirs: Vec::new(),
             given_dirs: Vec::new(),
             s3_buckets: Vec::new(),
-            own: None,
+            own: Vec::new(),
             max_splits: DEFAULT_MAX_SPLITS,
         }
     }
 }
 
 impl BatchAccess {
-    /// What [`LOCAL_DIRS_ENV`], [`S3_BUCKETS_ENV`], [`MAX_SPLITS_ENV`] and [`STORAGE_ENV`]
-    /// say (directories that do not exist are left out).
+    /// What [`LOCAL_DIRS_ENV`], [`S3_BUCKETS_ENV`], [`MAX_SPLITS_ENV`] (within
+    /// [`INDEXER_RESERVED_ENV`]), [`STORAGE_ENV`] and [`METADATA_ENV`] say (directories that do
+    /// not exist are left out).
     pub fn from_env() -> Self {
         let mut access = BatchAccess { max_splits: max_splits_from_env(), ..BatchAccess::default() };
         if let Ok(dirs) = std::env::var(LOCAL_DIRS_ENV) {
@@ -118,6 +189,9 @@ impl BatchAccess {
         }
         if let Ok(url) = std::env::var(STORAGE_ENV) {
             access = access.own_storage(&url);
+        }
+        if let Ok(url) = std::env::var(METADATA_ENV) {
+            access = access.own_metadata(&url);
         }
         access
     }
@@ -142,16 +216,44 @@ impl BatchAccess {
 
     /// Refuses the deployment's deep storage at `url` (`s3://bucket/prefix` or
     /// `file:///path`) as input: its hydrants, segments and lookups are no rows of a spec's.
-    pub fn own_storage(mut self, url: &str) -> Self {
-        if let Some(rest) = url.strip_prefix("s3://") {
+    pub fn own_storage(self, url: &str) -> Self {
+        self.own(url, "deep storage")
+    }
+
+    /// Refuses the deployment's metadata at `url` as input when it is local files
+    /// (`file:///path`: the SQLite store, which holds every spec unredacted); a DynamoDB table
+    /// is no file or object.
+    pub fn own_metadata(self, url: &str) -> Self {
+        self.own(url, "metadata")
+    }
+
+    fn own(mut self, url: &str, what: &'static str) -> Self {
+        let place = if let Some(rest) = url.strip_prefix("s3://") {
             let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
             let prefix = prefix.trim_matches('/').to_string();
-            self.own = Some(OwnStorage::S3 { bucket: bucket.to_string(), prefix });
+            OwnPlace::S3 { bucket: bucket.to_string(), prefix }
         } else if let Some(path) = url.strip_prefix("file://") {
             let path = Path::new(path);
-            self.own = Some(OwnStorage::Local(path.canonicalize().unwrap_or_else(|_| lexical(path))));
-        }
+            OwnPlace::Local(path.canonicalize().unwrap_or_else(|_| lexical(path)))
+        } else {
+            return self;
+        };
+        self.own.push(Own { place, what });
         self
+    }
+
+    /// The deployment's own store (its name) that `canonical` is in, if any.
+    fn own_dir(&self, canonical: &Path) -> Option<&'static str> {
+        self.own.iter().find_map(|o| match &o.place {
+            OwnPlace::Local(dir) if canonical.starts_with(dir) => Some(o.what),
+            _ => None,
+        })
+    }
+
+    /// Whether `canonical` is in one of the deployment's own stores (a directory walk passes
+    /// over them).
+    pub(crate) fn is_own(&self, canonical: &Path) -> bool {
+        self.own_dir(canonical).is_some()
     }
 
     /// Allows `n` splits of all tasks in flight at once (at least one).
@@ -169,23 +271,17 @@ impl BatchAccess {
     /// are opened with [`BatchAccess::open_local`]).
     pub fn local_path(&self, path: &Path) -> Result<PathBuf, BatchError> {
         self.check_written(path)?;
-        let canonical = path.canonicalize().map_err(|e| refused(path, &e.to_string()))?;
+        let canonical = path.canonicalize().map_err(|_| outside(path))?;
         self.check_canonical(path, &canonical)?;
         Ok(canonical)
     }
 
-    /// Opens the regular file at `path` when what was opened is under an allowed directory
-    /// (and not deep storage): the file, its canonical path and its size.
+    /// Opens the regular file at `path` when it is under an allowed directory (and not one of
+    /// the deployment's own stores) as the kernel names the file opened: the file, its
+    /// canonical path and its size.
     pub fn open_local(&self, path: &Path) -> Result<(File, PathBuf, u64), BatchError> {
         self.check_written(path)?;
-        let file = open_nonblocking(path).map_err(|e| refused(path, &e.to_string()))?;
-        let meta = file.metadata().map_err(|e| refused(path, &e.to_string()))?;
-        if !meta.is_file() {
-            return Err(refused(path, "not a regular file"));
-        }
-        let opened = opened_path(&file, path)?;
-        self.check_canonical(path, &opened)?;
-        Ok((file, opened, meta.len()))
+        open_checked(path, |opened| self.check_canonical(path, opened))
     }
 
     /// Refuses a path that is not under an allowed directory as written, before the file
@@ -201,18 +297,19 @@ impl BatchAccess {
         }
         let written = lexical(path);
         if !self.local_dirs.iter().chain(&self.given_dirs).any(|d| written.starts_with(d)) {
-            return Err(refused(path, &format!("not under a directory {LOCAL_DIRS_ENV} allows")));
+            return Err(outside(path));
         }
         Ok(())
     }
 
-    /// Refuses `canonical` (where `path` leads) outside the allowed directories, or in deep storage.
+    /// Refuses `canonical` (where `path` leads) outside the allowed directories, or in one of
+    /// the deployment's own stores.
     fn check_canonical(&self, path: &Path, canonical: &Path) -> Result<(), BatchError> {
         if !self.local_dirs.iter().any(|d| canonical.starts_with(d)) {
-            return Err(refused(path, &format!("not under a directory {LOCAL_DIRS_ENV} allows")));
+            return Err(outside(path));
         }
-        if matches!(&self.own, Some(OwnStorage::Local(dir)) if canonical.starts_with(dir)) {
-            return Err(refused(path, "the deployment's own deep storage is not batch input"));
+        if let Some(what) = self.own_dir(canonical) {
+            return Err(refused(path, &format!("the deployment's own {what} is not batch input")));
         }
         Ok(())
     }
@@ -226,15 +323,21 @@ impl BatchAccess {
         }
     }
 
+    /// The deployment's own stores in S3: bucket, prefix and what each is.
+    fn own_s3(&self) -> impl Iterator<Item = (&str, &str, &'static str)> {
+        self.own.iter().filter_map(|o| match &o.place {
+            OwnPlace::S3 { bucket, prefix } => Some((bucket.as_str(), prefix.as_str(), o.what)),
+            OwnPlace::Local(_) => None,
+        })
+    }
+
     /// Refuses an object of a bucket not allowed, or of the deployment's deep storage.
     pub fn object(&self, bucket: &str, key: &str) -> Result<(), BatchError> {
         self.bucket(bucket)?;
-        if let Some(OwnStorage::S3 { bucket: own, prefix }) = &self.own {
-            if own == bucket
-                && (prefix.is_empty() || key.strip_prefix(prefix.as_str()).is_some_and(|r| r.starts_with('/')))
-            {
+        for (own, prefix, what) in self.own_s3() {
+            if own == bucket && (prefix.is_empty() || key.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))) {
                 return Err(BatchError::Input(format!(
-                    "s3://{bucket}/{key}: the deployment's own deep storage (s3://{own}/{prefix}) is not batch input"
+                    "s3://{bucket}/{key}: the deployment's own {what} (s3://{own}/{prefix}) is not batch input"
                 )));
             }
         }
@@ -244,13 +347,13 @@ impl BatchAccess {
     /// Refuses a listing of `prefix` in `bucket` that would reach into deep storage.
     pub fn listing(&self, bucket: &str, prefix: &str) -> Result<(), BatchError> {
         self.bucket(bucket)?;
-        if let Some(OwnStorage::S3 { bucket: own, prefix: own_prefix }) = &self.own {
+        for (own, own_prefix, what) in self.own_s3() {
             let own_dir = format!("{own_prefix}/");
             let overlaps = own_prefix.is_empty() || own_dir.starts_with(prefix) || prefix.starts_with(&own_dir);
             if own == bucket && overlaps {
                 return Err(BatchError::Input(format!(
-                    "s3://{bucket}/{prefix}: it lists the deployment's own deep storage (s3://{own}/{own_prefix}), \
-                     which is not batch input"
+                    "s3://{bucket}/{prefix}: it lists the deployment's own {what} (s3://{own}/{own_prefix}), which is \
+                     not batch input"
                 )));
             }
         }
@@ -262,8 +365,59 @@ fn refused(path: &Path, why: &str) -> BatchError {
     BatchError::Input(format!("local input {}: {why}", path.display()))
 }
 
-/// Opens `path` for reading without waiting: opening a FIFO or a device must not block before
-/// the file is seen not to be a regular one.
+/// The one refusal of whatever leads outside the allowed directories: written outside, or
+/// leading there through a link, missing, unreadable, or a link to nothing.
+fn outside(path: &Path) -> BatchError {
+    refused(path, &format!("no readable file there under a directory {LOCAL_DIRS_ENV} allows"))
+}
+
+/// Opens the regular file at `path` for reading once `check` accepted its canonical path as
+/// the kernel names it. Linux: `path` is opened as a path only (`O_PATH`), which opens nothing
+/// of the file (no device's open, no FIFO's wait) and needs no read permission; `check` and
+/// the file's type are then judged on that, and only a regular file is opened for reading,
+/// through `/proc/self/fd`, the very inode checked. Any failure before `check` accepted the
+/// path is [`outside`]: where it failed is not told.
+#[cfg(target_os = "linux")]
+fn open_checked(
+    path: &Path,
+    check: impl FnOnce(&Path) -> Result<(), BatchError>,
+) -> Result<(File, PathBuf, u64), BatchError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let handle =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(path).map_err(|_| outside(path))?;
+    let fd = format!("/proc/self/fd/{}", handle.as_raw_fd());
+    let opened = std::fs::read_link(&fd).map_err(|_| outside(path))?;
+    check(&opened)?;
+    let meta = handle.metadata().map_err(|e| refused(path, &e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refused(path, "not a regular file"));
+    }
+    let file = File::open(&fd).map_err(|e| refused(path, &e.to_string()))?;
+    let read = file.metadata().map_err(|e| refused(path, &e.to_string()))?;
+    debug_assert_eq!((read.dev(), read.ino()), (meta.dev(), meta.ino()), "/proc/self/fd reopens the inode checked");
+    Ok((file, opened, meta.len()))
+}
+
+/// Elsewhere: `path` opened without waiting (a FIFO or a device must not block before it is
+/// seen not to be a regular file), then resolved and checked to be the file opened.
+#[cfg(not(target_os = "linux"))]
+fn open_checked(
+    path: &Path,
+    check: impl FnOnce(&Path) -> Result<(), BatchError>,
+) -> Result<(File, PathBuf, u64), BatchError> {
+    let file = open_nonblocking(path).map_err(|_| outside(path))?;
+    let opened = opened_path(&file, path)?;
+    check(&opened)?;
+    let meta = file.metadata().map_err(|e| refused(path, &e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refused(path, "not a regular file"));
+    }
+    Ok((file, opened, meta.len()))
+}
+
+/// Opens `path` for reading without waiting.
+#[cfg(not(target_os = "linux"))]
 fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -275,20 +429,11 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// The canonical path of the file `file` opened, as the kernel names it: not `path` resolved
-/// again, which a link changed meanwhile would lead elsewhere.
-#[cfg(target_os = "linux")]
-fn opened_path(file: &File, path: &Path) -> Result<PathBuf, BatchError> {
-    use std::os::fd::AsRawFd;
-    let link = format!("/proc/self/fd/{}", file.as_raw_fd());
-    std::fs::read_link(&link).map_err(|e| refused(path, &format!("cannot tell where the file opened is: {e}")))
-}
-
 /// The canonical path of the file `file` opened: `path` resolved, then checked to be the same
 /// file (device and inode) as the one opened. Linux names the opened file itself.
 #[cfg(not(target_os = "linux"))]
 fn opened_path(file: &File, path: &Path) -> Result<PathBuf, BatchError> {
-    let canonical = path.canonicalize().map_err(|e| refused(path, &e.to_string()))?;
+    let canonical = path.canonicalize().map_err(|_| outside(path))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -321,79 +466,5 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_files_under_allowed_directories_are_read() {
-        let allowed = tempfile::tempdir().expect("dir");
-        let other = tempfile::tempdir().expect("dir");
-        std::fs::write(allowed.path().join("a.json"), "{}").expect("write");
-        std::fs::write(other.path().join("secret"), "s3cr3t").expect("write");
-        let access = BatchAccess::default().allow_dir(allowed.path());
-        assert!(access.open_local(&allowed.path().join("a.json")).is_ok());
-        let escape = allowed.path().join("..").join(other.path().file_name().expect("name")).join("secret");
-        let e = access.open_local(&escape).expect_err("outside").to_string();
-        assert!(e.contains("not under") && !e.contains("s3cr3t"), "{e}");
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink(other.path().join("secret"), allowed.path().join("link")).expect("link");
-            assert!(access.open_local(&allowed.path().join("link")).is_err(), "a link out is followed, then refused");
-        }
-        let missing = access.open_local(&other.path().join("missing")).expect_err("outside").to_string();
-        let present = access.open_local(&other.path().join("secret")).expect_err("outside").to_string();
-        assert_eq!(
-            missing.replace("missing", "x"),
-            present.replace("secret", "x"),
-            "whether a file outside exists is not told"
-        );
-        let none = BatchAccess::default().open_local(&allowed.path().join("a.json")).expect_err("nothing allowed");
-        assert!(none.to_string().contains(LOCAL_DIRS_ENV), "{none}");
-        assert!(BatchAccess::default().allow_bucket("in").bucket("in").is_ok());
-        assert!(BatchAccess::default().allow_bucket("in").bucket("deep-storage").is_err());
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn what_was_opened_is_checked_not_the_path_resolved_again() {
-        let allowed = tempfile::tempdir().expect("dir");
-        std::fs::write(allowed.path().join("a.json"), "{}").expect("write");
-        let access = BatchAccess::default().allow_dir(allowed.path());
-        // The path leads inside (a link swapped back after the open); the file opened is not.
-        let environ = File::open("/proc/self/environ").expect("environ");
-        let opened = opened_path(&environ, &allowed.path().join("a.json")).expect("named");
-        assert_eq!(opened, Path::new("/proc").join(std::process::id().to_string()).join("environ"));
-        let e = access.check_canonical(&allowed.path().join("a.json"), &opened).expect_err("outside");
-        assert!(e.to_string().contains("not under"), "{e}");
-        let (_, inside, size) = access.open_local(&allowed.path().join("a.json")).expect("inside");
-        assert_eq!((inside, size), (allowed.path().canonicalize().expect("dir").join("a.json"), 2));
-    }
-
-    #[test]
-    fn deep_storage_is_no_input_whatever_the_buckets_and_directories_allowed() {
-        let access = BatchAccess::default().allow_bucket("seg").allow_bucket("in").own_storage("s3://seg/sluice");
-        for key in ["sluice/segments/x.seg", "sluice/hydrants/a.hyd", "sluice/lookups/l.json"] {
-            let e = access.object("seg", key).expect_err("deep storage");
-            assert!(e.to_string().contains("own deep storage"), "{e}");
-        }
-        assert!(access.object("seg", "sluice-input/x.json").is_ok(), "beside deep storage, not in it");
-        assert!(access.object("in", "sluice/x.json").is_ok(), "another bucket");
-        for prefix in ["", "s", "sluice/", "sluice/segments/"] {
-            assert!(access.listing("seg", prefix).is_err(), "{prefix:?} lists deep storage");
-        }
-        assert!(access.listing("seg", "input/").is_ok());
-        let whole = BatchAccess::default().allow_bucket("seg").own_storage("s3://seg");
-        assert!(whole.object("seg", "input/x.json").is_err(), "deep storage is the whole bucket");
-
-        let dir = tempfile::tempdir().expect("dir");
-        std::fs::create_dir(dir.path().join("storage")).expect("dir");
-        std::fs::write(dir.path().join("storage/a.hyd"), "h").expect("write");
-        std::fs::write(dir.path().join("rows.json"), "{}").expect("write");
-        let local = BatchAccess::default()
-            .allow_dir(dir.path())
-            .own_storage(&format!("file://{}", dir.path().join("storage").display()));
-        let e = local.open_local(&dir.path().join("storage/a.hyd")).expect_err("deep storage");
-        assert!(e.to_string().contains("own deep storage"), "{e}");
-        assert!(local.open_local(&dir.path().join("rows.json")).is_ok());
-    }
-}
+#[path = "access_tests.rs"]
+mod tests;

@@ -27,8 +27,8 @@ mod status;
 mod submit;
 
 pub use access::{
-    allow_in_process, max_splits_from_env, process_access, BatchAccess, DEFAULT_MAX_SPLITS, LOCAL_DIRS_ENV,
-    MAX_SPLITS_ENV, S3_BUCKETS_ENV,
+    allow_in_process, max_splits_from_env, own_in_process, process_access, BatchAccess, DEFAULT_MAX_SPLITS,
+    INDEXER_RESERVED_ENV, LOCAL_DIRS_ENV, MAX_SPLITS_ENV, METADATA_ENV, S3_BUCKETS_ENV, STORAGE_ENV,
 };
 pub use drive::{drive, drive_id, drive_within, Driven};
 pub use index::{index_split, SplitOptions, SplitOutcome};

@@ -109,7 +109,7 @@ fn local_files(
         let base = access.local_path(Path::new(base))?;
         let filter = matcher(filter)?;
         let mut found = Vec::new();
-        walk(&base, 0, &mut found)?;
+        walk(&base, 0, access, &mut found)?;
         found.sort();
         for path in found {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -121,14 +121,17 @@ fn local_files(
     Ok(out)
 }
 
-/// The files under `dir`, at most [`MAX_INPUT_NAMES`] and [`MAX_DEPTH`] levels down.
-fn walk(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) -> Result<(), BatchError> {
+/// The files under `dir` (canonical), at most [`MAX_INPUT_NAMES`] and [`MAX_DEPTH`] levels
+/// down, passing over the deployment's own stores (a `baseDir` of `.` beside `./.sluice`).
+fn walk(dir: &Path, depth: usize, access: &BatchAccess, out: &mut Vec<std::path::PathBuf>) -> Result<(), BatchError> {
     let read = std::fs::read_dir(dir).map_err(|e| BatchError::Input(format!("{}: {e}", dir.display())))?;
     for entry in read {
         let entry = entry.map_err(|e| BatchError::Input(format!("{}: {e}", dir.display())))?;
         let kind = entry.file_type().map_err(|e| BatchError::Input(format!("{}: {e}", entry.path().display())))?;
-        if kind.is_dir() && depth < MAX_DEPTH {
-            walk(&entry.path(), depth + 1, out)?;
+        if kind.is_dir() && access.is_own(&entry.path()) {
+            continue;
+        } else if kind.is_dir() && depth < MAX_DEPTH {
+            walk(&entry.path(), depth + 1, access, out)?;
         } else if kind.is_file() || kind.is_symlink() {
             out.push(entry.path());
         }
