@@ -3,8 +3,9 @@
 //! digest of its spec), and under `batch#<id>` its `spec` and one `split#<n>` per indexer
 //! invocation (the pieces of input it reads, the hydrants it persisted). The publish is one
 //! replace (`docs/exactly-once.md#batch-tasks`) whose transaction moves the task item from
-//! running to published: a task publishes once, whatever the retries. Beside them,
-//! `batchslots/slot#<k>`: the deployment's batch splits in flight, one slot each.
+//! running to published: a task publishes once, whatever the retries. Beside them, under
+//! `batchslots`: `slot#<k>`, the deployment's batch splits in flight (handed over or running),
+//! one slot each, and `wait#<task id>`, a task whose splits wait for slots (the oldest first).
 
 use serde::{Deserialize, Serialize};
 use sluice_format::meters::{MeterTotals, ParseException};
@@ -189,8 +190,10 @@ fn default_lease() -> i64 {
 }
 
 /// The body of a `batchslots/slot#<k>` item: one of the deployment's batch splits in flight.
-/// An attempt takes a free slot before it takes its split and frees it when it ends; a slot
-/// whose attempt died frees itself when its lease ends, as the split's does.
+/// Driving takes a free slot for each split it hands over (attempt 0, held for a short lease),
+/// so that no more invocations are made than slots are free; the invocation's attempt takes
+/// the slot over (its attempt, its lease) and frees it when it ends. A slot whose invocation
+/// never began, or whose attempt died, frees itself when its lease ends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchSlotItem {
@@ -198,16 +201,53 @@ pub struct BatchSlotItem {
     pub task: String,
     /// That split.
     pub split: u32,
-    /// Its attempt.
+    /// Its attempt (0: handed over to an indexer, not begun).
     pub attempt: u32,
-    /// The slot is held until then (ms): the attempt's lease, or when it ended.
+    /// The slot is held until then (ms): the hand-over's or the attempt's lease, or when the
+    /// attempt ended.
     pub until_ms: i64,
 }
 
 impl BatchSlotItem {
-    /// Whether an attempt holds the slot at `now_ms`.
+    /// Whether the slot is held at `now_ms`.
     pub fn held(&self, now_ms: i64) -> bool {
         now_ms < self.until_ms
+    }
+
+    /// Whether the slot is held at `now_ms` for split `split` of `task`, handed over and not
+    /// begun.
+    pub fn handed_over(&self, task: &str, split: u32, now_ms: i64) -> bool {
+        self.attempt == 0 && self.task == task && self.split == split && self.held(now_ms)
+    }
+}
+
+/// The body of a `batchslots/wait#<task id>` item: a batch task with splits to run and no
+/// slot free for them. Slots go to the oldest task waiting first (by submission): a younger
+/// task takes only the slots free beyond what older ones wait for, so that a task that frees
+/// a slot does not take it back for itself ahead of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchWaitItem {
+    /// The task.
+    pub task: String,
+    /// When it was submitted (ms): its place in line.
+    pub created_ms: i64,
+    /// Splits it would run at once beyond those it runs.
+    pub splits: u32,
+    /// It waits until then (ms), unless driving it again says so again: a task no longer
+    /// driven (finished, or its datasource gone) stops waiting by itself.
+    pub until_ms: i64,
+}
+
+impl BatchWaitItem {
+    /// Whether the task waits at `now_ms`.
+    pub fn waiting(&self, now_ms: i64) -> bool {
+        now_ms < self.until_ms
+    }
+
+    /// Whether it was submitted before `task` (created at `created_ms`): it is ahead in line.
+    pub fn ahead_of(&self, task: &str, created_ms: i64) -> bool {
+        (self.created_ms, self.task.as_str()) < (created_ms, task)
     }
 }
 

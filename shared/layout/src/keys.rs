@@ -14,6 +14,7 @@
 //!            pk batchtasks              sk <task id>                         which datasource a batch task writes
 //!            pk batch#<task id>         sk spec | split#<n>
 //!            pk batchslots              sk slot#<k>                          a batch split in flight
+//!                                       sk wait#<task id>                    a batch task waiting for slots
 //!            pk ds#<datasource>/<group> sk task#<group>#<seq> | ckpt#<group>#<seq>#<attempt>#<n>[#<part>]
 //!                                       sk report#<seq>
 //!  objects   hydrants/<datasource>/<group>/<seq>/<attempt>/<chunk start>/<n>.hyd
@@ -107,6 +108,14 @@ pub const BATCH_SLOT_PREFIX: &str = "slot#";
 /// Sort key of batch split slot `k`.
 pub fn batch_slot_sk(k: u32) -> String {
     format!("{BATCH_SLOT_PREFIX}{k:05}")
+}
+
+/// Sort key prefix of the batch tasks waiting for slots, under [`BATCH_SLOTS_PK`].
+pub const BATCH_WAIT_PREFIX: &str = "wait#";
+
+/// Sort key of batch task `id` waiting for slots.
+pub fn batch_wait_sk(id: &str) -> String {
+    format!("{BATCH_WAIT_PREFIX}{id}")
 }
 
 /// Object key prefix of every hydrant of a batch task.

@@ -23,7 +23,8 @@ use serde_json::Value;
 use sluice_format::summary::{ColumnSummary, DoubleSummary, LongSummary, StringSummary};
 use sluice_layout::autoscaler::AutoscalerItem;
 use sluice_layout::batch::{
-    BatchIdItem, BatchSlotItem, BatchSpecItem, BatchState, BatchTaskItem, PieceSource, SplitItem, SplitState,
+    BatchIdItem, BatchSlotItem, BatchSpecItem, BatchState, BatchTaskItem, BatchWaitItem, PieceSource, SplitItem,
+    SplitState,
 };
 use sluice_layout::coordinator::{CompactionItem, RulesItem};
 use sluice_layout::datasource::{OffsetsItem, PlanItem, SpecItem, SpecVersion, StatsItem, SupervisorState};
@@ -118,6 +119,7 @@ fn kinds() -> BTreeMap<&'static str, Reader> {
     k.insert("batch-spec", reader(|_: &BatchSpecItem| (keys::batch_pk(BATCH_ID), keys::BATCH_SPEC_SK.into())));
     k.insert("split", reader(|s: &SplitItem| (keys::batch_pk(BATCH_ID), keys::split_sk(s.n))));
     k.insert("batch-slot", reader(|_: &BatchSlotItem| (keys::BATCH_SLOTS_PK.into(), keys::batch_slot_sk(3))));
+    k.insert("batch-wait", reader(|w: &BatchWaitItem| (keys::BATCH_SLOTS_PK.into(), keys::batch_wait_sk(&w.task))));
     k
 }
 

@@ -4,7 +4,9 @@
 //! listing them, conditioned on still holding it: an attempt that lost the split (its lease
 //! ended and another took over) changes nothing; its hydrants, never listed, go with the
 //! task's at its end. An attempt runs only in one of the deployment's batch slots
-//! ([`super::slots`]): with every slot held, it leaves its split to a later invocation.
+//! ([`super::slots`]): the one its split was handed over in, else a free one; with every slot
+//! held, it leaves its split to a later invocation. An invocation that will not run its split
+//! (done, held by another attempt, its task finished) frees the slot it was handed over in.
 
 use super::access::BatchAccess;
 use super::read::{open_piece, Buckets, ReadError};
@@ -114,17 +116,15 @@ pub async fn index_split(
     let now_ms = options.now_ms;
     let (task, _) = load_task(meta, id).await?;
     if task.state != BatchState::Running {
-        return Ok(SplitOutcome::Finished);
+        return Ok(not_run(meta, id, n, now_ms, SplitOutcome::Finished).await);
     }
     let pk = batch_pk(id);
     let item = meta.get(&pk, &split_sk(n)).await?.ok_or_else(|| BatchError::Unknown(format!("{id} split {n}")))?;
     let split: SplitItem = parse_body(&task.datasource, &item)?;
     if !split.takeable(now_ms) {
-        return Ok(if matches!(split.state, SplitState::Running) {
-            SplitOutcome::Busy
-        } else {
-            SplitOutcome::Finished
-        });
+        let outcome =
+            if matches!(split.state, SplitState::Running) { SplitOutcome::Busy } else { SplitOutcome::Finished };
+        return Ok(not_run(meta, id, n, now_ms, outcome).await);
     }
     if split.attempt >= MAX_SPLIT_ATTEMPTS {
         let why = format!(
@@ -133,7 +133,8 @@ pub async fn index_split(
             split.error.as_deref().unwrap_or("it never finished")
         );
         let failed = SplitItem { state: SplitState::Failed, error: Some(why.clone()), ..split };
-        return finish(meta, &pk, failed, item.version, SplitOutcome::Failed(why)).await;
+        let outcome = finish(meta, &pk, failed, item.version, SplitOutcome::Failed(why)).await?;
+        return Ok(not_run(meta, id, n, now_ms, outcome).await);
     }
     let attempt = split.attempt + 1;
     let holder =
@@ -148,6 +149,15 @@ pub async fn index_split(
     let outcome = attempt.await;
     // Freed back to when the attempt began: no later reading of the slot sees it held.
     if let Err(e) = slots::free(meta, slot, now_ms).await {
+        tracing::warn!(task = id, split = n, error = %e, "could not free a batch slot; its lease frees it");
+    }
+    outcome
+}
+
+/// `outcome` of an invocation that does not run split `n` of `id`, once the slot it was handed
+/// over in is freed (if it was: a failure to free it is logged, and the slot's lease frees it).
+async fn not_run(meta: &dyn MetadataStore, id: &str, n: u32, now_ms: i64, outcome: SplitOutcome) -> SplitOutcome {
+    if let Err(e) = slots::release_handed_over(meta, id, n, now_ms).await {
         tracing::warn!(task = id, split = n, error = %e, "could not free a batch slot; its lease frees it");
     }
     outcome

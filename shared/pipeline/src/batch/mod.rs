@@ -6,8 +6,8 @@
 //! ([`publish_batch`]): appended beside the visible segments, or replacing those of the chunks
 //! it covers. [`drive`] hands the splits and the publish to the functions, from the
 //! supervisor's pass, no more splits of all tasks at once than the deployment allows
-//! ([`BatchAccess::max_splits`], held as slots). The argument is in
-//! `docs/exactly-once.md#batch-tasks`.
+//! ([`BatchAccess::max_splits`], held as slots taken before each split is handed over, the
+//! oldest task first). The argument is in `docs/exactly-once.md#batch-tasks`.
 //!
 //! ```text
 //!  submit    batchtasks/<id> Absent (the id's claim) -> spec, split#n Absent -> batch#<id> Absent
@@ -30,12 +30,15 @@ pub use access::{
     allow_in_process, max_splits_from_env, own_in_process, process_access, BatchAccess, DEFAULT_MAX_SPLITS,
     INDEXER_RESERVED_ENV, LOCAL_DIRS_ENV, MAX_SPLITS_ENV, METADATA_ENV, S3_BUCKETS_ENV, STORAGE_ENV,
 };
-pub use drive::{drive, drive_id, drive_within, Driven};
+pub use drive::{drive, drive_id, drive_id_within, drive_within, Driven};
 pub use index::{index_split, SplitOptions, SplitOutcome};
 pub use plan::{input_files, splits, InputFile, MAX_SPLITS};
 pub use publish::{publish_batch, BatchPublished};
 pub use read::{open_piece, PieceReader, ReadError, CHUNK_BYTES, MAX_LINE_BYTES, MAX_SKIPPED_LINE_BYTES};
-pub use sluice_layout::batch::{BatchSlotItem, BatchState, BatchTaskItem, SplitItem, SplitState, BATCH_TASK_TYPE};
+pub use slots::{SlotError, HANDOVER_LEASE_MS, WAIT_LEASE_MS};
+pub use sluice_layout::batch::{
+    BatchSlotItem, BatchState, BatchTaskItem, BatchWaitItem, SplitItem, SplitState, BATCH_TASK_TYPE,
+};
 pub use status::{find, list, report, spec_json, BatchReport};
 pub use submit::{submit, Submitted};
 
@@ -75,6 +78,16 @@ pub enum BatchError {
 impl From<MetaError> for BatchError {
     fn from(e: MetaError) -> Self {
         BatchError::Metadata(e.into())
+    }
+}
+
+impl From<SlotError> for BatchError {
+    /// The slots' store failing, as any other metadata read or write (a later attempt may
+    /// succeed).
+    fn from(e: SlotError) -> Self {
+        match e {
+            SlotError::Metadata(e) => e.into(),
+        }
     }
 }
 

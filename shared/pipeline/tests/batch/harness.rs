@@ -30,14 +30,20 @@ impl Env {
         let store = LocalStore::open(&format!("file://{}", storage.display()), &storage.display().to_string())
             .expect("storage");
         std::fs::create_dir(dir.path().join("input")).expect("input dir");
+        let env = Env { dir, meta, store };
+        env.add_datasource(DS).await;
+        env
+    }
+
+    /// Submits the supervisor spec of datasource `name` (the same schema).
+    pub async fn add_datasource(&self, name: &str) {
         let spec = json!({"type": "kafka", "spec": {
-            "dataSchema": data_schema(),
+            "dataSchema": data_schema_of(name),
             "ioConfig": {"topic": "t", "inputFormat": {"type": "json"},
                 "consumerProperties": {"bootstrap.servers": "localhost:9"}},
             "tuningConfig": {}
         }});
-        sluice_pipeline::datasource::submit(&meta, spec, now_ms()).await.expect("datasource");
-        Env { dir, meta, store }
+        sluice_pipeline::datasource::submit(&self.meta, spec, now_ms()).await.expect("datasource");
     }
 
     /// The directory batch input may come from.
@@ -65,9 +71,9 @@ impl Env {
 }
 
 /// The datasource's schema, the stream's and its batch tasks'.
-fn data_schema() -> Value {
+fn data_schema_of(datasource: &str) -> Value {
     json!({
-        "dataSource": DS,
+        "dataSource": datasource,
         "timestampSpec": {"column": "ts", "format": "iso"},
         "dimensionsSpec": {"dimensions": ["id"]},
         "metricsSpec": [{"type": "count", "name": "count"}],
@@ -82,12 +88,17 @@ pub fn rows(n: usize) -> String {
 
 /// An `index_parallel` spec of the datasource over `input`.
 pub fn spec(input: Value, tuning: Value) -> Value {
+    spec_of(DS, input, tuning)
+}
+
+/// An `index_parallel` spec of `datasource` over `input`.
+pub fn spec_of(datasource: &str, input: Value, tuning: Value) -> Value {
     let mut tuning_config = json!({"type": "index_parallel"});
     for (k, v) in tuning.as_object().into_iter().flatten() {
         tuning_config[k] = v.clone();
     }
     json!({"type": "index_parallel", "spec": {
-        "dataSchema": data_schema(),
+        "dataSchema": data_schema_of(datasource),
         "ioConfig": {"type": "index_parallel", "inputSource": input, "inputFormat": {"type": "json"},
             "appendToExisting": true},
         "tuningConfig": tuning_config
