@@ -20,6 +20,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod batch_jobs;
+pub mod capacity;
 pub mod context;
 pub mod error;
 pub mod events;

@@ -39,8 +39,10 @@ pub const SUPERVISOR: FunctionSpec = FunctionSpec {
         "SLUICE_MERGER_FUNCTION",
         "SLUICE_KAFKA_SECRET_ARN",
         "SLUICE_KAFKA_BOOTSTRAP_SERVERS",
-        // Batch splits handed over at once across the deployment (`BatchMaxConcurrentSplits`).
+        // Batch splits handed over at once across the deployment (`BatchMaxConcurrentSplits`),
+        // within the indexers' reservation (`IndexerReservedConcurrency`).
         "SLUICE_BATCH_MAX_SPLITS",
+        "SLUICE_INDEXER_RESERVED_CONCURRENCY",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -81,8 +83,10 @@ pub const INDEXER: FunctionSpec = FunctionSpec {
         "SLUICE_DESCRIPTOR_DIR",
         // The bucket batch tasks' s3 input sources may read (`BatchInputBucket`).
         "SLUICE_BATCH_S3_BUCKETS",
-        // Batch splits in flight at once across the deployment, each holding a slot.
+        // Batch splits in flight at once across the deployment, each holding a slot, within
+        // the indexers' reservation.
         "SLUICE_BATCH_MAX_SPLITS",
+        "SLUICE_INDEXER_RESERVED_CONCURRENCY",
     ],
     actions: &[
         "dynamodb:DescribeTable",
@@ -175,6 +179,8 @@ pub const API: FunctionSpec = FunctionSpec {
         "SLUICE_API_ROUTES",
         "SLUICE_QUERY_WORKER_FUNCTION",
         "SLUICE_QUERY_MAX_WORKERS",
+        // One query's workers within the query workers' reservation (`QueryWorkerReservedConcurrency`).
+        "SLUICE_QUERY_WORKER_RESERVED_CONCURRENCY",
         "SLUICE_QUERY_FANOUT_MIN_BYTES",
         "SLUICE_QUERY_BATCH_BYTES",
     ],

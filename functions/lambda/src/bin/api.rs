@@ -1,12 +1,13 @@
 //! The api function: Druid's HTTP API behind a Function URL. The template deploys it twice:
 //! `SLUICE_API_ROUTES=reads` for queries, `writes` for supervisor changes, each with its own
 //! role and URL. With `SLUICE_QUERY_WORKER_FUNCTION` set, the reads function is the broker of
-//! large queries: their segments are split between invocations of the query-worker function.
+//! large queries: their segments are split between invocations of the query-worker function,
+//! no more at once for one query than the query workers' reservation runs.
 
 use lambda_http::Error;
 use sluice_broker::{FanOut, LambdaWorkers, WORKER_FUNCTION_ENV};
 use sluice_functions::context::{FunctionContext, CACHE_ENV, ROUTES_ENV};
-use sluice_functions::{logging, permissions};
+use sluice_functions::{capacity, logging, permissions};
 use sluice_http::{router_for, ApiState, Routes};
 use sluice_query::SegmentCache;
 use std::sync::Arc;
@@ -25,10 +26,11 @@ async fn main() -> Result<(), Error> {
     let fanout = match std::env::var(WORKER_FUNCTION_ENV).ok().filter(|f| !f.is_empty()) {
         Some(function) => {
             let invoker = Arc::new(LambdaWorkers::from_env(&function).await);
-            Some(FanOut::from_env(invoker).unwrap_or_else(|e| {
+            let fanout = FanOut::from_env(invoker).unwrap_or_else(|e| {
                 tracing::error!(error = %e, "initialisation failed: the query fan-out");
                 std::process::exit(1)
-            }))
+            });
+            Some(capacity::fan_out_from_env(fanout))
         }
         None => None,
     };

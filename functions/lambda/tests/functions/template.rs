@@ -367,10 +367,30 @@ fn referenced(v: &Value) -> Option<&str> {
     }
 }
 
-/// Capacity by role: the supervisor, indexers and mergers reserve theirs (queries and batch
-/// work cannot take it), the query workers are capped by a reservation of their own, each a
-/// parameter whose default fits the account's default limit with Lambda's unreserved 100 left;
-/// batch splits are capped within the indexers' reservation; the descriptions give the sum.
+/// The condition and parameter of an optional reservation, `!If [C, !Ref P, !Ref AWS::NoValue]`.
+fn optional_reservation(v: &Value) -> Option<(&str, &str)> {
+    let Value::Tagged(t) = v else { return None };
+    let [condition, set, unset] = t.value.as_sequence()?.as_slice() else { return None };
+    (t.tag == "!If" && referenced(unset) == Some("AWS::NoValue")).then_some(())?;
+    Some((condition.as_str()?, referenced(set)?))
+}
+
+/// Whether `condition` is `!Not [!Equals [!Ref parameter, 0]]`: the parameter is not 0.
+fn is_not_zero(condition: &Value, parameter: &str) -> bool {
+    let Value::Tagged(not) = condition else { return false };
+    let Some(Value::Tagged(equals)) = not.value.as_sequence().and_then(|s| s.first()) else { return false };
+    let operands = equals.value.as_sequence().map(Vec::as_slice).unwrap_or_default();
+    not.tag == "!Not"
+        && equals.tag == "!Equals"
+        && matches!(operands, [p, zero] if referenced(p) == Some(parameter) && zero.as_i64() == Some(0))
+}
+
+/// Capacity by role: the supervisor, indexers, mergers, query workers and the compactor each
+/// reserve a parameter's concurrency, which 0 turns off (a condition per function and
+/// `AWS::NoValue`: an account whose limit cannot hold the defaults, or a second stack, still
+/// deploys); the defaults fit the account's default limit with Lambda's unreserved 100 left;
+/// the descriptions and the README say how to size them; batch splits and one query's
+/// workers are kept within their functions' reservations, which the functions are told.
 #[test]
 fn capacity_is_reserved_by_role() {
     /// Lambda's default concurrency limit per account and Region.
@@ -383,25 +403,27 @@ fn capacity_is_reserved_by_role() {
     let default = |name: &str| -> i64 {
         let p = &params[name];
         assert_eq!(p["Type"], "Number", "{name}");
-        assert!(p["MinValue"].as_i64().is_some_and(|m| m >= 1), "{name}: 0 would throttle every invocation");
         p["Default"].as_i64().unwrap_or_else(|| panic!("{name} has a default"))
     };
     let mut reserved = 0;
     for (function, parameter) in [
-        ("SupervisorFunction", Some("SupervisorReservedConcurrency")),
-        ("IndexerFunction", Some("IndexerReservedConcurrency")),
-        ("MergerFunction", Some("MergerReservedConcurrency")),
-        ("QueryWorkerFunction", Some("QueryWorkerReservedConcurrency")),
-        ("CompactorFunction", None),
+        ("SupervisorFunction", "SupervisorReservedConcurrency"),
+        ("IndexerFunction", "IndexerReservedConcurrency"),
+        ("MergerFunction", "MergerReservedConcurrency"),
+        ("QueryWorkerFunction", "QueryWorkerReservedConcurrency"),
+        ("CompactorFunction", "CompactorReservedConcurrency"),
     ] {
         let set = &r[function]["Properties"]["ReservedConcurrentExecutions"];
-        reserved += match parameter {
-            Some(parameter) => {
-                assert_eq!(referenced(set), Some(parameter), "{function} reserves {parameter}, always: {set:?}");
-                default(parameter)
-            }
-            None => set.as_i64().unwrap_or_else(|| panic!("{function} reserves a fixed concurrency")),
-        };
+        let (condition, reserves) =
+            optional_reservation(set).unwrap_or_else(|| panic!("{function} reserves only when asked: {set:?}"));
+        assert_eq!(reserves, parameter, "{function}");
+        assert!(is_not_zero(&t["Conditions"][condition], parameter), "{condition}: {parameter} is not 0");
+        assert_eq!(params[parameter]["MinValue"].as_i64(), Some(0), "{parameter}: 0 reserves nothing");
+        let described = params[parameter]["Description"].as_str().expect("description");
+        assert!(described.contains("0: no") || described.contains("; 0: none"), "{parameter} says what 0 does");
+        let value = default(parameter);
+        assert!(value >= 1, "{parameter} reserves by default");
+        reserved += value;
     }
     for function in ["ApiFunction", "OperationsFunction"] {
         assert!(r[function]["Properties"]["ReservedConcurrentExecutions"].is_null(), "{function} shares the rest");
@@ -411,20 +433,48 @@ fn capacity_is_reserved_by_role() {
     let left = format!("{} of the default 1,000", ACCOUNT_LIMIT - reserved);
     let described = params["SupervisorReservedConcurrency"]["Description"].as_str().expect("description");
     assert!(described.contains(&sum) && described.contains(&left), "the arithmetic is {sum}, {left}: {described}");
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    for how in ["aws lambda get-account-settings", "UnreservedConcurrentExecutions", "at least 100", "set to 0"] {
+        assert!(readme.contains(how), "the README says how to size the reservations: {how:?}");
+    }
+    assert!(described.contains("get-account-settings"), "{described}");
 
-    // Batch splits: a cap within the indexers' reservation, set through the environment.
+    // A throttled tick waits no longer than a period (Lambda's queue keeps it 6 hours else).
+    let invoke = &r["SupervisorFunction"]["Properties"]["EventInvokeConfig"];
+    assert_eq!(
+        (invoke["MaximumRetryAttempts"].as_i64(), invoke["MaximumEventAgeInSeconds"].as_i64()),
+        (Some(0), Some(60))
+    );
+    assert!(!described.contains("does not retry"), "{described}");
+
+    // Batch splits: a cap within the indexers' reservation, both set through the environment.
     let splits = default("BatchMaxConcurrentSplits");
     assert!(splits < default("IndexerReservedConcurrency"), "the stream keeps indexers beside {splits} splits");
     let env = &t["Globals"]["Function"]["Environment"]["Variables"];
     assert_eq!(referenced(&env[sluice_pipeline::batch::MAX_SPLITS_ENV]), Some("BatchMaxConcurrentSplits"));
+    assert_eq!(referenced(&env[sluice_pipeline::batch::INDEXER_RESERVED_ENV]), Some("IndexerReservedConcurrency"));
     assert_eq!(
         sluice_pipeline::batch::DEFAULT_MAX_SPLITS as i64,
         splits,
         "a deployment without the variable caps batch splits as the template does"
     );
     for spec in [&sluice_functions::permissions::SUPERVISOR, &sluice_functions::permissions::INDEXER] {
-        assert!(spec.env.contains(&sluice_pipeline::batch::MAX_SPLITS_ENV), "{} drives batch splits", spec.binary);
+        for var in [sluice_pipeline::batch::MAX_SPLITS_ENV, sluice_pipeline::batch::INDEXER_RESERVED_ENV] {
+            assert!(spec.env.contains(&var), "{} drives batch splits: {var}", spec.binary);
+        }
     }
+
+    // One query's workers: lowered to what the query workers' reservation runs at once.
+    let api_env = &r["ApiFunction"]["Properties"]["Environment"]["Variables"];
+    let query_reserved = sluice_functions::capacity::QUERY_WORKER_RESERVED_ENV;
+    assert_eq!(referenced(&api_env[query_reserved]), Some("QueryWorkerReservedConcurrency"));
+    assert!(API.env.contains(&query_reserved));
+    let (workers, reservation) = (default("QueryWorkers") as usize, default("QueryWorkerReservedConcurrency") as usize);
+    assert!(sluice_functions::capacity::peak_workers(workers, 128) <= reservation, "the default query fits");
+    let most = params["QueryWorkers"]["MaxValue"].as_u64().expect("a maximum") as usize;
+    let within = sluice_functions::capacity::batches_within(most, 128, reservation);
+    let described = params["QueryWorkers"]["Description"].as_str().expect("description");
+    assert!(described.contains(&format!("({within} of {reservation})")), "{described}");
 }
 
 /// Batch input is never the deployment's own deep storage: the code refuses it (it reads the
