@@ -16,6 +16,7 @@ mod cost_realtime;
 mod cost_supervisor;
 mod fanout;
 mod fragments;
+mod freshness_runs;
 mod indexer;
 mod pipeline;
 mod prices;
@@ -111,7 +112,10 @@ pub fn run(command: BenchCommand, host: &dyn Host) -> Result<()> {
     match command {
         BenchCommand::Segment(args) => segment::run(args),
         BenchCommand::Indexer(args) => indexer::run(args),
-        BenchCommand::Pipeline(args) => pipeline::run(args),
+        BenchCommand::Pipeline(args) => match args.runs {
+            Some(runs) => freshness_runs::run(&args, runs),
+            None => pipeline::run(args),
+        },
         BenchCommand::Cost(args) => cost::run(&args)
             .and_then(|()| cost_realtime::run(&args))
             .and_then(|()| cost_bill::run(&args))

@@ -18,14 +18,19 @@ use sluice_report::PipelineReport;
 pub fn run(args: PipelineArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report = runtime.block_on(bench(&args))?;
+    output(&args, &report, |r| print(&args, r))
+}
+
+/// Writes `report` to `--out` when given, and prints it as JSON (`--json`) or with `print`.
+pub(super) fn output<T: serde::Serialize>(args: &PipelineArgs, report: &T, print: impl FnOnce(&T)) -> Result<()> {
     if let Some(out) = &args.out {
-        std::fs::write(out, serde_json::to_string_pretty(&report)? + "\n")
+        std::fs::write(out, serde_json::to_string_pretty(report)? + "\n")
             .with_context(|| format!("write {}", out.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        print(&args, &report);
+        print(report);
     }
     Ok(())
 }
@@ -51,7 +56,7 @@ async fn bench(args: &PipelineArgs) -> Result<PipelineReport> {
     )
     .await?;
     let steady = if args.realtime {
-        realtime_steady::run(&rig, &sample, args).await?
+        realtime_steady::run(&rig, &sample, args, None).await?
     } else {
         steady::run(&rig, &sample, args).await?
     };

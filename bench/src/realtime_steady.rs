@@ -14,9 +14,11 @@ use sluice_report::Steady;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-/// Runs the real-time steady phase on a fresh rig.
-pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Result<Steady> {
-    let Production { sends, total, start, producer } = Production::start(rig, sample, args)?;
+/// Runs the real-time steady phase on a fresh rig. The supervisor's first pass comes `lead`
+/// before the first record when given (as deployed: the schedule runs whatever the producer
+/// does, and a new topic's first pass finds no record), else once records are flowing; then
+/// one every period.
+pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs, lead: Option<Duration>) -> Result<Steady> {
     let mut s = Steady {
         rate: args.rate,
         period_ms: args.period_ms,
@@ -24,14 +26,33 @@ pub(super) async fn run(rig: &Rig, sample: &Sample, args: &PipelineArgs) -> Resu
         ..Steady::default()
     };
     let period = Duration::from_millis(args.period_ms);
-    // The first pass once records are flowing, then one every period.
-    let mut next_pass = start + Duration::from_millis(200);
     let mut pool = JobPool::default();
     // The jobs run concurrently, so their use is metered as a whole: everything but the
     // supervisor's passes is booked to the indexer (its mergers included), and its seconds are
     // the phase's wall time per group, as Lambda bills an open task that waits for records.
     let before = rig.meters.read();
     let mut jobs = 0u64;
+    let mut next_pass = Instant::now();
+    if let Some(lead) = lead {
+        rig.pass(&mut s.functions).await?;
+        next_pass += period;
+        let until = Instant::now() + lead;
+        while Instant::now() < until {
+            pool.start(&rig.meta, &rig.store, &rig.queue, TASK_BUDGET);
+            match tokio::time::timeout_at(until.into(), pool.join_next()).await {
+                Ok(Some(done)) => {
+                    done.map_err(|e| anyhow!("a job panicked: {e}"))?;
+                    jobs += 1;
+                }
+                Ok(None) => tokio::time::sleep(Duration::from_millis(20)).await,
+                Err(_) => {}
+            }
+        }
+    }
+    let Production { sends, total, start, producer } = Production::start(rig, sample, args)?;
+    if lead.is_none() {
+        next_pass = start + Duration::from_millis(200);
+    }
     // A crash: when it happened, and each task's attempt then.
     let mut crash: Option<(Instant, HashMap<TaskId, u32>)> = None;
     // Per task and partition, the offset up to which its checkpoints were seen.

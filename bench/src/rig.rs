@@ -86,6 +86,12 @@ pub struct PipelineArgs {
     /// With `--realtime`: `sluiceConfig.realtime.checkpointPeriod`, milliseconds.
     #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub checkpoint_ms: u64,
+    /// With `--realtime`: runs only the steady phase, this many times, each on a fresh rig and
+    /// topic with the supervisor's first pass before the topic's first record (leads spread
+    /// evenly over the period, as a schedule that does not wait for the producer meets a new
+    /// stream), and reports each run's freshness and the worst run.
+    #[arg(long, requires = "realtime", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: Option<u32>,
     /// With `--realtime`: every running job is dropped this many seconds into the steady
     /// phase, as a crash of every indexer would, and the time until an attempt started after
     /// it checkpoints is reported.

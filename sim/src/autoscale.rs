@@ -62,7 +62,7 @@ impl Scaler {
     /// Samples `lag` at `t` and decides for `task_count` groups: the new count, if any.
     pub fn sample_and_decide(&mut self, t: f64, lag: f64, task_count: u32) -> Option<u32> {
         let now = ms(t);
-        self.config.add_sample(&mut self.samples, lag.max(0.0) as u64, now);
+        sluice_layout::autoscaler::keep_lag_sample(&self.config, &mut self.samples, lag.max(0.0) as u64, now);
         let state = ScaleState {
             task_count,
             started: 0,

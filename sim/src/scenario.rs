@@ -93,6 +93,21 @@ fn fit(r: &PipelineReport, function: fn(&Functions) -> &FunctionUse, value: fn(&
 }
 
 impl Costs {
+    /// Synthetic costs for the simulation's tests: an indexer does 250,000 rows/s of a core.
+    #[cfg(test)]
+    pub fn synthetic() -> Self {
+        Costs {
+            indexer_fixed: 1.0,
+            indexer_per_row: 4e-6,
+            merger_fixed: 1.0,
+            merger_per_row: 1e-6,
+            supervisor_pass: 0.2,
+            write_units_per_task: 20.0,
+            write_units_per_row: 1e-5,
+            hydrants_per_row: 1e-5,
+        }
+    }
+
     /// Reads the costs from a `sluice bench pipeline --out` report.
     pub fn from_report(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;

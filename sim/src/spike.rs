@@ -194,16 +194,7 @@ mod tests {
     /// The default scenario on synthetic costs (an indexer does 250,000 rows/s of a core).
     #[test]
     fn the_autoscaler_brings_the_lag_back_under_and_scales_in_after_the_burst() {
-        let costs = Costs {
-            indexer_fixed: 1.0,
-            indexer_per_row: 4e-6,
-            merger_fixed: 1.0,
-            merger_per_row: 1e-6,
-            supervisor_pass: 0.2,
-            write_units_per_task: 20.0,
-            write_units_per_row: 1e-5,
-            hydrants_per_row: 1e-5,
-        };
+        let costs = Costs::synthetic();
         let config: AutoScalerConfig = serde_json::from_str(DEFAULT_AUTOSCALER).expect("config");
         let spike = Spike { start: 600.0, secs: 600.0, factor: 10.0 };
         let mut s = Scenario::aws(64, 100_000.0, costs);

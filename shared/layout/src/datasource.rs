@@ -75,6 +75,11 @@ pub struct PlanItem {
     /// Failed tasks up to this sequence number have been handled (the group replanned).
     #[serde(default)]
     pub replanned_after: Option<u64>,
+    /// Real time: the group's last open task ended after `idleAfter` without a record, and the
+    /// group rests: its next open task is planned by the first pass that sees a record past
+    /// `next_start`, where a group that does not rest has an open task planned at once.
+    #[serde(default)]
+    pub resting: bool,
 }
 
 impl Default for PlanItem {
@@ -93,6 +98,7 @@ impl PlanItem {
             next_seq: first_seq,
             next_start: BTreeMap::new(),
             replanned_after: first_seq.checked_sub(1).filter(|s| *s > 0),
+            resting: false,
         }
     }
 }

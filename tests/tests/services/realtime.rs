@@ -3,7 +3,9 @@
 //! within its period, closes at `taskDuration` planning the group's next open task itself,
 //! stops after `idleAfter` without records; every record is published exactly once, and the
 //! supervisor planned only the first task. Queries count every record produced, once, from
-//! its checkpoint on: while the tasks read, close, merge and publish.
+//! its checkpoint on: while the tasks read, close, merge and publish. The first pass over a
+//! topic with no record yet opens the group's task; a group that ended idle rests until a
+//! record arrives.
 
 use sluice_integration::indexing::{json_record, spec, visible_values, Backends};
 use sluice_integration::kafka::{create_topic, produce};
@@ -148,4 +150,84 @@ async fn open_tasks_chain_and_publish_every_record_once(b: Backends) {
     eprintln!("realtime: the slowest batch was queryable after {slowest:?} (freshness is measured by bench pipeline)");
 }
 
-sluice_integration::on_backends!(open_tasks_chain_and_publish_every_record_once);
+/// Runs the jobs `queue` holds (and those they queue) until a query counts `rows`: within 20 s,
+/// a bound for a loaded machine far below the minute a deployed supervisor's next pass is away.
+async fn run_jobs_until_queryable(b: &Backends, queue: &Arc<QueueInvoker>, pool: &mut JobPool, name: &str, rows: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        pool.start(&b.meta, &b.store, queue, BUDGET);
+        if queried_rows(b, name).await == rows {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{rows} records not queryable within 20 s");
+        tokio::time::timeout(Duration::from_millis(100), pool.join_next()).await.ok();
+    }
+}
+
+/// Runs the jobs until none is left: the open tasks ended idle, and their mergers ran.
+async fn run_jobs_to_the_end(b: &Backends, queue: &Arc<QueueInvoker>, pool: &mut JobPool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        pool.start(&b.meta, &b.store, queue, BUDGET);
+        if pool.is_empty() && queue.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the jobs did not end after the records stopped");
+        tokio::time::timeout(Duration::from_millis(200), pool.join_next()).await.ok();
+    }
+}
+
+/// The first pass of a real-time datasource over a topic with no record yet plans and invokes
+/// its group's open task, as Druid's real-time tasks run from the supervisor's start: records
+/// produced after that pass are read and queryable with no other pass (deployed, the next one
+/// is a minute away). After the task ends idle the group rests: a pass over the quiet topic
+/// plans nothing, and the first pass that sees a record starts the group again.
+async fn the_first_pass_opens_a_task_before_any_record(b: Backends) {
+    let bootstrap = required_env("SLUICE_KAFKA");
+    let topic = create_topic(&bootstrap, "realtime-empty", 2).await;
+    let name = unique("realtime_empty");
+    let mut spec = spec(&name, &topic, &bootstrap, serde_json::json!({"type": "json"}), serde_json::json!({}));
+    spec["spec"]["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT0.2S", "idleAfter": "PT3S"}});
+    submit(b.meta.as_ref(), spec, now()).await.expect("submit");
+    let queue = Arc::new(QueueInvoker::default());
+    let pass = || async {
+        supervise(b.meta.as_ref(), b.store.as_ref(), queue.as_ref(), &SupervisorOptions::at(now()), &name)
+            .await
+            .expect("pass")
+    };
+    let first = pass().await;
+    assert_eq!(first.planned.len(), 1, "the first pass plans the open task before any record: {first:?}");
+    assert_eq!(first.invoked.len(), 1, "and invokes it: {first:?}");
+    let open = tasks(&b, &name).await;
+    assert!(open[0].ranges.iter().all(|r| r.is_open() && r.start == 0), "{:?}", open[0].ranges);
+
+    let mut pool = JobPool::default();
+    pool.start(&b.meta, &b.store, &queue, BUDGET);
+    let record = |k: usize| ((k % 2) as i32, json_record(&format!("e{k}"), k));
+    produce(&bootstrap, &topic, &(0..40).map(record).collect::<Vec<_>>()).await;
+    run_jobs_until_queryable(&b, &queue, &mut pool, &name, 40).await;
+    run_jobs_to_the_end(&b, &queue, &mut pool).await;
+
+    // Quiet after the idle end: the group rests until a record arrives.
+    let quiet = pass().await;
+    assert!(quiet.planned.is_empty(), "a resting group plans nothing while no record arrives: {quiet:?}");
+    produce(&bootstrap, &topic, &(40..50).map(record).collect::<Vec<_>>()).await;
+    let woken = pass().await;
+    assert_eq!(woken.planned.len(), 1, "a record wakes the group: {woken:?}");
+    run_jobs_until_queryable(&b, &queue, &mut pool, &name, 50).await;
+    run_jobs_to_the_end(&b, &queue, &mut pool).await;
+    let passes = run_until_caught_up(b.meta.as_ref(), b.store.as_ref(), Some(&name), 10, BUDGET, |_, _| {})
+        .await
+        .expect("pipeline");
+    assert!(passes.last().is_some_and(|p| p.caught_up), "{:?}", passes.last());
+    let all = tasks(&b, &name).await;
+    assert_eq!(all.len(), 2, "one open task per wake, each ended idle: {all:?}");
+    let mut expected: Vec<String> = (0..50).map(|k| format!("e{k}")).collect();
+    expected.sort();
+    assert_eq!(visible_values(b.meta.as_ref(), b.store.as_ref(), &name, "id").await, expected, "every record once");
+}
+
+sluice_integration::on_backends!(
+    open_tasks_chain_and_publish_every_record_once,
+    the_first_pass_opens_a_task_before_any_record
+);

@@ -3,8 +3,10 @@
 //! about a period; it closes its ranges at the positions it reached when it has read for
 //! `taskDuration` or `maxRecordsPerTask` records (and then plans the group's next open task
 //! in the same transaction), when the group's plan is frozen or gained partitions, or after
-//! `idleAfter` without a record (and then plans nothing: the supervisor's next pass starts
-//! the group again when records arrive). Argument: `docs/exactly-once.md#real-time-tasks`.
+//! `idleAfter` without a record (and then plans nothing, and marks the group's plan resting:
+//! the supervisor's first pass that sees records starts the group again; a group that does not
+//! rest has its open task planned by the next pass whether or not records arrived). Argument:
+//! `docs/exactly-once.md#real-time-tasks`.
 
 use super::failure::Failure;
 use crate::item::{parse_body, to_json};
@@ -146,6 +148,8 @@ pub(super) async fn closing(
     for r in task.ranges.iter().filter(|r| r.is_open()) {
         plan.next_start.insert(r.partition, positions.get(&r.partition).copied().unwrap_or(r.start));
     }
+    // Idle, the group rests: the supervisor plans its next open task once records arrive.
+    plan.resting = reason == CloseReason::Idle;
     let mut next = None;
     let mut ops = Vec::new();
     if reason.chains() && !plan.frozen {

@@ -7,13 +7,15 @@
 //! protocol as any `taskCount` change does (drain, snapshot, move: exactly once, see
 //! `docs/exactly-once.md`), its steps following each other within the pass when the tasks of
 //! earlier passes are done. No decision is made while a change is under way. Each change is
-//! kept in the item (the last [`MAX_DECISIONS`]) and in the spec's history.
+//! kept in the item (the last [`MAX_DECISIONS`](crate::layout::autoscaler::MAX_DECISIONS)) and
+//! in the spec's history; the item stays within its bytes whatever the spec and the partitions
+//! (its samples thinned over a window of more than it keeps: `sluice_layout::autoscaler`).
 
 use super::groups::GroupInput;
 use super::SupervisorError;
 use crate::item::{parse_body, to_json};
 use crate::keys::{datasource_pk, history_sk, AUTOSCALER_SK, SPEC_SK};
-use crate::layout::autoscaler::{AutoscalerItem, ScaleChange, MAX_DECISIONS};
+use crate::layout::autoscaler::{AutoscalerItem, ScaleChange};
 use crate::layout::datasource::{SpecItem, SpecVersion, TopicOffsets};
 use crate::layout::grouping::GroupingItem;
 use crate::task::TaskItem;
@@ -97,7 +99,7 @@ pub(super) async fn autoscale(
         Some(i) => (parse_body::<AutoscalerItem>(name, i)?, Condition::Version(i.version)),
         None => (AutoscalerItem { started: now, ..Default::default() }, Condition::Absent),
     };
-    config.add_sample(&mut item.samples, lag, now);
+    item.add_sample(config, lag, now);
     let state = ScaleState {
         task_count,
         started: item.started,
@@ -112,15 +114,13 @@ pub(super) async fn autoscale(
     let mut ops = Vec::new();
     if let Some(to) = decision {
         let window: Vec<u64> = config.window(&item.samples, now).map(|s| s.lag).collect();
-        item.changes.push(ScaleChange {
+        item.add_change(ScaleChange {
             at: now,
             from: task_count,
             to,
             samples: window.len(),
             max_lag: window.iter().copied().max().unwrap_or(0),
         });
-        let over = item.changes.len().saturating_sub(MAX_DECISIONS);
-        item.changes.drain(..over);
         // Druid forgets the samples a change was decided on.
         item.samples.clear();
         let Some(spec) = meta.get(&pk, SPEC_SK).await?.filter(|s| s.version == spec_version) else {
@@ -273,17 +273,24 @@ mod tests {
     use super::*;
     use crate::datasource::{load, submit};
 
-    #[tokio::test]
-    async fn a_change_is_written_with_the_spec_it_read_and_lost_to_a_newer_one() {
-        let dir = tempfile::tempdir().expect("temp dir");
+    /// An embedded store (it checks DynamoDB's limits) in `dir` with Druid's tutorial spec
+    /// submitted, and the spec.
+    async fn submitted(dir: &tempfile::TempDir) -> (std::sync::Arc<dyn MetadataStore>, serde_json::Value) {
         let meta = sluice_store::metadata::open_metadata(&format!("file://{}", dir.path().display()))
             .await
             .expect("embedded store");
-        let meta = meta.as_ref();
         let path = format!("{}/../../data/specs/wikipedia-kafka-supervisor.json", env!("CARGO_MANIFEST_DIR"));
         let spec: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).expect("spec")).expect("JSON");
-        submit(meta, spec.clone(), 0).await.expect("submit");
+        submit(meta.as_ref(), spec.clone(), 0).await.expect("submit");
+        (meta, spec)
+    }
+
+    #[tokio::test]
+    async fn a_change_is_written_with_the_spec_it_read_and_lost_to_a_newer_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (meta, spec) = submitted(&dir).await;
+        let meta = meta.as_ref();
         let config: AutoScalerConfig = serde_json::from_value(serde_json::json!({"enableTaskAutoScaler": true,
             "taskCountMin": 1, "taskCountMax": 4, "scaleActionStartDelayMillis": 0}))
         .expect("config");
@@ -311,6 +318,47 @@ mod tests {
         let state: AutoscalerItem = serde_json::from_value(state.body).expect("item");
         assert_eq!(state.changes.iter().map(|c| (c.from, c.to)).collect::<Vec<_>>(), [(1, 3)]);
         assert!(state.samples.is_empty(), "the samples a change was decided on are forgotten");
+    }
+
+    #[tokio::test]
+    async fn the_item_stays_within_dynamodbs_limit_whatever_the_window_and_the_lag() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (meta, _) = submitted(&dir).await;
+        let meta = meta.as_ref();
+        let (_, version) = load(meta, "wikipedia").await.expect("load");
+        // The largest window a spec may ask for (10,000 samples a second apart) and a lag of
+        // every partition's records: one group, so no decision clears the samples.
+        let config: AutoScalerConfig = serde_json::from_value(serde_json::json!({"enableTaskAutoScaler": true,
+            "taskCountMin": 1, "taskCountMax": 1, "lagCollectionIntervalMillis": 1_000,
+            "lagCollectionRangeMillis": 10_000_000, "scaleActionStartDelayMillis": 0}))
+        .expect("config");
+        config.check().expect("a valid config");
+        // The item as an earlier release kept it: a sample every second so far, as many as the
+        // store's item limit holds.
+        let start = 1_796_600_400_000i64;
+        let width = serde_json::to_string(&LagSample { at: start, lag: u64::MAX }).expect("JSON").len() + 1;
+        let n = (sluice_store::metadata::MAX_ITEM_BYTES - 1_024) / width;
+        let seeded = AutoscalerItem {
+            started: start,
+            samples: (0..n as i64).map(|k| LagSample { at: start + k * 1_000, lag: u64::MAX }).collect(),
+            ..Default::default()
+        };
+        meta.put(Item::new(datasource_pk("wikipedia"), AUTOSCALER_SK, to_json(&seeded)), Condition::Absent)
+            .await
+            .expect("an item within the limit");
+        // Passes a second apart go on sampling: every write stays within the item's bytes.
+        for k in n as i64..n as i64 + 60 {
+            let now = start + k * 1_000;
+            let decided = autoscale(meta, "wikipedia", &config, version, 1, u64::MAX, now).await;
+            assert_eq!(decided.expect("the autoscaler's write"), None, "pass at {now}");
+        }
+        let item = meta.get(&datasource_pk("wikipedia"), AUTOSCALER_SK).await.expect("get").expect("item");
+        let bytes = item.body.to_string().len();
+        assert!(bytes <= crate::layout::autoscaler::AUTOSCALER_ITEM_BYTES, "{bytes} bytes");
+        let kept: AutoscalerItem = serde_json::from_value(item.body).expect("item");
+        let now = start + (n as i64 + 59) * 1_000;
+        assert!(kept.samples.last().is_some_and(|s| s.at >= now - 2_000), "the last passes sampled");
+        assert!(kept.samples[0].at <= now - 8_000_000, "the samples still span the window: {:?}", kept.samples[0]);
     }
 
     #[test]

@@ -181,6 +181,8 @@ impl Group {
         };
         let before = self.plan.clone();
         self.plan.replanned_after = Some(self.plan.next_seq.saturating_sub(1));
+        // The group restarts: a real-time group's next open task is planned at once.
+        self.plan.resting = false;
         for (p, start) in self.plan.next_start.iter_mut() {
             if let Some(&committed) = self.offsets.offsets.get(p) {
                 *start = committed;
@@ -240,14 +242,16 @@ impl Group {
         let (max_records, max_bytes) = (spec.sluice.max_records_per_task, spec.sluice.max_bytes_per_task);
         let budget = record_budget(max_records, max_bytes, totals.processed_bytes, totals.processed);
         while in_flight < max_in_flight {
-            let Some(mut ranges) = next_ranges(&self.plan.next_start, reads.highs, budget) else {
+            let ranges = match spec.sluice.realtime {
+                // Real time: one open task over every partition of the group, from where the
+                // last range ended, whether or not records arrived
+                // (`docs/exactly-once.md#real-time-tasks`).
+                Some(_) => open_ranges(&self.plan, reads.highs),
+                None => next_ranges(&self.plan.next_start, reads.highs, budget),
+            };
+            let Some(ranges) = ranges else {
                 break;
             };
-            if spec.sluice.realtime.is_some() {
-                // Real time: one open task over every partition of the group, from where the
-                // last range ended (`docs/exactly-once.md#real-time-tasks`).
-                ranges.iter_mut().for_each(|r| r.end = OPEN_END);
-            }
             let id = TaskId { datasource: self.datasource.clone(), group: self.group, seq: self.plan.next_seq };
             let window = MessageWindow::new(&spec.io, now_ms);
             let mut task =
@@ -255,6 +259,7 @@ impl Group {
             task.epoch = self.plan.epoch;
             let before = self.plan.clone();
             self.plan.next_seq += 1;
+            self.plan.resting = false;
             for r in &ranges {
                 self.plan.next_start.insert(r.partition, r.end);
             }
@@ -294,6 +299,24 @@ pub fn next_ranges(
         })
         .collect();
     ranges.iter().any(|r| r.end > r.start).then_some(ranges)
+}
+
+/// The ranges of a real-time group's next open task: every partition of the group from where
+/// its last range ended, to the open end. Planned whether or not records have arrived, as
+/// Druid's real-time tasks run from the supervisor's start: on the first pass over a new topic,
+/// for groups added or regrouped, after a failure or a reset. `None` only for a group that
+/// rests (its last open task ended after `idleAfter` without a record), or has a high watermark
+/// below its planned start (a topic deleted and created again: its offsets wait for a reset),
+/// while no partition has a record past its planned start: a record past it plans the task all
+/// the same (the first pass that sees one wakes a resting group).
+pub fn open_ranges(plan: &PlanItem, highs: &BTreeMap<i32, i64>) -> Option<Vec<OffsetRange>> {
+    let high = |p: &i32, start: i64| highs.get(p).copied().unwrap_or(start);
+    let arrived = plan.next_start.iter().any(|(p, &start)| high(p, start) > start);
+    let reset = plan.next_start.iter().any(|(p, &start)| high(p, start) < start);
+    if plan.next_start.is_empty() || ((plan.resting || reset) && !arrived) {
+        return None;
+    }
+    Some(plan.next_start.iter().map(|(&partition, &start)| OffsetRange { partition, start, end: OPEN_END }).collect())
 }
 
 /// Records one task may read: `maxRecordsPerTask`, and `maxBytesPerTask` divided by the mean
@@ -348,6 +371,21 @@ mod tests {
         assert_eq!(record_budget(1_000_000, 1 << 20, 2048 * 10, 10), 512, "2 KiB records: 1 MiB holds 512");
         assert_eq!(record_budget(100, 1 << 30, 500, 10), 100);
         assert_eq!(record_budget(100, 10, 1 << 20, 1), 1, "a record over the byte budget still makes a task");
+    }
+
+    #[test]
+    fn a_real_time_group_plans_its_open_task_before_records_arrive_unless_it_rests() {
+        let plan = PlanItem { next_start: map(&[(0, 10), (2, 5)]), ..PlanItem::fresh(1, 1) };
+        let open = |p: i32, start: i64| OffsetRange { partition: p, start, end: OPEN_END };
+        let quiet = map(&[(0, 10), (2, 5)]);
+        assert_eq!(open_ranges(&plan, &quiet), Some(vec![open(0, 10), open(2, 5)]), "no record yet: planned");
+        let resting = PlanItem { resting: true, ..plan.clone() };
+        assert_eq!(open_ranges(&resting, &quiet), None, "rests after an idle end while nothing arrives");
+        let one = map(&[(0, 10), (2, 6)]);
+        assert_eq!(open_ranges(&resting, &one), Some(vec![open(0, 10), open(2, 5)]), "a record wakes it");
+        assert_eq!(open_ranges(&PlanItem::fresh(1, 1), &quiet), None, "a group without partitions");
+        let recreated = map(&[(0, 3), (2, 5)]);
+        assert_eq!(open_ranges(&plan, &recreated), None, "a high watermark below the start waits for a reset");
     }
 
     #[test]

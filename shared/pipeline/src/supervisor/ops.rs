@@ -214,6 +214,8 @@ async fn rewrite_group(
         offsets = Some(OffsetsItem::fresh(fresh.epoch));
     }
     plan.replanned_after = Some(plan.next_seq.saturating_sub(1));
+    // The group starts again from the reset: a real-time group's open task is planned at once.
+    plan.resting = false;
     change(&mut plan, &mut offsets);
     let version = |i: &Option<Item>| i.as_ref().map_or(Condition::Absent, |i| Condition::Version(i.version));
     let mut ops =

@@ -147,8 +147,9 @@ pub struct RealtimeConfig {
     /// queryable (default `PT1S`).
     #[serde(default = "default_checkpoint_period")]
     pub checkpoint_period: String,
-    /// A task that reads no record for this long ends, and with it the invocation; the
-    /// supervisor's next pass starts the group again when records arrive (default `PT5M`).
+    /// A task that reads no record for this long ends, and with it the invocation; the group
+    /// rests, and the supervisor's first pass that sees a record starts it again (default
+    /// `PT5M`).
     /// An idle datasource then costs only the supervisor's passes.
     #[serde(default = "default_idle_after")]
     pub idle_after: String,
