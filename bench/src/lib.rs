@@ -7,6 +7,7 @@
 mod avro_rows;
 mod batch;
 mod billing;
+mod catalog;
 mod cost;
 mod cost_bill;
 mod cost_figures;
@@ -85,6 +86,10 @@ pub enum BenchCommand {
     /// Druid's Wikipedia sample as a batch task (`index_parallel`) on the embedded backends:
     /// splits indexed concurrently, published once; rows/s and time per stage.
     Batch(batch::BatchArgs),
+    /// One query over one hour as a datasource's history grows (100 to 1,000,000 segment
+    /// records): latency, metadata requests, items and read units, cold, warm and after a
+    /// publish.
+    Catalog(catalog::CatalogArgs),
 }
 
 /// The stores a benchmark works on.
@@ -125,6 +130,7 @@ pub fn run(command: BenchCommand, host: &dyn Host) -> Result<()> {
         BenchCommand::Fanout(args) => fanout::run(args, host),
         BenchCommand::Spike(args) => spike::run(args),
         BenchCommand::Batch(args) => batch::run(args),
+        BenchCommand::Catalog(args) => catalog::run(args),
     }
 }
 
