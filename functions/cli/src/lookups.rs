@@ -6,7 +6,7 @@ use crate::input::read_json;
 use anyhow::{bail, Result};
 use clap::Subcommand;
 use serde_json::{Map, Value};
-use sluice_catalog::lookups::{self, LookupSpec, DEFAULT_TIER};
+use sluice_metastore::lookups::{self, LookupSpec, DEFAULT_TIER};
 use std::path::PathBuf;
 
 /// Lookup operations.

@@ -31,7 +31,7 @@ pub use invoker::{InvokeError, WorkerInvoker};
 pub use worker::{InProcess, Worker};
 
 use protocol::BatchSegment;
-use sluice_catalog::timeline::SegmentRecord;
+use sluice_metastore::timeline::SegmentRecord;
 use sluice_query::source::segment_id;
 use sluice_query::{execute_records, parse_bound, with_visible_records, Pruning, QueryError, SegmentCache};
 use sluice_store::metadata::MetadataStore;

@@ -9,7 +9,7 @@
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
-use sluice_catalog::lookups::LookupRef;
+use sluice_metastore::lookups::LookupRef;
 use sluice_format::text::excerpt;
 use sluice_format::time::Interval;
 use sluice_layout::keys::{query_partial_key, query_partials_prefix};

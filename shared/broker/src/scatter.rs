@@ -14,7 +14,7 @@ use crate::protocol::{
     MAX_REQUEST_SEGMENTS, VERSION,
 };
 use futures::StreamExt;
-use sluice_catalog::lookups::LookupRef;
+use sluice_metastore::lookups::LookupRef;
 use sluice_query::{Partial, Query, QueryError};
 use sluice_store::storage::ObjectStore;
 use std::sync::Arc;

@@ -128,7 +128,7 @@ impl Worker {
         let mut query = parse_query(&request.query)?;
         if !request.lookups.is_empty() {
             let lookups =
-                sluice_catalog::lookups::load_refs(self.store.as_ref(), self.cache.lookups(), &request.lookups)
+                sluice_metastore::lookups::load_refs(self.store.as_ref(), self.cache.lookups(), &request.lookups)
                     .await
                     .map_err(|e| QueryError::Source(e.to_string()))?;
             query.bind_lookups(lookups);

@@ -401,7 +401,7 @@ async fn hostile_queries_fail_through_workers_as_in_one_function() {
 
 #[tokio::test]
 async fn workers_read_the_lookups_at_the_versions_the_broker_bound() {
-    use sluice_catalog::lookups::{self, LookupCache, LookupSpec, DEFAULT_TIER};
+    use sluice_metastore::lookups::{self, LookupCache, LookupSpec, DEFAULT_TIER};
     let stored = stored(&rows()).await;
     let meta_dir = tempfile::tempdir().expect("metadata dir");
     let meta = sluice_store::metadata::open_metadata(&format!("file://{}", meta_dir.path().display()))

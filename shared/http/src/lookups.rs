@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
-use sluice_catalog::lookups::{self, LookupError, LookupItem, LookupSpec};
+use sluice_metastore::lookups::{self, LookupError, LookupItem, LookupSpec};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@ use super::{json_body, ApiError, ApiState};
 use axum::extract::{Path, Query as UrlQuery, State};
 use axum::http::StatusCode;
 use serde_json::{json, Map, Value};
-use sluice_catalog::report;
+use sluice_metastore::report;
 use sluice_format::time::parse_iso_instant;
 use sluice_pipeline::batch::BATCH_TASK_TYPE;
 use sluice_pipeline::datasource;

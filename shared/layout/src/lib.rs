@@ -2,7 +2,7 @@
 //! every item body, one module per owner ([`datasource`], [`grouping`], [`autoscaler`], [`task`], [`report`],
 //! [`timeline`], [`replace`], [`batch`], [`coordinator`], [`lookup`]). Bodies are
 //! plain serde types; the task item's transitions are pure methods on it. The operations that
-//! read them (`sluice-catalog`) and write them (`sluice-pipeline`'s datasource, task and
+//! read them (`sluice-metastore`) and write them (`sluice-pipeline`'s datasource, task and
 //! timeline modules, the supervisor and the merger) re-export what they use, and `sluice-sim`
 //! drives the same task item. Drawn in `docs/metadata-layout.md`.
 

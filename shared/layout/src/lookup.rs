@@ -1,5 +1,5 @@
 //! The body of a lookup's item (`lookups` partition key): the version it holds and the object
-//! in deep storage that holds its map (`sluice-catalog`'s lookups read and write it).
+//! in deep storage that holds its map (`sluice-metastore`'s lookups read and write it).
 
 use serde::{Deserialize, Serialize};
 

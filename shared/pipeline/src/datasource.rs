@@ -2,7 +2,7 @@
 //! datasource the submitted spec with its state and the history of its schema changes, the
 //! specs submitted before it (`history#`, redacted), the
 //! planning state (`plan#`) and the committed offsets (`offsets#`) of each partition group.
-//! This module writes them (submit, supervisor state); the reads are `sluice-catalog`'s,
+//! This module writes them (submit, supervisor state); the reads are `sluice-metastore`'s,
 //! re-exported here. Layout: `docs/metadata-layout.md`.
 
 pub use crate::item::DatasourceError;
@@ -12,7 +12,7 @@ pub use crate::layout::datasource::{
     OffsetsItem, PlanItem, SchemaChange, SpecItem, SpecVersion, SupervisorState, MAX_SPEC_VERSIONS,
 };
 use crate::layout::task::MAX_SPEC_BYTES;
-pub use sluice_catalog::datasource::{list, load};
+pub use sluice_metastore::datasource::{list, load};
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
 

@@ -1,6 +1,6 @@
 //! Sluice's pipeline: Druid's Kafka indexing path (supervisor, indexing tasks, merge,
 //! transactional publish) over the segment engine of `sluice-format`, the stores of
-//! `sluice-store`, the range reader of `sluice-kafka` and the reads of `sluice-catalog`.
+//! `sluice-store`, the range reader of `sluice-kafka` and the reads of `sluice-metastore`.
 //!
 //! ```text
 //!  supervisor   plans offset ranges per partition group (plan# + task#), invokes functions
@@ -11,7 +11,7 @@
 //!  merger       merge (sluice_format) -> segments -> storage, seg# (invisible) -> publish:
 //!               offsets# + task# in one transaction (compare-and-swap from the task's
 //!               start offsets to its end)
-//!  timeline     the visible segments, each row once: read by sluice_catalog (queries read
+//!  timeline     the visible segments, each row once: read by sluice_metastore (queries read
 //!               them there, without this crate)
 //! ```
 //!
@@ -19,7 +19,7 @@
 //! [`merger`] publishes, and the [`runner`] is the whole loop in one process. The
 //! [`coordinator`] holds what Druid's coordinator does (retention rules, compaction, and the
 //! replace protocol they and [`batch`] tasks publish through). What is visible
-//! is `sluice-catalog`'s to say, so that queries read it without linking this crate; the
+//! is `sluice-metastore`'s to say, so that queries read it without linking this crate; the
 //! [`datasource`], [`task`] and [`timeline`] modules re-export its reads beside the writes
 //! they hold.
 

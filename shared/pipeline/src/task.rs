@@ -1,11 +1,11 @@
 //! Indexing tasks: the items and their state machine live in [`crate::layout::task`]; the
-//! reads of task items and their checkpoints are `sluice-catalog`'s, re-exported here with
+//! reads of task items and their checkpoints are `sluice-metastore`'s, re-exported here with
 //! the layout's types. This module adds the supervisor's refusal of the earlier layout.
 
 pub use crate::layout::task::{
     Checkpoint, ClaimRefused, HydrantRef, Progress, TaskId, TaskItem, TaskState, CHECKPOINT_ITEM_BYTES,
 };
-pub use sluice_catalog::task::{group_task_items, load_progress, planned_groups, task_items, tasks};
+pub use sluice_metastore::task::{group_task_items, load_progress, planned_groups, task_items, tasks};
 
 use crate::item::DatasourceError;
 use crate::keys::{datasource_pk, TASK_PREFIX};

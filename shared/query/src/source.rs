@@ -7,10 +7,10 @@
 use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::ranged::{read_parts, ReadPlan};
 use super::{execute_within, parse_query, PartialCache, Query, QueryError, QuerySegment};
-use sluice_catalog::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
-use sluice_catalog::summary_cache::SummaryCache;
-use sluice_catalog::timeline::SegmentRecord;
-use sluice_catalog::timeline_cache::{queried_segments, TimelineCache};
+use sluice_metastore::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
+use sluice_metastore::timeline::summaries::SummaryCache;
+use sluice_metastore::timeline::SegmentRecord;
+use sluice_metastore::timeline::kept::{queried_segments, TimelineCache};
 use sluice_format::segment::Segment;
 use sluice_format::summary::{SegmentPruner, SegmentSummary};
 use sluice_format::time::{format_iso, Interval};
@@ -300,7 +300,7 @@ pub async fn visible_records(
 }
 
 /// Runs `work` over what [`visible_records`] gives. With a kept timeline (read within
-/// [`MAX_KEPT_AGE`](sluice_catalog::timeline_cache::MAX_KEPT_AGE)), `work` starts on it at once
+/// [`MAX_KEPT_AGE`](sluice_metastore::timeline::kept::MAX_KEPT_AGE)), `work` starts on it at once
 /// while the cache checks that it is still current, and its answer is taken only once the
 /// check says so; when the timeline changed, `work` is dropped (or its answer, even an error)
 /// and runs again on the current one. A query answers as of the check either way
@@ -461,8 +461,8 @@ pub async fn parse_bound(
             &fresh
         }
     };
-    let names = serde_json::from_str(text).map(|v| sluice_catalog::lookups::names_in_json(&v)).unwrap_or_default();
-    let (lookups, refs) = sluice_catalog::lookups::load(meta, store, lookup_cache, DEFAULT_TIER, &names)
+    let names = serde_json::from_str(text).map(|v| sluice_metastore::lookups::names_in_json(&v)).unwrap_or_default();
+    let (lookups, refs) = sluice_metastore::lookups::load(meta, store, lookup_cache, DEFAULT_TIER, &names)
         .await
         .map_err(|e| QueryError::Source(e.to_string()))?;
     query.bind_lookups(lookups);

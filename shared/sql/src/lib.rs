@@ -123,7 +123,7 @@ impl<'a> StoreSegments<'a> {
 #[async_trait::async_trait]
 impl Segments for StoreSegments<'_> {
     async fn datasources(&self) -> Result<Vec<String>, SqlError> {
-        sluice_catalog::datasource::list(self.meta)
+        sluice_metastore::datasource::list(self.meta)
             .await
             .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))
     }
@@ -155,10 +155,10 @@ impl Segments for StoreSegments<'_> {
     }
 
     async fn lookups(&self, names: &BTreeSet<String>) -> Result<Arc<Lookups>, SqlError> {
-        let fresh = sluice_catalog::lookups::LookupCache::default();
+        let fresh = sluice_metastore::lookups::LookupCache::default();
         let cache = self.cache.map(|c| c.lookups().as_ref()).unwrap_or(&fresh);
-        let tier = sluice_catalog::lookups::DEFAULT_TIER;
-        let (lookups, _) = sluice_catalog::lookups::load(self.meta, self.store, cache, tier, names)
+        let tier = sluice_metastore::lookups::DEFAULT_TIER;
+        let (lookups, _) = sluice_metastore::lookups::load(self.meta, self.store, cache, tier, names)
             .await
             .map_err(|e| SqlError::Query(QueryError::Source(e.to_string())))?;
         Ok(lookups)

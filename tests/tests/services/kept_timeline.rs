@@ -1,9 +1,9 @@
-//! The timeline a query cache keeps (`sluice_catalog::timeline_cache`) on each backend: read
+//! The timeline a query cache keeps (`sluice_metastore::timeline::kept`) on each backend: read
 //! again after every change of what is visible (tasks publishing, a compaction, a retention
 //! drop, cleanup, the spec resubmitted, a regroup), and kept, with the same records as a read
 //! without a cache, while nothing changed.
 
-use sluice_catalog::timeline_cache::TimelineStats;
+use sluice_metastore::timeline::kept::TimelineStats;
 use sluice_format::time::{now_ms, Interval};
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
@@ -18,7 +18,7 @@ const HOUR: i64 = 3_600_000;
 /// The sort keys a query of `name` reads through `cache`, checked equal to a read without one.
 async fn read(meta: &dyn MetadataStore, cache: &SegmentCache, name: &str) -> Vec<String> {
     let all = [Interval { start: i64::MIN / 2, end: i64::MAX / 2 }];
-    let keys = |(records, _): (Vec<sluice_catalog::timeline::SegmentRecord>, _)| {
+    let keys = |(records, _): (Vec<sluice_metastore::timeline::SegmentRecord>, _)| {
         records.iter().map(|r| r.sk()).collect::<Vec<_>>()
     };
     let kept = keys(visible_records(meta, Some(cache), name, &all, None).await.expect("kept timeline"));

@@ -3,7 +3,7 @@
 //! `lookup()` over a datasource the pipeline published; a damaged map object is named.
 
 use serde_json::json;
-use sluice_catalog::lookups::{self, LookupCache, LookupError, LookupSpec, DEFAULT_TIER};
+use sluice_metastore::lookups::{self, LookupCache, LookupError, LookupSpec, DEFAULT_TIER};
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
 use sluice_integration::unique;

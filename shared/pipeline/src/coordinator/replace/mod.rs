@@ -11,7 +11,7 @@
 //!  cleanup   after the grace: replaced seg# + objects deleted, then replace#n
 //! ```
 //!
-//! Readers see replaces through [`ReplaceView`] (`sluice-catalog`'s, re-exported here).
+//! Readers see replaces through [`ReplaceView`] (`sluice-metastore`'s, re-exported here).
 
 mod cleanup;
 mod written;
@@ -24,7 +24,7 @@ pub use crate::layout::replace::{
     GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState, MAX_GUARDS, MAX_REPLACED,
 };
 use crate::layout::timeline::SegmentRecord;
-pub use sluice_catalog::replace_view::ReplaceView;
+pub use sluice_metastore::timeline::replace_view::ReplaceView;
 use sluice_format::time::Interval;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::StorageError;

@@ -1,12 +1,12 @@
 //! The catalog's readers link no ingestion code: `sluice-query`, `sluice-sql`, the broker and
-//! the query-worker function read what is visible through `sluice-catalog`, so neither
+//! the query-worker function read what is visible through `sluice-metastore`, so neither
 //! `sluice-pipeline` nor the Kafka client (`sluice-kafka`, rdkafka and librdkafka) is among
 //! their normal dependencies, nor the catalog's own.
 
 use std::process::Command;
 
 /// Packages whose dependencies must hold no ingestion code.
-const READERS: [&str; 5] = ["sluice-catalog", "sluice-query", "sluice-sql", "sluice-broker", "sluice-query-worker"];
+const READERS: [&str; 5] = ["sluice-metastore", "sluice-query", "sluice-sql", "sluice-broker", "sluice-query-worker"];
 
 /// Packages of the ingestion path.
 const INGESTION: [&str; 4] = ["sluice-pipeline", "sluice-kafka", "rdkafka", "rdkafka-sys"];
@@ -28,7 +28,7 @@ fn normal_dependencies(package: &str) -> Vec<String> {
 fn readers_depend_on_the_catalog_and_not_on_the_ingestion_path() {
     for reader in READERS {
         let dependencies = normal_dependencies(reader);
-        assert!(dependencies.iter().any(|d| d == "sluice-catalog"), "{reader}: no sluice-catalog in {dependencies:?}");
+        assert!(dependencies.iter().any(|d| d == "sluice-metastore"), "{reader}: no sluice-metastore in {dependencies:?}");
         let ingestion: Vec<&String> = dependencies.iter().filter(|d| INGESTION.contains(&d.as_str())).collect();
         assert!(ingestion.is_empty(), "{reader} depends on {ingestion:?}");
     }
