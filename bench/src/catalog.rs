@@ -173,9 +173,10 @@ impl Setup<'_> {
         let mut batch = Vec::with_capacity(100);
         for k in 1..records as u64 {
             let record = self.history_record(&real, k);
+            // Unconditional: a transaction the SDK sends again after a timeout writes the same.
             batch.push(TxOp::Put {
                 item: Item::new(&pk, record.sk(), serde_json::to_value(&record)?),
-                condition: Condition::Absent,
+                condition: Condition::None,
             });
             if batch.len() == 100 {
                 self.meta.transact(std::mem::take(&mut batch)).await?;
