@@ -10,6 +10,7 @@
 //!                                       sk plan#<group> | offsets#<group>
 //!                                       sk chunk#<start> | seg#<start>#<version>#<partition>
 //!                                       sk replaces | replace#<n> | guard#<start>
+//!                                       sk timeline | tlog#<version>         the timeline's head and change log
 //!                                       sk history#<submitted> | batch#<task id>
 //!            pk batchtasks              sk <task id>                         which datasource a batch task writes
 //!            pk batch#<task id>         sk spec | split#<n>
@@ -239,6 +240,17 @@ pub fn replace_sk(id: u64) -> String {
     format!("{REPLACE_PREFIX}{id:012}")
 }
 
+/// Sort key of a datasource's timeline head (`timeline_log::TimelineHead`).
+pub const TIMELINE_SK: &str = "timeline";
+
+/// Sort key prefix of a datasource's timeline change log.
+pub const TIMELINE_LOG_PREFIX: &str = "tlog#";
+
+/// Sort key of the change log's entry of timeline version `version`.
+pub fn timeline_log_sk(version: u64) -> String {
+    format!("{TIMELINE_LOG_PREFIX}{version:020}")
+}
+
 /// Sort key of the replace guard of segments starting at `start`.
 pub fn guard_sk(start: i64) -> String {
     format!("{GUARD_PREFIX}{}", sortable(start))
@@ -316,6 +328,18 @@ mod tests {
         assert!(report_sk(1_234).starts_with(&report_block_prefix(1_234 / REPORT_BLOCK)));
         assert!(!report_sk(1_300).starts_with(&report_block_prefix(1_234 / REPORT_BLOCK)));
         assert!(history_sk(9) < history_sk(10) && history_sk(-1) < history_sk(0));
+    }
+
+    #[test]
+    fn the_timelines_keys_match_no_prefix_read_on_a_datasource() {
+        let prefixes = [PLAN_PREFIX, OFFSETS_PREFIX, SEGMENT_PREFIX, SUMMARY_PREFIX, REPLACE_COUNTER_SK, GUARD_PREFIX];
+        let more = [HISTORY_PREFIX, BATCH_TASK_PREFIX, "chunk#", SPEC_SK, STATS_SK, GROUPING_SK, AUTOSCALER_SK];
+        for sk in [TIMELINE_SK.to_string(), timeline_log_sk(7)] {
+            for prefix in prefixes.iter().chain(&more) {
+                assert!(!sk.starts_with(prefix) && !prefix.starts_with(sk.as_str()), "{sk} and {prefix}");
+            }
+        }
+        assert!(timeline_log_sk(9) < timeline_log_sk(10) && timeline_log_sk(10).starts_with(TIMELINE_LOG_PREFIX));
     }
 
     #[test]

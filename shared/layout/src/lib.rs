@@ -1,6 +1,6 @@
 //! The layout of the metadata table and of deep storage, owned here: every key ([`keys`]) and
 //! every item body, one module per owner ([`datasource`], [`grouping`], [`autoscaler`], [`task`], [`report`],
-//! [`timeline`], [`replace`], [`batch`], [`coordinator`], [`lookup`]). Bodies are
+//! [`timeline`], [`timeline_log`], [`replace`], [`batch`], [`coordinator`], [`lookup`]). Bodies are
 //! plain serde types; the task item's transitions are pure methods on it. The operations that
 //! read them (`sluice-metastore`) and write them (`sluice-pipeline`'s datasource, task and
 //! timeline modules, the supervisor and the merger) re-export what they use, and `sluice-sim`
@@ -17,3 +17,4 @@ pub mod replace;
 pub mod report;
 pub mod task;
 pub mod timeline;
+pub mod timeline_log;

@@ -21,11 +21,14 @@
 //!  spec, grouping, offsets#, replace* -> kept          the timeline kept between queries
 //!  sum#                              -> summaries      the summaries of the records a query
 //!                                                      selected, for pruning
+//!  timeline, tlog#                   -> head           the head and change log every
+//!                                                      visibility change writes
 //!  chunk#, seg#, sum#                -> records        the writers' side: partitions
 //!                                                      allocated, records written, marked
 //!                                                      visible, discarded
 //! ```
 
+pub mod head;
 pub mod kept;
 mod realtime;
 pub mod records;
