@@ -32,4 +32,5 @@ mod regroup;
 mod sdk_errors;
 mod sql_oracle;
 mod task_api;
+mod timeline_head;
 mod topic_pattern;

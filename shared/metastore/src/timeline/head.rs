@@ -63,14 +63,23 @@ impl VisibilityOps {
         let condition = if read.version == 0 { Condition::Absent } else { Condition::Version(read.version) };
         let entry =
             ChangeEntry { version, at: now_ms, change, spans: merge_spans(added.iter().chain(hidden).copied()) };
-        let mut ops = vec![
+        let ops = vec![
             TxOp::Put { item: Item::new(&pk, TIMELINE_SK, to_json(&head)), condition },
             TxOp::Put { item: Item::new(&pk, timeline_log_sk(version), to_json(&entry)), condition: Condition::Absent },
         ];
-        if let Some(old) = version.checked_sub(MAX_LOG_ENTRIES).filter(|v| *v > 0) {
-            ops.push(TxOp::Delete { pk: pk.clone(), sk: timeline_log_sk(old), condition: Condition::None });
+        VisibilityOps { ops, version }.keeping(datasource, MAX_LOG_ENTRIES)
+    }
+
+    /// The same change with the log kept at its last `keep` entries (the entry `keep` versions
+    /// back deleted) instead of [`MAX_LOG_ENTRIES`]: what a test of the trim on a slow
+    /// endpoint writes.
+    pub fn keeping(mut self, datasource: &str, keep: u64) -> VisibilityOps {
+        self.ops.truncate(2);
+        if let Some(old) = self.version.checked_sub(keep.max(1)).filter(|v| *v > 0) {
+            let (pk, sk) = (datasource_pk(datasource), timeline_log_sk(old));
+            self.ops.push(TxOp::Delete { pk, sk, condition: Condition::None });
         }
-        VisibilityOps { ops, version }
+        self
     }
 }
 
@@ -84,36 +93,30 @@ mod tests {
     use super::*;
     use sluice_store::metadata::{open_metadata, MetaError};
 
-    fn publish(read: &HeadRead, seq: u64, hour: i64) -> VisibilityOps {
-        let task = TaskId { datasource: "d".into(), group: 0, seq };
-        let added = [Interval::new(hour * 3_600_000, (hour + 1) * 3_600_000)];
-        VisibilityOps::new("d", read, Change::Task { task, merge: format!("m{seq}") }, (&added, &[]), 1)
-    }
-
+    /// Both backends: `tests/tests/services/timeline_head.rs`.
     #[tokio::test]
-    async fn each_change_moves_the_head_once_and_the_log_keeps_its_last_entries() {
+    async fn a_stale_head_writes_nothing_and_the_log_keeps_its_last_entries() {
         let dir = tempfile::tempdir().expect("temp dir");
         let meta = open_metadata(&format!("file://{}", dir.path().display())).await.expect("store");
         let meta = meta.as_ref();
+        let change = |seq| Change::Task { task: TaskId { datasource: "d".into(), group: 0, seq }, merge: "m".into() };
+        let hour = [Interval::new(0, 3_600_000)];
         let first = HeadRead::read(meta, "d").await.expect("read");
-        assert_eq!(first.version, 0);
-        meta.transact(publish(&first, 1, 0).ops).await.expect("the first change");
-        // A change built from the head as read before loses on the head, and writes nothing.
-        match meta.transact(publish(&first, 2, 1).ops).await {
-            Err(MetaError::TransactionFailed { index, .. }) => assert_eq!(index, VisibilityOps::HEAD),
-            other => panic!("a stale head must fail its transaction: {other:?}"),
-        }
+        meta.transact(VisibilityOps::new("d", &first, change(1), (&hour, &[]), 1).ops).await.expect("a change");
+        let stale = VisibilityOps::new("d", &first, change(2), (&hour, &[]), 1);
+        assert!(matches!(
+            meta.transact(stale.ops).await,
+            Err(MetaError::TransactionFailed { index: VisibilityOps::HEAD, .. })
+        ));
         let mut read = HeadRead::read(meta, "d").await.expect("read");
         assert_eq!((read.version, read.head.frontier.get(&0)), (1, Some(&1)));
-        for seq in 2..=MAX_LOG_ENTRIES + 3 {
-            meta.transact(publish(&read, seq, seq as i64).ops).await.expect("a change");
+        // The log as deployed keeps its last MAX_LOG_ENTRIES entries.
+        for seq in 2..=MAX_LOG_ENTRIES + 2 {
+            meta.transact(VisibilityOps::new("d", &read, change(seq), (&hour, &[]), 1).ops).await.expect("a change");
             read = HeadRead::read(meta, "d").await.expect("read");
         }
-        assert_eq!(read.version, MAX_LOG_ENTRIES + 3);
-        let entries = meta.query(&datasource_pk("d"), sluice_layout::keys::TIMELINE_LOG_PREFIX).await.expect("log");
-        assert_eq!(entries.len() as u64, MAX_LOG_ENTRIES, "the log keeps its last entries");
-        let first_kept: ChangeEntry = serde_json::from_value(entries[0].body.clone()).expect("entry");
-        assert_eq!(first_kept.version, 4);
-        assert_eq!(read.head.longest, 3_600_000);
+        let log = meta.query(&datasource_pk("d"), sluice_layout::keys::TIMELINE_LOG_PREFIX).await.expect("log");
+        assert_eq!(log.len() as u64, MAX_LOG_ENTRIES);
+        assert_eq!(log[0].sk, timeline_log_sk(3));
     }
 }
