@@ -4,6 +4,11 @@
 //! (`tlog#<v - MAX_LOG_ENTRIES>`). Of two changes that read the same head, exactly one writes:
 //! the other's transaction fails on the head (the action [`VisibilityOps::HEAD`] places first
 //! among them) and is built again from the head read anew.
+//!
+//! The timeline version is the head item's store version, so the head is written only through
+//! these actions (a change of its state too, as a `reset` entry): a write of its own would make
+//! a version with no entry. It is never deleted alone: deleting it starts the versions again at
+//! 1, so its log goes with it.
 
 use crate::datasource::{parse_body, DatasourceError};
 use sluice_format::time::Interval;
