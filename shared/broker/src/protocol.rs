@@ -9,10 +9,10 @@
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
-use sluice_metastore::lookups::LookupRef;
 use sluice_format::text::excerpt;
 use sluice_format::time::Interval;
 use sluice_layout::keys::{query_partial_key, query_partials_prefix};
+use sluice_metastore::lookups::LookupRef;
 use sluice_query::{Partial, Query, QueryError};
 use sluice_store::storage::ObjectStore;
 use std::io::Read;

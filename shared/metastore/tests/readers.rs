@@ -28,7 +28,10 @@ fn normal_dependencies(package: &str) -> Vec<String> {
 fn readers_depend_on_the_catalog_and_not_on_the_ingestion_path() {
     for reader in READERS {
         let dependencies = normal_dependencies(reader);
-        assert!(dependencies.iter().any(|d| d == "sluice-metastore"), "{reader}: no sluice-metastore in {dependencies:?}");
+        assert!(
+            dependencies.iter().any(|d| d == "sluice-metastore"),
+            "{reader}: no sluice-metastore in {dependencies:?}"
+        );
         let ingestion: Vec<&String> = dependencies.iter().filter(|d| INGESTION.contains(&d.as_str())).collect();
         assert!(ingestion.is_empty(), "{reader} depends on {ingestion:?}");
     }

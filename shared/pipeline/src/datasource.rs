@@ -12,8 +12,8 @@ pub use crate::layout::datasource::{
     OffsetsItem, PlanItem, SchemaChange, SpecItem, SpecVersion, SupervisorState, MAX_SPEC_VERSIONS,
 };
 use crate::layout::task::MAX_SPEC_BYTES;
-pub use sluice_metastore::datasource::{list, load};
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
+pub use sluice_metastore::datasource::{list, load};
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
 
 /// What a submit did.

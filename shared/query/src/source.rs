@@ -7,13 +7,13 @@
 use super::opened::{Found, Opened, DEFAULT_DECODED_BYTES};
 use super::ranged::{read_parts, ReadPlan};
 use super::{execute_within, parse_query, PartialCache, Query, QueryError, QuerySegment};
-use sluice_metastore::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
-use sluice_metastore::timeline::summaries::SummaryCache;
-use sluice_metastore::timeline::SegmentRecord;
-use sluice_metastore::timeline::kept::{queried_segments, TimelineCache};
 use sluice_format::segment::Segment;
 use sluice_format::summary::{SegmentPruner, SegmentSummary};
 use sluice_format::time::{format_iso, Interval};
+use sluice_metastore::lookups::{LookupCache, LookupRef, DEFAULT_TIER};
+use sluice_metastore::timeline::kept::{queried_segments, TimelineCache};
+use sluice_metastore::timeline::summaries::SummaryCache;
+use sluice_metastore::timeline::SegmentRecord;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 use std::path::{Path, PathBuf};

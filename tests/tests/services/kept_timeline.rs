@@ -3,10 +3,10 @@
 //! drop, cleanup, the spec resubmitted, a regroup), and kept, with the same records as a read
 //! without a cache, while nothing changed.
 
-use sluice_metastore::timeline::kept::TimelineStats;
 use sluice_format::time::{now_ms, Interval};
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
+use sluice_metastore::timeline::kept::TimelineStats;
 use sluice_pipeline::coordinator;
 use sluice_pipeline::coordinator::{compact, CompactOptions, CompactReport};
 use sluice_query::{visible_records, SegmentCache};

@@ -3,10 +3,10 @@
 //! `lookup()` over a datasource the pipeline published; a damaged map object is named.
 
 use serde_json::json;
-use sluice_metastore::lookups::{self, LookupCache, LookupError, LookupSpec, DEFAULT_TIER};
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
 use sluice_integration::unique;
+use sluice_metastore::lookups::{self, LookupCache, LookupError, LookupSpec, DEFAULT_TIER};
 
 fn spec(name: &str, version: &str, map: serde_json::Value) -> LookupSpec {
     let value = json!({"version": version, "lookupExtractorFactory": {"type": "map", "map": map}});

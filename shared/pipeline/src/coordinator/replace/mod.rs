@@ -24,8 +24,8 @@ pub use crate::layout::replace::{
     GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind, ReplaceState, MAX_GUARDS, MAX_REPLACED,
 };
 use crate::layout::timeline::SegmentRecord;
-pub use sluice_metastore::timeline::replace_view::ReplaceView;
 use sluice_format::time::Interval;
+pub use sluice_metastore::timeline::replace_view::ReplaceView;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::StorageError;
 use std::collections::{BTreeMap, BTreeSet};
