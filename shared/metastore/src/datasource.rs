@@ -55,6 +55,11 @@ pub enum DatasourceError {
     Metadata(#[from] MetaError),
 }
 
+/// A body as its item holds it.
+pub fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("items serialize to JSON")
+}
+
 /// Parses an item body, naming the item when it does not fit.
 pub fn parse_body<T: serde::de::DeserializeOwned>(datasource: &str, item: &Item) -> Result<T, DatasourceError> {
     serde_json::from_value(item.body.clone()).map_err(|e| DatasourceError::Corrupt {

@@ -10,7 +10,7 @@
 //! a version with no entry. It is never deleted alone: deleting it starts the versions again at
 //! 1, so its log goes with it.
 
-use crate::datasource::{parse_body, DatasourceError};
+use crate::datasource::{parse_body, to_json, DatasourceError};
 use sluice_format::time::Interval;
 use sluice_layout::keys::{datasource_pk, timeline_log_sk, TIMELINE_SK};
 use sluice_layout::task::TaskId;
@@ -86,11 +86,6 @@ impl VisibilityOps {
         }
         self
     }
-}
-
-/// A body as its item holds it.
-fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
-    serde_json::to_value(value).expect("items serialize to JSON")
 }
 
 #[cfg(test)]

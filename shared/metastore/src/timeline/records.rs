@@ -9,7 +9,7 @@
 //! exactly the segments their replace item names (`sluice-pipeline`'s replace module).
 
 use super::SegmentRecord;
-use crate::datasource::{parse_body, DatasourceError};
+use crate::datasource::{parse_body, to_json, DatasourceError};
 use crate::task::TaskId;
 use bytes::Bytes;
 use sluice_format::segment::{ColumnType, FormatError, Segment};
@@ -19,11 +19,6 @@ use sluice_layout::keys::{chunk_sk, datasource_pk, segment_key};
 pub use sluice_layout::timeline::ChunkItem;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore};
 use sluice_store::storage::ObjectStore;
-
-/// A body as its item holds it.
-fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
-    serde_json::to_value(value).expect("items serialize to JSON")
-}
 
 /// Reserves `count` partition numbers in the chunk `interval`, creating the chunk with
 /// version `new_version` if it has none; returns the version and the first number.
