@@ -58,6 +58,9 @@ impl Setup {
         spec["spec"]["ioConfig"]["useEarliestOffset"] = true.into();
         spec["spec"]["sluiceConfig"] = serde_json::json!({"maxRecordsPerTask": max_records_per_task});
         submit(b.meta.as_ref(), spec, 0).await.expect("submit");
+        // Ready at once (no release before this one writes here): queries read by interval.
+        let ready = sluice_metastore::timeline::head::prepare(b.meta.as_ref(), &name, 0, 0).await.expect("head");
+        assert_eq!(ready, sluice_layout::timeline_log::HeadState::Ready);
         Self { b, name, num_records, topic, partitions }
     }
 

@@ -90,7 +90,14 @@ impl Schedule {
         let grace = if self.rng.chance(0.5) { 0 } else { 60_000 };
         // A pass takes a grouping change's steps one at a time, or several in a row.
         let max_steps = if self.rng.chance(0.3) { 1 } else { 1 + self.rng.below(4) as usize };
-        let options = SupervisorOptions { cleanup_grace_ms: grace, max_steps, ..SupervisorOptions::at(now()) };
+        // The timeline's head made ready at some pass (under faults), its reads whole until then.
+        let ready_after = if self.rng.chance(0.3) { 0 } else { sluice_metastore::timeline::head::READY_AFTER_MS };
+        let options = SupervisorOptions {
+            cleanup_grace_ms: grace,
+            max_steps,
+            timeline_ready_after_ms: ready_after,
+            ..SupervisorOptions::at(now())
+        };
         let _ = supervise(&meta, &store, queue, &options, &self.name).await;
     }
 
@@ -175,11 +182,11 @@ async fn query_counts_each_row_once(
     b: &Backends,
     cache: &SegmentCache,
     name: &str,
-    k: usize,
-    seed: u64,
+    (k, seed): (usize, u64),
+    interval: &str,
 ) -> Option<Vec<String>> {
     let query = serde_json::json!({"queryType": "groupBy", "dataSource": name, "granularity": "all",
-        "intervals": ["2015-09-12/2015-09-13"], "dimensions": ["id"],
+        "intervals": [interval], "dimensions": ["id"],
         "aggregations": [{"type": "count", "name": "rows"}], "limitSpec": {"type": "default", "limit": 100000}});
     let out = match run_query(b.meta.as_ref(), b.store.as_ref(), Some(cache), &query.to_string()).await {
         Ok(out) => out,
@@ -205,6 +212,15 @@ async fn query_counts_each_row_once(
     }
     ids.sort();
     Some(ids)
+}
+
+/// The day every schedule's records are in.
+const DAY: &str = "2015-09-12/2015-09-13";
+
+/// Hour `h` of [`DAY`].
+fn hour(h: u64) -> String {
+    let end = if h >= 23 { "2015-09-13T00:00:00Z".to_string() } else { format!("2015-09-12T{:02}:00:00Z", h + 1) };
+    format!("2015-09-12T{h:02}:00:00Z/{end}")
 }
 
 /// Kills the broker and starts it again with `localstack/up.sh` (its log is kept on disk).
@@ -404,7 +420,7 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
                 s.job(&queue, job).await;
             }
             if s.rng.chance(0.3) {
-                query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
+                query_counts_each_row_once(&s.b, &cache, &name, (k, seed), DAY).await;
             }
             if compaction && s.rng.chance(0.1) {
                 let faults = s.faults_at(0.25, 0.005);
@@ -423,14 +439,16 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
                         s.count("compaction beside a query");
                         tokio::join!(
                             compactor(&s.b, &name, faults, 60_000, &s.counts),
-                            query_counts_each_row_once(&s.b, &cache, &name, k, seed)
+                            query_counts_each_row_once(&s.b, &cache, &name, (k, seed), DAY)
                         );
                     }
                     _ => compactor(&s.b, &name, faults, grace, &s.counts).await,
                 }
             }
         }
-        query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
+        // The day, or one hour of it: the cache keeps the intervals it read.
+        let asked = if s.rng.chance(0.5) { DAY.to_string() } else { hour(s.rng.below(8)) };
+        query_counts_each_row_once(&s.b, &cache, &name, (k, seed), &asked).await;
         if producer.is_finished() {
             let batch_done = match &batch {
                 Some(part) => part.finished(s.b.meta.as_ref()).await,
@@ -496,8 +514,19 @@ async fn run_schedule(k: usize, seed: u64, counts: &FaultCounts, restart: bool) 
     assert!(seen == expected, "schedule {k} (seed {seed}): some record is missing or twice");
     // The queries' cache kept the timeline it read while nothing visible changed: read through
     // it now, every record is there once.
-    let queried = query_counts_each_row_once(&s.b, &cache, &name, k, seed).await;
+    let queried = query_counts_each_row_once(&s.b, &cache, &name, (k, seed), DAY).await;
     assert!(queried.as_ref() == Some(&expected), "schedule {k} (seed {seed}): the kept timeline is stale");
+    // Hour by hour (read by interval, through the cache and without it), every record once.
+    let mut hours = Vec::new();
+    for h in 0..24 {
+        let through = query_counts_each_row_once(&s.b, &cache, &name, (k, seed), &hour(h)).await;
+        let cold = SegmentCache::new(cache_dir.path());
+        let fresh = query_counts_each_row_once(&s.b, &cold, &name, (k, seed), &hour(h)).await;
+        assert_eq!(through, fresh, "schedule {k} (seed {seed}): hour {h} through the cache");
+        hours.extend(through.unwrap_or_default());
+    }
+    hours.sort();
+    assert!(hours == expected, "schedule {k} (seed {seed}): the hours' queries do not count every record once");
     if realtime {
         s.count("real-time schedule");
     }

@@ -17,6 +17,7 @@ mod serve;
 mod sql;
 mod supervisor;
 mod task;
+mod timeline;
 mod workers;
 
 use clap::{Parser, Subcommand};
@@ -64,6 +65,10 @@ enum Command {
     Run(run::RunArgs),
     /// The visible segments of a datasource.
     Segments(segments::SegmentsArgs),
+    /// A datasource's timeline head: show it, or make it initializing again after records
+    /// were written by hand.
+    #[command(subcommand)]
+    Timeline(timeline::TimelineCommand),
     /// Runs a Druid native query (a file, or - for standard input) and prints the JSON result.
     Query(query::QueryArgs),
     /// Answers Druid SQL (the text, or - for standard input) and prints a table or a result format.
@@ -103,6 +108,7 @@ fn main() -> anyhow::Result<()> {
         Command::Lookups(c) => runtime()?.block_on(lookups::run(c, &cli.backends)),
         Command::Run(a) => runtime()?.block_on(run::run(a, &cli.backends)),
         Command::Segments(a) => runtime()?.block_on(segments::run(a, &cli.backends)),
+        Command::Timeline(c) => runtime()?.block_on(timeline::run(c, &cli.backends)),
         Command::Query(a) => runtime()?.block_on(query::run(a, &cli.backends)),
         Command::Sql(a) => runtime()?.block_on(sql::run(a, &cli.backends)),
         Command::Serve(a) => runtime()?.block_on(serve::run(a, &cli.backends)),

@@ -230,6 +230,13 @@ pub fn segment_sk(start: i64, version: &str, partition: u32) -> String {
     format!("{SEGMENT_PREFIX}{}#{version}#{partition:06}", sortable(start))
 }
 
+/// The least sort key of a segment record starting at or after `start`: the records starting
+/// in `[a, b)` are those from `segment_start_bound(a)` (inclusive) to `segment_start_bound(b)`
+/// (exclusive).
+pub fn segment_start_bound(start: i64) -> String {
+    format!("{SEGMENT_PREFIX}{}", sortable(start))
+}
+
 /// Sort key of the summary of the segment record whose sort key is `record_sk`.
 pub fn summary_sk(record_sk: &str) -> String {
     format!("{SUMMARY_PREFIX}{}", record_sk.strip_prefix(SEGMENT_PREFIX).unwrap_or(record_sk))

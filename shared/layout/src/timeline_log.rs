@@ -106,6 +106,17 @@ pub struct ChangeEntry {
 /// Intervals merged where they overlap or touch, in order; more than [`MAX_ENTRY_SPANS`]
 /// become their hull.
 pub fn merge_spans(intervals: impl IntoIterator<Item = Interval>) -> Vec<Interval> {
+    let out = merge_intervals(intervals);
+    if out.len() > MAX_ENTRY_SPANS {
+        let hull = Interval::new(out[0].start, out.iter().map(|i| i.end).max().unwrap_or(out[0].end));
+        return vec![hull];
+    }
+    out
+}
+
+/// Intervals merged where they overlap or touch, in order, empty ones left out (never into a
+/// hull: what covers exactly what was read).
+pub fn merge_intervals(intervals: impl IntoIterator<Item = Interval>) -> Vec<Interval> {
     let mut all: Vec<Interval> = intervals.into_iter().filter(|i| i.end > i.start).collect();
     all.sort_unstable_by_key(|i| (i.start, i.end));
     let mut out: Vec<Interval> = Vec::with_capacity(all.len());
@@ -114,10 +125,6 @@ pub fn merge_spans(intervals: impl IntoIterator<Item = Interval>) -> Vec<Interva
             Some(last) if i.start <= last.end => last.end = last.end.max(i.end),
             _ => out.push(i),
         }
-    }
-    if out.len() > MAX_ENTRY_SPANS {
-        let hull = Interval::new(out[0].start, out.iter().map(|i| i.end).max().unwrap_or(out[0].end));
-        return vec![hull];
     }
     out
 }

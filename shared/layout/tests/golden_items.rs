@@ -35,6 +35,7 @@ use sluice_layout::replace::{GuardItem, ReplaceCounter, ReplaceItem, ReplaceKind
 use sluice_layout::report::TaskReport;
 use sluice_layout::task::{Checkpoint, TaskId, TaskItem, TaskState};
 use sluice_layout::timeline::{ChunkItem, SegmentRecord, SummaryItem};
+use sluice_layout::timeline_log::{Change, ChangeEntry, HeadState, TimelineHead};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -100,6 +101,8 @@ fn kinds() -> BTreeMap<&'static str, Reader> {
     k.insert("replaces", reader(|_: &ReplaceCounter| ds(keys::REPLACE_COUNTER_SK)));
     k.insert("replace", reader(|r: &ReplaceItem| ds(&keys::replace_sk(r.id))));
     k.insert("guard", reader(|g: &GuardItem| ds(&keys::guard_sk(g.start))));
+    k.insert("timeline", reader(|_: &TimelineHead| ds(keys::TIMELINE_SK)));
+    k.insert("timeline-log", reader(|e: &ChangeEntry| ds(&keys::timeline_log_sk(e.version))));
     k.insert("task", reader(|t: &TaskItem| (t.id.pk(), t.id.sk())));
     k.insert(
         "checkpoint",
@@ -242,6 +245,19 @@ fn values_at<'a>(value: &'a Value, path: &[&str]) -> Vec<&'a Value> {
     }
 }
 
+/// The `kind` of each change an entry holds. The match is exhaustive, as [`variants!`]'s.
+fn change_kinds() -> Vec<Value> {
+    let task = TaskId { datasource: DS.into(), group: 0, seq: 1 };
+    let every =
+        [Change::Task { task, merge: String::new() }, Change::Replace { replace: 0, replaced: vec![] }, Change::Reset];
+    for c in &every {
+        match c {
+            Change::Task { .. } | Change::Replace { .. } | Change::Reset => {}
+        }
+    }
+    every.iter().map(|c| serde_json::to_value(c).expect("a change writes")["kind"].clone()).collect()
+}
+
 #[test]
 fn every_state_and_kind_is_in_an_item_as_this_release_writes_it() {
     // A report is of a finished task only: published or failed.
@@ -253,6 +269,8 @@ fn every_state_and_kind_is_in_an_item_as_this_release_writes_it() {
         ("replace", &["kind"], variants!(ReplaceKind: Compact, Drop, Append, Overwrite)),
         ("replace", &["state"], variants!(ReplaceState: Running, Published, Abandoned)),
         ("batch-task", &["state"], variants!(BatchState: Running, Published, Failed)),
+        ("timeline", &["state"], variants!(HeadState: Initializing, Ready)),
+        ("timeline-log", &["change", "kind"], change_kinds()),
         ("split", &["state"], variants!(SplitState: Pending, Running, Done, Failed)),
         ("split", &["pieces", "*", "source", "type"], piece_sources()),
         ("summary", &["summary", "columns", "*", "type"], column_summaries()),

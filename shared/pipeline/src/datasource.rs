@@ -13,7 +13,9 @@ pub use crate::layout::datasource::{
 };
 use crate::layout::task::MAX_SPEC_BYTES;
 use sluice_format::spec::{load_spec_value, DatasourceSpec};
+use sluice_layout::timeline_log::Change;
 pub use sluice_metastore::datasource::{list, load};
+use sluice_metastore::timeline::head::transact_visible;
 use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
 
 /// What a submit did.
@@ -72,15 +74,16 @@ pub async fn submit(
         None => {
             let item = SpecItem { spec: spec_json, state: SupervisorState::Running, schema_history: vec![change] };
             let version = history_put(&pk, &item.spec, now_ms);
-            meta.transact(vec![
+            let ops = vec![
                 TxOp::Put { item: Item::new(&pk, SPEC_SK, to_json(&item)), condition: Condition::Absent },
                 TxOp::Put {
                     item: Item::new(CATALOG_PK, catalog_sk(&name), serde_json::json!({})),
                     condition: Condition::None,
                 },
                 version,
-            ])
-            .await?;
+            ];
+            // The timeline's head is written with the spec: the supervisor makes it ready.
+            transact_visible(meta, &name, ops, Change::Reset, (&[], &[]), now_ms).await?;
             trim_history(meta, &pk).await?;
             Ok((name, Submitted::Created, loaded.warnings.iter().map(ToString::to_string).collect()))
         }
@@ -98,14 +101,22 @@ pub async fn submit(
                     item.schema_history.remove(0);
                 }
             }
+            // Whether queries read what running tasks checkpointed: a change readers cannot
+            // follow from what they kept.
+            let was_realtime = load_spec_value(item.spec.clone()).is_ok_and(|s| s.spec.sluice.realtime.is_some());
+            let mode_changed = was_realtime != loaded.spec.sluice.realtime.is_some();
             item.spec = spec_json;
             if item.state == SupervisorState::Terminated {
                 item.state = SupervisorState::Running;
             }
             let version = history_put(&pk, &item.spec, now_ms);
             let spec = Item::new(&pk, SPEC_SK, to_json(&item));
-            meta.transact(vec![TxOp::Put { item: spec, condition: Condition::Version(current.version) }, version])
-                .await?;
+            let ops = vec![TxOp::Put { item: spec, condition: Condition::Version(current.version) }, version];
+            if mode_changed {
+                transact_visible(meta, &name, ops, Change::Reset, (&[], &[]), now_ms).await?;
+            } else {
+                meta.transact(ops).await?;
+            }
             trim_history(meta, &pk).await?;
             Ok((name, Submitted::Updated { schema_changed }, loaded.warnings.iter().map(ToString::to_string).collect()))
         }

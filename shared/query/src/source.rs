@@ -292,8 +292,8 @@ pub async fn visible_records(
     pruner: Option<&SegmentPruner>,
 ) -> Result<(Vec<SegmentRecord>, Pruning), QueryError> {
     let records = match cache {
-        Some(c) => c.timelines.segments(meta, datasource).await,
-        None => queried_segments(meta, datasource).await.map(Arc::new),
+        Some(c) => c.timelines.segments(meta, datasource, intervals).await,
+        None => queried_segments(meta, datasource, intervals).await.map(Arc::new),
     }
     .map_err(|e| QueryError::Source(e.to_string()))?;
     Ok(select_records(meta, cache, datasource, &records, intervals, pruner).await)
@@ -318,13 +318,13 @@ where
     F: Fn(Vec<SegmentRecord>, Pruning) -> Fut,
     Fut: std::future::Future<Output = Result<T, QueryError>>,
 {
-    let kept = cache.and_then(|c| c.timelines.kept(datasource).map(|k| (c, k)));
+    let kept = cache.and_then(|c| c.timelines.kept(datasource, intervals).map(|k| (c, k)));
     let Some((c, kept)) = kept else {
         let (records, pruning) = visible_records(meta, cache, datasource, intervals, pruner).await?;
         return work(records, pruning).await;
     };
     let (records, pruning) = select_records(meta, cache, datasource, &kept, intervals, pruner).await;
-    let current = c.timelines.segments(meta, datasource);
+    let current = c.timelines.segments(meta, datasource, intervals);
     let answer = work(records, pruning);
     let (current, answer) = match futures::future::select(Box::pin(current), Box::pin(answer)).await {
         futures::future::Either::Left((current, answer)) => {

@@ -188,7 +188,7 @@ async fn what_an_abandoned_compaction_wrote_is_never_visible_and_cleaned_up(b: B
     assert_eq!(cleaned, 1);
     assert!(matches!(store.get(&orphan.key).await, Err(StorageError::NotFound { .. })));
     assert!(meta.get(&datasource_pk(&s.name), &orphan.sk()).await.expect("get").is_none());
-    let late = replace::publish(meta, &s.name, &begun, &chunk, &Default::default(), now_ms(), Vec::new())
+    let late = replace::publish(meta, &s.name, &begun, (&chunk, &[]), &Default::default(), now_ms(), Vec::new())
         .await
         .expect("publish");
     assert!(matches!(late, replace::Published::Conflict(_)), "an abandoned replace cannot publish: {late:?}");

@@ -1,12 +1,15 @@
 //! The timeline a query cache keeps (`sluice_metastore::timeline::kept`) on each backend: read
 //! again after every change of what is visible (tasks publishing, a compaction, a retention
-//! drop, cleanup, the spec resubmitted, a regroup), and kept, with the same records as a read
-//! without a cache, while nothing changed.
+//! drop, a regroup's publishes, the spec's mode changed), kept while nothing visible changed
+//! (cleanup, the spec resubmitted in the same mode), with the same records as a read without
+//! a cache; and read by interval, the same records as the whole timeline's of those intervals.
 
 use sluice_format::time::{now_ms, Interval};
 use sluice_integration::indexing::Backends;
 use sluice_integration::protocol::Setup;
+use sluice_metastore::timeline::interval::visible_in;
 use sluice_metastore::timeline::kept::TimelineStats;
+use sluice_metastore::timeline::visible_segments;
 use sluice_pipeline::coordinator;
 use sluice_pipeline::coordinator::{compact, CompactOptions, CompactReport};
 use sluice_query::{visible_records, SegmentCache};
@@ -38,6 +41,37 @@ async fn changed(meta: &dyn MetadataStore, cache: &SegmentCache, name: &str, wha
     keys
 }
 
+/// Reads `name` after something that changed no visible record: answered from the kept timeline.
+async fn unchanged(meta: &dyn MetadataStore, cache: &SegmentCache, name: &str, kept: &[String], what: &str) {
+    let before = cache.timelines().stats();
+    assert_eq!(read(meta, cache, name).await, kept, "{what}");
+    assert_eq!(cache.timelines().stats(), TimelineStats { hits: before.hits + 1, reads: before.reads }, "{what}: kept");
+}
+
+/// The visible records of `name` read by interval, for every hour around the data, two hours
+/// together, parts of hours and a span reaching past both ends: each the whole timeline's
+/// records overlapping it, read at a version of the head.
+async fn by_interval(meta: &dyn MetadataStore, name: &str, what: &str) {
+    let whole = visible_segments(meta, name).await.expect("timeline");
+    let first = Interval::new(1_442_016_000_000, 1_442_016_000_000 + HOUR);
+    let hour = |k: i64| Interval::new(first.start + k * HOUR, first.end + k * HOUR);
+    let mut asked: Vec<Vec<Interval>> = (-1..5).map(|k| vec![hour(k)]).collect();
+    asked.push(vec![hour(0), hour(2)]);
+    asked.push(vec![Interval::new(first.start + HOUR / 2, first.start + HOUR / 2 + 1)]);
+    asked.push(vec![Interval::new(first.start - 100 * HOUR, first.start + 100 * HOUR)]);
+    for intervals in asked {
+        let read = visible_in(meta, name, &intervals).await.expect("read by interval");
+        let expected: Vec<String> = whole
+            .iter()
+            .filter(|r| intervals.iter().any(|i| i.start < r.interval.end && r.interval.start < i.end))
+            .map(|r| r.sk())
+            .collect();
+        let got: Vec<String> = read.records.iter().map(|r| r.sk()).collect();
+        assert_eq!(got, expected, "{what}: {intervals:?}");
+        assert!(read.version.is_some(), "{what}: a ready head anchors the read");
+    }
+}
+
 /// A compaction and retention pass with a grace of `grace_ms` before cleanup.
 async fn pass(meta: &dyn MetadataStore, store: &dyn ObjectStore, name: &str, grace_ms: i64) -> CompactReport {
     let options = CompactOptions { grace_ms, ..CompactOptions::at(now_ms()) };
@@ -53,11 +87,13 @@ async fn a_kept_timeline_is_read_again_after_every_visibility_change(b: Backends
     let cache = SegmentCache::new(dir.path());
     let first = changed(meta, &cache, &s.name, "first query").await;
     assert_eq!(first.len(), 18, "six tasks' segments in three hours");
+    by_interval(meta, &s.name, "published").await;
 
     s.produce_more(30).await;
     s.catch_up().await;
     let appended = changed(meta, &cache, &s.name, "tasks published").await;
     assert!(appended.len() > first.len(), "{appended:?}");
+    by_interval(meta, &s.name, "more published").await;
 
     let config = serde_json::json!({"dataSource": s.name, "skipOffsetFromLatest": "PT0S"});
     coordinator::config::submit(meta, config).await.expect("compaction config");
@@ -65,28 +101,33 @@ async fn a_kept_timeline_is_read_again_after_every_visibility_change(b: Backends
     assert_eq!(r.chunks_compacted, 3, "{r:?}");
     let compacted = changed(meta, &cache, &s.name, "a compaction published").await;
     assert_eq!(compacted.len(), 3, "{compacted:?}");
+    by_interval(meta, &s.name, "compacted").await;
 
     let cleaned = pass(meta, store, &s.name, 0).await;
     assert_eq!(cleaned.replaces_cleaned, 3, "{cleaned:?}");
-    assert_eq!(changed(meta, &cache, &s.name, "replaces cleaned up").await, compacted);
+    unchanged(meta, &cache, &s.name, &compacted, "replaces cleaned up").await;
+    by_interval(meta, &s.name, "cleaned up").await;
 
     let first_hour = "2015-09-12T00:00:00Z/2015-09-12T01:00:00Z";
     let rules = serde_json::json!([{"type": "dropByInterval", "interval": first_hour}, {"type": "loadForever"}]);
     coordinator::rules::set(meta, &s.name, rules).await.expect("rules");
     let dropped = pass(meta, store, &s.name, HOUR).await;
     assert_eq!(dropped.segments_dropped, 1, "{dropped:?}");
-    assert_eq!(changed(meta, &cache, &s.name, "an hour dropped").await.len(), 2);
+    let kept = changed(meta, &cache, &s.name, "an hour dropped").await;
+    assert_eq!(kept.len(), 2);
+    by_interval(meta, &s.name, "dropped").await;
 
     // The spec resubmitted with another taskCount: the groups move to a new epoch.
     let (spec, _) = sluice_pipeline::datasource::load(meta, &s.name).await.expect("spec");
     let mut spec = spec.spec;
     spec["spec"]["ioConfig"]["taskCount"] = 2.into();
     sluice_pipeline::datasource::submit(meta, spec.clone(), now_ms()).await.expect("resubmit");
-    changed(meta, &cache, &s.name, "the spec resubmitted").await;
+    unchanged(meta, &cache, &s.name, &kept, "the spec resubmitted in the same mode").await;
     s.produce_more(20).await;
     s.catch_up().await;
     let regrouped = changed(meta, &cache, &s.name, "regrouped and published").await;
     assert!(regrouped.len() > 2, "{regrouped:?}");
+    by_interval(meta, &s.name, "regrouped").await;
 
     // A real-time datasource's view changes with every checkpoint: never kept.
     spec["spec"]["sluiceConfig"] = serde_json::json!({"realtime": {"checkpointPeriod": "PT1S"}});

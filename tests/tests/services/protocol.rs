@@ -228,7 +228,8 @@ async fn a_reset_during_a_merge_refuses_its_publish(b: Backends) {
 
 async fn more_segments_than_a_transaction_holds(b: Backends) {
     let s = Setup::new(b, 1, 40, 1, 100, serde_json::json!({"maxRowsPerSegment": 3})).await;
-    let small: Arc<dyn MetadataStore> = Arc::new(Intercepted::small_transactions(s.b.meta.clone(), 2));
+    // The publish: offsets and task, then the timeline's head, its entry and the log's trim.
+    let small: Arc<dyn MetadataStore> = Arc::new(Intercepted::small_transactions(s.b.meta.clone(), 5));
     let queue = QueueInvoker::default();
     // Planning starts the group's items in one transaction with a check of the grouping (3
     // actions): the limit applies from the indexer on.

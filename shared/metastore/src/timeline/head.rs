@@ -12,10 +12,15 @@
 
 use crate::datasource::{parse_body, to_json, DatasourceError};
 use sluice_format::time::Interval;
-use sluice_layout::keys::{datasource_pk, timeline_log_sk, TIMELINE_SK};
+use sluice_layout::datasource::OffsetsItem;
+use sluice_layout::keys::{datasource_pk, group_of, timeline_log_sk, OFFSETS_PREFIX, TIMELINE_SK};
 use sluice_layout::task::TaskId;
-use sluice_layout::timeline_log::{merge_spans, Change, ChangeEntry, TimelineHead, MAX_LOG_ENTRIES};
-use sluice_store::metadata::{Condition, Item, MetadataStore, TxOp};
+use sluice_layout::timeline_log::{merge_spans, Change, ChangeEntry, HeadState, TimelineHead, MAX_LOG_ENTRIES};
+use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
+
+/// Attempts of a visibility transaction whose head moved (another change of the datasource
+/// committed between its read and its write) before it gives up.
+pub const HEAD_ATTEMPTS: usize = 32;
 
 /// A datasource's timeline head as read: its body and store version (0: not written yet).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -62,7 +67,22 @@ impl VisibilityOps {
             Change::Task { task, .. } => Some(task.clone()),
             _ => None,
         };
-        let head = read.head.after(added, task.as_ref());
+        let mut head = read.head.after(added, task.as_ref());
+        if read.version == 0 {
+            head.since = now_ms;
+        }
+        VisibilityOps::with_head(datasource, read, head, change, (added, hidden), now_ms)
+    }
+
+    /// The actions of a change that writes `head` as the head's next version.
+    pub fn with_head(
+        datasource: &str,
+        read: &HeadRead,
+        head: TimelineHead,
+        change: Change,
+        (added, hidden): (&[Interval], &[Interval]),
+        now_ms: i64,
+    ) -> VisibilityOps {
         let version = read.version + 1;
         let pk = datasource_pk(datasource);
         let condition = if read.version == 0 { Condition::Absent } else { Condition::Version(read.version) };
@@ -88,10 +108,211 @@ impl VisibilityOps {
     }
 }
 
+/// Commits `ops` (the change's own actions) with the visibility actions of `change` appended,
+/// reading the head first and again each time only the head refused them (another change of
+/// the datasource came between), at most [`HEAD_ATTEMPTS`] times. Returns the version made.
+///
+/// A condition of `ops` that fails is returned as the store reported it (its index into `ops`
+/// keeps its meaning): nothing was applied.
+pub async fn transact_visible(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    ops: Vec<TxOp>,
+    change: Change,
+    spans: (&[Interval], &[Interval]),
+    now_ms: i64,
+) -> Result<u64, DatasourceError> {
+    let own = ops.len();
+    let mut last = None;
+    for attempt in 0..HEAD_ATTEMPTS {
+        if attempt > 0 {
+            // A few ms, growing: the change that won is one transaction, already committed.
+            tokio::time::sleep(std::time::Duration::from_millis(fastrand::u64(0..=(2u64 << attempt.min(6))))).await;
+        }
+        let read = HeadRead::read(meta, datasource).await?;
+        let visibility = VisibilityOps::new(datasource, &read, change.clone(), spans, now_ms);
+        let mut all = ops.clone();
+        all.extend(visibility.ops);
+        match meta.transact(all).await {
+            Ok(()) => return Ok(visibility.version),
+            Err(e @ MetaError::TransactionFailed { index, .. }) if index == own + VisibilityOps::HEAD => last = Some(e),
+            Err(MetaError::TransactionFailed { index, sk, .. }) if index > own => {
+                // The entry of the next version exists while the head is before it: the head was
+                // deleted without its log. Every change would fail the same way.
+                return Err(DatasourceError::Corrupt {
+                    datasource: datasource.into(),
+                    sk,
+                    reason: format!(
+                        "the change log already holds the entry of version {}: the timeline head was deleted \
+                         without its log (delete every tlog# item of the datasource too)",
+                        visibility.version
+                    ),
+                });
+            }
+            Err(e @ MetaError::Conflict { .. }) => last = Some(e),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let reason = last.map(|e| e.to_string()).unwrap_or_default();
+    Err(DatasourceError::Metadata(MetaError::Conflict {
+        url: String::new(),
+        message: format!("the timeline head of {datasource:?} moved {HEAD_ATTEMPTS} times: {reason}"),
+    }))
+}
+
+/// How long a head stays initializing before the supervisor makes it ready: Lambda's longest
+/// invocation, so that no function of a release that did not write the head can still publish.
+pub const READY_AFTER_MS: i64 = 15 * 60 * 1_000;
+
+/// Brings the head of `datasource` on: writes it, initializing, when there is none, and makes
+/// it ready once `ready_after_ms` passed since (every change since has written it): every
+/// record read once for the longest interval, every group's committed offsets for the last task
+/// published. Returns the state it leaves. One `get` for a head already ready.
+pub async fn prepare(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    now_ms: i64,
+    ready_after_ms: i64,
+) -> Result<HeadState, DatasourceError> {
+    for _ in 0..HEAD_ATTEMPTS {
+        let read = HeadRead::read(meta, datasource).await?;
+        let head = match (read.version, read.head.state) {
+            (_, HeadState::Ready) => match published_past_frontier(meta, datasource, &read.head).await? {
+                None => return Ok(HeadState::Ready),
+                Some(group) => {
+                    tracing::warn!(
+                        datasource,
+                        group,
+                        "a task was published without moving the timeline head (a release before it ran \
+                         again): the head is initializing again and queries read the whole timeline"
+                    );
+                    TimelineHead { state: HeadState::Initializing, since: now_ms, ..read.head.clone() }
+                }
+            },
+            (0, _) => TimelineHead { since: now_ms, ..TimelineHead::default() },
+            (_, HeadState::Initializing) if now_ms < read.head.since.saturating_add(ready_after_ms) => {
+                return Ok(HeadState::Initializing)
+            }
+            (_, HeadState::Initializing) => ready(meta, datasource, &read.head, now_ms).await?,
+        };
+        let ops = VisibilityOps::with_head(datasource, &read, head, Change::Reset, (&[], &[]), now_ms).ops;
+        match meta.transact(ops).await {
+            Ok(()) => {}
+            Err(MetaError::TransactionFailed { .. } | MetaError::Conflict { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(DatasourceError::Metadata(MetaError::Conflict {
+        url: String::new(),
+        message: format!("the timeline head of {datasource:?} moved {HEAD_ATTEMPTS} times while it was prepared"),
+    }))
+}
+
+/// A group whose committed offsets name a last published task past the head's frontier: a
+/// publish that did not move the head (a function of an earlier release, run again by a
+/// rollback). Read every pass; `None` when there is none.
+async fn published_past_frontier(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    head: &TimelineHead,
+) -> Result<Option<u32>, DatasourceError> {
+    for item in meta.query(&datasource_pk(datasource), OFFSETS_PREFIX).await? {
+        let offsets: OffsetsItem = parse_body(datasource, &item)?;
+        if let (Some(group), Some(seq)) = (group_of(&item.sk, OFFSETS_PREFIX), offsets.last_seq) {
+            if head.frontier.get(&group).is_none_or(|f| seq > *f) {
+                return Ok(Some(group));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Makes the head of `datasource` initializing again (a `reset` entry): queries read the whole
+/// timeline, and the supervisor's pass makes it ready again (every record read once) after
+/// `ready_after_ms`. For records written by hand (a retention drop undone): they may be longer
+/// than the head's bound, and no change entry names them. Returns the version written.
+pub async fn reset(meta: &dyn MetadataStore, datasource: &str, now_ms: i64) -> Result<u64, DatasourceError> {
+    for _ in 0..HEAD_ATTEMPTS {
+        let read = HeadRead::read(meta, datasource).await?;
+        let head = TimelineHead { state: HeadState::Initializing, since: now_ms, ..read.head.clone() };
+        let visibility = VisibilityOps::with_head(datasource, &read, head, Change::Reset, (&[], &[]), now_ms);
+        match meta.transact(visibility.ops).await {
+            Ok(()) => return Ok(visibility.version),
+            Err(MetaError::TransactionFailed { index: VisibilityOps::HEAD, .. } | MetaError::Conflict { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(DatasourceError::Metadata(MetaError::Conflict {
+        url: String::new(),
+        message: format!("the timeline head of {datasource:?} moved {HEAD_ATTEMPTS} times while it was reset"),
+    }))
+}
+
+/// The ready head from `head`: its bound raised to the longest record kept (read whole once),
+/// its frontier to every group's last published task.
+async fn ready(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    head: &TimelineHead,
+    now_ms: i64,
+) -> Result<TimelineHead, DatasourceError> {
+    let records = super::read_records(meta, datasource).await?;
+    let longest = records.iter().map(|r| r.interval.end.saturating_sub(r.interval.start)).fold(head.longest, i64::max);
+    let mut frontier = head.frontier.clone();
+    for item in meta.query(&datasource_pk(datasource), OFFSETS_PREFIX).await? {
+        let offsets: OffsetsItem = parse_body(datasource, &item)?;
+        if let (Some(group), Some(seq)) = (group_of(&item.sk, OFFSETS_PREFIX), offsets.last_seq) {
+            let last = frontier.entry(group).or_insert(seq);
+            *last = (*last).max(seq);
+        }
+    }
+    Ok(TimelineHead { state: HeadState::Ready, since: now_ms, longest, frontier })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sluice_store::metadata::{open_metadata, MetaError};
+
+    /// A head is written initializing, made ready once the wait passed (its bound the longest
+    /// record kept, its frontier the groups' last published tasks), made initializing again by a
+    /// publish that did not move it (a release before it, run again) and by a reset.
+    #[tokio::test]
+    async fn a_head_is_ready_after_its_wait_and_initializing_again_when_bypassed() {
+        use sluice_layout::keys::{offsets_sk, segment_sk};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let meta = open_metadata(&format!("file://{}", dir.path().display())).await.expect("store");
+        let meta = meta.as_ref();
+        let pk = datasource_pk("d");
+        let day = serde_json::json!({"interval": {"start": 0, "end": 86_400_000}, "version": "v", "partition": 0,
+            "key": "k", "numRows": 1, "numBytes": 1, "dimensions": [], "metrics": [], "replace": 1, "merge": "m",
+            "visible": true});
+        meta.put(Item::new(&pk, segment_sk(0, "v", 0), day), Condition::Absent).await.expect("an earlier record");
+        let offsets = |seq: u64| {
+            Item::new(
+                &pk,
+                offsets_sk(2),
+                serde_json::to_value(OffsetsItem { last_seq: Some(seq), ..OffsetsItem::fresh(1) }).expect("offsets"),
+            )
+        };
+        meta.put(offsets(7), Condition::None).await.expect("offsets");
+        assert_eq!(prepare(meta, "d", 1_000, 60_000).await.expect("prepare"), HeadState::Initializing);
+        let first = HeadRead::read(meta, "d").await.expect("read");
+        assert_eq!((first.version, first.head.since), (1, 1_000), "written, initializing");
+        assert_eq!(prepare(meta, "d", 60_999, 60_000).await.expect("prepare"), HeadState::Initializing, "waits");
+        assert_eq!(prepare(meta, "d", 61_000, 60_000).await.expect("prepare"), HeadState::Ready);
+        let ready = HeadRead::read(meta, "d").await.expect("read");
+        assert_eq!((ready.version, ready.head.longest, ready.head.frontier.get(&2)), (2, 86_400_000, Some(&7)));
+        assert_eq!(prepare(meta, "d", 70_000, 60_000).await.expect("prepare"), HeadState::Ready);
+        assert_eq!(HeadRead::read(meta, "d").await.expect("read").version, 2, "a ready head is only read");
+        // Group 2 published task 8 without moving the head.
+        meta.put(offsets(8), Condition::None).await.expect("offsets");
+        assert_eq!(prepare(meta, "d", 80_000, 60_000).await.expect("prepare"), HeadState::Initializing);
+        assert_eq!(prepare(meta, "d", 140_000, 60_000).await.expect("prepare"), HeadState::Ready);
+        assert_eq!(HeadRead::read(meta, "d").await.expect("read").head.frontier.get(&2), Some(&8));
+        assert_eq!(reset(meta, "d", 150_000).await.expect("reset"), 5);
+        assert_eq!(HeadRead::read(meta, "d").await.expect("read").head.state, HeadState::Initializing);
+    }
 
     /// Both backends: `tests/tests/services/timeline_head.rs`.
     #[tokio::test]

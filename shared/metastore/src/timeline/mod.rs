@@ -2,8 +2,8 @@
 //! visible and, for a real-time datasource, which hydrants count beside them.
 //!
 //! A merger writes its segment records before it publishes, invisible; they become visible
-//! when their task is published naming their merge (the publish transaction holds two
-//! actions whatever the number of segments), and are then marked visible themselves so the
+//! when their task is published naming their merge (the publish transaction holds five
+//! actions at most whatever the number of segments), and are then marked visible themselves so the
 //! task item can be cleaned up. Records of a merge that crashed or lost the race are never
 //! visible: the publish names another merge, or none.
 //! A compaction's segments (a newer version) and a retention drop replace exactly the segments
@@ -23,12 +23,15 @@
 //!                                                      selected, for pruning
 //!  timeline, tlog#                   -> head           the head and change log every
 //!                                                      visibility change writes
+//!  timeline, seg# by start + the rule -> interval      the visible records of some
+//!                                                      intervals, read by interval
 //!  chunk#, seg#, sum#                -> records        the writers' side: partitions
 //!                                                      allocated, records written, marked
 //!                                                      visible, discarded
 //! ```
 
 pub mod head;
+pub mod interval;
 pub mod kept;
 mod realtime;
 pub mod records;
@@ -78,16 +81,22 @@ pub async fn read_records(meta: &dyn MetadataStore, datasource: &str) -> Result<
     let mut out = Vec::new();
     for item in meta.query(&datasource_pk(datasource), SEGMENT_PREFIX).await? {
         let r: SegmentRecord = parse_body(datasource, &item)?;
-        if r.task.is_some() == r.replace.is_some() {
-            return Err(DatasourceError::Corrupt {
-                datasource: datasource.into(),
-                sk: item.sk,
-                reason: "a segment record names exactly one of a task and a compaction".into(),
-            });
-        }
+        check_record(datasource, &item.sk, &r)?;
         out.push(r);
     }
     Ok(out)
+}
+
+/// A segment record naming neither a task nor a compaction, or both, is malformed.
+pub(crate) fn check_record(datasource: &str, sk: &str, r: &SegmentRecord) -> Result<(), DatasourceError> {
+    if r.task.is_some() == r.replace.is_some() {
+        return Err(DatasourceError::Corrupt {
+            datasource: datasource.into(),
+            sk: sk.into(),
+            reason: "a segment record names exactly one of a task and a compaction".into(),
+        });
+    }
+    Ok(())
 }
 
 /// The visible segments of a datasource, each row once, in timeline order.

@@ -175,7 +175,7 @@ pub async fn publish_batch(
                 .map(|c| guards.bump(&task.datasource, c.start, begun.item.id)),
         );
     }
-    match replace::publish(meta, &task.datasource, &begun, &replaced, &guards, now_ms, also).await? {
+    match replace::publish(meta, &task.datasource, &begun, (&replaced, &w.written), &guards, now_ms, also).await? {
         Published::Done => {
             for r in &w.written {
                 if let Err(e) = mark_visible(meta, &task.datasource, r).await {

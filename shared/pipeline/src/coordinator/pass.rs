@@ -446,7 +446,7 @@ async fn replace_publish(
     options: &CompactOptions,
     report: &mut CompactReport,
 ) -> Result<bool, CompactError> {
-    match replace::publish(meta, datasource, begun, replaced, guards, options.now_ms, Vec::new()).await? {
+    match replace::publish(meta, datasource, begun, (replaced, written), guards, options.now_ms, Vec::new()).await? {
         Published::Done => {
             for r in written {
                 if let Err(e) = mark_visible(meta, datasource, r).await {

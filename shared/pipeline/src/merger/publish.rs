@@ -12,6 +12,8 @@ use sluice_format::merge::{merge, MergeError, MergeOptions};
 use sluice_format::segment::Segment;
 use sluice_format::spec::load_spec_value;
 use sluice_format::time::{format_iso, now_ms, Interval};
+use sluice_layout::timeline_log::Change;
+use sluice_metastore::timeline::head::transact_visible;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::{ObjectStore, StorageError};
 use std::collections::BTreeMap;
@@ -430,9 +432,13 @@ impl Publish<'_> {
                 condition: Condition::Version(task_version),
             },
         ];
-        match meta.transact(ops).await {
-            Ok(()) => {}
-            Err(MetaError::TransactionFailed { index, .. }) => {
+        // The timeline's head, entry and trim follow the two actions: a head moved by another
+        // change of the datasource is read again, and the indices 0 and 1 keep their meaning.
+        let change = Change::Task { task: id.clone(), merge: merge_id.to_string() };
+        let added: Vec<Interval> = written.iter().map(|r| r.interval).collect();
+        match transact_visible(meta, &id.datasource, ops, change, (&added, &[]), now_ms).await {
+            Ok(_) => {}
+            Err(DatasourceError::Metadata(MetaError::TransactionFailed { index, .. })) => {
                 discard(meta, store, &id.datasource, &written).await;
                 let now = meta.get(&id.pk(), &id.sk()).await.ok().flatten();
                 let state = now.and_then(|i| serde_json::from_value::<TaskItem>(i.body).ok()).map(|t| t.state);
@@ -445,7 +451,7 @@ impl Publish<'_> {
             Err(e) => {
                 // Unknown outcome (e.g. a timeout): the segment records stay; they are visible
                 // exactly if the publish happened, and a retry finds out.
-                return Err(MergerError::Metadata { id: id.clone(), source: Box::new(e.into()) });
+                return Err(MergerError::Metadata { id: id.clone(), source: Box::new(e) });
             }
         }
         tracing::info!(task = %id, segments = written.len(), "published");

@@ -71,6 +71,10 @@ pub struct SupervisorOptions {
     /// Most steps a pass takes while each moves a grouping change on ([`DEFAULT_MAX_STEPS`]; 1
     /// takes one step per pass, each a schedule period apart).
     pub max_steps: usize,
+    /// How long a datasource's timeline head stays initializing before the pass makes it ready
+    /// ([`READY_AFTER_MS`](sluice_metastore::timeline::head::READY_AFTER_MS)): until then its
+    /// queries read the whole timeline.
+    pub timeline_ready_after_ms: i64,
 }
 
 /// Steps a pass takes at most: the autoscaler's new `taskCount`, the change recorded and its
@@ -90,6 +94,7 @@ impl SupervisorOptions {
             concurrency: 32,
             watch_running: false,
             max_steps: DEFAULT_MAX_STEPS,
+            timeline_ready_after_ms: sluice_metastore::timeline::head::READY_AFTER_MS,
         }
     }
 }

@@ -6,6 +6,7 @@ use super::step::step;
 use super::{SupervisorError, SupervisorOptions};
 use crate::datasource;
 use crate::invoker::TaskInvoker;
+use sluice_metastore::timeline::head;
 use sluice_store::metadata::MetadataStore;
 use sluice_store::storage::ObjectStore;
 
@@ -65,6 +66,11 @@ pub async fn supervise(
             0
         }
     };
+    // The timeline's head: written if missing, made ready once every writer writes it.
+    let prepared = head::prepare(meta, name, options.now_ms, options.timeline_ready_after_ms).await;
+    if let Err(e) = prepared {
+        tracing::warn!(datasource = name, error = %e, "could not prepare the datasource's timeline head");
+    }
     let mut pass = DatasourcePass { datasource: name.into(), batch_jobs, ..Default::default() };
     for _ in 0..options.max_steps.max(1) {
         let (step, again) = step(meta, store, invoker, options, name).await?;

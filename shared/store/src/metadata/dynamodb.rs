@@ -382,6 +382,15 @@ impl MetadataStore for DynamoStore {
                         return Err(MetaError::transaction_failed(index, op, current));
                     }
                 }
+                // Cancelled with every condition holding because another transaction wrote one
+                // of its items at the same time (`TransactionConflict`), or throttled: a cancelled
+                // transaction applied nothing, so the outcome is known and a retry may succeed.
+                let retryable = |code: Option<&str>| {
+                    matches!(code, None | Some("None" | "TransactionConflict" | "ThrottlingError"))
+                };
+                if reasons.iter().all(|r| retryable(r.code())) {
+                    return Err(MetaError::Conflict { url: self.url.clone(), message: format!("{reasons:?}") });
+                }
                 Err(MetaError::Failed {
                     url: self.url.clone(),
                     operation: "transact",

@@ -152,6 +152,15 @@ pub enum MetaError {
         /// The item now, if it exists.
         current: Option<Box<Item>>,
     },
+    /// A transaction cancelled by another one writing the same items at the same time (DynamoDB's
+    /// `TransactionConflict`): nothing was applied, and it may be built again and retried.
+    #[error("{url}: transaction cancelled by a concurrent one: {message}")]
+    Conflict {
+        /// Store URL.
+        url: String,
+        /// The store's reasons.
+        message: String,
+    },
     /// A request the store would reject: too large, too many actions, one key twice.
     #[error("invalid request: {0}")]
     Invalid(String),

@@ -25,6 +25,8 @@ pub use crate::layout::replace::{
 };
 use crate::layout::timeline::SegmentRecord;
 use sluice_format::time::Interval;
+use sluice_layout::timeline_log::Change;
+use sluice_metastore::timeline::head::transact_visible;
 pub use sluice_metastore::timeline::replace_view::ReplaceView;
 use sluice_store::metadata::{Condition, Item, MetaError, MetadataStore, TxOp};
 use sluice_store::storage::StorageError;
@@ -152,15 +154,16 @@ pub async fn begin(
     Err(invalid("replace numbers still contended after 32 attempts".into()))
 }
 
-/// Publishes a replace of `replaced`, conditioned on the guards of their start times as read
-/// before the timeline they were chosen from, with `also` in the same transaction (a batch
-/// task's move to published): any of them failing its condition is a conflict, and nothing
-/// changes.
+/// Publishes a replace of `replaced` by `written` (the records tagged with its number),
+/// conditioned on the guards of their start times as read before the timeline they were chosen
+/// from, with `also` in the same transaction (a batch task's move to published) and the
+/// timeline's head and change entry: any of its own conditions failing is a conflict, and
+/// nothing changes; a head moved by another change is read again.
 pub async fn publish(
     meta: &dyn MetadataStore,
     datasource: &str,
     begun: &Begun,
-    replaced: &[SegmentRecord],
+    (replaced, written): (&[SegmentRecord], &[SegmentRecord]),
     guards: &Guards,
     now_ms: i64,
     also: Vec<TxOp>,
@@ -174,19 +177,21 @@ pub async fn publish(
     ops.extend(starts(replaced).into_iter().map(|start| guards.bump(datasource, start, item.id)));
     let guarded = ops.len();
     ops.extend(also);
-    match meta.transact(ops).await {
-        Ok(()) => Ok(Published::Done),
-        Err(MetaError::TransactionFailed { index: 0, .. }) => {
+    let change = Change::Replace { replace: item.id, replaced: item.replaces.clone() };
+    let added: Vec<Interval> = written.iter().map(|r| r.interval).collect();
+    let hidden: Vec<Interval> = replaced.iter().map(|r| r.interval).collect();
+    match transact_visible(meta, datasource, ops, change, (&added, &hidden), now_ms).await {
+        Ok(_) => Ok(Published::Done),
+        Err(DatasourceError::Metadata(MetaError::TransactionFailed { index: 0, .. })) => {
             Ok(Published::Conflict(format!("replace {} was abandoned", item.id)))
         }
-        Err(MetaError::TransactionFailed { index, .. }) if index < guarded => Ok(Published::Conflict(format!(
-            "replace {}: another replace was published over the same segments",
-            item.id
-        ))),
-        Err(MetaError::TransactionFailed { .. }) => {
+        Err(DatasourceError::Metadata(MetaError::TransactionFailed { index, .. })) if index < guarded => Ok(
+            Published::Conflict(format!("replace {}: another replace was published over the same segments", item.id)),
+        ),
+        Err(DatasourceError::Metadata(MetaError::TransactionFailed { .. })) => {
             Ok(Published::Conflict(format!("replace {}: what it publishes with changed", item.id)))
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }
 
