@@ -55,6 +55,17 @@ async fn submit_run_until_caught_up_and_operate() {
     let segments: serde_json::Value = serde_json::from_str(&out).expect("segments JSON");
     let rows: u64 = segments.as_array().expect("list").iter().map(|s| s["numRows"].as_u64().unwrap_or(0)).sum();
     assert_eq!((rows, segments.as_array().map(Vec::len)), (40, Some(3)), "one segment an hour: {segments}");
+    let (ok, out, err) = sluice(dir.path(), &["segments", &name, "--json", "--interval", "2015-09-12T01:30:00Z/PT1M"]);
+    assert!(ok, "{err}");
+    let hour: serde_json::Value = serde_json::from_str(&out).expect("segments JSON");
+    let starts: Vec<i64> =
+        hour.as_array().expect("list").iter().map(|s| s["interval"]["start"].as_i64().unwrap_or(0)).collect();
+    assert_eq!(starts, vec![1_442_019_600_000], "the second hour's segment only: {hour}");
+    let (ok, out, err) = sluice(dir.path(), &["timeline", "reset", &name]);
+    assert!(ok && out.contains("initializing since"), "{out}{err}");
+    let (ok, out, err) = sluice(dir.path(), &["timeline", "show", &name]);
+    let head: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    assert!(ok && head["head"]["state"] == "initializing" && head["version"].as_u64() > Some(1), "{out}{err}");
 
     let (ok, out, err) = sluice(dir.path(), &["supervisor", "status", &name, "--json"]);
     assert!(ok, "{err}");
