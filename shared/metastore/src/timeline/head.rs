@@ -167,7 +167,8 @@ pub const READY_AFTER_MS: i64 = 15 * 60 * 1_000;
 /// Brings the head of `datasource` on: writes it, initializing, when there is none, and makes
 /// it ready once `ready_after_ms` passed since (every change since has written it): every
 /// record read once for the longest interval, every group's committed offsets for the last task
-/// published. Returns the state it leaves. One `get` for a head already ready.
+/// published. Returns the state it leaves. For a head already ready: a `get` and the groups'
+/// committed offsets, compared with its frontier.
 pub async fn prepare(
     meta: &dyn MetadataStore,
     datasource: &str,
