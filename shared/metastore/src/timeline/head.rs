@@ -196,17 +196,34 @@ pub async fn prepare(
             }
             (_, HeadState::Initializing) => ready(meta, datasource, &read.head, now_ms).await?,
         };
-        let ops = VisibilityOps::with_head(datasource, &read, head, Change::Reset, (&[], &[]), now_ms).ops;
-        match meta.transact(ops).await {
-            Ok(()) => {}
-            Err(MetaError::TransactionFailed { .. } | MetaError::Conflict { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
+        write_reset(meta, datasource, &read, head, now_ms).await?;
     }
-    Err(DatasourceError::Metadata(MetaError::Conflict {
+    Err(moved(datasource, "prepared"))
+}
+
+/// Writes `head` as the head's next version read as `read`, with a `reset` entry. Returns the
+/// version written, `None` when the head moved since `read` (nothing written).
+async fn write_reset(
+    meta: &dyn MetadataStore,
+    datasource: &str,
+    read: &HeadRead,
+    head: TimelineHead,
+    now_ms: i64,
+) -> Result<Option<u64>, DatasourceError> {
+    let visibility = VisibilityOps::with_head(datasource, read, head, Change::Reset, (&[], &[]), now_ms);
+    match meta.transact(visibility.ops).await {
+        Ok(()) => Ok(Some(visibility.version)),
+        Err(MetaError::TransactionFailed { index: VisibilityOps::HEAD, .. } | MetaError::Conflict { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The error of a head that moved on every attempt to write it.
+fn moved(datasource: &str, while_: &str) -> DatasourceError {
+    DatasourceError::Metadata(MetaError::Conflict {
         url: String::new(),
-        message: format!("the timeline head of {datasource:?} moved {HEAD_ATTEMPTS} times while it was prepared"),
-    }))
+        message: format!("the timeline head of {datasource:?} moved {HEAD_ATTEMPTS} times while it was {while_}"),
+    })
 }
 
 /// A group whose committed offsets name a last published task past the head's frontier: a
@@ -236,17 +253,11 @@ pub async fn reset(meta: &dyn MetadataStore, datasource: &str, now_ms: i64) -> R
     for _ in 0..HEAD_ATTEMPTS {
         let read = HeadRead::read(meta, datasource).await?;
         let head = TimelineHead { state: HeadState::Initializing, since: now_ms, ..read.head.clone() };
-        let visibility = VisibilityOps::with_head(datasource, &read, head, Change::Reset, (&[], &[]), now_ms);
-        match meta.transact(visibility.ops).await {
-            Ok(()) => return Ok(visibility.version),
-            Err(MetaError::TransactionFailed { index: VisibilityOps::HEAD, .. } | MetaError::Conflict { .. }) => {}
-            Err(e) => return Err(e.into()),
+        if let Some(version) = write_reset(meta, datasource, &read, head, now_ms).await? {
+            return Ok(version);
         }
     }
-    Err(DatasourceError::Metadata(MetaError::Conflict {
-        url: String::new(),
-        message: format!("the timeline head of {datasource:?} moved {HEAD_ATTEMPTS} times while it was reset"),
-    }))
+    Err(moved(datasource, "reset"))
 }
 
 /// The ready head from `head`: its bound raised to the longest record kept (read whole once),
